@@ -1,0 +1,144 @@
+// UOp: the one node type of every lathe graph, from tensor ops to rendered kernels.
+//
+// A UOp is immutable {op, dtype, src, arg}. The only way to make one is UOp::make, which interns
+// it: structurally equal nodes are the same object (from any thread), so equality is pointer
+// equality and caches key on identity. A node lives while someone holds a UOpPtr to it; then it
+// leaves the intern table. Every node has a process-unique id and a structural hash that depends
+// only on its content, so it is the same in every process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lathe/dtype.hpp"
+#include "lathe/ops.hpp"
+
+namespace lathe {
+
+class UOp;
+/// The closed range [min, max] an integer-valued node can take.
+struct Bounds {
+  int64_t min;
+  int64_t max;
+};
+using UOpPtr = std::shared_ptr<const UOp>;
+
+/// DEFINE_VAR's argument: a named integer in [min, max].
+struct VarArg {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+  friend bool operator==(const VarArg&, const VarArg&) = default;
+};
+
+/// REDUCE_AXIS's argument: the reduction op (ADD, MUL, MAX) and the axes it reduces.
+struct ReduceArg {
+  Ops op = Ops::ADD;
+  std::vector<int64_t> axes;
+  friend bool operator==(const ReduceArg&, const ReduceArg&) = default;
+};
+
+/// A node's non-source payload. Constants use the ConstValue alternatives (bool, int64_t,
+/// uint64_t, double) matching their dtype. Doubles compare and hash by bit pattern.
+using Arg = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>,
+                         Ops, VarArg, ReduceArg>;
+
+bool arg_equal(const Arg& a, const Arg& b);
+std::string arg_to_string(const Arg& a);
+
+class UOp : public std::enable_shared_from_this<UOp> {
+ public:
+  /// Returns the interned node {op, dtype, src, arg}, making it if no equal node is alive.
+  /// Throws InternalError when the number of sources is outside the op's arity.
+  static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
+
+  // Leaves and common shapes.
+  static UOpPtr const_(DType dtype, ConstValue value);
+  static UOpPtr index_const(int64_t value) { return const_(dtypes::index, value); }
+  static UOpPtr variable(const std::string& name, int64_t min, int64_t max, DType dtype = dtypes::index);
+  static UOpPtr range(const UOpPtr& end, int64_t axis);
+  static UOpPtr alu(Ops op, std::vector<UOpPtr> src);
+
+  Ops op() const { return op_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<UOpPtr>& src() const { return src_; }
+  const UOpPtr& src(size_t i) const { return src_.at(i); }
+  const Arg& arg() const { return arg_; }
+  template <class T>
+  const T& arg_as() const {
+    return std::get<T>(arg_);
+  }
+
+  /// Process-unique, never reused; ordered by creation.
+  uint64_t id() const { return id_; }
+  /// Structural hash from op, dtype, arg and the sources' hashes; equal in every process.
+  uint64_t hash() const { return hash_; }
+
+  /// Bounds of the value for integer, index and bool nodes (bool: 0 or 1). For other dtypes the
+  /// full int64 range, meaning "unknown".
+  int64_t vmin() const { return vmin_; }
+  int64_t vmax() const { return vmax_; }
+  bool is_const() const { return op_ == Ops::CONST; }
+  /// The constant's value; throws InternalError if this is not a CONST.
+  ConstValue const_value() const;
+
+  UOpPtr ptr() const { return shared_from_this(); }
+
+  UOp(const UOp&) = delete;
+  UOp& operator=(const UOp&) = delete;
+
+ private:
+  UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, uint64_t hash, Bounds bounds);
+  ~UOp() = default;
+  friend struct UOpDeleter;
+  friend class InternTable;
+
+  Ops op_;
+  DType dtype_;
+  std::vector<UOpPtr> src_;
+  Arg arg_;
+  uint64_t hash_;
+  uint64_t id_;
+  int64_t vmin_;
+  int64_t vmax_;
+};
+
+/// Number of live interned nodes (for leak tests and diagnostics).
+size_t live_uop_count();
+
+/// One line for one node: "ADD index (%3, %5)" style, with arg; no sources expanded.
+std::string to_string(const UOp& u);
+/// The whole graph under `root`, one numbered line per node, sources before users.
+std::string print_graph(const UOpPtr& root);
+
+// ALU builders. The binary forms take a node or an integer (made a constant of the node's dtype).
+// Comparisons and boolean ops have names; == stays pointer equality.
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator%(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a);
+UOpPtr operator+(const UOpPtr& a, int64_t b);
+UOpPtr operator-(const UOpPtr& a, int64_t b);
+UOpPtr operator*(const UOpPtr& a, int64_t b);
+UOpPtr operator%(const UOpPtr& a, int64_t b);
+UOpPtr operator+(int64_t a, const UOpPtr& b);
+UOpPtr operator*(int64_t a, const UOpPtr& b);
+UOpPtr idiv(const UOpPtr& a, const UOpPtr& b);
+UOpPtr idiv(const UOpPtr& a, int64_t b);
+UOpPtr max(const UOpPtr& a, const UOpPtr& b);
+UOpPtr min(const UOpPtr& a, const UOpPtr& b);
+UOpPtr lt(const UOpPtr& a, const UOpPtr& b);
+UOpPtr lt(const UOpPtr& a, int64_t b);
+UOpPtr ne(const UOpPtr& a, const UOpPtr& b);
+UOpPtr eq(const UOpPtr& a, const UOpPtr& b);
+UOpPtr logical_and(const UOpPtr& a, const UOpPtr& b);
+UOpPtr logical_or(const UOpPtr& a, const UOpPtr& b);
+UOpPtr logical_not(const UOpPtr& a);
+UOpPtr where(const UOpPtr& cond, const UOpPtr& a, const UOpPtr& b);
+UOpPtr cast(const UOpPtr& a, DType dtype);
+
+}  // namespace lathe

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs everything lathe needs to build and test on Debian 12, from Debian's own packages.
+# Run as root (or with sudo available). Safe to run again: apt-get skips what is installed.
+set -euo pipefail
+
+packages=(
+  build-essential   # g++ 12: the default compiler for the library
+  clang             # clang 14: second compiler (sanitizer build) and the C kernel compiler at run time
+  cmake ninja-build # the build
+  ccache            # keeps rebuilds of the two build directories fast
+  libxxhash-dev     # xxHash: the stable structural hash of UOps (used header-only)
+  libgtest-dev libgmock-dev # GoogleTest for the test suite
+  libbenchmark-dev  # Google Benchmark for bench/
+  pkg-config
+)
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${packages[@]}"

@@ -1,0 +1,16 @@
+// One ALU operation on constants, with the semantics of the generated C code: integers wrap to
+// their width, `/` and `%` truncate toward zero, floats round to their precision.
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+/// The value of `op` over `srcs` producing `dtype`, or nullopt where C leaves the result
+/// undefined (division by zero, an out-of-range shift) or the op is not an ALU op.
+std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstValue> srcs);
+
+}  // namespace lathe

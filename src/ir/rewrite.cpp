@@ -1,0 +1,126 @@
+#include "ir/rewrite.hpp"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+// A node's rewrite, as a little state machine on an explicit stack:
+//   Visit:  (top-down) apply the rules to a fixed point, then push the sources;
+//   Rebuild: sources are done; rebuild from their results, or (bottom-up) apply the rules;
+//   Link:   the node was replaced by another whose own rewrite is now done; adopt its result.
+enum class Stage : uint8_t { Visit, Rebuild, Link };
+
+struct Frame {
+  UOpPtr node;     // the node whose result is being computed
+  Stage stage;
+  UOpPtr current;  // what it has become so far
+};
+
+// A single rewrite chain longer than this is taken as divergence (x -> f(x) -> f(f(x)) ...).
+constexpr size_t kMaxChain = 100000;
+
+class Rewriter {
+ public:
+  Rewriter(const PatternMatcher& pm, void* ctx, Direction dir) : pm_(pm), ctx_(ctx), dir_(dir) {}
+
+  UOpPtr run(const UOpPtr& root) {
+    push_visit(root);
+    while (!stack_.empty()) {
+      Frame f = std::move(stack_.back());
+      stack_.pop_back();
+      switch (f.stage) {
+        case Stage::Visit: visit(std::move(f)); break;
+        case Stage::Rebuild: rebuild(std::move(f)); break;
+        case Stage::Link: finish(f.node, done_.at(f.current.get())); break;
+      }
+    }
+    return done_.at(root.get());
+  }
+
+ private:
+  // A node may be pushed several times (once per user); the first visit does the work and the
+  // later frames find it done. A node whose visit has started but not finished is an ancestor of
+  // the work on top of the stack, so meeting it again means its rewrite needs its own result.
+  void push_visit(const UOpPtr& u) {
+    if (done_.count(u.get())) return;
+    if (started_.count(u.get()))
+      throw RewriteError("graph_rewrite does not converge: rewriting " + to_string(*u) +
+                         " needs the result of rewriting itself (a rule cycle)");
+    stack_.push_back({u, Stage::Visit, u});
+  }
+
+  void visit(Frame f) {
+    if (done_.count(f.node.get())) return;
+    if (started_.size() > kMaxChain)
+      throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
+                         " nested rewrites, last at " + to_string(*f.node));
+    started_.insert(f.node.get());
+    if (dir_ == Direction::TopDown) f.current = fixed_point(f.current);
+    UOpPtr cur = f.current;
+    stack_.push_back({f.node, Stage::Rebuild, cur});
+    for (auto it = cur->src().rbegin(); it != cur->src().rend(); ++it) push_visit(*it);
+  }
+
+  void rebuild(Frame f) {
+    const UOpPtr& cur = f.current;
+    std::vector<UOpPtr> srcs;
+    srcs.reserve(cur->src().size());
+    bool changed = false;
+    for (const UOpPtr& s : cur->src()) {
+      const UOpPtr& r = done_.at(s.get());
+      changed |= r != s;
+      srcs.push_back(r);
+    }
+    UOpPtr next;
+    if (changed) {
+      next = UOp::make(cur->op(), cur->dtype(), std::move(srcs), cur->arg());
+    } else if (dir_ == Direction::BottomUp) {
+      next = pm_.rewrite(cur, ctx_);
+    }
+    if (!next || next == f.node) return finish(f.node, next ? next : cur);
+    stack_.push_back({f.node, Stage::Link, next});
+    push_visit(next);
+  }
+
+  void finish(const UOpPtr& node, UOpPtr result) {
+    started_.erase(node.get());
+    done_.emplace(node.get(), std::move(result));
+    keep_.push_back(node);  // keeps `node` alive so its address stays a valid key
+  }
+
+  UOpPtr fixed_point(UOpPtr u) {
+    std::unordered_set<const UOp*> seen{u.get()};
+    std::vector<UOpPtr> chain{u};
+    while (UOpPtr next = pm_.rewrite(u, ctx_)) {
+      if (!seen.insert(next.get()).second)
+        throw RewriteError("graph_rewrite does not converge: the rules rewrite " + to_string(*next) +
+                           " back to itself after " + std::to_string(chain.size()) + " steps");
+      if (chain.size() > kMaxChain)
+        throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
+                           " rewrites of one node, last " + to_string(*next));
+      chain.push_back(next);
+      u = std::move(next);
+    }
+    return u;
+  }
+
+  const PatternMatcher& pm_;
+  void* ctx_;
+  Direction dir_;
+  std::vector<Frame> stack_;
+  std::unordered_map<const UOp*, UOpPtr> done_;
+  std::unordered_set<const UOp*> started_;  // visit begun, result not known yet
+  std::vector<UOpPtr> keep_;
+};
+
+}  // namespace
+
+UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, void* ctx, Direction direction) {
+  return Rewriter(pm, ctx, direction).run(root);
+}
+
+}  // namespace lathe

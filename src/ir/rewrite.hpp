@@ -1,0 +1,23 @@
+// graph_rewrite: applies a PatternMatcher to a whole graph until nothing more matches.
+#pragma once
+
+#include "ir/pattern.hpp"
+
+namespace lathe {
+
+enum class Direction {
+  /// Sources are rewritten first, then the node rebuilt from them is offered to the rules.
+  BottomUp,
+  /// The node is offered to the rules first (to a fixed point), then its sources are rewritten
+  /// and, if any changed, the rebuilt node is offered again. Rules see unrewritten sources.
+  TopDown,
+};
+
+/// Rewrites every node reachable from `root` with `pm` to a fixed point and returns the new root.
+/// Each node is rewritten once per call (memoised); no recursion on the C stack, so graphs of any
+/// depth work. Throws RewriteError when the rules cycle (a node's rewrite leads back to itself)
+/// or keep growing the graph without converging.
+UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, void* ctx = nullptr,
+                     Direction direction = Direction::BottomUp);
+
+}  // namespace lathe

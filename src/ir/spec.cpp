@@ -1,0 +1,119 @@
+#include "ir/spec.hpp"
+
+#include "ir/toposort.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+std::string dtype_list(const UOp& u) {
+  std::string s;
+  for (const UOpPtr& x : u.src()) s += (s.empty() ? "" : ", ") + x->dtype().name();
+  return s;
+}
+
+bool const_arg_fits(const Arg& a, DType dt) {
+  switch (dt.scalar().kind()) {
+    case TypeKind::Bool: return std::holds_alternative<bool>(a);
+    case TypeKind::Signed:
+    case TypeKind::Index: return std::holds_alternative<int64_t>(a);
+    case TypeKind::Unsigned: return std::holds_alternative<uint64_t>(a);
+    case TypeKind::Float: return std::holds_alternative<double>(a);
+    case TypeKind::Void: return false;
+  }
+  return false;
+}
+
+std::string check_alu(const UOp& u) {
+  const auto& s = u.src();
+  DType dt = u.dtype();
+  if (u.op() == Ops::WHERE) {
+    if (!s[0]->dtype().is_bool() && s[0]->dtype().scalar() != dtypes::bool_) return "WHERE condition must be bool, got " + s[0]->dtype().name();
+    if (s[1]->dtype() != dt || s[2]->dtype() != dt) return "WHERE branches (" + dtype_list(u) + ") must both be " + dt.name();
+    return "";
+  }
+  for (const UOpPtr& x : s)
+    if (x->dtype() != s[0]->dtype()) return "operands have different dtypes (" + dtype_list(u) + ")";
+  if (op_has(u.op(), kComparison)) {
+    if (dt != DType(ScalarType::Bool, s[0]->dtype().count())) return "comparison must produce bool, not " + dt.name();
+    return "";
+  }
+  if (s[0]->dtype() != dt) return "result " + dt.name() + " differs from operands (" + dtype_list(u) + ")";
+  if ((u.op() == Ops::IDIV || u.op() == Ops::MOD) && !dt.is_int()) return std::string(op_name(u.op())) + " needs an integer dtype, not " + dt.name();
+  if (u.op() == Ops::FDIV && !dt.is_float()) return "FDIV needs a float dtype, not " + dt.name();
+  if ((u.op() == Ops::SHL || u.op() == Ops::SHR) && !dt.is_int()) return "shifts need an integer dtype, not " + dt.name();
+  return "";
+}
+
+}  // namespace
+
+std::string check_node(const UOp& u) {
+  const OpInfo& info = op_info(u.op());
+  int n = static_cast<int>(u.src().size());
+  if (n < info.min_src || (info.max_src >= 0 && n > info.max_src)) return "wrong number of sources: " + std::to_string(n);
+  if (is_alu(u.op())) return check_alu(u);
+  DType dt = u.dtype();
+  switch (u.op()) {
+    case Ops::CONST:
+      if (!const_arg_fits(u.arg(), dt)) return "constant argument " + arg_to_string(u.arg()) + " does not fit dtype " + dt.name();
+      return "";
+    case Ops::DEFINE_VAR: {
+      const auto* v = std::get_if<VarArg>(&u.arg());
+      if (!v) return "DEFINE_VAR needs a (name, min, max) argument";
+      if (v->min > v->max) return "variable '" + v->name + "' has min > max";
+      if (!dt.is_int()) return "DEFINE_VAR must be an integer, not " + dt.name();
+      return "";
+    }
+    case Ops::BIND: {
+      if (u.src(0)->op() != Ops::DEFINE_VAR || !u.src(1)->is_const()) return "BIND needs (DEFINE_VAR, CONST)";
+      const auto& v = u.src(0)->arg_as<VarArg>();
+      int64_t val = const_as_int(u.src(1)->const_value());
+      if (val < v.min || val > v.max)
+        return "value " + std::to_string(val) + " is outside [" + std::to_string(v.min) + ", " + std::to_string(v.max) + "] of '" + v.name + "'";
+      return "";
+    }
+    case Ops::RANGE:
+    case Ops::SPECIAL:
+      if (!u.src(0)->dtype().is_int() || !dt.is_int()) return "loop bounds must be integers";
+      return "";
+    case Ops::INDEX:
+      if (!u.src(0)->dtype().is_ptr()) return "INDEX of a non-pointer " + u.src(0)->dtype().name();
+      if (!u.src(1)->dtype().is_int()) return "INDEX offset must be an integer, not " + u.src(1)->dtype().name();
+      if (n == 3 && !u.src(2)->dtype().is_bool()) return "INDEX gate must be bool";
+      return "";
+    case Ops::LOAD:
+    case Ops::STORE:
+      if (!u.src(0)->dtype().is_ptr()) return std::string(op_name(u.op())) + " address must be a pointer, not " + u.src(0)->dtype().name();
+      if (u.op() == Ops::STORE && dt != dtypes::void_) return "STORE produces no value, so its dtype is void";
+      return "";
+    case Ops::BITCAST:
+      if (u.src(0)->dtype().itemsize() != dt.itemsize()) return "BITCAST between types of different sizes (" + u.src(0)->dtype().name() + " -> " + dt.name() + ")";
+      return "";
+    case Ops::SINK:
+      if (dt != dtypes::void_) return "SINK has dtype void";
+      return "";
+    case Ops::REDUCE_AXIS: {
+      const auto* r = std::get_if<ReduceArg>(&u.arg());
+      if (!r || (r->op != Ops::ADD && r->op != Ops::MUL && r->op != Ops::MAX)) return "REDUCE_AXIS needs (ADD|MUL|MAX, axes)";
+      return "";
+    }
+    case Ops::VECTORIZE:
+      if (dt.count() != n) return "VECTORIZE of " + std::to_string(n) + " sources must have " + std::to_string(n) + " lanes, not " + dt.name();
+      for (const UOpPtr& x : u.src())
+        if (x->dtype() != dt.scalar()) return "VECTORIZE lanes must be " + dt.scalar().name();
+      return "";
+    default: return "";
+  }
+}
+
+void verify(const UOpPtr& root) {
+  std::vector<UOpPtr> order = toposort(root);
+  for (size_t i = 0; i < order.size(); ++i) {
+    std::string why = check_node(*order[i]);
+    if (why.empty()) continue;
+    throw SpecError("malformed UOp " + to_string(*order[i]) + ": " + why + "\nthe node and its sources:\n" +
+                    print_graph(order[i]));
+  }
+}
+
+}  // namespace lathe

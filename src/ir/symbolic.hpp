@@ -1,0 +1,25 @@
+// Symbolic simplification: the rewrite rules that keep index arithmetic small.
+//
+// Integer expressions are brought to a canonical form (sums of terms with constant coefficients,
+// sorted by structural hash, constant last; products with their constant on the right), so equal
+// expressions become the same node. Value bounds (UOp::vmin/vmax) decide comparisons and fold
+// `/` and `%` by constants. Every rule keeps C semantics: `/` and `%` truncate toward zero, so
+// rules that need floor semantics first check that their operands are non-negative.
+#pragma once
+
+#include "ir/pattern.hpp"
+
+namespace lathe {
+
+/// Constant folding and identities (x + 0, x * 1, where with a known condition, ...); safe for
+/// every dtype.
+const PatternMatcher& symbolic_simple();
+
+/// symbolic_simple plus the integer rules: canonical sums and products, term collection,
+/// division and modulo by constants, comparisons and max decided or reduced with bounds.
+const PatternMatcher& symbolic();
+
+/// `u` rewritten with symbolic() to a fixed point.
+UOpPtr simplify(const UOpPtr& u);
+
+}  // namespace lathe
