@@ -9,9 +9,9 @@ packages=(
   cmake ninja-build # the build
   ccache            # keeps rebuilds of the two build directories fast
   libxxhash-dev     # xxHash: the stable structural hash of UOps (used header-only)
+  libcli11-dev      # CLI11: argument parsing of the `lathe` command (header-only)
   libgtest-dev libgmock-dev # GoogleTest for the test suite
   libbenchmark-dev  # Google Benchmark for bench/
-  pkg-config
 )
 
 sudo_cmd=()

@@ -15,21 +15,21 @@ enum class TypeKind : uint8_t { Void, Bool, Signed, Unsigned, Float, Index };
 
 // name, printed name, C spelling, item size in bytes, promotion priority, kind.
 // Priorities order the lattice: the least upper bound of a set is the lowest-priority common parent.
-#define LATHE_SCALAR_TYPES(X)                                              \
-  X(Void, "void", "void", 0, -1, Void)                                      \
-  X(Bool, "bool", "_Bool", 1, 0, Bool)                                      \
-  X(Int8, "int8", "signed char", 1, 1, Signed)                              \
-  X(UInt8, "uint8", "unsigned char", 1, 2, Unsigned)                        \
-  X(Int16, "int16", "short", 2, 3, Signed)                                  \
-  X(UInt16, "uint16", "unsigned short", 2, 4, Unsigned)                     \
-  X(Int32, "int32", "int", 4, 5, Signed)                                    \
-  X(UInt32, "uint32", "unsigned int", 4, 6, Unsigned)                       \
-  X(Int64, "int64", "long long", 8, 7, Signed)                              \
-  X(UInt64, "uint64", "unsigned long long", 8, 8, Unsigned)                 \
-  X(Float16, "float16", "_Float16", 2, 9, Float)                            \
-  X(BFloat16, "bfloat16", "__bf16", 2, 10, Float)                           \
-  X(Float32, "float32", "float", 4, 11, Float)                              \
-  X(Float64, "float64", "double", 8, 12, Float)                             \
+#define LATHE_SCALAR_TYPES(X)                               \
+  X(Void, "void", "void", 0, -1, Void)                      \
+  X(Bool, "bool", "_Bool", 1, 0, Bool)                      \
+  X(Int8, "int8", "signed char", 1, 1, Signed)              \
+  X(UInt8, "uint8", "unsigned char", 1, 2, Unsigned)        \
+  X(Int16, "int16", "short", 2, 3, Signed)                  \
+  X(UInt16, "uint16", "unsigned short", 2, 4, Unsigned)     \
+  X(Int32, "int32", "int", 4, 5, Signed)                    \
+  X(UInt32, "uint32", "unsigned int", 4, 6, Unsigned)       \
+  X(Int64, "int64", "long long", 8, 7, Signed)              \
+  X(UInt64, "uint64", "unsigned long long", 8, 8, Unsigned) \
+  X(Float16, "float16", "_Float16", 2, 9, Float)            \
+  X(BFloat16, "bfloat16", "__bf16", 2, 10, Float)           \
+  X(Float32, "float32", "float", 4, 11, Float)              \
+  X(Float64, "float64", "double", 8, 12, Float)             \
   X(Index, "index", "long long", 8, -1, Index)
 
 enum class ScalarType : uint8_t {

@@ -44,7 +44,7 @@ namespace detail {
 }  // namespace lathe
 
 /// Checks an internal invariant; on failure throws lathe::InternalError naming the condition.
-#define LATHE_CHECK(cond, msg)                                              \
-  do {                                                                      \
+#define LATHE_CHECK(cond, msg)                                                  \
+  do {                                                                          \
     if (!(cond)) ::lathe::detail::fail_check(#cond, (msg), __FILE__, __LINE__); \
   } while (0)

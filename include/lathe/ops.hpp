@@ -25,83 +25,83 @@ enum OpFlag : uint32_t {
 };
 
 // name, minimum sources, maximum sources (-1: any), flags.
-#define LATHE_OPS(X)                                                            \
-  /* graph structure */                                                         \
-  X(SINK, 0, -1, kNone)                                                         \
-  X(NOOP, 0, -1, kNone)                                                         \
-  X(AFTER, 1, -1, kNone)                                                        \
-  X(BARRIER, 0, -1, kNone)                                                      \
-  X(KERNEL, 0, -1, kNone)                                                       \
-  X(CUSTOM, 0, -1, kNone)                                                       \
-  /* constants and variables */                                                 \
-  X(CONST, 0, 0, kNone)                                                         \
-  X(VCONST, 0, 0, kNone)                                                        \
-  X(DEFINE_VAR, 0, 0, kNone)                                                    \
-  X(BIND, 2, 2, kNone)                                                          \
-  /* buffers and memory */                                                      \
-  X(DEVICE, 0, 0, kBuffer)                                                      \
-  X(BUFFER, 0, 1, kBuffer)                                                      \
-  X(BUFFER_VIEW, 1, 1, kBuffer)                                                 \
-  X(DEFINE_GLOBAL, 0, 0, kBuffer)                                               \
-  X(DEFINE_LOCAL, 0, 0, kBuffer)                                                \
-  X(DEFINE_REG, 0, 0, kBuffer)                                                  \
-  X(INDEX, 2, 3, kBuffer)                                                       \
-  X(LOAD, 1, 3, kBuffer)                                                        \
-  X(STORE, 2, 3, kBuffer)                                                       \
-  X(COPY, 1, 2, kBuffer)                                                        \
-  X(CONTIGUOUS, 1, -1, kNone)                                                   \
-  X(ASSIGN, 2, 2, kBuffer)                                                      \
-  /* movement: views that become index arithmetic */                            \
-  X(RESHAPE, 1, -1, kMovement)                                                  \
-  X(PERMUTE, 1, 1, kMovement)                                                   \
-  X(EXPAND, 1, -1, kMovement)                                                   \
-  X(PAD, 1, -1, kMovement)                                                      \
-  X(SHRINK, 1, -1, kMovement)                                                   \
-  X(FLIP, 1, 1, kMovement)                                                      \
-  /* reduction */                                                               \
-  X(REDUCE_AXIS, 1, 1, kReduce)                                                 \
-  X(REDUCE, 1, -1, kReduce)                                                     \
-  /* loops and launch indices */                                                \
-  X(RANGE, 1, -1, kLoop)                                                        \
-  X(END, 1, -1, kLoop)                                                          \
-  X(SPECIAL, 1, 1, kLoop)                                                       \
-  X(IF, 1, 2, kLoop)                                                            \
-  X(ENDIF, 1, 1, kLoop)                                                         \
-  /* unary ALU */                                                               \
-  X(EXP2, 1, 1, kUnary)                                                         \
-  X(LOG2, 1, 1, kUnary)                                                         \
-  X(SIN, 1, 1, kUnary)                                                          \
-  X(SQRT, 1, 1, kUnary)                                                         \
-  X(RECIPROCAL, 1, 1, kUnary)                                                   \
-  X(NEG, 1, 1, kUnary)                                                          \
-  X(TRUNC, 1, 1, kUnary)                                                        \
-  /* binary ALU */                                                              \
-  X(ADD, 2, 2, kBinary | kCommutative | kAssociative)                           \
-  X(MUL, 2, 2, kBinary | kCommutative | kAssociative)                           \
-  X(SUB, 2, 2, kBinary)                                                         \
-  X(IDIV, 2, 2, kBinary)                                                        \
-  X(MOD, 2, 2, kBinary)                                                         \
-  X(FDIV, 2, 2, kBinary)                                                        \
-  X(MAX, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent)             \
-  X(POW, 2, 2, kBinary)                                                         \
-  X(CMPLT, 2, 2, kBinary | kComparison)                                         \
-  X(CMPNE, 2, 2, kBinary | kCommutative | kComparison)                          \
-  X(CMPEQ, 2, 2, kBinary | kCommutative | kComparison)                          \
-  X(AND, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent)             \
-  X(OR, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent)              \
-  X(XOR, 2, 2, kBinary | kCommutative | kAssociative)                           \
-  X(SHL, 2, 2, kBinary)                                                         \
-  X(SHR, 2, 2, kBinary)                                                         \
-  X(THREEFRY, 2, 2, kBinary)                                                    \
-  /* ternary ALU */                                                             \
-  X(WHERE, 3, 3, kTernary)                                                      \
-  X(MULACC, 3, 3, kTernary)                                                     \
-  /* type changes */                                                            \
-  X(CAST, 1, 1, kNone)                                                          \
-  X(BITCAST, 1, 1, kNone)                                                       \
-  /* vectors */                                                                 \
-  X(VECTORIZE, 1, -1, kNone)                                                    \
-  X(GEP, 1, 1, kNone)                                                           \
+#define LATHE_OPS(X)                                                \
+  /* graph structure */                                             \
+  X(SINK, 0, -1, kNone)                                             \
+  X(NOOP, 0, -1, kNone)                                             \
+  X(AFTER, 1, -1, kNone)                                            \
+  X(BARRIER, 0, -1, kNone)                                          \
+  X(KERNEL, 0, -1, kNone)                                           \
+  X(CUSTOM, 0, -1, kNone)                                           \
+  /* constants and variables */                                     \
+  X(CONST, 0, 0, kNone)                                             \
+  X(VCONST, 0, 0, kNone)                                            \
+  X(DEFINE_VAR, 0, 0, kNone)                                        \
+  X(BIND, 2, 2, kNone)                                              \
+  /* buffers and memory */                                          \
+  X(DEVICE, 0, 0, kBuffer)                                          \
+  X(BUFFER, 0, 1, kBuffer)                                          \
+  X(BUFFER_VIEW, 1, 1, kBuffer)                                     \
+  X(DEFINE_GLOBAL, 0, 0, kBuffer)                                   \
+  X(DEFINE_LOCAL, 0, 0, kBuffer)                                    \
+  X(DEFINE_REG, 0, 0, kBuffer)                                      \
+  X(INDEX, 2, 3, kBuffer)                                           \
+  X(LOAD, 1, 3, kBuffer)                                            \
+  X(STORE, 2, 3, kBuffer)                                           \
+  X(COPY, 1, 2, kBuffer)                                            \
+  X(CONTIGUOUS, 1, -1, kNone)                                       \
+  X(ASSIGN, 2, 2, kBuffer)                                          \
+  /* movement: views that become index arithmetic */                \
+  X(RESHAPE, 1, -1, kMovement)                                      \
+  X(PERMUTE, 1, 1, kMovement)                                       \
+  X(EXPAND, 1, -1, kMovement)                                       \
+  X(PAD, 1, -1, kMovement)                                          \
+  X(SHRINK, 1, -1, kMovement)                                       \
+  X(FLIP, 1, 1, kMovement)                                          \
+  /* reduction */                                                   \
+  X(REDUCE_AXIS, 1, 1, kReduce)                                     \
+  X(REDUCE, 1, -1, kReduce)                                         \
+  /* loops and launch indices */                                    \
+  X(RANGE, 1, -1, kLoop)                                            \
+  X(END, 1, -1, kLoop)                                              \
+  X(SPECIAL, 1, 1, kLoop)                                           \
+  X(IF, 1, 2, kLoop)                                                \
+  X(ENDIF, 1, 1, kLoop)                                             \
+  /* unary ALU */                                                   \
+  X(EXP2, 1, 1, kUnary)                                             \
+  X(LOG2, 1, 1, kUnary)                                             \
+  X(SIN, 1, 1, kUnary)                                              \
+  X(SQRT, 1, 1, kUnary)                                             \
+  X(RECIPROCAL, 1, 1, kUnary)                                       \
+  X(NEG, 1, 1, kUnary)                                              \
+  X(TRUNC, 1, 1, kUnary)                                            \
+  /* binary ALU */                                                  \
+  X(ADD, 2, 2, kBinary | kCommutative | kAssociative)               \
+  X(MUL, 2, 2, kBinary | kCommutative | kAssociative)               \
+  X(SUB, 2, 2, kBinary)                                             \
+  X(IDIV, 2, 2, kBinary)                                            \
+  X(MOD, 2, 2, kBinary)                                             \
+  X(FDIV, 2, 2, kBinary)                                            \
+  X(MAX, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent) \
+  X(POW, 2, 2, kBinary)                                             \
+  X(CMPLT, 2, 2, kBinary | kComparison)                             \
+  X(CMPNE, 2, 2, kBinary | kCommutative | kComparison)              \
+  X(CMPEQ, 2, 2, kBinary | kCommutative | kComparison)              \
+  X(AND, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent) \
+  X(OR, 2, 2, kBinary | kCommutative | kAssociative | kIdempotent)  \
+  X(XOR, 2, 2, kBinary | kCommutative | kAssociative)               \
+  X(SHL, 2, 2, kBinary)                                             \
+  X(SHR, 2, 2, kBinary)                                             \
+  X(THREEFRY, 2, 2, kBinary)                                        \
+  /* ternary ALU */                                                 \
+  X(WHERE, 3, 3, kTernary)                                          \
+  X(MULACC, 3, 3, kTernary)                                         \
+  /* type changes */                                                \
+  X(CAST, 1, 1, kNone)                                              \
+  X(BITCAST, 1, 1, kNone)                                           \
+  /* vectors */                                                     \
+  X(VECTORIZE, 1, -1, kNone)                                        \
+  X(GEP, 1, 1, kNone)                                               \
   X(WMMA, 3, 3, kNone)
 
 enum class Ops : uint8_t {

@@ -43,8 +43,8 @@ struct ReduceArg {
 
 /// A node's non-source payload. Constants use the ConstValue alternatives (bool, int64_t,
 /// uint64_t, double) matching their dtype. Doubles compare and hash by bit pattern.
-using Arg = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>,
-                         Ops, VarArg, ReduceArg>;
+using Arg = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>, Ops,
+                         VarArg, ReduceArg>;
 
 bool arg_equal(const Arg& a, const Arg& b);
 std::string arg_to_string(const Arg& a);
@@ -108,8 +108,10 @@ class UOp : public std::enable_shared_from_this<UOp> {
 
 /// Number of live interned nodes (for leak tests and diagnostics).
 size_t live_uop_count();
+/// The id the next node made will get: every node made later has an id at least this large.
+uint64_t next_uop_id();
 
-/// One line for one node: "ADD index (%3, %5)" style, with arg; no sources expanded.
+/// One line for one node: op, dtype, arg and the number of sources ("ADD index (2 src)").
 std::string to_string(const UOp& u);
 /// The whole graph under `root`, one numbered line per node, sources before users.
 std::string print_graph(const UOpPtr& root);

@@ -47,15 +47,21 @@ std::optional<ConstValue> exec_int(Ops op, DType dt, std::span<const ConstValue>
     case Ops::MULACC: r = ua() * ub() + std::visit([](auto x) { return static_cast<uint64_t>(x); }, s[2]); break;
     case Ops::IDIV:
       if (ub() == 0) return std::nullopt;
-      if (is_unsigned) r = ua() / ub();
-      else if (ia() == std::numeric_limits<int64_t>::min() && ib() == -1) r = ua();
-      else r = static_cast<uint64_t>(ia() / ib());
+      if (is_unsigned)
+        r = ua() / ub();
+      else if (ia() == std::numeric_limits<int64_t>::min() && ib() == -1)
+        r = ua();
+      else
+        r = static_cast<uint64_t>(ia() / ib());
       break;
     case Ops::MOD:
       if (ub() == 0) return std::nullopt;
-      if (is_unsigned) r = ua() % ub();
-      else if (ib() == -1) r = 0;
-      else r = static_cast<uint64_t>(ia() % ib());
+      if (is_unsigned)
+        r = ua() % ub();
+      else if (ib() == -1)
+        r = 0;
+      else
+        r = static_cast<uint64_t>(ia() % ib());
       break;
     case Ops::MAX: r = is_unsigned ? std::max(ua(), ub()) : static_cast<uint64_t>(std::max(ia(), ib())); break;
     case Ops::AND: r = ua() & ub(); break;

@@ -78,7 +78,9 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpPtr>& src, const Ar
   switch (op) {
     case Ops::NEG: return fit(-i128{a.max}, -i128{a.min}, dt);
     case Ops::CAST:
-      if (dt.is_bool()) return integer_valued(src[0]->dtype()) ? bool_result(a.min > 0 || a.max < 0, a.min == 0 && a.max == 0) : Bounds{0, 1};
+      if (dt.is_bool())
+        return integer_valued(src[0]->dtype()) ? bool_result(a.min > 0 || a.max < 0, a.min == 0 && a.max == 0)
+                                               : Bounds{0, 1};
       if (!integer_valued(src[0]->dtype())) return dtype_bounds(dt);
       return fit(a.min, a.max, dt);
     default: break;
@@ -92,7 +94,8 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpPtr>& src, const Ar
       return corners(i128{a.min} * b.min, i128{a.min} * b.max, i128{a.max} * b.min, i128{a.max} * b.max, dt);
     case Ops::IDIV:
       if (b.min <= 0 && b.max >= 0) return dtype_bounds(dt);
-      return corners(trunc_div(a.min, b.min), trunc_div(a.min, b.max), trunc_div(a.max, b.min), trunc_div(a.max, b.max), dt);
+      return corners(trunc_div(a.min, b.min), trunc_div(a.min, b.max), trunc_div(a.max, b.min), trunc_div(a.max, b.max),
+                     dt);
     case Ops::MOD: {
       if (b.min <= 0 && b.max >= 0) return dtype_bounds(dt);
       // |a % b| < |b|, and the result takes the sign of a (C semantics).
@@ -103,8 +106,10 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpPtr>& src, const Ar
     }
     case Ops::MAX: return fit(std::max(a.min, b.min), std::max(a.max, b.max), dt);
     case Ops::CMPLT: return bool_result(a.max < b.min, a.min >= b.max);
-    case Ops::CMPNE: return bool_result(a.max < b.min || b.max < a.min, a.min == a.max && b.min == b.max && a.min == b.min);
-    case Ops::CMPEQ: return bool_result(a.min == a.max && b.min == b.max && a.min == b.min, a.max < b.min || b.max < a.min);
+    case Ops::CMPNE:
+      return bool_result(a.max < b.min || b.max < a.min, a.min == a.max && b.min == b.max && a.min == b.min);
+    case Ops::CMPEQ:
+      return bool_result(a.min == a.max && b.min == b.max && a.min == b.min, a.max < b.min || b.max < a.min);
     case Ops::AND:
       if (dt.is_bool()) return {a.min & b.min, a.max & b.max};
       if (a.min >= 0 && b.min >= 0) return {0, std::min(a.max, b.max)};
@@ -120,8 +125,7 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpPtr>& src, const Ar
       if (a.min >= 0 && b.min >= 0) return fit(0, next_pow2_minus1(std::max(a.max, b.max)), dt);
       return dtype_bounds(dt);
     case Ops::SHL:
-      if (b.min == b.max && b.min >= 0 && b.min < 62)
-        return fit(i128{a.min} << b.min, i128{a.max} << b.min, dt);
+      if (b.min == b.max && b.min >= 0 && b.min < 62) return fit(i128{a.min} << b.min, i128{a.max} << b.min, dt);
       return dtype_bounds(dt);
     case Ops::SHR:
       if (b.min == b.max && b.min >= 0 && b.min < 64) return fit(a.min >> b.min, a.max >> b.min, dt);

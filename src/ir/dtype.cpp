@@ -7,8 +7,8 @@
 #include <sstream>
 #include <vector>
 
-#include "lathe/error.hpp"
 #include "ir/half.hpp"
+#include "lathe/error.hpp"
 
 namespace lathe {
 namespace {
@@ -159,8 +159,8 @@ std::ostream& operator<<(std::ostream& os, const DType& dt) { return os << dt.na
 namespace dtypes {
 
 std::span<const DType> all() {
-  static constexpr DType kAll[] = {bool_,  int8,   uint8,  int16,   uint16,   int32,   uint32,
-                                   int64,  uint64, float16, bfloat16, float32, float64};
+  static constexpr DType kAll[] = {bool_, int8,   uint8,   int16,    uint16,  int32,  uint32,
+                                   int64, uint64, float16, bfloat16, float32, float64};
   return kAll;
 }
 
@@ -228,8 +228,10 @@ ConstValue cast_const(ConstValue v, DType dt) {
     case TypeKind::Float: {
       double d = const_as_double(v);
       switch (s.scalar_type()) {
-        case ScalarType::Float16: return static_cast<double>(detail::half_to_float(detail::float_to_half(static_cast<float>(d))));
-        case ScalarType::BFloat16: return static_cast<double>(detail::bf16_to_float(detail::float_to_bf16(static_cast<float>(d))));
+        case ScalarType::Float16:
+          return static_cast<double>(detail::half_to_float(detail::float_to_half(static_cast<float>(d))));
+        case ScalarType::BFloat16:
+          return static_cast<double>(detail::bf16_to_float(detail::float_to_bf16(static_cast<float>(d))));
         case ScalarType::Float32: return static_cast<double>(static_cast<float>(d));
         default: return d;
       }

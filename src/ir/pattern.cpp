@@ -91,8 +91,7 @@ struct Matcher {
 
   static bool accepts_node(const UPat& p, const UOp& u) {
     if (!p.ops_.empty() && std::find(p.ops_.begin(), p.ops_.end(), u.op()) == p.ops_.end()) return false;
-    if (!p.dtypes_.empty() && std::find(p.dtypes_.begin(), p.dtypes_.end(), u.dtype()) == p.dtypes_.end())
-      return false;
+    if (!p.dtypes_.empty() && std::find(p.dtypes_.begin(), p.dtypes_.end(), u.dtype()) == p.dtypes_.end()) return false;
     if (p.arg_ && !arg_equal(*p.arg_, u.arg())) return false;
     if (p.const_value_ && (u.op() != Ops::CONST || const_as_double(u.const_value()) != *p.const_value_)) return false;
     switch (p.mode_) {

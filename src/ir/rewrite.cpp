@@ -15,20 +15,26 @@ namespace {
 enum class Stage : uint8_t { Visit, Rebuild, Link };
 
 struct Frame {
-  UOpPtr node;     // the node whose result is being computed
+  UOpPtr node;  // the node whose result is being computed
   Stage stage;
   UOpPtr current;  // what it has become so far
+  uint32_t chain;  // how many rewrites led to `node` from a node of the original graph
 };
 
-// A single rewrite chain longer than this is taken as divergence (x -> f(x) -> f(f(x)) ...).
-constexpr size_t kMaxChain = 100000;
+// A chain of rewrites that keeps making new nodes for longer than this is taken as divergence
+// (x -> f(x) -> f(f(x)) ...), and so is rewriting that nests deeper than any real graph. Steps
+// to nodes that already existed do not count: they cannot go on for ever without a repeat,
+// which the cycle checks catch.
+constexpr uint32_t kMaxChain = 100000;
+constexpr size_t kMaxDepth = 50000000;
 
 class Rewriter {
  public:
-  Rewriter(const PatternMatcher& pm, void* ctx, Direction dir) : pm_(pm), ctx_(ctx), dir_(dir) {}
+  Rewriter(const PatternMatcher& pm, void* ctx, Direction dir, uint64_t first_new_id)
+      : pm_(pm), ctx_(ctx), dir_(dir), first_new_id_(first_new_id) {}
 
   UOpPtr run(const UOpPtr& root) {
-    push_visit(root);
+    push_visit(root, 0);
     while (!stack_.empty()) {
       Frame f = std::move(stack_.back());
       stack_.pop_back();
@@ -45,24 +51,24 @@ class Rewriter {
   // A node may be pushed several times (once per user); the first visit does the work and the
   // later frames find it done. A node whose visit has started but not finished is an ancestor of
   // the work on top of the stack, so meeting it again means its rewrite needs its own result.
-  void push_visit(const UOpPtr& u) {
+  void push_visit(const UOpPtr& u, uint32_t chain) {
     if (done_.count(u.get())) return;
     if (started_.count(u.get()))
       throw RewriteError("graph_rewrite does not converge: rewriting " + to_string(*u) +
                          " needs the result of rewriting itself (a rule cycle)");
-    stack_.push_back({u, Stage::Visit, u});
+    if (chain > kMaxChain || started_.size() > kMaxDepth)
+      throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
+                         " successive rewrites, last to " + to_string(*u));
+    stack_.push_back({u, Stage::Visit, u, chain});
   }
 
   void visit(Frame f) {
     if (done_.count(f.node.get())) return;
-    if (started_.size() > kMaxChain)
-      throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
-                         " nested rewrites, last at " + to_string(*f.node));
     started_.insert(f.node.get());
     if (dir_ == Direction::TopDown) f.current = fixed_point(f.current);
     UOpPtr cur = f.current;
-    stack_.push_back({f.node, Stage::Rebuild, cur});
-    for (auto it = cur->src().rbegin(); it != cur->src().rend(); ++it) push_visit(*it);
+    stack_.push_back({f.node, Stage::Rebuild, cur, f.chain});
+    for (auto it = cur->src().rbegin(); it != cur->src().rend(); ++it) push_visit(*it, 0);
   }
 
   void rebuild(Frame f) {
@@ -82,8 +88,8 @@ class Rewriter {
       next = pm_.rewrite(cur, ctx_);
     }
     if (!next || next == f.node) return finish(f.node, next ? next : cur);
-    stack_.push_back({f.node, Stage::Link, next});
-    push_visit(next);
+    stack_.push_back({f.node, Stage::Link, next, f.chain});
+    push_visit(next, f.chain + (next->id() >= first_new_id_ ? 1 : 0));
   }
 
   void finish(const UOpPtr& node, UOpPtr result) {
@@ -94,14 +100,16 @@ class Rewriter {
 
   UOpPtr fixed_point(UOpPtr u) {
     std::unordered_set<const UOp*> seen{u.get()};
-    std::vector<UOpPtr> chain{u};
+    std::vector<UOpPtr> chain{u};  // keeps every step alive, so `seen` holds no stale address
+    uint32_t made = 0;
     while (UOpPtr next = pm_.rewrite(u, ctx_)) {
       if (!seen.insert(next.get()).second)
         throw RewriteError("graph_rewrite does not converge: the rules rewrite " + to_string(*next) +
                            " back to itself after " + std::to_string(chain.size()) + " steps");
-      if (chain.size() > kMaxChain)
+      made += next->id() >= first_new_id_;
+      if (made > kMaxChain)
         throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
-                           " rewrites of one node, last " + to_string(*next));
+                           " successive rewrites of one node, last to " + to_string(*next));
       chain.push_back(next);
       u = std::move(next);
     }
@@ -111,6 +119,7 @@ class Rewriter {
   const PatternMatcher& pm_;
   void* ctx_;
   Direction dir_;
+  uint64_t first_new_id_;
   std::vector<Frame> stack_;
   std::unordered_map<const UOp*, UOpPtr> done_;
   std::unordered_set<const UOp*> started_;  // visit begun, result not known yet
@@ -120,7 +129,7 @@ class Rewriter {
 }  // namespace
 
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, void* ctx, Direction direction) {
-  return Rewriter(pm, ctx, direction).run(root);
+  return Rewriter(pm, ctx, direction, next_uop_id()).run(root);
 }
 
 }  // namespace lathe

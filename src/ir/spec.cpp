@@ -28,8 +28,10 @@ std::string check_alu(const UOp& u) {
   const auto& s = u.src();
   DType dt = u.dtype();
   if (u.op() == Ops::WHERE) {
-    if (!s[0]->dtype().is_bool() && s[0]->dtype().scalar() != dtypes::bool_) return "WHERE condition must be bool, got " + s[0]->dtype().name();
-    if (s[1]->dtype() != dt || s[2]->dtype() != dt) return "WHERE branches (" + dtype_list(u) + ") must both be " + dt.name();
+    if (!s[0]->dtype().is_bool() && s[0]->dtype().scalar() != dtypes::bool_)
+      return "WHERE condition must be bool, got " + s[0]->dtype().name();
+    if (s[1]->dtype() != dt || s[2]->dtype() != dt)
+      return "WHERE branches (" + dtype_list(u) + ") must both be " + dt.name();
     return "";
   }
   for (const UOpPtr& x : s)
@@ -39,9 +41,11 @@ std::string check_alu(const UOp& u) {
     return "";
   }
   if (s[0]->dtype() != dt) return "result " + dt.name() + " differs from operands (" + dtype_list(u) + ")";
-  if ((u.op() == Ops::IDIV || u.op() == Ops::MOD) && !dt.is_int()) return std::string(op_name(u.op())) + " needs an integer dtype, not " + dt.name();
+  if ((u.op() == Ops::IDIV || u.op() == Ops::MOD) && !dt.is_int())
+    return std::string(op_name(u.op())) + " needs an integer dtype, not " + dt.name();
   if (u.op() == Ops::FDIV && !dt.is_float()) return "FDIV needs a float dtype, not " + dt.name();
-  if ((u.op() == Ops::SHL || u.op() == Ops::SHR) && !dt.is_int()) return "shifts need an integer dtype, not " + dt.name();
+  if ((u.op() == Ops::SHL || u.op() == Ops::SHR) && !dt.is_int())
+    return "shifts need an integer dtype, not " + dt.name();
   return "";
 }
 
@@ -50,12 +54,14 @@ std::string check_alu(const UOp& u) {
 std::string check_node(const UOp& u) {
   const OpInfo& info = op_info(u.op());
   int n = static_cast<int>(u.src().size());
-  if (n < info.min_src || (info.max_src >= 0 && n > info.max_src)) return "wrong number of sources: " + std::to_string(n);
+  if (n < info.min_src || (info.max_src >= 0 && n > info.max_src))
+    return "wrong number of sources: " + std::to_string(n);
   if (is_alu(u.op())) return check_alu(u);
   DType dt = u.dtype();
   switch (u.op()) {
     case Ops::CONST:
-      if (!const_arg_fits(u.arg(), dt)) return "constant argument " + arg_to_string(u.arg()) + " does not fit dtype " + dt.name();
+      if (!const_arg_fits(u.arg(), dt))
+        return "constant argument " + arg_to_string(u.arg()) + " does not fit dtype " + dt.name();
       return "";
     case Ops::DEFINE_VAR: {
       const auto* v = std::get_if<VarArg>(&u.arg());
@@ -69,7 +75,8 @@ std::string check_node(const UOp& u) {
       const auto& v = u.src(0)->arg_as<VarArg>();
       int64_t val = const_as_int(u.src(1)->const_value());
       if (val < v.min || val > v.max)
-        return "value " + std::to_string(val) + " is outside [" + std::to_string(v.min) + ", " + std::to_string(v.max) + "] of '" + v.name + "'";
+        return "value " + std::to_string(val) + " is outside [" + std::to_string(v.min) + ", " + std::to_string(v.max) +
+               "] of '" + v.name + "'";
       return "";
     }
     case Ops::RANGE:
@@ -83,22 +90,27 @@ std::string check_node(const UOp& u) {
       return "";
     case Ops::LOAD:
     case Ops::STORE:
-      if (!u.src(0)->dtype().is_ptr()) return std::string(op_name(u.op())) + " address must be a pointer, not " + u.src(0)->dtype().name();
+      if (!u.src(0)->dtype().is_ptr())
+        return std::string(op_name(u.op())) + " address must be a pointer, not " + u.src(0)->dtype().name();
       if (u.op() == Ops::STORE && dt != dtypes::void_) return "STORE produces no value, so its dtype is void";
       return "";
     case Ops::BITCAST:
-      if (u.src(0)->dtype().itemsize() != dt.itemsize()) return "BITCAST between types of different sizes (" + u.src(0)->dtype().name() + " -> " + dt.name() + ")";
+      if (u.src(0)->dtype().itemsize() != dt.itemsize())
+        return "BITCAST between types of different sizes (" + u.src(0)->dtype().name() + " -> " + dt.name() + ")";
       return "";
     case Ops::SINK:
       if (dt != dtypes::void_) return "SINK has dtype void";
       return "";
     case Ops::REDUCE_AXIS: {
       const auto* r = std::get_if<ReduceArg>(&u.arg());
-      if (!r || (r->op != Ops::ADD && r->op != Ops::MUL && r->op != Ops::MAX)) return "REDUCE_AXIS needs (ADD|MUL|MAX, axes)";
+      if (!r || (r->op != Ops::ADD && r->op != Ops::MUL && r->op != Ops::MAX))
+        return "REDUCE_AXIS needs (ADD|MUL|MAX, axes)";
       return "";
     }
     case Ops::VECTORIZE:
-      if (dt.count() != n) return "VECTORIZE of " + std::to_string(n) + " sources must have " + std::to_string(n) + " lanes, not " + dt.name();
+      if (dt.count() != n)
+        return "VECTORIZE of " + std::to_string(n) + " sources must have " + std::to_string(n) + " lanes, not " +
+               dt.name();
       for (const UOpPtr& x : u.src())
         if (x->dtype() != dt.scalar()) return "VECTORIZE lanes must be " + dt.scalar().name();
       return "";

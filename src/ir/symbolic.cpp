@@ -71,8 +71,10 @@ Linear decompose(const UOpPtr& x) {
       lin.add_const(v);
       continue;
     }
-    if (n->op() == Ops::MUL && n->src(1)->is_const()) c = int_value(n->src(1)), t = n->src(0).get();
-    else if (n->op() == Ops::MUL && n->src(0)->is_const()) c = int_value(n->src(0)), t = n->src(1).get();
+    if (n->op() == Ops::MUL && n->src(1)->is_const())
+      c = int_value(n->src(1)), t = n->src(0).get();
+    else if (n->op() == Ops::MUL && n->src(0)->is_const())
+      c = int_value(n->src(0)), t = n->src(1).get();
     int64_t ck;
     lin.ok &= !__builtin_mul_overflow(c, k, &ck);
     lin.add(t->ptr(), ck);
@@ -84,12 +86,14 @@ Linear decompose(const UOpPtr& x) {
 // k*c*(y/c) + k*(y%c) == k*y in C semantics, whatever the sign of y: the pair a reshape leaves.
 void recombine_divmod(Linear& lin) {
   for (size_t i = 0; i < lin.terms.size(); ++i) {
-    const auto [m, k] = lin.terms[i];
+    const UOpPtr m = lin.terms[i].first;
+    const int64_t k = lin.terms[i].second;
     if (m->op() != Ops::MOD || !m->src(1)->is_const()) continue;
     int64_t c = int_value(m->src(1)), kc;
     if (__builtin_mul_overflow(k, c, &kc)) continue;
     auto is_div = [&](const auto& t) {
-      return t.first->op() == Ops::IDIV && t.first->src(0) == m->src(0) && t.first->src(1) == m->src(1) && t.second == kc;
+      return t.first->op() == Ops::IDIV && t.first->src(0) == m->src(0) && t.first->src(1) == m->src(1) &&
+             t.second == kc;
     };
     auto d = std::find_if(lin.terms.begin(), lin.terms.end(), is_div);
     if (d == lin.terms.end()) continue;
@@ -291,7 +295,8 @@ const PatternMatcher& symbolic_simple() {
        [](const Match& m) { return m["c"]->dtype() == m["x"]->dtype() ? m["x"] : nullptr; }},
       // booleans
       {UPat::binary(Ops::AND, UPat::var("x", dtypes::bool_), UPat::cnst(1)), x_of},
-      {UPat::binary(Ops::AND, UPat::var("x", dtypes::bool_), UPat::cnst(0)), [](const Match&) { return boolean(false); }},
+      {UPat::binary(Ops::AND, UPat::var("x", dtypes::bool_), UPat::cnst(0)),
+       [](const Match&) { return boolean(false); }},
       {UPat::binary(Ops::OR, UPat::var("x", dtypes::bool_), UPat::cnst(0)), x_of},
       {UPat::binary(Ops::OR, UPat::var("x", dtypes::bool_), UPat::cnst(1)), [](const Match&) { return boolean(true); }},
       {UPat::binary(Ops::CMPNE, UPat::binary(Ops::CMPNE, UPat::var("x", dtypes::bool_), UPat::cnst(1)), UPat::cnst(1)),
@@ -301,21 +306,24 @@ const PatternMatcher& symbolic_simple() {
 }
 
 const PatternMatcher& symbolic() {
-  static const PatternMatcher pm = symbolic_simple() + PatternMatcher({
-      // canonical forms: no SUB or NEG, sums collected and sorted, constants on the right
-      {UPat(Ops::SUB).src({UPat::var("x"), UPat::var("y")}),
-       [](const Match& m) { return intlike(m["x"]) ? m["x"] + m["y"] * cst(m["y"], -1) : nullptr; }},
-      {UPat(Ops::NEG).src({UPat::var("x")}), [](const Match& m) { return intlike(m["x"]) ? m["x"] * cst(m["x"], -1) : nullptr; }},
-      {UPat(Ops::ADD), canonical_sum},
-      {UPat(Ops::MUL), canonical_product},
-      // division, modulo and comparisons against constants
-      {idiv(UPat::var("x"), UPat::cvar("c")), fold_div},
-      {UPat::var("x") % UPat::cvar("c"), fold_mod},
-      {lt(UPat::var("x"), UPat::cvar("c")), fold_lt},
-      // max decided by bounds
-      {max(UPat::var("x"), UPat::var("y")),
-       [](const Match& m) { return int_only(m["x"], m["x"]->vmin() >= m["y"]->vmax() ? m["x"] : nullptr); }},
-  });
+  static const PatternMatcher pm =
+      symbolic_simple() +
+      PatternMatcher({
+          // canonical forms: no SUB or NEG, sums collected and sorted, constants on the right
+          {UPat(Ops::SUB).src({UPat::var("x"), UPat::var("y")}),
+           [](const Match& m) { return intlike(m["x"]) ? m["x"] + m["y"] * cst(m["y"], -1) : nullptr; }},
+          {UPat(Ops::NEG).src({UPat::var("x")}),
+           [](const Match& m) { return intlike(m["x"]) ? m["x"] * cst(m["x"], -1) : nullptr; }},
+          {UPat(Ops::ADD), canonical_sum},
+          {UPat(Ops::MUL), canonical_product},
+          // division, modulo and comparisons against constants
+          {idiv(UPat::var("x"), UPat::cvar("c")), fold_div},
+          {UPat::var("x") % UPat::cvar("c"), fold_mod},
+          {lt(UPat::var("x"), UPat::cvar("c")), fold_lt},
+          // max decided by bounds
+          {max(UPat::var("x"), UPat::var("y")),
+           [](const Match& m) { return int_only(m["x"], m["x"]->vmin() >= m["y"]->vmax() ? m["x"] : nullptr); }},
+      });
   return pm;
 }
 

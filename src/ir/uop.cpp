@@ -173,10 +173,12 @@ void InternTable::erase(const UOp* u) {
   std::lock_guard<std::mutex> lock(sh.mu);
   auto [lo, hi] = sh.nodes.equal_range(u->hash_);
   for (auto it = lo; it != hi; ++it) {
-    if (it->second == u) {
-      sh.nodes.erase(it);
-      return;
-    }
+    if (it->second != u) continue;
+    sh.nodes.erase(it);
+    // Give back the bucket array once a large graph is gone; shrinking only after an eightfold drop
+    // keeps this amortised O(1).
+    if (sh.nodes.bucket_count() > 1024 && sh.nodes.size() < sh.nodes.bucket_count() / 8) sh.nodes.rehash(0);
+    return;
   }
 }
 
@@ -219,6 +221,7 @@ ConstValue UOp::const_value() const {
 }
 
 size_t live_uop_count() { return g_live.load(std::memory_order_relaxed); }
+uint64_t next_uop_id() { return g_next_id.load(std::memory_order_relaxed); }
 
 UOpPtr UOp::const_(DType dtype, ConstValue value) {
   ConstValue v = cast_const(value, dtype);

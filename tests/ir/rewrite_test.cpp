@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include "ir/rewrite.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+UOpPtr x_of(const Match& m) { return m["x"]; }
+
+const PatternMatcher& identities() {
+  static const PatternMatcher pm({
+      {UPat::var("x") + 0, x_of},
+      {UPat::var("x") * 1, x_of},
+  });
+  return pm;
+}
+
+TEST(GraphRewrite, RewritesNestedNodesToAFixedPoint) {
+  UOpPtr a = UOp::variable("a", 0, 9);
+  UOpPtr b = UOp::variable("b", 0, 9);
+  // ((a + 0) * 1 + 0) * (b * 1): every identity disappears, including ones exposed by others.
+  UOpPtr g = ((a + 0) * 1 + 0) * (b * 1);
+  EXPECT_EQ(graph_rewrite(g, identities()), a * b);
+  EXPECT_EQ(graph_rewrite(g, identities(), nullptr, Direction::TopDown), a * b);
+}
+
+TEST(GraphRewrite, UnchangedGraphIsReturnedAsIs) {
+  UOpPtr g = UOp::variable("a", 0, 9) * 3 + 2;
+  EXPECT_EQ(graph_rewrite(g, identities()), g);
+}
+
+TEST(GraphRewrite, SharedNodesAreRewrittenOnce) {
+  int calls = 0;
+  PatternMatcher count({{UPat(Ops::DEFINE_VAR).named("x"), [](const Match& m) {
+                           ++m.ctx<int>();
+                           return nullptr;
+                         }}});
+  UOpPtr a = UOp::variable("a", 0, 9);
+  UOpPtr s = a + 1;
+  graph_rewrite((s * s) + (s * 2) + a, count, &calls);
+  EXPECT_EQ(calls, 1);
+}
+
+// Bottom-up sees rewritten sources; top-down sees the node as built, before its sources change.
+TEST(GraphRewrite, DirectionDecidesWhatARuleSees) {
+  UOpPtr a = UOp::variable("a", 0, 9);
+  PatternMatcher pm({
+      {UPat::var("x") + 0, x_of},
+      // (y + 0) * 2 -> marker 42, only visible before x + 0 is removed
+      {(UPat::var("y") + 0) * 2, [](const Match&) { return UOp::index_const(42); }},
+  });
+  UOpPtr g = (a + 0) * 2;
+  EXPECT_EQ(graph_rewrite(g, pm, nullptr, Direction::BottomUp), a * 2);
+  EXPECT_EQ(graph_rewrite(g, pm, nullptr, Direction::TopDown), UOp::index_const(42));
+}
+
+TEST(GraphRewrite, HundredThousandDeepGraph) {
+  UOpPtr a = UOp::variable("deep", 0, 9);
+  UOpPtr g = a;
+  for (int i = 0; i < 100000; ++i) g = (g + 0) * 1;
+  EXPECT_EQ(graph_rewrite(g, identities()), a);
+  EXPECT_EQ(graph_rewrite(g, identities(), nullptr, Direction::TopDown), a);
+}
+
+TEST(GraphRewrite, TwoRulesThatUndoEachOtherAreReported) {
+  PatternMatcher flip({
+      {UPat::var("x") + UPat::cnst(1), [](const Match& m) { return m["x"] + 2; }},
+      {UPat::var("x") + UPat::cnst(2), [](const Match& m) { return m["x"] + 1; }},
+  });
+  UOpPtr g = UOp::variable("a", 0, 9) + 1;
+  EXPECT_THROW(graph_rewrite(g, flip), RewriteError);
+  EXPECT_THROW(graph_rewrite(g, flip, nullptr, Direction::TopDown), RewriteError);
+  try {
+    graph_rewrite(g, flip);
+  } catch (const RewriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not converge"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GraphRewrite, RuleThatContainsItsOwnInputIsReported) {
+  // x -> x + 0 followed by x + 0 -> x would loop forever.
+  PatternMatcher grow(
+      {{UPat(Ops::DEFINE_VAR).named("x"), [](const Match& m) { return m["x"] * 1; }}, {UPat::var("x") * 1, x_of}});
+  EXPECT_THROW(graph_rewrite(UOp::variable("a", 0, 9) + 3, grow), RewriteError);
+}
+
+TEST(GraphRewrite, UnboundedGrowthIsReported) {
+  PatternMatcher grow({{UPat::var("x") + UPat::cvar("c"), [](const Match& m) { return m["x"] + (m.i("c") + 1); }}});
+  EXPECT_THROW(graph_rewrite(UOp::variable("a", 0, 9) + 1, grow, nullptr, Direction::TopDown), RewriteError);
+  EXPECT_THROW(graph_rewrite(UOp::variable("a", 0, 9) + 1, grow), RewriteError);
+}
+
+}  // namespace
+}  // namespace lathe
