@@ -31,6 +31,13 @@ class RewriteError : public Error {
   using Error::Error;
 };
 
+/// The system compiler rejected a generated kernel (a lathe bug or a broken toolchain); the
+/// message holds the compiler's output.
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A broken internal invariant: a bug in lathe, never the user's fault.
 class InternalError : public Error {
  public:

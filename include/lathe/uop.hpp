@@ -108,6 +108,11 @@ class UOp : public std::enable_shared_from_this<UOp> {
 
 /// Number of live interned nodes (for leak tests and diagnostics).
 size_t live_uop_count();
+namespace detail {
+/// Called with each BUFFER node as it is freed, so the owner of buffer memory can let it go.
+void set_buffer_release_hook(void (*hook)(const UOp&));
+}  // namespace detail
+
 /// The id the next node made will get: every node made later has an id at least this large.
 uint64_t next_uop_id();
 

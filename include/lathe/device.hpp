@@ -1,0 +1,99 @@
+// Devices and buffers. A Buffer is a handle to device memory of `size` elements of one dtype:
+// copies of the handle share the memory, which is allocated on first use (64-byte aligned, from a
+// pool of freed allocations) and can be viewed without copying.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lathe/dtype.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+
+/// Where a buffer lives and a kernel runs: "CPU", "CUDA:0", ...
+struct DeviceSpec {
+  std::string type = "CPU";
+  int index = 0;
+
+  /// Parses "CPU", "cpu", "CUDA", "CUDA:1"; throws Error for anything else.
+  static DeviceSpec parse(const std::string& s);
+  /// The device named by LATHE_DEVICE, or CPU.
+  static DeviceSpec default_device();
+  std::string to_string() const { return index == 0 && type == "CPU" ? type : type + ":" + std::to_string(index); }
+  friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
+};
+
+using BufferId = uint64_t;
+
+namespace detail {
+struct BufferState;
+}
+
+class Buffer {
+ public:
+  Buffer() = default;
+  /// A buffer of `size` elements; its memory is allocated when first needed.
+  Buffer(DType dtype, size_t size, DeviceSpec device = {});
+  /// A view of `size` elements of `dtype` starting `offset_bytes` into `base`, sharing its memory.
+  static Buffer view(const Buffer& base, size_t offset_bytes, size_t size, DType dtype);
+
+  bool valid() const { return state_ != nullptr; }
+  /// Stable for the buffer's lifetime and unique in the process.
+  BufferId id() const;
+  DType dtype() const;
+  size_t size() const;
+  size_t nbytes() const;
+  const DeviceSpec& device() const;
+  bool is_view() const;
+  bool is_allocated() const;
+
+  /// Allocates the memory if it is not yet allocated (for a view: its base's).
+  void ensure_allocated() const;
+  /// The memory; allocates it on first use.
+  void* data() const;
+
+  /// Copies `nbytes` from `src` in; throws Error unless `nbytes` equals this buffer's size.
+  void copyin(const void* src, size_t nbytes);
+  void copyout(void* dst, size_t nbytes) const;
+  /// The contents as a vector; throws DTypeError unless T matches the buffer's dtype.
+  template <class T>
+  std::vector<T> to_vector() const;
+  /// Gives the memory back to the pool; the next use allocates again.
+  void release();
+
+  friend bool operator==(const Buffer& a, const Buffer& b) { return a.state_ == b.state_; }
+
+ private:
+  std::shared_ptr<detail::BufferState> state_;
+};
+
+/// The dtype whose elements are stored as C++ type T (float -> float32, ...).
+template <class T>
+DType dtype_of();
+
+namespace detail {
+void check_element_type(DType buffer_dtype, DType requested, const char* what);
+}
+
+template <class T>
+std::vector<T> Buffer::to_vector() const {
+  detail::check_element_type(dtype(), dtype_of<T>(), "to_vector");
+  std::vector<T> out(size());
+  if (!out.empty()) copyout(out.data(), out.size() * sizeof(T));
+  return out;
+}
+
+/// Statistics of the host allocator's pool of freed memory.
+struct AllocatorStats {
+  size_t allocations = 0;  // fresh allocations from the system
+  size_t reuses = 0;       // allocations served from the pool
+  size_t pooled_bytes = 0; // bytes held in the pool now
+};
+AllocatorStats allocator_stats();
+
+}  // namespace lathe

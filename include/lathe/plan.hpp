@@ -1,0 +1,116 @@
+// ExecutionPlan: prepare once, execute many. A plan owns its buffers and prepared operations;
+// execute() runs them in dependency order, allocating and compiling nothing.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "lathe/kernel.hpp"
+
+namespace lathe {
+
+/// A variable a kernel reads, with the bounds its values must stay in.
+struct RuntimeVar {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
+/// One CachedKernel bound into a plan.
+struct PreparedKernel {
+  uint64_t id = 0;                                  // from the kernel's AST
+  UOpPtr ast;
+  std::shared_ptr<CachedKernel> kernel;             // shared with the kernel cache
+  DeviceSpec device;
+  std::vector<size_t> buffer_indices;               // into ExecutionPlan::buffers, kernel argument order
+  std::vector<size_t> output_indices;               // positions within buffer_indices that are written
+  std::vector<int64_t> vals;                        // positional variable values (order: kernel->var_names)
+  std::unordered_map<std::string, int64_t> fixedvars;  // bound by the schedule; never overridden
+  std::vector<uint64_t> dependencies;               // ids of ops that must finish first
+  std::vector<uintptr_t> buffer_ptrs;               // raw addresses, computed once at prepare
+  std::vector<BufferId> buffer_ids;
+  std::vector<RuntimeVar> runtime_vars;             // every variable the AST reads, with bounds
+};
+
+struct PreparedCopy {
+  uint64_t id = 0;
+  size_t src = 0;  // buffer indices
+  size_t dst = 0;
+  std::vector<uint64_t> dependencies;
+};
+
+struct PreparedBufferView {
+  uint64_t id = 0;
+  size_t base = 0;  // buffer indices
+  size_t view = 0;
+  std::vector<uint64_t> dependencies;
+};
+
+struct PreparedCustom {
+  uint64_t id = 0;
+  std::string name;
+  std::vector<size_t> buffer_indices;
+  std::function<void(std::vector<Buffer>&)> fn;
+  std::vector<uint64_t> dependencies;
+};
+
+using PreparedOp = std::variant<PreparedKernel, PreparedCopy, PreparedBufferView, PreparedCustom>;
+
+struct KernelProfile {
+  std::shared_ptr<CachedKernel> kernel;
+  std::string device;
+  size_t num_buffers = 0;
+  std::chrono::nanoseconds elapsed{0};
+};
+
+class ExecutionPlan {
+ public:
+  ExecutionPlan();
+  ~ExecutionPlan();
+  ExecutionPlan(ExecutionPlan&&) noexcept;
+  ExecutionPlan& operator=(ExecutionPlan&&) noexcept;
+
+  /// The first (or only) output, or null for a plan without outputs.
+  const Buffer* output_buffer() const;
+  const Buffer* output_buffer_at(size_t position) const;
+  std::vector<const Buffer*> output_buffers() const;
+  size_t num_outputs() const;
+  /// The buffer of a graph node (an input tensor's uop_id(), an output, an intermediate).
+  const Buffer* buffer(uint64_t ast_id) const;
+  Buffer* buffer_mut_by_id(uint64_t ast_id);
+  const DeviceSpec& device() const;
+  const std::vector<Buffer>& buffers() const;
+  std::vector<Buffer>& buffers_mut();
+  Buffer* buffer_at_mut(size_t index);
+  std::vector<const PreparedKernel*> prepared_kernels() const;
+  const std::vector<PreparedOp>& prepared_ops() const;
+  std::vector<std::reference_wrapper<const CachedKernel>> kernels() const;
+
+  void execute() const;
+  std::vector<KernelProfile> execute_profiled() const;
+  /// Rebinds variables (by name) and runs. Each value is checked against its variable's
+  /// [min, max]; an unknown name or a value out of bounds throws Error before anything runs.
+  void execute_with_vars(const std::vector<std::pair<std::string, int64_t>>& var_vals);
+  std::vector<KernelProfile> execute_with_vars_profiled(const std::vector<std::pair<std::string, int64_t>>& var_vals);
+
+  size_t output_buffer_idx() const;
+  const std::unordered_map<uint64_t, size_t>& ast_to_buffer_map() const;
+  /// Frees the memory of intermediate buffers and reports each one's AST id to `remove_fn`.
+  void release_intermediate_buffers(const std::function<void(uint64_t)>& remove_fn) const;
+  /// Same for every buffer, outputs included.
+  void release_all_buffers(const std::function<void(uint64_t)>& remove_fn) const;
+
+  struct Impl;
+
+ private:
+  friend class PlanBuilder;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lathe

@@ -1,0 +1,72 @@
+// What a renderer produces (ProgramSpec), what a compiler produces (CompiledSpec), and the
+// executable Program a runtime factory makes of it. The field lists follow the seed documents.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lathe/device.hpp"
+#include "lathe/uop.hpp"
+#include "lathe/variable.hpp"
+
+namespace lathe {
+
+using LaunchSize = std::array<size_t, 3>;
+
+/// A rendered kernel: source code plus everything needed to compile and call it.
+struct ProgramSpec {
+  std::string name;                       // kernel name (debugging, profiling)
+  std::string src;                        // generated source (C, LLVM IR, CUDA C, ...)
+  DeviceSpec device;
+  UOpPtr ast;                             // the kernel AST it was rendered from (cache key)
+  std::optional<LaunchSize> global_size;  // GPU grid, or [threads, 1, 1] for threaded CPU kernels
+  std::optional<LaunchSize> local_size;   // GPU block
+  std::vector<Variable> vars;             // the symbolic variables the kernel reads
+  std::vector<std::string> var_names;     // positional order of `vals`; "core_id" last when threaded
+  std::vector<size_t> globals;            // buffer slots, in argument order
+  std::vector<size_t> outs;               // slots written by STORE
+  std::vector<size_t> ins;                // slots read by LOAD and not written
+  size_t buf_count = 0;                   // number of buffer arguments
+
+  ProgramSpec() = default;
+  ProgramSpec(std::string name, std::string src, DeviceSpec device, UOpPtr ast);
+  void add_var(Variable var);
+  void set_work_sizes(LaunchSize global, LaunchSize local);
+  void set_var_names(std::vector<std::string> names);
+  void set_buffer_metadata(std::vector<size_t> globals, std::vector<size_t> outs, std::vector<size_t> ins);
+};
+
+/// A compiled kernel: source for JIT backends, bytes (a shared object, PTX, ...) for AOT ones.
+struct CompiledSpec {
+  std::string name;                  // entry point
+  std::optional<std::string> src;    // set for JIT backends
+  std::vector<uint8_t> bytes;        // set for AOT backends
+  UOpPtr ast;
+  std::vector<std::string> var_names;
+  std::optional<LaunchSize> global_size;
+  std::optional<LaunchSize> local_size;
+  size_t buf_count = 0;
+
+  static CompiledSpec from_source(std::string name, std::string src, UOpPtr ast, size_t buf_count);
+  static CompiledSpec from_bytes(std::string name, std::vector<uint8_t> bytes, UOpPtr ast);
+  static CompiledSpec from_source_with_sizes(std::string name, std::string src, UOpPtr ast,
+                                             std::optional<LaunchSize> global_size,
+                                             std::optional<LaunchSize> local_size, size_t buf_count);
+};
+
+/// An executable kernel. Thread-safe and reentrant: one Program may run on many threads at once.
+class Program {
+ public:
+  virtual ~Program() = default;
+  /// Runs the kernel over `global` launch indices (CPU: core ids 0..global[0]-1, passed as the
+  /// last of `vals`). `buffers` holds one pointer per buffer argument, `vals` one value per
+  /// variable name.
+  virtual void execute(void* const* buffers, const int64_t* vals, const LaunchSize& global,
+                       const std::optional<LaunchSize>& local) const = 0;
+};
+
+}  // namespace lathe

@@ -1,0 +1,281 @@
+// lathe::Tensor: a lazy handle to a UOp graph. Every op only builds graph (shapes and dtypes are
+// checked at the call, throwing lathe::Error subclasses that name the op and the shapes);
+// realize() runs it, prepare() compiles it into an ExecutionPlan without running it.
+//
+// Conventions follow tinygrad: broadcasting and type promotion as in numpy/tinygrad, negative
+// axes count from the end, reductions take a list of axes (empty = all) and keepdim,
+// `Tensor::arange(n)` is int32 and float literals are float32.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lathe/device.hpp"
+#include "lathe/dtype.hpp"
+#include "lathe/error.hpp"
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+class ExecutionPlan;
+using Shape = std::vector<int64_t>;
+
+/// A shape that does not fit the operation (mismatched, bad axis, negative size, ...).
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Tensor {
+ public:
+  /// A scalar float32 zero; mostly useful as a placeholder.
+  Tensor();
+  /// Wraps a tensor-graph node of the given shape (for importers and tests).
+  Tensor(UOpPtr uop, Shape shape);
+
+  // ---- creation -------------------------------------------------------------------------------
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& data, Shape shape);
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& data) {
+    return from_vector(data, Shape{static_cast<int64_t>(data.size())});
+  }
+  /// A tensor over an existing buffer (shared, not copied); its size must match the shape.
+  static Tensor from_buffer(Buffer buffer, Shape shape);
+  static Tensor full(Shape shape, ConstValue value, std::optional<DType> dtype = {});
+  static Tensor zeros(Shape shape, DType dtype = dtypes::float32);
+  static Tensor ones(Shape shape, DType dtype = dtypes::float32);
+  /// Uninitialised memory of the given shape.
+  static Tensor empty(Shape shape, DType dtype = dtypes::float32);
+  /// [0, 1, ..., n-1] as int32.
+  static Tensor arange(int64_t n);
+  /// [start, start+step, ...) below stop (above, for a negative step).
+  static Tensor arange(double start, double stop, double step = 1, DType dtype = dtypes::int32);
+  static Tensor eye(int64_t n, DType dtype = dtypes::float32);
+  /// Uniform in [0, 1); the same seed gives the same values on every machine.
+  static Tensor rand(Shape shape, uint64_t seed = 0, DType dtype = dtypes::float32);
+  /// Standard normal; reproducible from the seed.
+  static Tensor randn(Shape shape, uint64_t seed = 0, DType dtype = dtypes::float32);
+
+  // ---- properties -----------------------------------------------------------------------------
+  const Shape& shape() const { return shape_; }
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const;
+  DType dtype() const { return uop_->dtype(); }
+  const UOpPtr& uop() const { return uop_; }
+  /// The id of this tensor's node: for a realized tensor, its buffer node, which is how an
+  /// ExecutionPlan finds the tensor's buffer (ExecutionPlan::buffer_mut_by_id).
+  uint64_t uop_id() const { return uop_->id(); }
+  /// The buffer behind a realized tensor, or an invalid handle for a lazy one.
+  Buffer buffer() const;
+  bool is_realized() const;
+  std::string to_string() const;
+
+  // ---- running ----------------------------------------------------------------------------------
+  /// Runs the graph now; afterwards this tensor reads its buffer.
+  Tensor& realize();
+  /// Compiles and allocates everything needed to compute this tensor; runs nothing.
+  ExecutionPlan prepare() const;
+  /// Several outputs in one plan, in order.
+  static ExecutionPlan prepare(const std::vector<Tensor>& outputs);
+  /// Realizes and copies the values out; T must match the dtype.
+  template <class T>
+  std::vector<T> to_vector() const;
+  /// The value of a one-element tensor.
+  template <class T>
+  T item() const;
+
+  // ---- elementwise --------------------------------------------------------------------------------
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor exp2() const;
+  Tensor log() const;
+  Tensor log2() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(double exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor gelu() const;
+  Tensor silu() const;
+  Tensor erf() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;  // half to even, as numpy and tinygrad do
+  Tensor trunc() const;
+  Tensor sign() const;
+  Tensor clip(double lo, double hi) const;
+  /// cond.where(x, y): x where this (bool) tensor is true, else y.
+  Tensor where(const Tensor& x, const Tensor& y) const;
+  Tensor where(double x, double y) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
+  Tensor cast(DType dtype) const;
+  /// Reinterprets the bits; the dtypes must have the same size.
+  Tensor bitcast(DType dtype) const;
+
+  // ---- reductions (axes: empty = all) -------------------------------------------------------------
+  Tensor sum(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor prod(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor max(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor min(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor mean(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor var(std::vector<int64_t> axes = {}, bool keepdim = false, int64_t correction = 1) const;
+  Tensor std(std::vector<int64_t> axes = {}, bool keepdim = false, int64_t correction = 1) const;
+  /// Index of the first maximum along `axis` (all elements, flattened, when absent); int32.
+  Tensor argmax(std::optional<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor any(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor all(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis = 0) const;
+
+  // ---- movement ---------------------------------------------------------------------------------
+  /// One entry may be -1 (inferred).
+  Tensor reshape(Shape shape) const;
+  Tensor permute(std::vector<int64_t> order) const;
+  /// Size-1 axes grow to the new size; -1 keeps an axis; new leading axes may be added.
+  Tensor expand(Shape shape) const;
+  /// {{before, after}, ...} per axis, filled with `value`.
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, double value = 0) const;
+  /// {{start, end}, ...} per axis.
+  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
+  Tensor flip(std::vector<int64_t> axes) const;
+  Tensor transpose(int64_t dim0 = -2, int64_t dim1 = -1) const;
+  Tensor squeeze(std::optional<int64_t> axis = {}) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  /// Python-style slicing on one axis: start and stop may be negative or absent, step != 0.
+  Tensor slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) const;
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t axis = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0);
+  std::vector<Tensor> split(int64_t size, int64_t axis = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t axis = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t axis = 0) const;
+  Tensor repeat(std::vector<int64_t> repeats) const;
+  /// out[i][j] = this[index[i][j]][j] (for axis 0), as torch.gather.
+  Tensor gather(int64_t axis, const Tensor& index) const;
+  /// Forces a copy into a fresh buffer at realize (a realize point inside a lazy graph).
+  Tensor contiguous() const;
+
+  // ---- compound -----------------------------------------------------------------------------------
+  Tensor matmul(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const { return matmul(other); }
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
+  Tensor layernorm(std::vector<int64_t> axes = {-1}, double eps = 1e-5) const;
+  /// NCHW input, (out, in/groups, kh, kw) weight.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = {}, std::pair<int64_t, int64_t> stride = {1, 1},
+                std::pair<int64_t, int64_t> padding = {0, 0}, std::pair<int64_t, int64_t> dilation = {1, 1},
+                int64_t groups = 1) const;
+  Tensor max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride = {},
+                    std::pair<int64_t, int64_t> padding = {0, 0}) const;
+  Tensor avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride = {},
+                    std::pair<int64_t, int64_t> padding = {0, 0}) const;
+  /// softmax(q k^T / sqrt(d) [+ causal mask]) v over the last two axes.
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal = false) const;
+
+  // ---- operators (tensor or scalar on either side) ------------------------------------------------
+  friend Tensor operator+(const Tensor& a, const Tensor& b);
+  friend Tensor operator-(const Tensor& a, const Tensor& b);
+  friend Tensor operator*(const Tensor& a, const Tensor& b);
+  friend Tensor operator/(const Tensor& a, const Tensor& b);
+  friend Tensor operator-(const Tensor& a) { return a.neg(); }
+  friend Tensor operator<(const Tensor& a, const Tensor& b);
+  friend Tensor operator<=(const Tensor& a, const Tensor& b);
+  friend Tensor operator>(const Tensor& a, const Tensor& b);
+  friend Tensor operator>=(const Tensor& a, const Tensor& b);
+  friend Tensor operator==(const Tensor& a, const Tensor& b);
+  friend Tensor operator!=(const Tensor& a, const Tensor& b);
+
+  /// A scalar of a C++ literal's type, shaped to broadcast: floats are float32-like
+  /// ("weak" float), integers adopt the other operand's dtype.
+  static Tensor scalar_like(const Tensor& like, double value, bool is_float);
+
+ private:
+  template <class T>
+  friend struct ScalarOperand;
+  Tensor binary(Ops op, const Tensor& other, const char* name) const;
+  Tensor unary(Ops op) const;
+  Tensor reduce(Ops op, std::vector<int64_t> axes, bool keepdim, const char* name) const;
+
+  UOpPtr uop_;
+  Shape shape_;
+};
+
+// Scalars on either side of an operator: `a * 2.0f`, `1.0f - a`, `a < 3`.
+#define LATHE_SCALAR_OPERATORS(op)                                                                   \
+  template <class S, class = std::enable_if_t<std::is_arithmetic_v<S>>>                              \
+  Tensor operator op(const Tensor& a, S s) {                                                         \
+    return a op Tensor::scalar_like(a, static_cast<double>(s), std::is_floating_point_v<S>);        \
+  }                                                                                                  \
+  template <class S, class = std::enable_if_t<std::is_arithmetic_v<S>>>                              \
+  Tensor operator op(S s, const Tensor& a) {                                                         \
+    return Tensor::scalar_like(a, static_cast<double>(s), std::is_floating_point_v<S>) op a;        \
+  }
+LATHE_SCALAR_OPERATORS(+)
+LATHE_SCALAR_OPERATORS(-)
+LATHE_SCALAR_OPERATORS(*)
+LATHE_SCALAR_OPERATORS(/)
+LATHE_SCALAR_OPERATORS(<)
+LATHE_SCALAR_OPERATORS(<=)
+LATHE_SCALAR_OPERATORS(>)
+LATHE_SCALAR_OPERATORS(>=)
+LATHE_SCALAR_OPERATORS(==)
+LATHE_SCALAR_OPERATORS(!=)
+#undef LATHE_SCALAR_OPERATORS
+
+std::string shape_to_string(const Shape& shape);
+
+namespace detail {
+Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape shape);
+std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* what);
+}  // namespace detail
+
+template <class T>
+Tensor Tensor::from_vector(const std::vector<T>& data, Shape shape) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    return detail::tensor_from_bytes(bytes.data(), bytes.size(), dtypes::bool_, std::move(shape));
+  } else {
+    return detail::tensor_from_bytes(data.data(), data.size() * sizeof(T), dtype_of<T>(), std::move(shape));
+  }
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  std::vector<uint8_t> bytes = detail::tensor_bytes(*this, dtype_of<T>(), "to_vector");
+  std::vector<T> out(bytes.size() / sizeof(T));
+  if constexpr (std::is_same_v<T, bool>) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = bytes[i] != 0;
+  } else if (!out.empty()) {
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+  }
+  return out;
+}
+
+template <class T>
+T Tensor::item() const {
+  if (numel() != 1) throw ShapeError("item() of a tensor of shape " + shape_to_string(shape_) + " (needs one element)");
+  return to_vector<T>()[0];
+}
+
+}  // namespace lathe

@@ -1,0 +1,106 @@
+#include "device/allocator.hpp"
+
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+#include "lathe/device.hpp"
+
+namespace lathe::detail {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t rounded(size_t nbytes) { return (nbytes + kAlign - 1) / kAlign * kAlign + (nbytes == 0 ? kAlign : 0); }
+
+struct Pool {
+  std::mutex mu;
+  // Most recently freed at the front; the index finds a block of a size.
+  std::list<std::pair<size_t, void*>> lru;
+  std::unordered_multimap<size_t, std::list<std::pair<size_t, void*>>::iterator> by_size;
+  size_t pooled = 0;
+  size_t limit = 0;
+  AllocatorStats stats;
+
+  Pool() {
+    const char* mb = std::getenv("LATHE_POOL_MB");
+    limit = (mb ? std::strtoull(mb, nullptr, 10) : 2048) << 20;
+  }
+  void evict_to(size_t target) {
+    while (pooled > target && !lru.empty()) {
+      auto [size, ptr] = lru.back();
+      auto range = by_size.equal_range(size);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (it->second == std::prev(lru.end())) {
+          by_size.erase(it);
+          break;
+        }
+      }
+      lru.pop_back();
+      pooled -= size;
+      std::free(ptr);
+    }
+  }
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;  // outlives static buffers released at exit
+  return *p;
+}
+
+}  // namespace
+
+void* host_alloc(size_t nbytes) {
+  size_t size = rounded(nbytes);
+  Pool& p = pool();
+  {
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (auto it = p.by_size.find(size); it != p.by_size.end()) {
+      void* ptr = it->second->second;
+      p.lru.erase(it->second);
+      p.by_size.erase(it);
+      p.pooled -= size;
+      ++p.stats.reuses;
+      return ptr;
+    }
+    ++p.stats.allocations;
+  }
+  void* ptr = std::aligned_alloc(kAlign, size);
+  if (!ptr) throw std::bad_alloc();
+  return ptr;
+}
+
+void host_free(void* ptr, size_t nbytes) {
+  if (!ptr) return;
+  size_t size = rounded(nbytes);
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (size > p.limit) {
+    std::free(ptr);
+    return;
+  }
+  p.lru.emplace_front(size, ptr);
+  p.by_size.emplace(size, p.lru.begin());
+  p.pooled += size;
+  p.evict_to(p.limit);
+}
+
+void host_pool_trim() {
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.evict_to(0);
+}
+
+}  // namespace lathe::detail
+
+namespace lathe {
+AllocatorStats allocator_stats() {
+  auto& p = detail::pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  AllocatorStats s = p.stats;
+  s.pooled_bytes = p.pooled;
+  return s;
+}
+}  // namespace lathe

@@ -1,0 +1,203 @@
+#include "device/cpu/c_compiler.hpp"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "device/thread_pool.hpp"
+#include "lathe/error.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace lathe {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'A', 'T', 'H', 'E', 'S', 'O', '1'};
+
+std::string run_capture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "cannot start: " + cmd;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  status = pclose(p);
+  return out;
+}
+
+bool on_path(const std::string& exe) {
+  int status;
+  run_capture("command -v " + exe + " >/dev/null 2>&1", status);
+  return status == 0;
+}
+
+std::string hex(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+bool read_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out.assign(std::istreambuf_iterator<char>(f), {});
+  return true;
+}
+
+void mkdirs(const std::string& dir) {
+  for (size_t i = 1; i <= dir.size(); ++i)
+    if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
+}
+
+// Cache entries are magic, an xxh64 of the payload, then the payload; anything else is ignored.
+bool load_cached(const std::string& path, std::vector<uint8_t>& bytes) {
+  std::vector<uint8_t> raw;
+  if (!read_file(path, raw) || raw.size() < 16 || std::memcmp(raw.data(), kMagic, 8) != 0) return false;
+  uint64_t sum;
+  std::memcpy(&sum, raw.data() + 8, 8);
+  if (XXH3_64bits(raw.data() + 16, raw.size() - 16) != sum) return false;
+  bytes.assign(raw.begin() + 16, raw.end());
+  return true;
+}
+
+void store_cached(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
+    f.write(kMagic, 8);
+    f.write(reinterpret_cast<const char*>(&sum), 8);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) return;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+using KernelFn = void (*)(void**, const long long*);
+
+class CpuProgram : public Program {
+ public:
+  CpuProgram(void* handle, KernelFn fn, size_t num_vals, bool threaded)
+      : handle_(handle), fn_(fn), num_vals_(num_vals), threaded_(threaded) {}
+  ~CpuProgram() override { dlclose(handle_); }
+
+  void execute(void* const* buffers, const int64_t* vals, const LaunchSize& global,
+               const std::optional<LaunchSize>&) const override {
+    void** bufs = const_cast<void**>(buffers);
+    const auto* v = reinterpret_cast<const long long*>(vals);
+    if (!threaded_ || global[0] <= 1) {
+      if (!threaded_) return fn_(bufs, v);
+      std::vector<long long> own(v, v + num_vals_);
+      own.back() = 0;
+      return fn_(bufs, own.data());
+    }
+    detail::parallel_for(global[0], [&](size_t core) {
+      long long local[64];
+      std::memcpy(local, v, (num_vals_ - 1) * sizeof(long long));
+      local[num_vals_ - 1] = static_cast<long long>(core);
+      fn_(bufs, local);
+    });
+  }
+
+ private:
+  void* handle_;
+  KernelFn fn_;
+  size_t num_vals_;
+  bool threaded_;
+};
+
+}  // namespace
+
+std::string cache_dir() {
+  if (const char* d = std::getenv("LATHE_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/lathe";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/lathe";
+  return "";
+}
+
+const CCompiler& CCompiler::get() {
+  static const CCompiler c;
+  return c;
+}
+
+CCompiler::CCompiler() {
+  if (const char* cc = std::getenv("LATHE_CC"); cc && *cc) path_ = cc;
+  else path_ = on_path("clang") ? "clang" : "cc";
+  flags_ = "-x c -std=gnu11 -O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=fast "
+           "-fno-signed-zeros -fno-trapping-math -fassociative-math -Wno-everything";
+  int status;
+  std::string version = run_capture(path_ + " --version 2>&1", status);
+  if (status != 0) throw CompileError("the C compiler '" + path_ + "' does not run: " + version);
+  identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_;
+}
+
+CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
+  std::string key = hex(XXH3_64bits((identity_ + "\n" + spec.src).data(), identity_.size() + 1 + spec.src.size()));
+  std::string dir = cache_dir();
+  std::string cached = dir.empty() ? "" : dir + "/kernels/" + key + ".so";
+  std::vector<uint8_t> bytes;
+  if (!cached.empty() && load_cached(cached, bytes)) return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+
+  char tmpl[] = "/tmp/lathe-cc-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw CompileError(std::string("cannot make a temporary directory: ") + std::strerror(errno));
+  std::string work = tmpl, src_path = work + "/k.c", so_path = work + "/k.so";
+  {
+    std::ofstream f(src_path);
+    f << spec.src;
+  }
+  int status;
+  std::string out = run_capture(path_ + " " + flags_ + " -o " + so_path + " " + src_path + " -lm 2>&1", status);
+  bool ok = status == 0 && read_file(so_path, bytes);
+  std::remove(src_path.c_str());
+  std::remove(so_path.c_str());
+  ::rmdir(work.c_str());
+  if (!ok) throw CompileError("compiling kernel " + spec.name + " with " + path_ + " failed:\n" + out + "\nsource:\n" + spec.src);
+  if (!cached.empty()) {
+    mkdirs(dir + "/kernels");
+    store_cached(cached, bytes);
+  }
+  return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+}
+
+std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded) {
+  int fd = ::memfd_create(compiled.name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) throw CompileError(std::string("memfd_create failed: ") + std::strerror(errno));
+  size_t done = 0;
+  while (done < compiled.bytes.size()) {
+    ssize_t n = ::write(fd, compiled.bytes.data() + done, compiled.bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw CompileError("cannot write kernel " + compiled.name + " to memory");
+    }
+    done += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ::close(fd);
+  if (!handle) throw CompileError("cannot load kernel " + compiled.name + ": " + ::dlerror());
+  auto fn = reinterpret_cast<KernelFn>(::dlsym(handle, compiled.name.c_str()));
+  if (!fn) {
+    ::dlclose(handle);
+    throw CompileError("kernel " + compiled.name + " has no entry point of that name");
+  }
+  if (threaded && (num_vals == 0 || num_vals > 64)) {
+    ::dlclose(handle);
+    throw InternalError("threaded kernel " + compiled.name + " with " + std::to_string(num_vals) + " values");
+  }
+  return std::make_unique<CpuProgram>(handle, fn, num_vals, threaded);
+}
+
+}  // namespace lathe

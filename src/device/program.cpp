@@ -1,0 +1,49 @@
+#include "lathe/program.hpp"
+
+namespace lathe {
+
+ProgramSpec::ProgramSpec(std::string name_, std::string src_, DeviceSpec device_, UOpPtr ast_)
+    : name(std::move(name_)), src(std::move(src_)), device(std::move(device_)), ast(std::move(ast_)) {}
+
+void ProgramSpec::add_var(Variable var) { vars.push_back(std::move(var)); }
+
+void ProgramSpec::set_work_sizes(LaunchSize global, LaunchSize local) {
+  global_size = global;
+  local_size = local;
+}
+
+void ProgramSpec::set_var_names(std::vector<std::string> names) { var_names = std::move(names); }
+
+void ProgramSpec::set_buffer_metadata(std::vector<size_t> globals_, std::vector<size_t> outs_, std::vector<size_t> ins_) {
+  globals = std::move(globals_);
+  outs = std::move(outs_);
+  ins = std::move(ins_);
+  buf_count = globals.size();
+}
+
+CompiledSpec CompiledSpec::from_source(std::string name, std::string src, UOpPtr ast, size_t buf_count) {
+  return from_source_with_sizes(std::move(name), std::move(src), std::move(ast), std::nullopt, std::nullopt, buf_count);
+}
+
+CompiledSpec CompiledSpec::from_bytes(std::string name, std::vector<uint8_t> bytes, UOpPtr ast) {
+  CompiledSpec c;
+  c.name = std::move(name);
+  c.bytes = std::move(bytes);
+  c.ast = std::move(ast);
+  return c;
+}
+
+CompiledSpec CompiledSpec::from_source_with_sizes(std::string name, std::string src, UOpPtr ast,
+                                                  std::optional<LaunchSize> global_size,
+                                                  std::optional<LaunchSize> local_size, size_t buf_count) {
+  CompiledSpec c;
+  c.name = std::move(name);
+  c.src = std::move(src);
+  c.ast = std::move(ast);
+  c.global_size = global_size;
+  c.local_size = local_size;
+  c.buf_count = buf_count;
+  return c;
+}
+
+}  // namespace lathe

@@ -1,0 +1,182 @@
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "ir/eval.hpp"
+#include "runtime/plan_impl.hpp"
+
+namespace lathe {
+
+int debug_level() {
+  static const int level = [] {
+    const char* d = std::getenv("DEBUG");
+    return d ? std::atoi(d) : 0;
+  }();
+  return level;
+}
+
+void ExecutionPlan::Impl::refresh_pointers() {
+  for (PreparedOp& op : ops) {
+    auto* k = std::get_if<PreparedKernel>(&op);
+    if (!k) continue;
+    for (size_t i = 0; i < k->buffer_indices.size(); ++i)
+      k->buffer_ptrs[i] = reinterpret_cast<uintptr_t>(buffers[k->buffer_indices[i]].data());
+  }
+  needs_pointers.store(false);
+}
+
+void ExecutionPlan::Impl::refresh_values() {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto* k = std::get_if<PreparedKernel>(&ops[i]);
+    if (!k) continue;
+    const std::vector<std::string>& names = k->kernel->var_names;
+    for (size_t v = 0; v < names.size(); ++v) {
+      if (names[v] == "core_id") continue;
+      auto fixed = k->fixedvars.find(names[v]);
+      k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
+    }
+    VarValues vv(var_values.begin(), var_values.end());
+    for (auto& [name, value] : k->fixedvars) vv[name] = value;
+    for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(k->kernel->global_size[d], vv));
+  }
+}
+
+void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
+  if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
+  bool timed = profile || debug_level() >= 1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PreparedOp& op = ops[i];
+    if (const auto* k = std::get_if<PreparedKernel>(&op)) {
+      auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
+      if (!timed) continue;
+      auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+      if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed});
+      if (debug_level() >= 1)
+        std::fprintf(stderr, "lathe: %-40s %10.3f us\n", k->kernel->entry_point.c_str(), elapsed.count() / 1e3);
+    } else if (const auto* c = std::get_if<PreparedCopy>(&op)) {
+      const Buffer& src = buffers[c->src];
+      const Buffer& dst = buffers[c->dst];
+      if (src.nbytes()) std::memcpy(dst.data(), src.data(), src.nbytes());
+    } else if (const auto* f = std::get_if<PreparedCustom>(&op)) {
+      std::vector<Buffer> args;
+      for (size_t b : f->buffer_indices) args.push_back(buffers[b]);
+      f->fn(args);
+    }
+    // A PreparedBufferView shares its base's memory: nothing to run.
+  }
+}
+
+ExecutionPlan::ExecutionPlan() : impl_(std::make_unique<Impl>()) {}
+ExecutionPlan::~ExecutionPlan() = default;
+ExecutionPlan::ExecutionPlan(ExecutionPlan&&) noexcept = default;
+ExecutionPlan& ExecutionPlan::operator=(ExecutionPlan&&) noexcept = default;
+
+const Buffer* ExecutionPlan::output_buffer() const { return output_buffer_at(0); }
+
+const Buffer* ExecutionPlan::output_buffer_at(size_t position) const {
+  if (position >= impl_->outputs.size()) return nullptr;
+  return &impl_->buffers[impl_->outputs[position]];
+}
+
+std::vector<const Buffer*> ExecutionPlan::output_buffers() const {
+  std::vector<const Buffer*> out;
+  for (size_t i : impl_->outputs) out.push_back(&impl_->buffers[i]);
+  return out;
+}
+
+size_t ExecutionPlan::num_outputs() const { return impl_->outputs.size(); }
+
+const Buffer* ExecutionPlan::buffer(uint64_t ast_id) const {
+  auto it = impl_->ast_to_buffer.find(ast_id);
+  return it == impl_->ast_to_buffer.end() ? nullptr : &impl_->buffers[it->second];
+}
+
+Buffer* ExecutionPlan::buffer_mut_by_id(uint64_t ast_id) {
+  auto it = impl_->ast_to_buffer.find(ast_id);
+  return it == impl_->ast_to_buffer.end() ? nullptr : &impl_->buffers[it->second];
+}
+
+const DeviceSpec& ExecutionPlan::device() const { return impl_->device; }
+const std::vector<Buffer>& ExecutionPlan::buffers() const { return impl_->buffers; }
+std::vector<Buffer>& ExecutionPlan::buffers_mut() { return impl_->buffers; }
+
+Buffer* ExecutionPlan::buffer_at_mut(size_t index) {
+  return index < impl_->buffers.size() ? &impl_->buffers[index] : nullptr;
+}
+
+std::vector<const PreparedKernel*> ExecutionPlan::prepared_kernels() const {
+  std::vector<const PreparedKernel*> out;
+  for (const PreparedOp& op : impl_->ops)
+    if (const auto* k = std::get_if<PreparedKernel>(&op)) out.push_back(k);
+  return out;
+}
+
+const std::vector<PreparedOp>& ExecutionPlan::prepared_ops() const { return impl_->ops; }
+
+std::vector<std::reference_wrapper<const CachedKernel>> ExecutionPlan::kernels() const {
+  std::vector<std::reference_wrapper<const CachedKernel>> out;
+  for (const PreparedKernel* k : prepared_kernels()) out.emplace_back(*k->kernel);
+  return out;
+}
+
+void ExecutionPlan::execute() const { impl_->run(nullptr); }
+
+std::vector<KernelProfile> ExecutionPlan::execute_profiled() const {
+  std::vector<KernelProfile> profile;
+  impl_->run(&profile);
+  return profile;
+}
+
+namespace {
+
+// Checks every value before applying any, so a bad one leaves the plan as it was.
+void bind_vars(ExecutionPlan::Impl& impl, const std::vector<std::pair<std::string, int64_t>>& var_vals) {
+  for (const auto& [name, value] : var_vals) {
+    const RuntimeVar* var = nullptr;
+    for (const PreparedOp& op : impl.ops)
+      if (const auto* k = std::get_if<PreparedKernel>(&op))
+        for (const RuntimeVar& v : k->runtime_vars)
+          if (v.name == name) var = &v;
+    if (!var) throw Error("execute_with_vars: this plan has no variable named '" + name + "'");
+    Variable(var->name, var->min, var->max).check(value);
+  }
+  for (const auto& [name, value] : var_vals) impl.var_values[name] = value;
+  impl.refresh_values();
+}
+
+}  // namespace
+
+void ExecutionPlan::execute_with_vars(const std::vector<std::pair<std::string, int64_t>>& var_vals) {
+  bind_vars(*impl_, var_vals);
+  execute();
+}
+
+std::vector<KernelProfile> ExecutionPlan::execute_with_vars_profiled(
+    const std::vector<std::pair<std::string, int64_t>>& var_vals) {
+  bind_vars(*impl_, var_vals);
+  return execute_profiled();
+}
+
+size_t ExecutionPlan::output_buffer_idx() const { return impl_->outputs.empty() ? 0 : impl_->outputs[0]; }
+
+const std::unordered_map<uint64_t, size_t>& ExecutionPlan::ast_to_buffer_map() const { return impl_->ast_to_buffer; }
+
+void ExecutionPlan::release_intermediate_buffers(const std::function<void(uint64_t)>& remove_fn) const {
+  for (size_t i : impl_->intermediates) {
+    if (remove_fn) remove_fn(impl_->buffer_ast_ids[i]);
+    impl_->buffers[i].release();
+  }
+  impl_->needs_pointers.store(true);
+}
+
+void ExecutionPlan::release_all_buffers(const std::function<void(uint64_t)>& remove_fn) const {
+  for (size_t i = 0; i < impl_->buffers.size(); ++i) {
+    if (remove_fn) remove_fn(impl_->buffer_ast_ids[i]);
+    impl_->buffers[i].release();
+  }
+  impl_->needs_pointers.store(true);
+}
+
+}  // namespace lathe

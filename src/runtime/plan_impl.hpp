@@ -1,0 +1,33 @@
+// The inside of an ExecutionPlan, shared by the plan's methods and the builder that fills it.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "lathe/plan.hpp"
+
+namespace lathe {
+
+struct ExecutionPlan::Impl {
+  DeviceSpec device;
+  std::vector<Buffer> buffers;
+  std::vector<PreparedOp> ops;                 // in an order that respects every dependency
+  std::vector<LaunchSize> launch;              // per op: the evaluated global size of kernels
+  std::vector<size_t> outputs;                 // buffer indices, in output order
+  std::vector<size_t> intermediates;           // buffer indices only kernels of this plan touch
+  std::vector<uint64_t> buffer_ast_ids;        // per buffer: the graph node it holds
+  std::unordered_map<uint64_t, size_t> ast_to_buffer;
+  std::unordered_map<std::string, int64_t> var_values;  // current binding of every variable
+  mutable std::atomic<bool> needs_pointers{false};      // set when buffers were released
+
+  /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
+  void refresh_pointers();
+  /// Re-evaluates every kernel's launch size and positional values from var_values.
+  void refresh_values();
+  void run(std::vector<KernelProfile>* profile) const;
+};
+
+/// DEBUG level from the environment (0 when unset).
+int debug_level();
+
+}  // namespace lathe

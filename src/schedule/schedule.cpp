@@ -1,0 +1,261 @@
+#include "schedule/schedule.hpp"
+
+#include <map>
+#include <unordered_set>
+
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+UOpPtr index(int64_t v) { return UOp::index_const(v); }
+UOpPtr true_() { return UOp::const_(dtypes::bool_, true); }
+
+Shape strides_of(const Shape& shape) {
+  Shape st(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
+UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Shape& shape) {
+  Shape st = strides_of(shape);
+  UOpPtr lin = index(0);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (shape[i] != 1) lin = lin + idx[i] * st[i];
+  return lin;
+}
+
+// Lowers the tensor graph under one realized node to index arithmetic over loop ranges.
+class KernelLowering {
+ public:
+  KernelLowering(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
+                 const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs)
+      : root_(root), shapes_(shapes), realized_(realized), bufs_(bufs) {}
+
+  UOpPtr run() {
+    const Shape& shape = shapes_.at(root_.get());
+    std::vector<UOpPtr> idx;
+    for (int64_t d : shape) idx.push_back(d == 1 ? index(0) : UOp::range(index(d), next_axis_++));
+    bufs_.assign({root_});
+    UOpPtr value_node = root_->op() == Ops::CONTIGUOUS ? root_->src(0) : root_;
+    UOpPtr value = lower(value_node, idx, true_());
+    UOpPtr out = define_global(0, root_->dtype(), shape_numel(shape));
+    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out->dtype(), {out, linear_index(idx, shape)}), value});
+    return UOp::make(Ops::SINK, dtypes::void_, {store});
+  }
+
+ private:
+  static UOpPtr define_global(size_t slot, DType dt, int64_t size) {
+    return UOp::make(Ops::DEFINE_GLOBAL, dt.ptr(AddrSpace::Global, size), {}, static_cast<int64_t>(slot));
+  }
+
+  bool is_realized(const UOpPtr& u) const {
+    if (u == root_) return false;
+    auto it = realized_.find(u.get());
+    return u->op() == Ops::BUFFER || (it != realized_.end() && it->second);
+  }
+
+  size_t slot_of(const UOpPtr& u) {
+    for (size_t i = 1; i < bufs_.size(); ++i)
+      if (bufs_[i] == u) return i;
+    bufs_.push_back(u);
+    return bufs_.size() - 1;
+  }
+
+  UOpPtr lower(const UOpPtr& u, const std::vector<UOpPtr>& idx, const UOpPtr& valid) {
+    std::vector<const void*> key{u.get(), valid.get()};
+    for (const UOpPtr& i : idx) key.push_back(i.get());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOpPtr v = lower_uncached(u, idx, valid);
+    memo_.emplace(std::move(key), v);
+    return v;
+  }
+
+  UOpPtr lower_uncached(const UOpPtr& u, const std::vector<UOpPtr>& idx, const UOpPtr& valid) {
+    const Shape& shape = shapes_.at(u.get());
+    if (is_realized(u)) {
+      UOpPtr buf = define_global(slot_of(u), u->dtype(), shape_numel(shape));
+      std::vector<UOpPtr> index_src{buf, linear_index(idx, shape)};
+      if (valid != true_()) index_src.push_back(valid);
+      return UOp::make(Ops::LOAD, u->dtype(), {UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))});
+    }
+    switch (u->op()) {
+      case Ops::CONST: return u;
+      case Ops::RESHAPE: return lower(u->src(0), reshape_index(idx, shape, shapes_.at(u->src(0).get())), valid);
+      case Ops::PERMUTE: {
+        const auto& order = u->arg_as<std::vector<int64_t>>();
+        std::vector<UOpPtr> src_idx(idx.size());
+        for (size_t i = 0; i < order.size(); ++i) src_idx[order[i]] = idx[i];
+        return lower(u->src(0), src_idx, valid);
+      }
+      case Ops::EXPAND: {
+        const Shape& src_shape = shapes_.at(u->src(0).get());
+        std::vector<UOpPtr> src_idx(idx);
+        for (size_t i = 0; i < idx.size(); ++i)
+          if (src_shape[i] == 1) src_idx[i] = index(0);
+        return lower(u->src(0), src_idx, valid);
+      }
+      case Ops::SHRINK: {
+        const auto& b = u->arg_as<std::vector<int64_t>>();
+        std::vector<UOpPtr> src_idx(idx);
+        for (size_t i = 0; i < idx.size(); ++i) src_idx[i] = idx[i] + b[2 * i];
+        return lower(u->src(0), src_idx, valid);
+      }
+      case Ops::FLIP: {
+        const auto& flags = u->arg_as<std::vector<int64_t>>();
+        std::vector<UOpPtr> src_idx(idx);
+        for (size_t i = 0; i < idx.size(); ++i)
+          if (flags[i]) src_idx[i] = index(shape[i] - 1) - idx[i];
+        return lower(u->src(0), src_idx, valid);
+      }
+      case Ops::PAD: {
+        const auto& p = u->arg_as<std::vector<int64_t>>();
+        const Shape& src_shape = shapes_.at(u->src(0).get());
+        std::vector<UOpPtr> src_idx(idx);
+        UOpPtr inside = true_();
+        for (size_t i = 0; i < idx.size(); ++i) {
+          if (p[2 * i] == 0 && p[2 * i + 1] == 0) continue;
+          src_idx[i] = idx[i] - p[2 * i];
+          UOpPtr ok = logical_and(logical_not(lt(src_idx[i], 0)), lt(src_idx[i], src_shape[i]));
+          inside = inside == true_() ? ok : logical_and(inside, ok);
+        }
+        inside = simplify(inside);
+        if (inside == true_()) return lower(u->src(0), src_idx, valid);
+        UOpPtr gate = simplify(valid == true_() ? inside : logical_and(valid, inside));
+        UOpPtr pad_value = u->src(1);
+        if (gate == UOp::const_(dtypes::bool_, false)) return pad_value;
+        return where(inside, lower(u->src(0), src_idx, gate), pad_value);
+      }
+      case Ops::REDUCE_AXIS: {
+        const auto& ra = u->arg_as<ReduceArg>();
+        const Shape& src_shape = shapes_.at(u->src(0).get());
+        std::vector<UOpPtr> src_idx(idx);
+        std::vector<UOpPtr> reduce_src{nullptr};
+        for (int64_t a : ra.axes) {
+          if (src_shape[a] == 1) continue;
+          src_idx[a] = UOp::range(index(src_shape[a]), next_axis_++);
+          reduce_src.push_back(src_idx[a]);
+        }
+        reduce_src[0] = lower(u->src(0), src_idx, valid);
+        if (reduce_src.size() == 1) return reduce_src[0];
+        return UOp::make(Ops::REDUCE, u->dtype(), std::move(reduce_src), ra.op);
+      }
+      case Ops::CONTIGUOUS: return lower(u->src(0), idx, valid);
+      default: break;
+    }
+    if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) {
+      std::vector<UOpPtr> src;
+      for (const UOpPtr& s : u->src()) src.push_back(lower(s, shapes_.at(s.get()).empty() ? std::vector<UOpPtr>{} : idx, valid));
+      return UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
+    }
+    throw InternalError("the scheduler cannot lower " + to_string(*u));
+  }
+
+  static std::vector<UOpPtr> reshape_index(const std::vector<UOpPtr>& idx, const Shape& out, const Shape& in) {
+    UOpPtr flat = linear_index(idx, out);
+    Shape st = strides_of(in);
+    std::vector<UOpPtr> src_idx;
+    for (size_t j = 0; j < in.size(); ++j) src_idx.push_back(in[j] == 1 ? index(0) : simplify(idiv(flat, st[j]) % in[j]));
+    return src_idx;
+  }
+
+  UOpPtr root_;
+  const std::unordered_map<const UOp*, Shape>& shapes_;
+  const std::unordered_map<const UOp*, bool>& realized_;
+  std::vector<UOpPtr>& bufs_;
+  int64_t next_axis_ = 0;
+  std::map<std::vector<const void*>, UOpPtr> memo_;
+};
+
+// Decides the realize points beyond the obvious ones: a reduction is stored when its consumer
+// would read it again across the axes it reduced (through an EXPAND or inside another
+// reduction), or when two kernels would each compute it.
+class RealizeDecider {
+ public:
+  RealizeDecider(const std::vector<UOpPtr>& order, std::unordered_map<const UOp*, bool>& realized)
+      : order_(order), realized_(realized) {}
+
+  void run() {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const UOpPtr& r = *it;
+      if (!realized(r) || r->op() == Ops::BUFFER) continue;
+      walk_kernel(r);
+    }
+  }
+
+ private:
+  bool realized(const UOpPtr& u) const {
+    auto it = realized_.find(u.get());
+    return u->op() == Ops::BUFFER || (it != realized_.end() && it->second);
+  }
+
+  void walk_kernel(const UOpPtr& root) {
+    std::unordered_set<const void*> seen;
+    std::vector<std::pair<const UOp*, bool>> stack;
+    auto push_srcs = [&](const UOp* u, bool fusable) {
+      for (const UOpPtr& s : u->src()) stack.emplace_back(s.get(), fusable);
+    };
+    const UOp* start = root.get();
+    push_srcs(start, !(root->op() == Ops::REDUCE_AXIS));
+    while (!stack.empty()) {
+      auto [u, fusable] = stack.back();
+      stack.pop_back();
+      if (!seen.insert(reinterpret_cast<const char*>(u) + fusable).second) continue;
+      UOpPtr p = u->ptr();
+      if (realized(p)) continue;
+      if (u->op() == Ops::REDUCE_AXIS) {
+        auto [owner, inserted] = owner_.emplace(u, start);
+        if (!fusable || (!inserted && owner->second != start)) {
+          realized_[u] = true;
+          continue;
+        }
+        push_srcs(u, false);
+        continue;
+      }
+      push_srcs(u, fusable && u->op() != Ops::EXPAND);
+    }
+  }
+
+  const std::vector<UOpPtr>& order_;
+  std::unordered_map<const UOp*, bool>& realized_;
+  std::unordered_map<const UOp*, const UOp*> owner_;
+};
+
+}  // namespace
+
+UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
+                    const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs) {
+  return KernelLowering(root, shapes, realized, bufs).run();
+}
+
+Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
+  Schedule sched;
+  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  sched.shapes = graph_shapes(sink);
+  std::vector<UOpPtr> order = toposort(sink);
+  order.pop_back();  // the SINK itself
+
+  std::unordered_map<const UOp*, size_t> users;
+  for (const UOpPtr& u : order)
+    for (const UOpPtr& s : u->src()) ++users[s.get()];
+
+  std::unordered_map<const UOp*, bool> realized;
+  for (const UOpPtr& o : outputs) realized[o.get()] = true;
+  for (const UOpPtr& u : order) {
+    if (u->op() == Ops::CONTIGUOUS || (u->op() == Ops::REDUCE_AXIS && users[u.get()] > 1)) realized[u.get()] = true;
+  }
+  RealizeDecider(order, realized).run();
+
+  for (const UOpPtr& u : order) {
+    if (u->op() == Ops::BUFFER || !realized[u.get()]) continue;
+    ScheduleItem item;
+    item.ast = lower_kernel(u, sched.shapes, realized, item.bufs);
+    sched.items.push_back(std::move(item));
+  }
+  sched.outputs = outputs;
+  return sched;
+}
+
+}  // namespace lathe

@@ -1,0 +1,38 @@
+// The scheduler: turns a tensor graph into an ordered list of kernels.
+//
+// It decides which nodes are stored to buffers (realize points: the outputs, BUFFERs,
+// CONTIGUOUS, and reductions whose result is read again across the axis they reduced or from more
+// than one place), then lowers each stored node to a kernel AST: a SINK of one STORE whose value
+// reads its inputs through index arithmetic over loop RANGEs. Movement ops become that index
+// arithmetic; elementwise chains and the reductions they feed fuse into one kernel.
+#pragma once
+
+#include <vector>
+
+#include "lathe/uop.hpp"
+#include "schedule/shape.hpp"
+
+namespace lathe {
+
+struct ScheduleItem {
+  /// SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)), with DEFINE_GLOBAL k reading bufs[k].
+  UOpPtr ast;
+  /// The tensor-graph nodes whose buffers fill the kernel's slots; bufs[0] is the one written.
+  std::vector<UOpPtr> bufs;
+};
+
+struct Schedule {
+  std::vector<ScheduleItem> items;  // in an order that respects every dependency
+  std::vector<UOpPtr> outputs;      // the nodes holding each requested output, in order
+  std::unordered_map<const UOp*, Shape> shapes;
+};
+
+/// Schedules the computation of `outputs` (tensor-graph nodes).
+Schedule create_schedule(const std::vector<UOpPtr>& outputs);
+
+/// The kernel AST that stores `root`'s value, reading each node of `realized` (other than root)
+/// from a buffer. `bufs` receives the slot order. Exposed for tests of the lowering.
+UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
+                    const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs);
+
+}  // namespace lathe

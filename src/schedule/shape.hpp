@@ -1,0 +1,26 @@
+// Shapes of tensor-graph nodes, derived from their sources and movement arguments.
+//
+// Tensor-graph conventions: BUFFER's arg is {buffer id, dims...}; CONST is a scalar (shape {});
+// RESHAPE and EXPAND carry the new shape, PERMUTE the order, PAD {before0, after0, ...} with the
+// pad value as its second source, SHRINK {start0, end0, ...}, FLIP one 0/1 flag per axis;
+// REDUCE_AXIS keeps reduced axes as size 1.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+using Shape = std::vector<int64_t>;
+
+/// The shape of `u` given its sources' shapes (in source order).
+Shape node_shape(const UOp& u, const std::vector<const Shape*>& src_shapes);
+
+/// Shapes of every node under `root`.
+std::unordered_map<const UOp*, Shape> graph_shapes(const UOpPtr& root);
+
+int64_t shape_numel(const Shape& s);
+
+}  // namespace lathe

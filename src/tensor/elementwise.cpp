@@ -1,0 +1,177 @@
+// Elementwise ops, built from the ALU ops the backends implement (EXP2, LOG2, SIN, SQRT, ...).
+#include <cmath>
+#include <numbers>
+
+#include "tensor/tensor_util.hpp"
+
+namespace lathe {
+namespace {
+
+// Transcendentals of integers and bools compute in the default float type, as in tinygrad.
+Tensor as_float(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::default_float); }
+
+void require_int_or_bool(const Tensor& t, const char* op) {
+  if (!t.dtype().is_int() && !t.dtype().is_bool())
+    throw DTypeError(std::string(op) + ": needs an integer or bool tensor, not " + t.dtype().name());
+}
+
+}  // namespace
+
+Tensor Tensor::neg() const {
+  if (dtype().is_bool()) return logical_not();
+  return unary(Ops::NEG);
+}
+
+Tensor Tensor::abs() const {
+  if (dtype().is_bool() || dtype().is_unsigned()) return *this;
+  return (*this < 0).where(neg(), *this);
+}
+
+Tensor Tensor::exp() const { return (as_float(*this) * (1.0 / std::numbers::ln2)).exp2(); }
+Tensor Tensor::exp2() const { return as_float(*this).unary(Ops::EXP2); }
+Tensor Tensor::log() const { return as_float(*this).log2() * std::numbers::ln2; }
+Tensor Tensor::log2() const { return as_float(*this).unary(Ops::LOG2); }
+Tensor Tensor::sqrt() const { return as_float(*this).unary(Ops::SQRT); }
+Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
+Tensor Tensor::reciprocal() const { return as_float(*this).unary(Ops::RECIPROCAL); }
+Tensor Tensor::sin() const { return as_float(*this).unary(Ops::SIN); }
+Tensor Tensor::cos() const { return (std::numbers::pi / 2 - as_float(*this)).sin(); }
+Tensor Tensor::tan() const { return sin() / cos(); }
+
+Tensor Tensor::pow(const Tensor& exponent) const {
+  if (dtype().is_float() || exponent.dtype().is_float()) return binary(Ops::POW, exponent, "pow");
+  // Integer powers compute in float64 (exact for every result an int64 can hold up to 2^53).
+  Tensor r = cast(dtypes::float64).binary(Ops::POW, exponent.cast(dtypes::float64), "pow");
+  return r.round().cast(least_upper_dtype({dtype(), exponent.dtype()}));
+}
+
+Tensor Tensor::pow(double exponent) const {
+  if (exponent == 2.0) return *this * *this;
+  return pow(scalar_like(*this, exponent, exponent != std::floor(exponent) || dtype().is_float()));
+}
+
+Tensor Tensor::maximum(const Tensor& other) const { return binary(Ops::MAX, other, "maximum"); }
+
+Tensor Tensor::minimum(const Tensor& other) const {
+  DType dt = least_upper_dtype({dtype(), other.dtype()});
+  return (cast(dt) < other.cast(dt)).where(cast(dt), other.cast(dt));
+}
+
+Tensor Tensor::relu() const { return maximum(scalar_like(*this, 0, false)); }
+Tensor Tensor::sigmoid() const { return 1.0 / (1.0 + (-as_float(*this)).exp()); }
+Tensor Tensor::tanh() const { return 2.0 * (as_float(*this) * 2.0).sigmoid() - 1.0; }
+
+Tensor Tensor::gelu() const {
+  Tensor x = as_float(*this);
+  return 0.5 * x * (1.0 + (std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)).tanh());
+}
+
+Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
+
+// Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-symmetric.
+Tensor Tensor::erf() const {
+  Tensor x = as_float(*this);
+  Tensor ax = x.abs();
+  Tensor t = 1.0 / (1.0 + 0.3275911 * ax);
+  Tensor poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t;
+  Tensor y = 1.0 - poly * (-(ax * ax)).exp();
+  return x.sign() * y;
+}
+
+Tensor Tensor::trunc() const {
+  if (!dtype().is_float()) return *this;
+  return unary(Ops::TRUNC);
+}
+
+Tensor Tensor::floor() const {
+  if (!dtype().is_float()) return *this;
+  Tensor t = trunc();
+  return (t > *this).where(t - 1.0, t);
+}
+
+Tensor Tensor::ceil() const {
+  if (!dtype().is_float()) return *this;
+  Tensor t = trunc();
+  return (t < *this).where(t + 1.0, t);
+}
+
+Tensor Tensor::round() const {
+  if (!dtype().is_float()) return *this;
+  // Half to even: floor(x + 0.5), minus one when x sat exactly halfway and that landed on odd.
+  Tensor r = (*this + 0.5).floor();
+  Tensor halfway = (r - *this) == 0.5;
+  Tensor odd = (r - (r * 0.5).floor() * 2.0) == 1.0;
+  return halfway.logical_and(odd).where(r - 1.0, r);
+}
+
+Tensor Tensor::sign() const {
+  if (dtype().is_bool()) return *this;
+  Tensor one = scalar_like(*this, 1, false), zero = scalar_like(*this, 0, false);
+  if (dtype().is_unsigned()) return (*this > zero).where(one, zero);
+  return (*this > zero).where(one, (*this < zero).where(-one, zero));
+}
+
+Tensor Tensor::clip(double lo, double hi) const {
+  if (lo > hi) throw Error("clip: lower bound " + std::to_string(lo) + " is above upper bound " + std::to_string(hi));
+  bool f = dtype().is_float();
+  return maximum(scalar_like(*this, lo, f)).minimum(scalar_like(*this, hi, f));
+}
+
+Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
+  DType dt = least_upper_dtype({x.dtype(), y.dtype()});
+  Shape shape = detail::broadcast_shapes(detail::broadcast_shapes(shape_, x.shape(), "where"), y.shape(), "where");
+  Tensor c = detail::broadcast_to(dtype().is_bool() ? *this : *this != scalar_like(*this, 0, false), shape);
+  return detail::make_alu(Ops::WHERE, {c, detail::broadcast_to(x.cast(dt), shape), detail::broadcast_to(y.cast(dt), shape)});
+}
+
+Tensor Tensor::where(double x, double y) const {
+  bool f = x != std::floor(x) || y != std::floor(y);
+  Tensor tx(UOp::const_(f ? dtypes::default_float : dtypes::default_int, x), {});
+  Tensor ty(UOp::const_(f ? dtypes::default_float : dtypes::default_int, y), {});
+  return where(tx, ty);
+}
+
+Tensor Tensor::logical_not() const {
+  if (dtype().is_bool()) return detail::make_alu(Ops::CMPNE, {*this, detail::constant(true, dtypes::bool_, shape_)});
+  return *this == scalar_like(*this, 0, false);
+}
+
+Tensor Tensor::logical_and(const Tensor& other) const {
+  return cast(dtypes::bool_).binary(Ops::AND, other.cast(dtypes::bool_), "logical_and");
+}
+
+Tensor Tensor::logical_or(const Tensor& other) const {
+  return cast(dtypes::bool_).binary(Ops::OR, other.cast(dtypes::bool_), "logical_or");
+}
+
+Tensor Tensor::bitwise_and(const Tensor& other) const {
+  require_int_or_bool(*this, "bitwise_and");
+  require_int_or_bool(other, "bitwise_and");
+  return binary(Ops::AND, other, "bitwise_and");
+}
+
+Tensor Tensor::bitwise_or(const Tensor& other) const {
+  require_int_or_bool(*this, "bitwise_or");
+  require_int_or_bool(other, "bitwise_or");
+  return binary(Ops::OR, other, "bitwise_or");
+}
+
+Tensor Tensor::bitwise_xor(const Tensor& other) const {
+  require_int_or_bool(*this, "bitwise_xor");
+  require_int_or_bool(other, "bitwise_xor");
+  return binary(Ops::XOR, other, "bitwise_xor");
+}
+
+Tensor Tensor::lshift(int64_t bits) const {
+  if (!dtype().is_int()) throw DTypeError("lshift: needs an integer tensor, not " + dtype().name());
+  if (bits < 0 || bits >= dtype().itemsize() * 8) throw Error("lshift: shift of " + std::to_string(bits) + " bits for " + dtype().name());
+  return detail::make_alu(Ops::SHL, {*this, detail::constant(bits, dtype(), shape_)});
+}
+
+Tensor Tensor::rshift(int64_t bits) const {
+  if (!dtype().is_int()) throw DTypeError("rshift: needs an integer tensor, not " + dtype().name());
+  if (bits < 0 || bits >= dtype().itemsize() * 8) throw Error("rshift: shift of " + std::to_string(bits) + " bits for " + dtype().name());
+  return detail::make_alu(Ops::SHR, {*this, detail::constant(bits, dtype(), shape_)});
+}
+
+}  // namespace lathe

@@ -1,0 +1,339 @@
+// Movement ops: views that cost nothing until a kernel reads through them.
+#include <algorithm>
+#include <numeric>
+
+#include "tensor/tensor_util.hpp"
+
+namespace lathe {
+
+namespace detail {
+
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
+  if (axis < -ndim || axis >= ndim)
+    throw ShapeError(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for " + std::to_string(ndim) +
+                     " dimensions");
+  return axis < 0 ? axis + ndim : axis;
+}
+
+Tensor constant(ConstValue value, DType dtype, const Shape& shape) {
+  Tensor c(UOp::const_(dtype, value), {});
+  return broadcast_to(c, shape);
+}
+
+}  // namespace detail
+
+namespace {
+
+UOpPtr movement(Ops op, const Tensor& t, std::vector<int64_t> arg, std::vector<UOpPtr> extra = {}) {
+  std::vector<UOpPtr> src{t.uop()};
+  src.insert(src.end(), extra.begin(), extra.end());
+  return UOp::make(op, t.dtype(), std::move(src), std::move(arg));
+}
+
+}  // namespace
+
+Tensor Tensor::reshape(Shape shape) const {
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) throw ShapeError("reshape: more than one -1 in " + shape_to_string(shape));
+      infer = static_cast<int64_t>(i);
+    } else if (shape[i] < 0) {
+      throw ShapeError("reshape: negative dimension in " + shape_to_string(shape));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known != 0)
+      throw ShapeError("reshape: cannot infer the -1 in " + shape_to_string(shape) + " for " + shape_to_string(shape_));
+    shape[infer] = numel() / known;
+    known *= shape[infer];
+  }
+  if (known != numel())
+    throw ShapeError("reshape: cannot reshape " + shape_to_string(shape_) + " (" + std::to_string(numel()) +
+                     " elements) to " + shape_to_string(shape));
+  if (shape == shape_) return *this;
+  return Tensor(movement(Ops::RESHAPE, *this, shape), shape);
+}
+
+Tensor Tensor::permute(std::vector<int64_t> order) const {
+  if (static_cast<int64_t>(order.size()) != ndim())
+    throw ShapeError("permute: order of " + std::to_string(order.size()) + " axes for shape " + shape_to_string(shape_));
+  std::vector<bool> seen(order.size());
+  Shape out;
+  for (int64_t& a : order) {
+    a = detail::normalize_axis(a, ndim(), "permute");
+    if (seen[a]) throw ShapeError("permute: axis " + std::to_string(a) + " appears twice");
+    seen[a] = true;
+    out.push_back(shape_[a]);
+  }
+  std::vector<int64_t> identity(order.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (order == identity) return *this;
+  return Tensor(movement(Ops::PERMUTE, *this, order), out);
+}
+
+Tensor Tensor::expand(Shape shape) const {
+  if (shape.size() < shape_.size())
+    throw ShapeError("expand: cannot expand " + shape_to_string(shape_) + " to fewer dimensions " + shape_to_string(shape));
+  size_t lead = shape.size() - shape_.size();
+  Shape src(lead, 1);
+  src.insert(src.end(), shape_.begin(), shape_.end());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) shape[i] = src[i];
+    if (shape[i] != src[i] && src[i] != 1)
+      throw ShapeError("expand: cannot expand " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+    if (shape[i] < 0) throw ShapeError("expand: negative dimension in " + shape_to_string(shape));
+  }
+  Tensor r = lead ? reshape(src) : *this;
+  if (shape == src) return r;
+  return Tensor(movement(Ops::EXPAND, r, shape), shape);
+}
+
+Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, double value) const {
+  if (static_cast<int64_t>(padding.size()) != ndim())
+    throw ShapeError("pad: " + std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_to_string(shape_));
+  // Negative padding removes elements: shrink first, then pad what remains.
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  std::vector<int64_t> arg;
+  Shape out;
+  bool shrinks = false, pads = false;
+  for (size_t i = 0; i < padding.size(); ++i) {
+    auto [b, a] = padding[i];
+    int64_t start = b < 0 ? -b : 0, end = shape_[i] - (a < 0 ? -a : 0);
+    if (start > end) throw ShapeError("pad: padding removes more than axis " + std::to_string(i) + " of " + shape_to_string(shape_) + " holds");
+    keep.emplace_back(start, end);
+    shrinks |= start != 0 || end != shape_[i];
+    arg.push_back(std::max<int64_t>(b, 0));
+    arg.push_back(std::max<int64_t>(a, 0));
+    pads |= b > 0 || a > 0;
+    out.push_back(end - start + arg[arg.size() - 2] + arg.back());
+  }
+  Tensor r = shrinks ? shrink(keep) : *this;
+  if (!pads) return r;
+  return Tensor(movement(Ops::PAD, r, arg, {UOp::const_(dtype(), value)}), out);
+}
+
+Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const {
+  if (static_cast<int64_t>(bounds.size()) != ndim())
+    throw ShapeError("shrink: " + std::to_string(bounds.size()) + " (start, end) pairs for shape " + shape_to_string(shape_));
+  std::vector<int64_t> arg;
+  Shape out;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    auto [s, e] = bounds[i];
+    if (s < 0 || e > shape_[i] || s > e)
+      throw ShapeError("shrink: (" + std::to_string(s) + ", " + std::to_string(e) + ") is not within axis " +
+                       std::to_string(i) + " of " + shape_to_string(shape_));
+    arg.push_back(s);
+    arg.push_back(e);
+    out.push_back(e - s);
+  }
+  if (out == shape_) return *this;
+  return Tensor(movement(Ops::SHRINK, *this, arg), out);
+}
+
+Tensor Tensor::flip(std::vector<int64_t> axes) const {
+  std::vector<int64_t> flags(shape_.size(), 0);
+  for (int64_t a : axes) {
+    a = detail::normalize_axis(a, ndim(), "flip");
+    if (flags[a]) throw ShapeError("flip: axis " + std::to_string(a) + " appears twice");
+    flags[a] = 1;
+  }
+  if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
+  return Tensor(movement(Ops::FLIP, *this, flags), shape_);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  std::vector<int64_t> order(shape_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[detail::normalize_axis(dim0, ndim(), "transpose")], order[detail::normalize_axis(dim1, ndim(), "transpose")]);
+  return permute(order);
+}
+
+Tensor Tensor::squeeze(std::optional<int64_t> axis) const {
+  Shape out;
+  if (!axis) {
+    for (int64_t d : shape_)
+      if (d != 1) out.push_back(d);
+    return reshape(out);
+  }
+  int64_t a = detail::normalize_axis(*axis, ndim(), "squeeze");
+  if (shape_[a] != 1) return *this;
+  out = shape_;
+  out.erase(out.begin() + a);
+  return reshape(out);
+}
+
+Tensor Tensor::unsqueeze(int64_t axis) const {
+  int64_t a = detail::normalize_axis(axis, ndim() + 1, "unsqueeze");
+  Shape out = shape_;
+  out.insert(out.begin() + a, 1);
+  return reshape(out);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (ndim() == 0) return reshape({1});
+  int64_t s = detail::normalize_axis(start_dim, ndim(), "flatten"), e = detail::normalize_axis(end_dim, ndim(), "flatten");
+  if (s > e) throw ShapeError("flatten: start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim));
+  Shape out(shape_.begin(), shape_.begin() + s);
+  int64_t n = 1;
+  for (int64_t i = s; i <= e; ++i) n *= shape_[i];
+  out.push_back(n);
+  out.insert(out.end(), shape_.begin() + e + 1, shape_.end());
+  return reshape(out);
+}
+
+Tensor Tensor::slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
+  int64_t a = detail::normalize_axis(axis, ndim(), "slice");
+  if (step == 0) throw ShapeError("slice: step cannot be zero");
+  int64_t n = shape_[a];
+  if (step < 0) {
+    // x[start:stop:-k] is the flipped x sliced forward: index i maps to n - 1 - i.
+    int64_t s = start ? (*start < 0 ? *start + n : *start) : n - 1;
+    int64_t e = stop ? (*stop < 0 ? *stop + n : *stop) : -1;
+    s = std::clamp<int64_t>(s, -1, n - 1);
+    e = std::clamp<int64_t>(e, -1, n - 1);
+    return flip({a}).slice(a, n - 1 - s, n - 1 - e, -step);
+  }
+  int64_t s = start ? (*start < 0 ? *start + n : *start) : 0;
+  int64_t e = stop ? (*stop < 0 ? *stop + n : *stop) : n;
+  s = std::clamp<int64_t>(s, 0, n);
+  e = std::clamp<int64_t>(e, s, n);
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, shape_[i]);
+  b[a] = {s, e};
+  Tensor r = shrink(b);
+  if (step == 1) return r;
+  // Every step-th element: pad to a multiple of step, fold the axis into (count, step), keep column 0.
+  int64_t len = e - s, count = (len + step - 1) / step;
+  std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
+  p[a] = {0, count * step - len};
+  r = r.pad(p);
+  Shape folded = r.shape();
+  folded[a] = count;
+  folded.insert(folded.begin() + a + 1, step);
+  r = r.reshape(folded);
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t d : folded) keep.emplace_back(0, d);
+  keep[a + 1] = {0, 1};
+  Shape out = r.shape();
+  out.erase(out.begin() + a + 1);
+  return r.shrink(keep).reshape(out);
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) throw ShapeError("cat: no tensors");
+  const Tensor& first = tensors[0];
+  int64_t a = detail::normalize_axis(axis, first.ndim(), "cat");
+  std::vector<DType> dts;
+  int64_t total = 0;
+  for (const Tensor& t : tensors) {
+    bool same = t.ndim() == first.ndim();
+    for (int64_t i = 0; same && i < t.ndim(); ++i) same = i == a || t.shape()[i] == first.shape()[i];
+    if (!same)
+      throw ShapeError("cat: shape " + shape_to_string(t.shape()) + " does not match " + shape_to_string(first.shape()) +
+                       " outside axis " + std::to_string(a));
+    dts.push_back(t.dtype());
+    total += t.shape()[a];
+  }
+  DType dt = least_upper_dtype(dts);
+  // Each piece padded with zeros to the full length, then added: one fused kernel.
+  std::optional<Tensor> out;
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    p[a] = {offset, total - offset - t.shape()[a]};
+    Tensor piece = t.cast(dt).pad(p);
+    out = out ? *out + piece : piece;
+    offset += t.shape()[a];
+  }
+  return *out;
+}
+
+Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) throw ShapeError("stack: no tensors");
+  int64_t a = detail::normalize_axis(axis, tensors[0].ndim() + 1, "stack");
+  std::vector<Tensor> parts;
+  for (const Tensor& t : tensors) {
+    if (t.shape() != tensors[0].shape())
+      throw ShapeError("stack: shape " + shape_to_string(t.shape()) + " differs from " + shape_to_string(tensors[0].shape()));
+    parts.push_back(t.unsqueeze(a));
+  }
+  return cat(parts, a);
+}
+
+std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t axis) const {
+  int64_t a = detail::normalize_axis(axis, ndim(), "split");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) throw ShapeError("split: negative size");
+    total += s;
+  }
+  if (total != shape_[a])
+    throw ShapeError("split: sizes add up to " + std::to_string(total) + ", not axis " + std::to_string(a) + " of " + shape_to_string(shape_));
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (int64_t s : sizes) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, shape_[i]);
+    b[a] = {offset, offset + s};
+    out.push_back(shrink(b));
+    offset += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::split(int64_t size, int64_t axis) const {
+  if (size <= 0) throw ShapeError("split: size must be positive, got " + std::to_string(size));
+  int64_t a = detail::normalize_axis(axis, ndim(), "split");
+  std::vector<int64_t> sizes;
+  for (int64_t left = shape_[a]; left > 0; left -= size) sizes.push_back(std::min(size, left));
+  if (sizes.empty()) sizes.push_back(0);
+  return split(sizes, a);
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t axis) const {
+  if (chunks <= 0) throw ShapeError("chunk: chunks must be positive, got " + std::to_string(chunks));
+  int64_t a = detail::normalize_axis(axis, ndim(), "chunk");
+  int64_t size = std::max<int64_t>(1, (shape_[a] + chunks - 1) / chunks);
+  return split(size, a);
+}
+
+Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
+  if (static_cast<int64_t>(repeats.size()) < ndim())
+    throw ShapeError("repeat: " + std::to_string(repeats.size()) + " repeats for shape " + shape_to_string(shape_));
+  Shape base(repeats.size() - shape_.size(), 1);
+  base.insert(base.end(), shape_.begin(), shape_.end());
+  Shape interleaved, expanded, out;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    if (repeats[i] < 0) throw ShapeError("repeat: negative repeat count");
+    interleaved.insert(interleaved.end(), {1, base[i]});
+    expanded.insert(expanded.end(), {repeats[i], base[i]});
+    out.push_back(repeats[i] * base[i]);
+  }
+  return reshape(interleaved).expand(expanded).reshape(out);
+}
+
+Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
+  int64_t a = detail::normalize_axis(axis, ndim(), "gather");
+  if (index.ndim() != ndim()) throw ShapeError("gather: index of shape " + shape_to_string(index.shape()) + " for input " + shape_to_string(shape_));
+  if (!index.dtype().is_int()) throw DTypeError("gather: index must be an integer tensor, not " + index.dtype().name());
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t i = 0; i < ndim(); ++i) {
+    if (i != a && index.shape()[i] > shape_[i])
+      throw ShapeError("gather: index shape " + shape_to_string(index.shape()) + " exceeds input " + shape_to_string(shape_) + " at axis " + std::to_string(i));
+    b.emplace_back(0, i == a ? shape_[i] : index.shape()[i]);
+  }
+  int64_t n = shape_[a];
+  // out[I] = sum_k (index[I] == k) * x[I with axis a set to k]: a one-hot over a new axis a+1.
+  Tensor x = shrink(b).unsqueeze(a);
+  Tensor idx = index.cast(dtypes::int32);
+  idx = (idx < 0).where(idx + static_cast<int64_t>(n), idx).unsqueeze(a + 1);
+  Shape ar_shape(ndim() + 1, 1);
+  ar_shape[a + 1] = n;
+  Tensor positions = Tensor::arange(n).reshape(ar_shape);
+  return (idx == positions).where(x, Tensor::zeros({}, dtype())).sum({a + 1});
+}
+
+}  // namespace lathe

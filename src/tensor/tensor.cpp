@@ -1,0 +1,181 @@
+// Tensor basics: construction from data, properties, running, broadcasting and the binary
+// operators every other op is built from.
+#include "lathe/tensor.hpp"
+
+#include <sstream>
+
+#include "device/buffer_registry.hpp"
+#include "lathe/plan.hpp"
+#include "runtime/plan_builder.hpp"
+#include "schedule/schedule.hpp"
+#include "tensor/tensor_util.hpp"
+
+namespace lathe {
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+namespace detail {
+
+void check_shape(const Shape& shape, const char* op) {
+  for (int64_t d : shape)
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_to_string(shape));
+}
+
+Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape shape) {
+  check_shape(shape, "from_vector");
+  size_t n = static_cast<size_t>(shape_numel(shape));
+  if (n * static_cast<size_t>(dtype.itemsize()) != nbytes)
+    throw ShapeError("from_vector: " + std::to_string(nbytes / dtype.itemsize()) + " values cannot fill shape " +
+                     shape_to_string(shape) + " (" + std::to_string(n) + " elements)");
+  Buffer b(dtype, n);
+  b.copyin(data, nbytes);
+  return Tensor(buffer_node(b, shape), shape);
+}
+
+std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* what) {
+  bool bits_of_half = (t.dtype() == dtypes::float16 || t.dtype() == dtypes::bfloat16) && expected == dtypes::uint16;
+  bool bool_as_bytes = t.dtype() == dtypes::bool_ && expected == dtypes::uint8;
+  if (t.dtype() != expected && !bits_of_half && !bool_as_bytes)
+    throw DTypeError(std::string(what) + ": the tensor is " + t.dtype().name() + ", not " + expected.name());
+  Tensor r = t;
+  r.realize();
+  Buffer b = r.buffer();
+  std::vector<uint8_t> out(b.nbytes());
+  if (!out.empty()) b.copyout(out.data(), out.size());
+  return out;
+}
+
+}  // namespace detail
+
+Tensor::Tensor() : Tensor(UOp::const_(dtypes::float32, 0.0), {}) {}
+
+Tensor::Tensor(UOpPtr uop, Shape shape) : uop_(std::move(uop)), shape_(std::move(shape)) {
+  LATHE_CHECK(uop_ != nullptr, "Tensor of a null node");
+}
+
+Tensor Tensor::from_buffer(Buffer buffer, Shape shape) {
+  detail::check_shape(shape, "from_buffer");
+  if (static_cast<size_t>(shape_numel(shape)) != buffer.size())
+    throw ShapeError("from_buffer: a buffer of " + std::to_string(buffer.size()) + " elements cannot be viewed as " +
+                     shape_to_string(shape));
+  return Tensor(buffer_node(buffer, shape), shape);
+}
+
+int64_t Tensor::numel() const { return shape_numel(shape_); }
+
+Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uop_) : Buffer(); }
+
+bool Tensor::is_realized() const { return uop_->op() == Ops::BUFFER; }
+
+std::string Tensor::to_string() const {
+  return "Tensor(shape=" + shape_to_string(shape_) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");
+}
+
+Tensor& Tensor::realize() {
+  if (is_realized()) return *this;
+  ExecutionPlan plan = prepare();
+  plan.execute();
+  uop_ = buffer_node(*plan.output_buffer(), shape_);
+  return *this;
+}
+
+ExecutionPlan Tensor::prepare() const { return prepare({*this}); }
+
+ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) {
+  std::vector<UOpPtr> roots;
+  for (const Tensor& t : outputs) roots.push_back(t.uop());
+  return PlanBuilder::build(create_schedule(roots), DeviceSpec::default_device());
+}
+
+// ---- broadcasting and binary ops ------------------------------------------------------------------
+
+namespace detail {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw ShapeError(std::string(op) + ": shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
+                       " cannot be broadcast together");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor broadcast_to(const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  Shape padded(shape.size() - t.shape().size(), 1);
+  padded.insert(padded.end(), t.shape().begin(), t.shape().end());
+  Tensor r = padded == t.shape() ? t : t.reshape(padded);
+  return r.shape() == shape ? r : r.expand(shape);
+}
+
+Tensor make_alu(Ops op, std::vector<Tensor> srcs) {
+  std::vector<UOpPtr> u;
+  for (const Tensor& t : srcs) u.push_back(t.uop());
+  return Tensor(UOp::alu(op, std::move(u)), srcs.at(op == Ops::WHERE ? 1 : 0).shape());
+}
+
+}  // namespace detail
+
+Tensor Tensor::scalar_like(const Tensor& like, double value, bool is_float) {
+  DType dt = like.dtype();
+  if (is_float && !dt.is_float()) dt = dtypes::default_float;
+  if (!is_float && dt.is_bool()) dt = dtypes::default_int;
+  return Tensor(UOp::const_(dt, value), {});
+}
+
+Tensor Tensor::binary(Ops op, const Tensor& other, const char* name) const {
+  DType dt = least_upper_dtype({dtype(), other.dtype()});
+  Shape shape = detail::broadcast_shapes(shape_, other.shape_, name);
+  Tensor a = detail::broadcast_to(cast(dt), shape);
+  Tensor b = detail::broadcast_to(other.cast(dt), shape);
+  return detail::make_alu(op, {a, b});
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.binary(Ops::ADD, b, "add"); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.binary(Ops::SUB, b, "sub"); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.binary(Ops::MUL, b, "mul"); }
+
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  // True division: integers divide as floats, as in numpy and tinygrad.
+  if (!a.dtype().is_float() && !b.dtype().is_float())
+    return a.cast(dtypes::default_float).binary(Ops::FDIV, b.cast(dtypes::default_float), "div");
+  return a.binary(Ops::FDIV, b, "div");
+}
+
+Tensor operator<(const Tensor& a, const Tensor& b) { return a.binary(Ops::CMPLT, b, "lt"); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return b.binary(Ops::CMPLT, a, "gt"); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return (a > b).logical_not(); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return (a < b).logical_not(); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return a.binary(Ops::CMPEQ, b, "eq"); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return a.binary(Ops::CMPNE, b, "ne"); }
+
+Tensor Tensor::unary(Ops op) const { return detail::make_alu(op, {*this}); }
+
+Tensor Tensor::cast(DType dt) const {
+  if (dt == dtype()) return *this;
+  if (dt.is_ptr() || dt.count() != 1 || dt == dtypes::void_ || dt == dtypes::index)
+    throw DTypeError("cast: cannot cast to " + dt.name());
+  return Tensor(lathe::cast(uop_, dt), shape_);
+}
+
+Tensor Tensor::bitcast(DType dt) const {
+  if (dt.is_ptr() || dt.count() != 1 || dt == dtypes::void_ || dt == dtypes::index)
+    throw DTypeError("bitcast: cannot bitcast to " + dt.name());
+  if (dt.itemsize() != dtype().itemsize())
+    throw DTypeError("bitcast: " + dtype().name() + " and " + dt.name() + " differ in size");
+  if (dt == dtype()) return *this;
+  return Tensor(UOp::make(Ops::BITCAST, dt, {uop_}), shape_);
+}
+
+Tensor Tensor::contiguous() const { return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop_}), shape_); }
+
+}  // namespace lathe
