@@ -1,7 +1,6 @@
 #include "device/cpu/c_compiler.hpp"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,21 +172,23 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
 }
 
 std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded) {
-  int fd = ::memfd_create(compiled.name.c_str(), MFD_CLOEXEC);
-  if (fd < 0) throw CompileError(std::string("memfd_create failed: ") + std::strerror(errno));
+  // dlopen recognises an already loaded object by its path, so every load gets a fresh file
+  // name; the file is unlinked at once (the mapping keeps the code).
+  const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  std::string path = std::string(dir) + "/lathe-kernel-XXXXXX";
+  int fd = ::mkstemp(path.data());
+  if (fd < 0) throw CompileError("cannot create a file to load kernel " + compiled.name + ": " + std::strerror(errno));
   size_t done = 0;
   while (done < compiled.bytes.size()) {
     ssize_t n = ::write(fd, compiled.bytes.data() + done, compiled.bytes.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      throw CompileError("cannot write kernel " + compiled.name + " to memory");
-    }
+    if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ::close(fd);
-  if (!handle) throw CompileError("cannot load kernel " + compiled.name + ": " + ::dlerror());
+  void* handle = done == compiled.bytes.size() ? ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  std::string why = handle ? "" : (done == compiled.bytes.size() ? ::dlerror() : "short write");
+  ::unlink(path.c_str());
+  if (!handle) throw CompileError("cannot load kernel " + compiled.name + ": " + why);
   auto fn = reinterpret_cast<KernelFn>(::dlsym(handle, compiled.name.c_str()));
   if (!fn) {
     ::dlclose(handle);

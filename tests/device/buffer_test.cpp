@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+TEST(Buffer, MemoryIsAllocatedOnFirstUseAndAligned) {
+  Buffer b(dtypes::float32, 100);
+  EXPECT_FALSE(b.is_allocated());
+  EXPECT_EQ(b.nbytes(), 400u);
+  void* p = b.data();
+  EXPECT_TRUE(b.is_allocated());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(b.data(), p);
+}
+
+TEST(Buffer, CopiesOfTheHandleShareMemory) {
+  Buffer a(dtypes::int32, 4);
+  Buffer b = a;
+  std::vector<int32_t> v{1, 2, 3, 4};
+  a.copyin(v.data(), 16);
+  EXPECT_EQ(b.to_vector<int32_t>(), v);
+  EXPECT_EQ(a.id(), b.id());
+  EXPECT_NE(Buffer(dtypes::int32, 4).id(), a.id());
+}
+
+TEST(Buffer, ViewsShareTheBaseWithoutCopying) {
+  Buffer base(dtypes::float32, 8);
+  std::vector<float> v{0, 1, 2, 3, 4, 5, 6, 7};
+  base.copyin(v.data(), v.size() * 4);
+  Buffer view = Buffer::view(base, 4 * 4, 3, dtypes::float32);
+  EXPECT_TRUE(view.is_view());
+  EXPECT_EQ(view.to_vector<float>(), (std::vector<float>{4, 5, 6}));
+  std::vector<float> w{9, 9, 9};
+  view.copyin(w.data(), 12);
+  EXPECT_EQ(base.to_vector<float>()[5], 9.0f);
+  EXPECT_EQ(static_cast<char*>(view.data()) - static_cast<char*>(base.data()), 16);
+  EXPECT_THROW(Buffer::view(base, 4 * 6, 3, dtypes::float32), Error);
+}
+
+TEST(Buffer, WrongSizesAndTypesAreRejected) {
+  Buffer b(dtypes::float32, 4);
+  std::vector<float> three{1, 2, 3};
+  try {
+    b.copyin(three.data(), 12);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("copyin of 12 bytes into a buffer of 16 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(b.to_vector<int32_t>(), DTypeError);
+  EXPECT_THROW(Buffer(dtypes::index, 4), DTypeError);
+}
+
+TEST(Buffer, ZeroSizedBuffersWork) {
+  Buffer b(dtypes::float32, 0);
+  EXPECT_NE(b.data(), nullptr);
+  EXPECT_TRUE(b.to_vector<float>().empty());
+}
+
+TEST(Allocator, FreedMemoryIsReused) {
+  size_t n = (1 << 20) + 17;  // a size no other test uses
+  void* first;
+  {
+    Buffer b(dtypes::float32, n);
+    first = b.data();
+  }
+  AllocatorStats before = allocator_stats();
+  Buffer again(dtypes::float32, n);
+  EXPECT_EQ(again.data(), first);
+  AllocatorStats after = allocator_stats();
+  EXPECT_EQ(after.reuses, before.reuses + 1);
+  EXPECT_EQ(after.allocations, before.allocations);
+}
+
+TEST(Buffer, ReleaseGivesMemoryBackAndReallocatesOnUse) {
+  Buffer b(dtypes::float32, 16);
+  b.data();
+  b.release();
+  EXPECT_FALSE(b.is_allocated());
+  EXPECT_NE(b.data(), nullptr);
+}
+
+TEST(DeviceSpec, ParsesAndRejects) {
+  EXPECT_EQ(DeviceSpec::parse("cpu").to_string(), "CPU");
+  EXPECT_EQ(DeviceSpec::parse("CUDA:1").to_string(), "CUDA:1");
+  EXPECT_EQ(DeviceSpec::parse("CUDA:1").index, 1);
+  EXPECT_THROW(DeviceSpec::parse("TPU"), Error);
+  EXPECT_THROW(DeviceSpec::parse("CUDA:x"), Error);
+}
+
+}  // namespace
+}  // namespace lathe

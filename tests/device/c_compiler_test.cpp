@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "device/cpu/c_compiler.hpp"
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+ProgramSpec add_one_kernel(const std::string& name, const std::string& salt = "") {
+  std::string src = "void " + name + "(void** bufs, const long long* vals) {\n  (void)vals; " + salt +
+                    "\n  float* out = (float*)bufs[0];\n  const float* in = (const float*)bufs[1];\n"
+                    "  for (int i = 0; i < 4; i++) out[i] = in[i] + 1.0f;\n}\n";
+  ProgramSpec p(name, src, DeviceSpec{}, UOp::index_const(0));
+  p.set_buffer_metadata({0, 1}, {0}, {1});
+  return p;
+}
+
+void run_add_one(const CompiledSpec& c) {
+  std::unique_ptr<Program> prog = load_cpu_program(c, 0, false);
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  void* bufs[2] = {out, in};
+  prog->execute(bufs, nullptr, {1, 1, 1}, std::nullopt);
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[3], 5.0f);
+}
+
+class CompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("lathe-cc-test-" + std::to_string(::getpid()));
+    old_ = std::getenv("LATHE_CACHE_DIR") ? std::getenv("LATHE_CACHE_DIR") : "";
+    setenv("LATHE_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_.empty()) unsetenv("LATHE_CACHE_DIR");
+    else setenv("LATHE_CACHE_DIR", old_.c_str(), 1);
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+  std::string old_;
+};
+
+TEST_F(CompilerTest, CompilesLoadsAndRuns) {
+  CompiledSpec c = CCompiler::get().compile(add_one_kernel("k_add_one"));
+  EXPECT_EQ(c.name, "k_add_one");
+  EXPECT_FALSE(c.bytes.empty());
+  EXPECT_FALSE(c.src.has_value());  // AOT: bytes, not source
+  run_add_one(c);
+}
+
+TEST_F(CompilerTest, BrokenSourceIsACompileErrorWithTheCompilersOutput) {
+  ProgramSpec p("k_broken", "void k_broken(void** bufs, const long long* vals) { this is not C }", DeviceSpec{},
+                UOp::index_const(0));
+  try {
+    CCompiler::get().compile(p);
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("k_broken"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("error"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CompilerTest, CorruptCacheEntryIsRebuiltNotTrusted) {
+  ProgramSpec p = add_one_kernel("k_cached", "/* corrupt-cache test */");
+  CCompiler::get().compile(p);
+  auto kernels = dir_ / "kernels";
+  ASSERT_TRUE(std::filesystem::exists(kernels));
+  size_t entries = 0;
+  for (auto& f : std::filesystem::directory_iterator(kernels)) {
+    ++entries;
+    std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << "LATHESO1garbage-that-is-not-an-elf";
+  }
+  EXPECT_EQ(entries, 1u);
+  run_add_one(CCompiler::get().compile(p));
+}
+
+TEST_F(CompilerTest, MissingEntryPointIsReported) {
+  CompiledSpec c = CCompiler::get().compile(add_one_kernel("k_real_name"));
+  c.name = "k_other_name";
+  EXPECT_THROW(load_cpu_program(c, 0, false), CompileError);
+}
+
+TEST(CompiledSpec, ConstructorsFillTheRightFields) {
+  UOpPtr ast = UOp::index_const(1);
+  CompiledSpec s = CompiledSpec::from_source("f", "ir", ast, 3);
+  EXPECT_EQ(s.src, std::optional<std::string>("ir"));
+  EXPECT_TRUE(s.bytes.empty());
+  EXPECT_EQ(s.buf_count, 3u);
+  CompiledSpec b = CompiledSpec::from_bytes("g", {1, 2, 3}, ast);
+  EXPECT_FALSE(b.src.has_value());
+  EXPECT_EQ(b.bytes.size(), 3u);
+  CompiledSpec w = CompiledSpec::from_source_with_sizes("h", "ir", ast, LaunchSize{4, 1, 1}, LaunchSize{32, 1, 1}, 2);
+  EXPECT_EQ((*w.global_size)[0], 4u);
+  EXPECT_EQ((*w.local_size)[0], 32u);
+}
+
+TEST(ProgramSpec, SettersFillTheRightFields) {
+  ProgramSpec p("k", "src", DeviceSpec::parse("CUDA:0"), UOp::index_const(1));
+  p.add_var(Variable("n", 1, 8));
+  p.set_work_sizes({2, 3, 4}, {5, 6, 7});
+  p.set_var_names({"n", "core_id"});
+  p.set_buffer_metadata({0, 1, 2}, {0}, {1, 2});
+  EXPECT_EQ(p.vars.size(), 1u);
+  EXPECT_EQ(p.vars[0].name(), "n");
+  EXPECT_EQ((*p.global_size)[2], 4u);
+  EXPECT_EQ((*p.local_size)[0], 5u);
+  EXPECT_EQ(p.var_names.back(), "core_id");
+  EXPECT_EQ(p.buf_count, 3u);
+  EXPECT_EQ(p.device.to_string(), "CUDA:0");
+}
+
+}  // namespace
+}  // namespace lathe

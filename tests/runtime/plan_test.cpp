@@ -1,0 +1,149 @@
+#include <gtest/gtest.h>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+std::vector<float> iota_data(size_t n, float start = 0) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+TEST(ExecutionPlan, PreparesWithoutRunningAndRunsManyTimesWithNewData) {
+  Tensor a = Tensor::from_vector(iota_data(6), {2, 3});
+  Tensor b = Tensor::from_vector(iota_data(3, 1), {3});
+  Tensor c = (a * b).sum({1});
+  ExecutionPlan plan = c.prepare();
+  Buffer* in = plan.buffer_mut_by_id(a.uop_id());
+  ASSERT_NE(in, nullptr);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<float> data(6);
+    for (size_t i = 0; i < 6; ++i) data[i] = static_cast<float>(round * 10 + static_cast<int>(i));
+    in->copyin(data.data(), data.size() * 4);
+    plan.execute();
+    std::vector<float> want(2, 0.0f);
+    for (int r = 0; r < 2; ++r)
+      for (int k = 0; k < 3; ++k) want[r] += data[r * 3 + k] * static_cast<float>(k + 1);
+    EXPECT_EQ(plan.output_buffer()->to_vector<float>(), want) << "round " << round;
+  }
+}
+
+TEST(ExecutionPlan, ExecuteAllocatesAndCompilesNothing) {
+  Tensor x = Tensor::rand({64, 64}, 3);
+  ExecutionPlan plan = (x.softmax(1) * 2.0f).prepare();
+  plan.execute();
+  AllocatorStats alloc = allocator_stats();
+  KernelCacheStats cache = kernel_cache_stats();
+  for (int i = 0; i < 20; ++i) plan.execute();
+  EXPECT_EQ(allocator_stats().allocations, alloc.allocations);
+  EXPECT_EQ(allocator_stats().reuses, alloc.reuses);
+  EXPECT_EQ(kernel_cache_stats().compiles, cache.compiles);
+  EXPECT_EQ(kernel_cache_stats().hits, cache.hits);
+}
+
+TEST(ExecutionPlan, PreparedKernelsDescribeTheirBuffers) {
+  Tensor x = Tensor::rand({16, 8}, 1);
+  Tensor y = x.softmax(1);
+  ExecutionPlan plan = y.prepare();
+  std::vector<const PreparedKernel*> ks = plan.prepared_kernels();
+  ASSERT_GE(ks.size(), 2u);
+  for (const PreparedKernel* k : ks) {
+    ASSERT_NE(k->kernel, nullptr);
+    EXPECT_EQ(k->buffer_indices.size(), k->kernel->globals.size());
+    EXPECT_EQ(k->buffer_ptrs.size(), k->buffer_indices.size());
+    EXPECT_EQ(k->buffer_ids.size(), k->buffer_indices.size());
+    EXPECT_EQ(k->output_indices, (std::vector<size_t>{0}));
+    EXPECT_EQ(k->vals.size(), k->kernel->var_names.size());
+    EXPECT_EQ(k->device.to_string(), "CPU");
+    for (size_t i = 0; i < k->buffer_indices.size(); ++i) {
+      const Buffer& b = plan.buffers()[k->buffer_indices[i]];
+      EXPECT_EQ(k->buffer_ptrs[i], reinterpret_cast<uintptr_t>(b.data()));
+      EXPECT_EQ(k->buffer_ids[i], b.id());
+    }
+  }
+  // Every kernel after the first depends on one that wrote what it reads.
+  for (size_t i = 1; i < ks.size(); ++i) EXPECT_FALSE(ks[i]->dependencies.empty()) << "kernel " << i;
+  EXPECT_EQ(plan.prepared_ops().size(), ks.size());
+  EXPECT_EQ(plan.kernels().size(), ks.size());
+  EXPECT_EQ(plan.output_buffer_idx(), ks.back()->buffer_indices[0]);
+}
+
+TEST(ExecutionPlan, ProfilesOneEntryPerKernel) {
+  Tensor x = Tensor::rand({32, 32}, 1);
+  ExecutionPlan plan = x.softmax(0).prepare();
+  std::vector<KernelProfile> prof = plan.execute_profiled();
+  ASSERT_EQ(prof.size(), plan.prepared_kernels().size());
+  for (size_t i = 0; i < prof.size(); ++i) {
+    EXPECT_EQ(prof[i].kernel, plan.prepared_kernels()[i]->kernel);
+    EXPECT_EQ(prof[i].device, "CPU");
+    EXPECT_EQ(prof[i].num_buffers, plan.prepared_kernels()[i]->buffer_indices.size());
+    EXPECT_GT(prof[i].elapsed.count(), 0);
+  }
+}
+
+TEST(ExecutionPlan, SeveralOutputsInOrder) {
+  Tensor x = Tensor::from_vector(iota_data(4), {4});
+  ExecutionPlan plan = Tensor::prepare({x * 2.0f, x + 1.0f, x.sum()});
+  plan.execute();
+  ASSERT_EQ(plan.num_outputs(), 3u);
+  EXPECT_EQ(plan.output_buffer_at(0)->to_vector<float>(), (std::vector<float>{0, 2, 4, 6}));
+  EXPECT_EQ(plan.output_buffer_at(1)->to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(plan.output_buffer_at(2)->to_vector<float>(), (std::vector<float>{6}));
+  EXPECT_EQ(plan.output_buffers().size(), 3u);
+  EXPECT_EQ(plan.output_buffer_at(3), nullptr);
+}
+
+TEST(ExecutionPlan, BuffersByAstIdAndIndex) {
+  Tensor x = Tensor::from_vector(iota_data(8), {8});
+  Tensor y = (x * 2.0f).contiguous() + 1.0f;
+  ExecutionPlan plan = y.prepare();
+  plan.execute();
+  EXPECT_EQ(plan.buffer(x.uop_id())->to_vector<float>(), iota_data(8));
+  EXPECT_EQ(plan.buffer(y.uop_id())->to_vector<float>()[3], 7.0f);
+  EXPECT_EQ(plan.buffer(123456789), nullptr);
+  EXPECT_EQ(plan.ast_to_buffer_map().size(), plan.buffers().size());
+  EXPECT_NE(plan.buffer_at_mut(0), nullptr);
+  EXPECT_EQ(plan.buffer_at_mut(plan.buffers().size()), nullptr);
+  EXPECT_EQ(plan.buffers_mut().size(), plan.buffers().size());
+  EXPECT_EQ(plan.device().to_string(), "CPU");
+}
+
+TEST(ExecutionPlan, ReleasedIntermediatesComeBackOnTheNextRun) {
+  Tensor x = Tensor::from_vector(iota_data(8), {8});
+  Tensor y = (x * 2.0f).contiguous() + 1.0f;
+  ExecutionPlan plan = y.prepare();
+  plan.execute();
+  std::vector<uint64_t> released;
+  plan.release_intermediate_buffers([&](uint64_t id) { released.push_back(id); });
+  EXPECT_EQ(released.size(), 1u);
+  EXPECT_TRUE(plan.output_buffer()->is_allocated());
+  plan.execute();
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>()[7], 15.0f);
+  std::vector<uint64_t> all;
+  plan.release_all_buffers([&](uint64_t id) { all.push_back(id); });
+  EXPECT_EQ(all.size(), plan.buffers().size());
+}
+
+TEST(ExecutionPlan, UnknownVariableIsAnError) {
+  Tensor x = Tensor::rand({4}, 1);
+  ExecutionPlan plan = (x + 1.0f).prepare();
+  try {
+    plan.execute_with_vars({{"nope", 3}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos);
+  }
+}
+
+TEST(ExecutionPlan, RealizeReusesPooledMemory) {
+  Tensor x = Tensor::rand({1 << 16}, 1);
+  (x * 2.0f).realize();  // warm the pool with this size
+  AllocatorStats before = allocator_stats();
+  for (int i = 0; i < 5; ++i) (x * 3.0f).realize();
+  EXPECT_EQ(allocator_stats().allocations, before.allocations);
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include "ir/toposort.hpp"
+#include "lathe/lathe.hpp"
+#include "schedule/schedule.hpp"
+
+namespace lathe {
+namespace {
+
+size_t count_ops(const UOpPtr& root, Ops op) {
+  size_t n = 0;
+  for (const UOpPtr& u : toposort(root)) n += u->op() == op;
+  return n;
+}
+
+Schedule schedule_of(const Tensor& t) { return create_schedule({t.uop()}); }
+
+TEST(Schedule, ElementwiseChainIsOneKernelReadingEachInputOnce) {
+  Tensor a = Tensor::rand({8, 8}, 1), b = Tensor::rand({8, 8}, 2), c = Tensor::rand({8}, 3);
+  Schedule s = schedule_of(((a * b + c) * 0.5f).relu());
+  ASSERT_EQ(s.items.size(), 1u);
+  const ScheduleItem& k = s.items[0];
+  EXPECT_EQ(k.bufs.size(), 4u);  // output, a, b, c
+  EXPECT_EQ(count_ops(k.ast, Ops::LOAD), 3u);
+  EXPECT_EQ(count_ops(k.ast, Ops::STORE), 1u);
+  EXPECT_EQ(count_ops(k.ast, Ops::REDUCE), 0u);
+}
+
+TEST(Schedule, MovementOpsBecomeIndexArithmeticNotCopies) {
+  Tensor x = Tensor::rand({4, 6}, 1);
+  Schedule s = schedule_of(x.permute({1, 0}).flip({0}) + 1.0f);
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(count_ops(s.items[0].ast, Ops::LOAD), 1u);
+}
+
+TEST(Schedule, ReductionFusesWhatFeedsItAndWhatFollows) {
+  Tensor a = Tensor::rand({5, 7}, 1), b = Tensor::rand({5, 7}, 2), d = Tensor::rand({5}, 3);
+  Schedule s = schedule_of((a * b + 1.0f).relu().sum({1}) * 2.0f + d);
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(count_ops(s.items[0].ast, Ops::REDUCE), 1u);
+}
+
+TEST(Schedule, SoftmaxStoresTheReductionsItReadsAcrossTheirAxis) {
+  Tensor x = Tensor::rand({4, 16}, 1);
+  Schedule s = schedule_of(x.softmax(1));
+  EXPECT_LE(s.items.size(), 3u);
+  EXPECT_GE(s.items.size(), 2u);
+}
+
+TEST(Schedule, ContiguousIsARealizePoint) {
+  Tensor x = Tensor::rand({4, 4}, 1);
+  Tensor k = (x * 2.0f).contiguous();
+  Schedule s = schedule_of(k.permute({1, 0}) + 1.0f);
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[1].bufs[1], s.items[0].bufs[0]);  // the second kernel reads what the first stored
+}
+
+TEST(Schedule, SharedReductionIsStoredOnce) {
+  Tensor x = Tensor::rand({6, 6}, 1);
+  Tensor r = x.sum({1});
+  Schedule s = schedule_of(r * 2.0f + r.exp());
+  size_t reduces = 0;
+  for (const ScheduleItem& k : s.items) reduces += count_ops(k.ast, Ops::REDUCE);
+  EXPECT_EQ(reduces, 1u);
+}
+
+TEST(Schedule, KernelsComeAfterWhatTheyRead) {
+  Tensor x = Tensor::rand({8, 8}, 1);
+  Tensor y = x.softmax(0).softmax(1);
+  Schedule s = schedule_of(y);
+  for (size_t i = 0; i < s.items.size(); ++i)
+    for (size_t slot = 1; slot < s.items[i].bufs.size(); ++slot) {
+      const UOpPtr& in = s.items[i].bufs[slot];
+      if (in->op() == Ops::BUFFER) continue;
+      bool written_before = false;
+      for (size_t j = 0; j < i; ++j) written_before |= s.items[j].bufs[0] == in;
+      EXPECT_TRUE(written_before) << "kernel " << i << " reads an intermediate no earlier kernel wrote";
+    }
+}
+
+TEST(Schedule, PaddedLoadsAreGated) {
+  Tensor x = Tensor::rand({4}, 1);
+  Schedule s = schedule_of(x.pad({{2, 3}}, 7.0));
+  ASSERT_EQ(s.items.size(), 1u);
+  bool gated = false;
+  for (const UOpPtr& u : toposort(s.items[0].ast))
+    if (u->op() == Ops::INDEX && u->src().size() == 3) gated = true;
+  EXPECT_TRUE(gated) << print_graph(s.items[0].ast);
+}
+
+TEST(Schedule, RealizedInputNeedsNoKernel) {
+  Tensor x = Tensor::rand({4}, 1);
+  Schedule s = schedule_of(x);
+  EXPECT_TRUE(s.items.empty());
+  EXPECT_EQ(s.outputs[0], x.uop());
+}
+
+}  // namespace
+}  // namespace lathe
