@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Runs lathe's benchmarks beside numpy / PyTorch and the machine's memory bandwidth, all in one
+run, and prints one table with ratios.
+
+    cmake -S . -B build -G Ninja -DLATHE_BUILD_BENCH=ON && cmake --build build --target lathe_bench
+    bash scripts/install-bench-deps.sh          # python3-numpy, python3-torch (Debian)
+    python3 bench/compare.py [--anchors ../shared/anchors] [--threads 2]
+
+The peers come from the shared anchors (bench_numpy_torch.py, stream.c). The machine is a
+shared VM whose speed drifts, so everything is measured in this one run; compare ratios, not
+numbers from another day. Missing peers are reported as such, never invented.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# lathe benchmark -> (anchor workload name, bytes per element or None, what the rate means)
+WORKLOADS = [
+    ("BM_MulAdd16M", "ew a*b+1 16M (out=)"),
+    ("BM_FusedChain16M", "ew relu(a*b+c)*.5 (out=)"),
+    ("BM_Sum16M", "sum 16M"),
+    ("BM_Softmax4096", "softmax 4096x4096"),
+    ("BM_Matmul512", "matmul 512"),
+]
+
+
+def run(cmd, env=None, cwd=None):
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, env=env, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def lathe_results(binary, threads):
+    env = dict(os.environ, LATHE_THREADS=str(threads))
+    out = run([binary, "--benchmark_format=json", "--benchmark_min_time=0.3", "--benchmark_repetitions=3",
+               "--benchmark_report_aggregates_only=true"], env=env)
+    res = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"].split("/")[0]
+        ms = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+        res[name] = {"ms": ms, "gbs": b.get("bytes_per_second", 0) / 1e9, "counters": b}
+    return res
+
+
+def anchor_results(anchors, threads):
+    py = "/usr/bin/python3"
+    try:
+        subprocess.run([py, "-c", "import numpy, torch"], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        print("numpy/torch not installed (scripts/install-bench-deps.sh): peers skipped", file=sys.stderr)
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "anchors.json")
+        only = ",".join(w[1] for w in WORKLOADS) + ",dispatch add 16"
+        run([py, os.path.join(anchors, "bench_numpy_torch.py"), "--threads", str(threads), "--lib", "both", "--reps", "5",
+             "--wait-quiet", "2", "--only", only, "--json", js])
+        with open(js) as f:
+            data = json.load(f)
+    rows = data["results"] if isinstance(data, dict) else data
+    res = {}
+    for r in rows:
+        res[(r["name"], r["lib"])] = r["med_ms"]
+    return res
+
+
+def stream_bandwidth(anchors, threads):
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "stream")
+        try:
+            run(["gcc", "-O3", "-march=native", "-fopenmp", os.path.join(anchors, "stream.c"), "-o", exe])
+        except (subprocess.CalledProcessError, FileNotFoundError):
+            return {}
+        out = run([exe, str(64 * 1024 * 1024), "5"], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    bw = {}
+    for line in out.splitlines():
+        m = re.match(r"(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+        if m:
+            bw[m.group(1)] = float(m.group(3))  # median GB/s
+    return bw
+
+
+def fmt(x, unit="ms"):
+    return "-" if x is None else (f"{x:.3f} {unit}" if x < 10 else f"{x:.1f} {unit}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bench", "lathe_bench"))
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+
+    bw = stream_bandwidth(args.anchors, args.threads)
+    lathe = lathe_results(args.binary, args.threads)
+    peers = anchor_results(args.anchors, args.threads)
+    bw2 = stream_bandwidth(args.anchors, args.threads)  # again after: the VM's speed drifts
+    add_bw = max(bw.get("add", 0), bw2.get("add", 0)) or None
+
+    print(f"# {args.threads} threads; STREAM add (median GB/s, best of before/after): {add_bw}")
+    print("| workload | lathe | lathe GB/s | % of STREAM add | numpy | torch | lathe vs numpy | lathe vs torch |")
+    print("|---|---|---|---|---|---|---|---|")
+    for bench, anchor in WORKLOADS:
+        l = lathe.get(bench)
+        if not l:
+            continue
+        n, t = peers.get((anchor, "numpy")), peers.get((anchor, "torch"))
+        gbs = l["gbs"] or None
+        pct = f"{100 * gbs / add_bw:.0f}%" if gbs and add_bw else "-"
+        vs_n = f"{n / l['ms']:.2f}x" if n else "-"
+        vs_t = f"{t / l['ms']:.2f}x" if t else "-"
+        print(f"| {bench} ({anchor}) | {fmt(l['ms'])} | {fmt(gbs, 'GB/s') if gbs else '-'} | {pct} | {fmt(n)} | {fmt(t)} | {vs_n} | {vs_t} |")
+    d = lathe.get("BM_Dispatch100Kernels")
+    if d:
+        per_kernel_us = d["ms"] * 1e3 / 100
+        n, t = peers.get(("dispatch add 16 (out=)", "numpy")), peers.get(("dispatch add 16 (out=)", "torch"))
+        print(f"| dispatch per kernel (plan of 100) | {per_kernel_us:.3f} us | | | "
+              f"{fmt(n * 1e3 if n else None, 'us')} | {fmt(t * 1e3 if t else None, 'us')} | "
+              f"{(n * 1e3 / per_kernel_us):.1f}x | {(t * 1e3 / per_kernel_us):.1f}x |" if n and t else
+              f"| dispatch per kernel (plan of 100) | {per_kernel_us:.3f} us | | | - | - | - | - |")
+    print("ratios above 1x mean lathe is faster")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+// lathe's benchmarks (Google Benchmark). bench/compare.py runs them beside numpy, PyTorch and
+// the machine's limits measured in the same run.
+#include <benchmark/benchmark.h>
+
+#include "lathe/lathe.hpp"
+
+namespace {
+
+using lathe::Tensor;
+
+// The dispatch overhead of execute(): a plan of 100 kernels over 16 floats each, so the time is
+// almost all launching. Reported per kernel.
+void BM_Dispatch100Kernels(benchmark::State& state) {
+  Tensor x = Tensor::rand({16}, 1);
+  Tensor y = x;
+  for (int i = 0; i < 100; ++i) y = (y + 1.0f).contiguous();
+  lathe::ExecutionPlan plan = y.prepare();
+  size_t kernels = plan.prepared_kernels().size();
+  if (kernels != 100) state.SkipWithError("expected a plan of 100 kernels");
+  for (auto _ : state) plan.execute();
+  state.counters["kernels"] = static_cast<double>(kernels);
+  state.counters["ns_per_kernel"] = benchmark::Counter(static_cast<double>(kernels) * state.iterations(),
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Dispatch100Kernels)->Unit(benchmark::kMicrosecond);
+
+// a*b+1 over 16M floats: 12 bytes of traffic per element (two reads, one write).
+void BM_MulAdd16M(benchmark::State& state) {
+  const int64_t n = 16 << 20;
+  Tensor a = Tensor::rand({n}, 1), b = Tensor::rand({n}, 2);
+  lathe::ExecutionPlan plan = (a * b + 1.0f).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.SetBytesProcessed(state.iterations() * n * 12);
+}
+BENCHMARK(BM_MulAdd16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// relu(a*b+c)*0.5 over 16M floats: one fused kernel, 16 bytes per element.
+void BM_FusedChain16M(benchmark::State& state) {
+  const int64_t n = 16 << 20;
+  Tensor a = Tensor::rand({n}, 1), b = Tensor::rand({n}, 2), c = Tensor::rand({n}, 3);
+  lathe::ExecutionPlan plan = ((a * b + c).relu() * 0.5f).prepare();
+  if (plan.prepared_kernels().size() != 1) state.SkipWithError("the chain did not fuse into one kernel");
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.SetBytesProcessed(state.iterations() * n * 16);
+}
+BENCHMARK(BM_FusedChain16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// sum of 16M floats: 4 bytes per element.
+void BM_Sum16M(benchmark::State& state) {
+  const int64_t n = 16 << 20;
+  Tensor a = Tensor::rand({n}, 1);
+  lathe::ExecutionPlan plan = a.sum().prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.SetBytesProcessed(state.iterations() * n * 4);
+}
+BENCHMARK(BM_Sum16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// softmax over rows of 4096x4096.
+void BM_Softmax4096(benchmark::State& state) {
+  Tensor x = Tensor::rand({4096, 4096}, 1);
+  lathe::ExecutionPlan plan = x.softmax(1).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.SetBytesProcessed(state.iterations() * 4096 * 4096 * 8);
+}
+BENCHMARK(BM_Softmax4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// 512x512 matmul: 2*n^3 FLOP.
+void BM_Matmul512(benchmark::State& state) {
+  Tensor a = Tensor::rand({512, 512}, 1), b = Tensor::rand({512, 512}, 2);
+  lathe::ExecutionPlan plan = a.matmul(b).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * 512 * 512 * 512 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Matmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
