@@ -90,14 +90,26 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   };
 
   std::set<size_t> inputs_or_outputs;
-  for (const UOpPtr& out : sched.outputs) {
-    size_t i = buffer_index(out);
-    impl.outputs.push_back(i);
-    inputs_or_outputs.insert(i);
-  }
 
   std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
   for (const ScheduleItem& item : sched.items) {
+    if (item.view_offset) {
+      size_t base = buffer_index(item.bufs[1]);
+      if (item.bufs[1]->op() == Ops::BUFFER) inputs_or_outputs.insert(base);
+      const Buffer& b = impl.buffers[base];
+      size_t n = static_cast<size_t>(shape_numel(sched.shapes.at(item.bufs[0].get())));
+      Buffer view = Buffer::view(b, static_cast<size_t>(*item.view_offset) * b.dtype().itemsize(), n, b.dtype());
+      size_t vi = impl.buffers.size();
+      impl.buffers.push_back(view);
+      impl.buffer_ast_ids.push_back(item.bufs[0]->id());
+      impl.ast_to_buffer[item.bufs[0]->id()] = vi;
+      index_of[item.bufs[0].get()] = vi;
+      PreparedBufferView op{item.bufs[0]->id(), base, vi, {}};
+      if (auto w = writer.find(base); w != writer.end()) op.dependencies.push_back(w->second);
+      impl.ops.emplace_back(op);
+      impl.launch.push_back(LaunchSize{1, 1, 1});
+      continue;
+    }
     UOpPtr ast = simplify(item.ast);
     if (debug_level() >= 3) std::fprintf(stderr, "lathe: kernel AST\n%s", print_graph(ast).c_str());
     PreparedKernel pk;
@@ -126,8 +138,13 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     impl.ops.emplace_back(std::move(pk));
     impl.launch.push_back(LaunchSize{1, 1, 1});
   }
+  for (const UOpPtr& out : sched.outputs) {
+    size_t i = buffer_index(out);
+    impl.outputs.push_back(i);
+    inputs_or_outputs.insert(i);
+  }
   for (size_t i = 0; i < impl.buffers.size(); ++i)
-    if (!inputs_or_outputs.count(i)) impl.intermediates.push_back(i);
+    if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view() && impl.buffers[i].valid()) impl.intermediates.push_back(i);
   if (debug_level() >= 2) {
     std::fprintf(stderr, "lathe: schedule of %zu kernels, %zu buffers\n", impl.ops.size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())

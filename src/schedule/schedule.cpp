@@ -223,6 +223,48 @@ class RealizeDecider {
   std::unordered_map<const UOp*, const UOp*> owner_;
 };
 
+// A node that is only reshapes and shrinks of a stored buffer, landing on a contiguous range of
+// it, needs no kernel: its buffer is a view. Returns the stored node and the element offset.
+std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
+                                                          const std::unordered_map<const UOp*, bool>& realized) {
+  std::vector<UOpPtr> chain;
+  UOpPtr u = root;
+  auto is_stored = [&](const UOpPtr& n) {
+    auto it = realized.find(n.get());
+    return n->op() == Ops::BUFFER || (n != root && it != realized.end() && it->second);
+  };
+  while (!is_stored(u)) {
+    if (u->op() != Ops::RESHAPE && u->op() != Ops::SHRINK) return std::nullopt;
+    chain.push_back(u);
+    u = u->src(0);
+  }
+  if (chain.empty()) return std::nullopt;
+  Shape shape = shapes.at(u.get());
+  Shape strides = strides_of(shape);
+  int64_t offset = 0;
+  auto contiguous = [&] {
+    Shape want = strides_of(shape);
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] != 1 && strides[i] != want[i]) return false;
+    return true;
+  };
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const auto& arg = (*it)->arg_as<std::vector<int64_t>>();
+    if ((*it)->op() == Ops::RESHAPE) {
+      if (!contiguous()) return std::nullopt;
+      shape = arg;
+      strides = strides_of(shape);
+      continue;
+    }
+    for (size_t i = 0; i < shape.size(); ++i) {
+      offset += arg[2 * i] * strides[i];
+      shape[i] = arg[2 * i + 1] - arg[2 * i];
+    }
+  }
+  if (!contiguous()) return std::nullopt;
+  return std::make_pair(u, offset);
+}
+
 }  // namespace
 
 UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
@@ -251,7 +293,12 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   for (const UOpPtr& u : order) {
     if (u->op() == Ops::BUFFER || !realized[u.get()]) continue;
     ScheduleItem item;
-    item.ast = lower_kernel(u, sched.shapes, realized, item.bufs);
+    if (auto view = contiguous_view(u, sched.shapes, realized)) {
+      item.bufs = {u, view->first};
+      item.view_offset = view->second;
+    } else {
+      item.ast = lower_kernel(u, sched.shapes, realized, item.bufs);
+    }
     sched.items.push_back(std::move(item));
   }
   sched.outputs = outputs;

@@ -7,6 +7,7 @@
 // arithmetic; elementwise chains and the reductions they feed fuse into one kernel.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "lathe/uop.hpp"
@@ -16,9 +17,13 @@ namespace lathe {
 
 struct ScheduleItem {
   /// SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)), with DEFINE_GLOBAL k reading bufs[k].
+  /// Null for a view.
   UOpPtr ast;
   /// The tensor-graph nodes whose buffers fill the kernel's slots; bufs[0] is the one written.
+  /// For a view: {the node, the node whose buffer it views}.
   std::vector<UOpPtr> bufs;
+  /// Set when bufs[0] needs no kernel: it is bufs[1]'s memory from this element on.
+  std::optional<int64_t> view_offset;
 };
 
 struct Schedule {

@@ -97,3 +97,35 @@ TEST(Schedule, RealizedInputNeedsNoKernel) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(Schedule, ContiguousReshapesAndShrinksOfABufferAreViews) {
+  Tensor x = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  Schedule s = create_schedule({x.reshape({4, 3}).shrink({{1, 3}, {0, 3}}).uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].ast, nullptr);
+  ASSERT_TRUE(s.items[0].view_offset.has_value());
+  EXPECT_EQ(*s.items[0].view_offset, 3);
+  // A column is not contiguous: it needs a kernel.
+  Schedule col = create_schedule({x.shrink({{0, 3}, {1, 2}}).uop()});
+  ASSERT_EQ(col.items.size(), 1u);
+  EXPECT_FALSE(col.items[0].view_offset.has_value());
+}
+
+TEST(ExecutionPlanViews, AViewSharesMemoryWithItsBaseAndRunsNoKernel) {
+  Tensor x = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  Tensor rows = x.shrink({{1, 3}, {0, 4}});
+  ExecutionPlan plan = rows.prepare();
+  EXPECT_TRUE(plan.prepared_kernels().empty());
+  ASSERT_EQ(plan.prepared_ops().size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<PreparedBufferView>(plan.prepared_ops()[0]));
+  plan.execute();
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>(), (std::vector<float>{4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_TRUE(plan.output_buffer()->is_view());
+  EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+}  // namespace
+}  // namespace lathe
