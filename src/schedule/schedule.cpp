@@ -1,5 +1,6 @@
 #include "schedule/schedule.hpp"
 
+#include <algorithm>
 #include <map>
 #include <unordered_set>
 
@@ -265,6 +266,58 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
   return std::make_pair(u, offset);
 }
 
+// A reduction of many elements into few outputs cannot be split across threads by its output
+// loop. It is computed in two kernels instead: partial results over P slices of the reduced
+// elements (threaded over P), then the reduction of the partials.
+constexpr int64_t kSplitMinElements = 1 << 16;
+constexpr int64_t kSplitMaxOutputs = 32;
+
+bool wants_split(const UOpPtr& u, const std::unordered_map<const UOp*, Shape>& shapes) {
+  if (u->op() != Ops::REDUCE_AXIS) return false;
+  const Shape& in = shapes.at(u->src(0).get());
+  int64_t reduced = 1;
+  for (int64_t a : u->arg_as<ReduceArg>().axes) reduced *= in[a];
+  return reduced >= kSplitMinElements && shape_numel(shapes.at(u.get())) <= kSplitMaxOutputs;
+}
+
+int64_t split_factor(int64_t reduced) {
+  for (int64_t p = 1024; p >= 16; --p)
+    if (reduced % p == 0) return p;
+  return 1;
+}
+
+UOpPtr with_shape(Ops op, const UOpPtr& src, std::vector<int64_t> arg, std::unordered_map<const UOp*, Shape>& shapes) {
+  UOpPtr n = UOp::make(op, src->dtype(), {src}, std::move(arg));
+  shapes[n.get()] = node_shape(*n, {&shapes.at(src.get())});
+  return n;
+}
+
+// Rewrites reduction `u` (shape S) as reshape(reduce_P(partials)), where partials reduces the
+// input, its reduced axes moved last and folded to (P, R/P), over the R/P part. Returns
+// {partials, replacement}, or nothing when the reduced size has no suitable factor.
+std::optional<std::pair<UOpPtr, UOpPtr>> split_reduction(const UOpPtr& u, std::unordered_map<const UOp*, Shape>& shapes) {
+  const ReduceArg& ra = u->arg_as<ReduceArg>();
+  const Shape& in = shapes.at(u->src(0).get());
+  std::vector<int64_t> order, keep_shape;
+  int64_t reduced = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+    if (std::find(ra.axes.begin(), ra.axes.end(), i) == ra.axes.end()) order.push_back(i), keep_shape.push_back(in[i]);
+  for (int64_t a : ra.axes) order.push_back(a), reduced *= in[a];
+  int64_t p = split_factor(reduced);
+  if (p == 1) return std::nullopt;
+  UOpPtr x = u->src(0);
+  if (!std::is_sorted(order.begin(), order.end())) x = with_shape(Ops::PERMUTE, x, order, shapes);
+  std::vector<int64_t> folded = keep_shape;
+  folded.insert(folded.end(), {p, reduced / p});
+  x = with_shape(Ops::RESHAPE, x, folded, shapes);
+  int64_t k = static_cast<int64_t>(keep_shape.size());
+  UOpPtr partials = UOp::make(Ops::REDUCE_AXIS, u->dtype(), {x}, ReduceArg{ra.op, {k + 1}});
+  shapes[partials.get()] = node_shape(*partials, {&shapes.at(x.get())});
+  UOpPtr total = UOp::make(Ops::REDUCE_AXIS, u->dtype(), {partials}, ReduceArg{ra.op, {k}});
+  shapes[total.get()] = node_shape(*total, {&shapes.at(partials.get())});
+  return std::make_pair(partials, with_shape(Ops::RESHAPE, total, shapes.at(u.get()), shapes));
+}
+
 }  // namespace
 
 UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
@@ -286,21 +339,33 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
   for (const UOpPtr& u : order) {
-    if (u->op() == Ops::CONTIGUOUS || (u->op() == Ops::REDUCE_AXIS && users[u.get()] > 1)) realized[u.get()] = true;
+    bool shared_reduce = u->op() == Ops::REDUCE_AXIS && users[u.get()] > 1;
+    if (u->op() == Ops::CONTIGUOUS || shared_reduce || wants_split(u, sched.shapes)) realized[u.get()] = true;
   }
   RealizeDecider(order, realized).run();
 
+  std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses
   for (const UOpPtr& u : order) {
     if (u->op() == Ops::BUFFER || !realized[u.get()]) continue;
     ScheduleItem item;
     if (auto view = contiguous_view(u, sched.shapes, realized)) {
       item.bufs = {u, view->first};
       item.view_offset = view->second;
+    } else if (auto split = wants_split(u, sched.shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
+      auto [partials, replacement] = *split;
+      keep_alive.insert(keep_alive.end(), {partials, replacement});
+      realized[partials.get()] = true;
+      ScheduleItem first;
+      first.ast = lower_kernel(partials, sched.shapes, realized, first.bufs);
+      sched.items.push_back(std::move(first));
+      item.ast = lower_kernel(replacement, sched.shapes, realized, item.bufs);
+      item.bufs[0] = u;  // the replacement computes u's value into u's buffer
     } else {
       item.ast = lower_kernel(u, sched.shapes, realized, item.bufs);
     }
     sched.items.push_back(std::move(item));
   }
+  sched.keep_alive = std::move(keep_alive);
   sched.outputs = outputs;
   return sched;
 }

@@ -30,6 +30,7 @@ struct Schedule {
   std::vector<ScheduleItem> items;  // in an order that respects every dependency
   std::vector<UOpPtr> outputs;      // the nodes holding each requested output, in order
   std::unordered_map<const UOp*, Shape> shapes;
+  std::vector<UOpPtr> keep_alive;  // nodes made while scheduling, which `shapes` refers to
 };
 
 /// Schedules the computation of `outputs` (tensor-graph nodes).

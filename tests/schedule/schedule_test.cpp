@@ -129,3 +129,36 @@ TEST(ExecutionPlanViews, AViewSharesMemoryWithItsBaseAndRunsNoKernel) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(Schedule, LargeReductionToFewOutputsSplitsIntoPartials) {
+  const int64_t n = 1 << 18;
+  std::vector<float> data(n);
+  for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(i % 7) - 3.0f;
+  Tensor x = Tensor::from_vector(data, {n});
+  Schedule s = create_schedule({x.sum().uop()});
+  size_t kernels = 0;
+  for (const ScheduleItem& item : s.items) kernels += item.ast != nullptr;
+  EXPECT_EQ(kernels, 2u);  // partial sums, then their sum (the reshape to a scalar is a view)
+  double want = 0;
+  for (float v : data) want += v;
+  EXPECT_NEAR(x.sum().item<float>(), want, 1e-3 * n);
+  // Same over one axis of a 2-D tensor with a non-trailing reduced axis.
+  Tensor y = Tensor::from_vector(data, {n / 2, 2});
+  std::vector<float> cols = y.sum({0}).to_vector<float>();
+  double c0 = 0, c1 = 0;
+  for (int64_t i = 0; i < n; ++i) (i % 2 ? c1 : c0) += data[i];
+  EXPECT_NEAR(cols[0], c0, 1e-3 * n);
+  EXPECT_NEAR(cols[1], c1, 1e-3 * n);
+  EXPECT_NEAR(y.max().item<float>(), 3.0f, 0);
+}
+
+TEST(Schedule, SmallReductionsStayOneKernel) {
+  Tensor x = Tensor::rand({1000}, 1);
+  EXPECT_EQ(create_schedule({x.sum().uop()}).items.size(), 1u);
+}
+
+}  // namespace
+}  // namespace lathe
