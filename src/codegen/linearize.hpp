@@ -23,6 +23,11 @@ struct Instr {
   UOpPtr u;
 };
 
+/// RANGE args are {axis} or {axis, kind}; an upcast range is a short loop the optimizer made
+/// to be run innermost, its reductions accumulating into arrays indexed by it.
+inline constexpr int64_t kRangeUpcast = 1;
+bool is_upcast_range(const UOp& r);
+
 /// The instructions of `sink` (a SINK of STOREs). Throws InternalError for a kernel with more
 /// than 64 ranges or a REDUCE nested in a way the loop structure cannot express.
 std::vector<Instr> linearize(const UOpPtr& sink);

@@ -103,8 +103,15 @@ class CRenderer {
         case Instr::Kind::Close: body << indent(--depth) << "}\n"; break;
         case Instr::Kind::AccInit: {
           std::string acc = "acc" + std::to_string(next_id_++);
-          names_[in.u.get()] = acc;
-          body << indent(depth) << value_type(in.u->dtype()) << " " << acc << " = " << identity(*in.u) << ";\n";
+          auto [size, flat] = upcast_index(in.u);
+          if (size == 1) {
+            names_[in.u.get()] = acc;
+            body << indent(depth) << value_type(in.u->dtype()) << " " << acc << " = " << identity(*in.u) << ";\n";
+          } else {
+            names_[in.u.get()] = acc + "[" + flat + "]";
+            body << indent(depth) << value_type(in.u->dtype()) << " " << acc << "[" << size << "];\n";
+            body << indent(depth) << "for (int i = 0; i < " << size << "; i++) " << acc << "[i] = " << identity(*in.u) << ";\n";
+          }
           break;
         }
         case Instr::Kind::Accumulate: {
@@ -135,6 +142,25 @@ class CRenderer {
 
   std::string range_name(const UOp& r) { return "ridx" + std::to_string(r.arg_as<std::vector<int64_t>>().at(0)); }
 
+  // A reduction that depends on upcast ranges keeps one accumulator per upcast position: the
+  // array's size, and the flat index of the current position.
+  std::pair<int64_t, std::string> upcast_index(const UOpPtr& red) {
+    std::vector<UOpPtr> ups;
+    for (const UOpPtr& u : toposort(red->src(0)))
+      if (is_upcast_range(*u)) ups.push_back(u);
+    std::sort(ups.begin(), ups.end(), [](const UOpPtr& a, const UOpPtr& b) {
+      return a->arg_as<std::vector<int64_t>>()[0] < b->arg_as<std::vector<int64_t>>()[0];
+    });
+    int64_t size = 1;
+    std::string flat;
+    for (const UOpPtr& r : ups) {
+      int64_t n = r->src(0)->vmax();
+      flat = flat.empty() ? range_name(*r) : "(" + flat + ") * " + std::to_string(n) + " + " + range_name(*r);
+      size *= n;
+    }
+    return {size, flat};
+  }
+
   void collect_signature() {
     std::map<int64_t, UOpPtr> globals;
     std::set<int64_t> written, read;
@@ -145,7 +171,7 @@ class CRenderer {
         for (size_t i = 1; i < u->src().size(); ++i) reduce_ranges.insert(u->src(i).get());
     }
     for (const UOpPtr& u : toposort(ast_)) {
-      if (u->op() == Ops::RANGE && opt_.threads > 1 && !reduce_ranges.count(u.get()) &&
+      if (u->op() == Ops::RANGE && opt_.threads > 1 && !reduce_ranges.count(u.get()) && !is_upcast_range(*u) &&
           (!threaded_range_ || u->arg_as<std::vector<int64_t>>()[0] < threaded_range_->arg_as<std::vector<int64_t>>()[0]))
         threaded_range_ = u;
       if (u->op() == Ops::DEFINE_GLOBAL) globals[u->arg_as<int64_t>()] = u;
@@ -329,7 +355,7 @@ int choose_threads(const UOpPtr& ast, int max_threads) {
     int64_t n = std::max<int64_t>(1, u->src(0)->vmax());
     work = work > (int64_t{1} << 40) / n ? (int64_t{1} << 40) : work * n;
     int64_t axis = u->arg_as<std::vector<int64_t>>().at(0);
-    if (!reduce_ranges.count(u.get()) && axis < outer_axis) outer_axis = axis, outer = n;
+    if (!reduce_ranges.count(u.get()) && !is_upcast_range(*u) && axis < outer_axis) outer_axis = axis, outer = n;
   }
   if (work < (int64_t{1} << 16) || outer < 2) return 1;
   return static_cast<int>(std::min<int64_t>(max_threads, outer));
