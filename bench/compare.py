@@ -20,7 +20,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# lathe benchmark -> (anchor workload name, bytes per element or None, what the rate means)
+# lathe benchmark -> the anchor workload (bench_numpy_torch.py's name) it is compared with
 WORKLOADS = [
     ("BM_MulAdd16M", "ew a*b+1 16M (out=)"),
     ("BM_FusedChain16M", "ew relu(a*b+c)*.5 (out=)"),

@@ -35,9 +35,9 @@ struct KernelKey {
   friend bool operator==(const KernelKey&, const KernelKey&) = default;
 };
 
-/// The cached kernel for `key`, compiling it with `compile_fn` on first request. Requests that
-/// race for one key wait for a single compile; a failed compile throws to every waiter and is
-/// not cached.
+/// The cached kernel for `key` (which names `device`), compiling it with `compile_fn` on first
+/// request. Requests that race for one key wait for a single compile. A failed compile throws to
+/// the request that ran it and is not cached; requests that were waiting then compile again.
 std::shared_ptr<CachedKernel> get_or_compile_kernel(const KernelKey& key, const std::string& device,
                                                     const std::function<std::shared_ptr<CachedKernel>()>& compile_fn);
 

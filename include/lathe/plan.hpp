@@ -1,5 +1,6 @@
 // ExecutionPlan: prepare once, execute many. A plan owns its buffers and prepared operations;
-// execute() runs them in dependency order, allocating and compiling nothing.
+// execute() runs them in dependency order, allocating and compiling nothing (the one exception:
+// the first run after release_*_buffers allocates the released memory again).
 #pragma once
 
 #include <chrono>

@@ -29,7 +29,7 @@ inline constexpr int64_t kRangeUpcast = 1;
 bool is_upcast_range(const UOp& r);
 
 /// The instructions of `sink` (a SINK of STOREs). Throws InternalError for a kernel with more
-/// than 64 ranges or a REDUCE nested in a way the loop structure cannot express.
+/// than 64 ranges.
 std::vector<Instr> linearize(const UOpPtr& sink);
 
 }  // namespace lathe

@@ -144,10 +144,14 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     impl.outputs.push_back(i);
     inputs_or_outputs.insert(i);
   }
+  // A buffer that an output (or input) views is kept with it, never released as an intermediate.
+  for (const PreparedOp& op : impl.ops)
+    if (const auto* v = std::get_if<PreparedBufferView>(&op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
-    if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view() && impl.buffers[i].valid()) impl.intermediates.push_back(i);
+    if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   if (debug_level() >= 2) {
-    std::fprintf(stderr, "lathe: schedule of %zu kernels, %zu buffers\n", impl.ops.size(), impl.buffers.size());
+    std::fprintf(stderr, "lathe: schedule of %zu kernels, %zu views, %zu buffers\n", plan.prepared_kernels().size(),
+                 impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())
       std::fprintf(stderr, "  %s (%zu buffers)\n", k->kernel->entry_point.c_str(), k->buffer_indices.size());
   }

@@ -97,11 +97,15 @@ Tensor Tensor::ceil() const {
 
 Tensor Tensor::round() const {
   if (!dtype().is_float()) return *this;
-  // Half to even: floor(x + 0.5), minus one when x sat exactly halfway and that landed on odd.
-  Tensor r = (*this + 0.5).floor();
-  Tensor halfway = (r - *this) == 0.5;
-  Tensor odd = (r - (r * 0.5).floor() * 2.0) == 1.0;
-  return halfway.logical_and(odd).where(r - 1.0, r);
+  // Half to even, from the truncation t and the fraction d = x - t (both exact in floating point;
+  // x + 0.5 is not, once x needs every bit of the significand): move t one step away from zero
+  // when |d| > 0.5, or when |d| == 0.5 and t is odd.
+  Tensor t = trunc();
+  Tensor d = *this - t;
+  Tensor ad = d.abs();
+  Tensor odd = (t * 0.5).trunc() * 2.0 != t;
+  Tensor away = (ad > 0.5).logical_or((ad == 0.5).logical_and(odd));
+  return away.where(t + d.sign(), t);
 }
 
 Tensor Tensor::sign() const {

@@ -2,10 +2,25 @@
 // special kernel: each is movement, elementwise and reduce ops the scheduler fuses.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
+namespace {
+
+// Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
+// done there too, or int8 * int8 wraps before the wide accumulation sees it.
+std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
+  DType dt = least_upper_dtype({a.dtype(), b.dtype()});
+  if (dt.is_bool() || (dt.is_int() && dt.itemsize() < 4)) {
+    DType acc = dt.is_unsigned() ? dtypes::uint32 : dtypes::int32;
+    return {a.cast(acc), b.cast(acc)};
+  }
+  return {a, b};
+}
+
+}  // namespace
 
 Tensor Tensor::matmul(const Tensor& other) const {
   if (ndim() == 0 || other.ndim() == 0)
@@ -15,6 +30,7 @@ Tensor Tensor::matmul(const Tensor& other) const {
   int64_t k = a.shape().back();
   if (b.shape()[b.ndim() - 2] != k)
     throw ShapeError("matmul: inner dimensions differ: " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()));
+  std::tie(a, b) = widen_for_products(a, b);
   // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);
   Tensor r = prod.sum({-1});
@@ -87,6 +103,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   int64_t oh = win.shape()[2], ow = win.shape()[3], k = win.shape()[4], og = o / groups;
   Tensor xw = win.reshape({n, groups, 1, cg, oh, ow, k});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, k});
+  std::tie(xw, ww) = widen_for_products(xw, ww);
   Tensor out = (xw * ww).sum({3, 6}).reshape({n, o, oh, ow});
   if (bias) {
     if (bias->shape() != Shape{o}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");

@@ -58,7 +58,8 @@ Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const {
 
 Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
   if (dtype().is_bool()) return all(std::move(axes), keepdim);
-  if (dtype().is_unsigned()) {
+  if (dtype().is_int()) {
+    // ~x reverses the order of every integer type without overflow (-x wraps at the signed minimum).
     Tensor ones = scalar_like(*this, -1, false);  // all bits set
     return bitwise_xor(ones).max(std::move(axes), keepdim).bitwise_xor(ones);
   }
@@ -99,7 +100,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
 
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   if (dtype().is_bool()) return logical_not().argmax(axis, keepdim);
-  if (dtype().is_unsigned()) return bitwise_xor(scalar_like(*this, -1, false)).argmax(axis, keepdim);
+  if (dtype().is_int()) return bitwise_xor(scalar_like(*this, -1, false)).argmax(axis, keepdim);  // ~x: no overflow
   return neg().argmax(axis, keepdim);
 }
 

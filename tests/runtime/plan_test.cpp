@@ -147,3 +147,22 @@ TEST(ExecutionPlan, RealizeReusesPooledMemory) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(ExecutionPlan, ReleasingIntermediatesKeepsTheMemoryAnOutputViews) {
+  // A large sum splits into partials and a reduce whose result the scalar output views.
+  const int64_t n = 1 << 18;
+  Tensor x = Tensor::ones({n}).contiguous();
+  ExecutionPlan plan = x.sum().prepare();
+  plan.execute();
+  plan.release_intermediate_buffers({});
+  EXPECT_TRUE(plan.output_buffer()->is_allocated());
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>()[0], static_cast<float>(n));
+  plan.execute();
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>()[0], static_cast<float>(n));
+}
+
+}  // namespace
+}  // namespace lathe

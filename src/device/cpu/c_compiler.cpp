@@ -60,7 +60,7 @@ void mkdirs(const std::string& dir) {
     if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
 }
 
-// Cache entries are magic, an xxh64 of the payload, then the payload; anything else is ignored.
+// Cache entries are magic, an XXH3-64 of the payload, then the payload; anything else is ignored.
 bool load_cached(const std::string& path, std::vector<uint8_t>& bytes) {
   std::vector<uint8_t> raw;
   if (!read_file(path, raw) || raw.size() < 16 || std::memcmp(raw.data(), kMagic, 8) != 0) return false;
