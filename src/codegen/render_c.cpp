@@ -15,7 +15,7 @@
 namespace lathe {
 namespace {
 
-constexpr const char* kPrelude = R"(#include <math.h>
+constexpr const char* kPrelude = R"PRELUDE(#include <math.h>
 typedef unsigned short lathe_bf16;
 static inline float lathe_bf16_to_f32(lathe_bf16 b) { union { unsigned int u; float f; } v; v.u = (unsigned int)b << 16; return v.f; }
 static inline lathe_bf16 lathe_f32_to_bf16(float f) {
@@ -26,7 +26,17 @@ static inline lathe_bf16 lathe_f32_to_bf16(float f) {
 }
 /* float exp2, log2 and sin written out (Cephes polynomials, branch-free) so that loops over
    them vectorize; libm's scalar calls do not. exp2: < 1 ulp; log2, sin: ~1e-7 absolute. */
-static inline float lathe_exp2f(float x) {
+#ifdef __clang__
+#define LATHE_EXACT_FP_BEGIN _Pragma("clang fp reassociate(off)")
+#define LATHE_EXACT_FP_ATTR
+#else
+#define LATHE_EXACT_FP_BEGIN
+#define LATHE_EXACT_FP_ATTR __attribute__((optimize("no-associative-math")))
+#endif
+/* exp2 scales by 2^n in two steps so that both halves stay representable; regrouping those
+   multiplies (allowed by -fassociative-math) would overflow at 2^128, so it is switched off here. */
+static inline LATHE_EXACT_FP_ATTR float lathe_exp2f(float x) {
+  LATHE_EXACT_FP_BEGIN
   float xc = x < -150.0f ? -150.0f : (x > 128.0f ? 128.0f : x);
   float n = __builtin_rintf(xc);
   float f = xc - n;
@@ -75,7 +85,7 @@ static inline float lathe_sinf(float x) {
   b.f = x;
   return (b.u & 0x7f800000u) == 0x7f800000u ? __builtin_nanf("") : ((q & 2) ? -v : v);
 }
-)";
+)PRELUDE";
 
 bool is_half(DType d) { return d.scalar() == dtypes::float16; }
 bool is_bf16(DType d) { return d.scalar() == dtypes::bfloat16; }

@@ -53,6 +53,7 @@ Tensor Tensor::pow(double exponent) const {
 Tensor Tensor::maximum(const Tensor& other) const { return binary(Ops::MAX, other, "maximum"); }
 
 Tensor Tensor::minimum(const Tensor& other) const {
+  detail::broadcast_shapes(shape_, other.shape(), "minimum");  // name this op, not the compare inside
   DType dt = least_upper_dtype({dtype(), other.dtype()});
   return (cast(dt) < other.cast(dt)).where(cast(dt), other.cast(dt));
 }

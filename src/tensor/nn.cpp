@@ -1,5 +1,6 @@
 // Compound ops: matmul, softmax, normalisation, convolution, pooling, attention. None is a
 // special kernel: each is movement, elementwise and reduce ops the scheduler fuses.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -30,6 +31,12 @@ Tensor Tensor::matmul(const Tensor& other) const {
   int64_t k = a.shape().back();
   if (b.shape()[b.ndim() - 2] != k)
     throw ShapeError("matmul: inner dimensions differ: " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()));
+  for (int64_t i = 3; i <= std::min(a.ndim(), b.ndim()); ++i) {
+    int64_t da = a.shape()[a.ndim() - i], db = b.shape()[b.ndim() - i];
+    if (da != db && da != 1 && db != 1)
+      throw ShapeError("matmul: batch dimensions of " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()) +
+                       " cannot be broadcast together");
+  }
   std::tie(a, b) = widen_for_products(a, b);
   // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);
@@ -54,6 +61,7 @@ Tensor Tensor::log_softmax(int64_t axis) const {
 }
 
 Tensor Tensor::layernorm(std::vector<int64_t> axes, double eps) const {
+  for (int64_t a : axes) detail::normalize_axis(a, ndim(), "layernorm");
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor centered = x - x.mean(axes, true);
   return centered * ((centered * centered).mean(axes, true) + eps).rsqrt();

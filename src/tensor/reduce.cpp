@@ -23,6 +23,13 @@ DType accumulate_dtype(DType dt) {
   return dt;
 }
 
+// MAX cannot reduce over nothing (it has no identity); `op` is the op the user called.
+void require_nonempty(const Shape& shape, const std::vector<int64_t>& axes, const char* op) {
+  for (int64_t a : axes)
+    if (shape[a] == 0)
+      throw ShapeError(std::string(op) + ": cannot reduce over the empty axis " + std::to_string(a) + " of " + shape_to_string(shape));
+}
+
 int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& axes) {
   int64_t n = 1;
   for (int64_t a : axes) n *= shape[a];
@@ -51,12 +58,13 @@ Tensor Tensor::prod(std::vector<int64_t> axes, bool keepdim) const {
 
 Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const {
   std::vector<int64_t> norm = normalize_axes(axes, ndim(), "max");
-  for (int64_t a : norm)
-    if (shape_[a] == 0) throw ShapeError("max: cannot reduce over the empty axis " + std::to_string(a) + " of " + shape_to_string(shape_));
+  require_nonempty(shape_, norm, "max");
   return reduce(Ops::MAX, std::move(norm), keepdim, "max");
 }
 
 Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
+  axes = normalize_axes(std::move(axes), ndim(), "min");
+  require_nonempty(shape_, axes, "min");
   if (dtype().is_bool()) return all(std::move(axes), keepdim);
   if (dtype().is_int()) {
     // ~x reverses the order of every integer type without overflow (-x wraps at the signed minimum).
@@ -81,14 +89,14 @@ Tensor Tensor::var(std::vector<int64_t> axes, bool keepdim, int64_t correction) 
 }
 
 Tensor Tensor::std(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
-  return var(std::move(axes), keepdim, correction).sqrt();
+  return var(normalize_axes(std::move(axes), ndim(), "std"), keepdim, correction).sqrt();
 }
 
 Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (!axis) return flatten().argmax(0, false).reshape(keepdim ? Shape(shape_.size(), 1) : Shape{});
   int64_t a = detail::normalize_axis(*axis, ndim(), "argmax");
   int64_t n = shape_[a];
-  if (n == 0) throw ShapeError("argmax: cannot reduce over the empty axis " + std::to_string(a) + " of " + shape_to_string(shape_));
+  require_nonempty(shape_, {a}, "argmax");
   // The first maximum: among positions equal to the max, the largest (n - i) wins.
   Shape ar(ndim(), 1);
   ar[a] = n;
@@ -99,6 +107,12 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
 }
 
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
+  if (axis) {
+    int64_t a = detail::normalize_axis(*axis, ndim(), "argmin");
+    require_nonempty(shape_, {a}, "argmin");
+  } else if (numel() == 0) {
+    throw ShapeError("argmin: cannot reduce the empty tensor of shape " + shape_to_string(shape_));
+  }
   if (dtype().is_bool()) return logical_not().argmax(axis, keepdim);
   if (dtype().is_int()) return bitwise_xor(scalar_like(*this, -1, false)).argmax(axis, keepdim);  // ~x: no overflow
   return neg().argmax(axis, keepdim);
@@ -116,7 +130,7 @@ Tensor Tensor::any(std::vector<int64_t> axes, bool keepdim) const {
 }
 
 Tensor Tensor::all(std::vector<int64_t> axes, bool keepdim) const {
-  return logical_not().any(std::move(axes), keepdim).logical_not();
+  return logical_not().any(normalize_axes(std::move(axes), ndim(), "all"), keepdim).logical_not();
 }
 
 Tensor Tensor::cumsum(int64_t axis) const {

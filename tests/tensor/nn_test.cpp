@@ -1,0 +1,503 @@
+// Compound ops against plain C++ loops: matmul (batched, broadcasting), softmax, log_softmax,
+// layernorm, conv2d (stride, padding, dilation, groups), pooling, attention; and their kernel counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::data;
+using test::f32;
+
+constexpr double kRtol = 1e-5, kAtol = 1e-5;
+
+// ---- matmul -------------------------------------------------------------------------------------
+
+/// (batch, n, k) @ (batch, k, m) for contiguous row-major data, batch given per operand (0 or 1 for
+/// broadcasting a single matrix).
+template <class T>
+std::vector<double> matmul_ref(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, bool a_batched, bool b_batched,
+                               int64_t n, int64_t k, int64_t m) {
+  std::vector<double> out;
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += double(a[(a_batched ? z * n * k : 0) + i * k + p]) * double(b[(b_batched ? z * k * m : 0) + p * m + j]);
+        out.push_back(acc);
+      }
+  return out;
+}
+
+TEST(NnMatmul, TwoD) {
+  auto a = data(12, 1), b = data(20, 2);
+  Tensor c = f32(a, {3, 4}).matmul(f32(b, {4, 5}));
+  EXPECT_EQ(c.shape(), (Shape{3, 5}));
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 3, 4, 5), kRtol, kAtol);
+}
+
+TEST(NnMatmul, VectorCases) {
+  auto a = data(4, 3), b = data(20, 4), v = data(5, 5);
+  Tensor vm = f32(a, {4}).matmul(f32(b, {4, 5}));
+  EXPECT_EQ(vm.shape(), (Shape{5}));
+  EXPECT_ALLCLOSE(vm.to_vector<float>(), matmul_ref(a, b, 1, false, false, 1, 4, 5), kRtol, kAtol);
+  Tensor mv = f32(b, {4, 5}).matmul(f32(v, {5}));
+  EXPECT_EQ(mv.shape(), (Shape{4}));
+  EXPECT_ALLCLOSE(mv.to_vector<float>(), matmul_ref(b, v, 1, false, false, 4, 5, 1), kRtol, kAtol);
+  Tensor vv = f32(v, {5}).dot(f32(v, {5}));
+  EXPECT_EQ(vv.shape(), Shape{});
+  EXPECT_ALLCLOSE(vv.to_vector<float>(), matmul_ref(v, v, 1, false, false, 1, 5, 1), kRtol, kAtol);
+}
+
+TEST(NnMatmul, Batched) {
+  auto a = data(24, 6), b = data(40, 7);
+  Tensor c = f32(a, {2, 3, 4}).matmul(f32(b, {2, 4, 5}));
+  EXPECT_EQ(c.shape(), (Shape{2, 3, 5}));
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 2, true, true, 3, 4, 5), kRtol, kAtol);
+}
+
+TEST(NnMatmul, BroadcastsBatchAxes) {
+  auto a = data(24, 8), b = data(3 * 4 * 2, 9);
+  // (2, 1, 3, 4) @ (3, 4, 2) -> (2, 3, 3, 2)
+  Tensor c = f32(a, {2, 1, 3, 4}).matmul(f32(b, {3, 4, 2}));
+  ASSERT_EQ(c.shape(), (Shape{2, 3, 3, 2}));
+  std::vector<double> ref;
+  for (int x = 0; x < 2; ++x)
+    for (int y = 0; y < 3; ++y) {
+      std::vector<float> am(a.begin() + x * 12, a.begin() + x * 12 + 12), bm(b.begin() + y * 8, b.begin() + y * 8 + 8);
+      auto r = matmul_ref(am, bm, 1, false, false, 3, 4, 2);
+      ref.insert(ref.end(), r.begin(), r.end());
+    }
+  EXPECT_ALLCLOSE(c.to_vector<float>(), ref, kRtol, kAtol);
+  std::vector<float> b0(b.begin(), b.begin() + 8);
+  Tensor d = f32(a, {2, 3, 4}).matmul(f32(b0, {4, 2}));  // one matrix against a batch
+  EXPECT_EQ(d.shape(), (Shape{2, 3, 2}));
+  EXPECT_ALLCLOSE(d.to_vector<float>(), matmul_ref(a, b0, 2, true, false, 3, 4, 2), kRtol, kAtol);
+}
+
+TEST(NnMatmul, TransposedInputs) {
+  auto a = data(12, 10), b = data(20, 11);
+  Tensor c = f32(a, {4, 3}).transpose().matmul(f32(b, {5, 4}).transpose());
+  auto at = test::permute_ref(a, {4, 3}, {1, 0}), bt = test::permute_ref(b, {5, 4}, {1, 0});
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(at, bt, 1, false, false, 3, 4, 5), kRtol, kAtol);
+}
+
+TEST(NnMatmul, SlicedAndFlippedInputs) {
+  auto a = data(30, 12), b = data(16, 13);
+  Tensor ta = f32(a, {5, 6}).slice(1, 0, 6, 2).flip({0});  // (5, 3)
+  Tensor tb = f32(b, {4, 4}).shrink({{1, 4}, {0, 4}});     // (3, 4)
+  std::vector<float> av, bv;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j) av.push_back(a[(4 - i) * 6 + 2 * j]);
+  for (int i = 1; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) bv.push_back(b[i * 4 + j]);
+  EXPECT_ALLCLOSE(ta.matmul(tb).to_vector<float>(), matmul_ref(av, bv, 1, false, false, 5, 3, 4), kRtol, kAtol);
+}
+
+TEST(NnMatmul, ExpandedInput) {
+  auto a = data(4, 14), b = data(12, 15);
+  Tensor ta = f32(a, {1, 4}).expand({3, 4});
+  std::vector<float> av;
+  for (int i = 0; i < 3; ++i) av.insert(av.end(), a.begin(), a.end());
+  EXPECT_ALLCLOSE(ta.matmul(f32(b, {4, 3})).to_vector<float>(), matmul_ref(av, b, 1, false, false, 3, 4, 3), kRtol, kAtol);
+}
+
+TEST(NnMatmul, SizeOneAndSizeZeroDims) {
+  auto a = data(4, 16), b = data(4, 17);
+  Tensor c = f32(a, {1, 4}).matmul(f32(b, {4, 1}));
+  EXPECT_EQ(c.shape(), (Shape{1, 1}));
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 1, 4, 1), kRtol, kAtol);
+  Tensor z = Tensor::ones({3, 0}).matmul(Tensor::ones({0, 2}));
+  EXPECT_EQ(z.shape(), (Shape{3, 2}));
+  EXPECT_ALLCLOSE(z.to_vector<float>(), std::vector<float>(6, 0.0f), 0, 0);
+  Tensor e = Tensor::ones({0, 3}).matmul(Tensor::ones({3, 2}));
+  EXPECT_EQ(e.shape(), (Shape{0, 2}));
+  EXPECT_TRUE(e.to_vector<float>().empty());
+}
+
+TEST(NnMatmul, Int32Exact) {
+  auto a = test::int_data<int32_t>(12, 18, -100, 100), b = test::int_data<int32_t>(8, 19, -100, 100);
+  Tensor c = Tensor::from_vector(a, {6, 2}).matmul(Tensor::from_vector(b, {2, 4}));
+  EXPECT_EQ(c.dtype(), dtypes::int32);
+  EXPECT_ALLEQUAL(c.to_vector<int32_t>(), matmul_ref(a, b, 1, false, false, 6, 2, 4));
+}
+
+TEST(NnMatmul, Int8AccumulatesInInt32) {
+  std::vector<int8_t> a(64, 100), b(64, 100);
+  Tensor c = Tensor::from_vector(a, {1, 64}).matmul(Tensor::from_vector(b, {64, 1}));
+  EXPECT_EQ(c.dtype(), dtypes::int32);
+  EXPECT_EQ(c.item<int32_t>(), 640000);
+}
+
+TEST(NnMatmul, Float64) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 12; ++i) a.push_back(1.0 / (i + 3));
+  for (int i = 0; i < 12; ++i) b.push_back(std::sqrt(i + 1.0));
+  Tensor c = Tensor::from_vector(a, {3, 4}).matmul(Tensor::from_vector(b, {4, 3}));
+  EXPECT_ALLCLOSE(c.to_vector<double>(), matmul_ref(a, b, 1, false, false, 3, 4, 3), 1e-14, 1e-14);
+}
+
+TEST(NnMatmul, Float16LooseTolerance) {
+  auto a = data(32, 20, -1, 1), b = data(32, 21, -1, 1);
+  Tensor ha = f32(a, {4, 8}).cast(dtypes::float16), hb = f32(b, {8, 4}).cast(dtypes::float16);
+  auto ra = test::as_f32(ha), rb = test::as_f32(hb);
+  Tensor c = ha.matmul(hb);
+  EXPECT_EQ(c.dtype(), dtypes::float16);
+  EXPECT_ALLCLOSE(test::as_f32(c), matmul_ref(ra, rb, 1, false, false, 4, 8, 4), 1e-2, 1e-2);
+}
+
+TEST(NnMatmul, LargerSquare) {
+  auto a = data(64 * 48, 22), b = data(48 * 32, 23);
+  Tensor c = f32(a, {64, 48}).matmul(f32(b, {48, 32}));
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 64, 48, 32), 1e-4, 1e-4);
+}
+
+// ---- softmax / log_softmax / layernorm -----------------------------------------------------------------
+
+/// softmax over `axis` of a (rows, cols) matrix (axis 1: per row, axis 0: per column).
+std::vector<double> softmax_ref(const std::vector<float>& x, int64_t rows, int64_t cols, int axis, bool log) {
+  std::vector<double> out(x.size());
+  int64_t outer = axis == 1 ? rows : cols, inner = axis == 1 ? cols : rows;
+  auto at = [&](int64_t o, int64_t i) { return axis == 1 ? o * cols + i : i * cols + o; };
+  for (int64_t o = 0; o < outer; ++o) {
+    double m = -1e300, s = 0;
+    for (int64_t i = 0; i < inner; ++i) m = std::max(m, double(x[at(o, i)]));
+    for (int64_t i = 0; i < inner; ++i) s += std::exp(x[at(o, i)] - m);
+    for (int64_t i = 0; i < inner; ++i) out[at(o, i)] = log ? x[at(o, i)] - m - std::log(s) : std::exp(x[at(o, i)] - m) / s;
+  }
+  return out;
+}
+
+TEST(NnSoftmax, LastAxis) {
+  auto x = data(35, 30, -5, 5);
+  Tensor s = f32(x, {5, 7}).softmax();
+  EXPECT_ALLCLOSE(s.to_vector<float>(), softmax_ref(x, 5, 7, 1, false), 1e-4, 1e-6);
+}
+
+TEST(NnSoftmax, FirstAxis) {
+  auto x = data(35, 31, -5, 5);
+  Tensor s = f32(x, {5, 7}).softmax(0);
+  EXPECT_ALLCLOSE(s.to_vector<float>(), softmax_ref(x, 5, 7, 0, false), 1e-4, 1e-6);
+}
+
+TEST(NnSoftmax, LargeValuesAreStable) {
+  std::vector<float> x{1000, 1001, 1002, -1000, -1001, -1002};
+  Tensor s = f32(x, {2, 3}).softmax();
+  EXPECT_ALLCLOSE(s.to_vector<float>(), softmax_ref(x, 2, 3, 1, false), 1e-4, 1e-6);
+}
+
+TEST(NnSoftmax, IntInputIsFloat32) {
+  Tensor s = Tensor::from_vector(std::vector<int32_t>{1, 2, 3}).softmax();
+  EXPECT_EQ(s.dtype(), dtypes::float32);
+  EXPECT_ALLCLOSE(s.to_vector<float>(), softmax_ref({1, 2, 3}, 1, 3, 1, false), 1e-4, 1e-6);
+}
+
+TEST(NnSoftmax, TransposedInputAndSizeOneAxis) {
+  auto x = data(12, 32, -3, 3);
+  Tensor s = f32(x, {3, 4}).transpose().softmax(-1);  // softmax over the original axis 0
+  auto ref = softmax_ref(x, 3, 4, 0, false);
+  EXPECT_ALLCLOSE(s.to_vector<float>(), test::permute_ref(ref, {3, 4}, {1, 0}), 1e-4, 1e-6);
+  EXPECT_ALLCLOSE(f32(x, {12, 1}).softmax().to_vector<float>(), std::vector<float>(12, 1.0f), 1e-6, 1e-6);
+}
+
+TEST(NnSoftmax, Float64) {
+  std::vector<double> x{0.1, 0.2, 0.7, -3.0};
+  double m = 0.7, s = 0;
+  for (double v : x) s += std::exp(v - m);
+  std::vector<double> ref;
+  for (double v : x) ref.push_back(std::exp(v - m) / s);
+  EXPECT_ALLCLOSE(Tensor::from_vector(x).softmax().to_vector<double>(), ref, 1e-12, 1e-14);
+}
+
+TEST(NnLogSoftmax, BothAxes) {
+  auto x = data(35, 33, -5, 5);
+  EXPECT_ALLCLOSE(f32(x, {5, 7}).log_softmax().to_vector<float>(), softmax_ref(x, 5, 7, 1, true), 1e-4, 1e-5);
+  EXPECT_ALLCLOSE(f32(x, {5, 7}).log_softmax(0).to_vector<float>(), softmax_ref(x, 5, 7, 0, true), 1e-4, 1e-5);
+}
+
+TEST(NnLogSoftmax, LargeValuesAreFinite) {
+  std::vector<float> x{1000, 0, -1000};
+  EXPECT_ALLCLOSE(f32(x, {3}).log_softmax().to_vector<float>(), softmax_ref(x, 1, 3, 1, true), 1e-4, 1e-4);
+}
+
+std::vector<double> layernorm_ref(const std::vector<float>& x, int64_t rows, int64_t cols, double eps) {
+  std::vector<double> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    for (int64_t c = 0; c < cols; ++c) m += x[r * cols + c];
+    m /= cols;
+    for (int64_t c = 0; c < cols; ++c) v += (x[r * cols + c] - m) * (x[r * cols + c] - m);
+    v /= cols;
+    for (int64_t c = 0; c < cols; ++c) out.push_back((x[r * cols + c] - m) / std::sqrt(v + eps));
+  }
+  return out;
+}
+
+TEST(NnLayernorm, LastAxis) {
+  auto x = data(48, 34, -3, 5);
+  EXPECT_ALLCLOSE(f32(x, {6, 8}).layernorm().to_vector<float>(), layernorm_ref(x, 6, 8, 1e-5), 1e-4, 1e-5);
+}
+
+TEST(NnLayernorm, TwoAxesAndCustomEps) {
+  auto x = data(60, 35);
+  // normalising over the last two axes of (3, 4, 5) is a per-row layernorm of (3, 20).
+  Tensor l = f32(x, {3, 4, 5}).layernorm({-2, -1}, 0.1);
+  EXPECT_EQ(l.shape(), (Shape{3, 4, 5}));
+  EXPECT_ALLCLOSE(l.to_vector<float>(), layernorm_ref(x, 3, 20, 0.1), 1e-4, 1e-5);
+}
+
+TEST(NnLayernorm, PermutedInput) {
+  auto x = data(48, 36);
+  Tensor l = f32(x, {8, 6}).transpose().layernorm();
+  EXPECT_ALLCLOSE(l.to_vector<float>(), layernorm_ref(test::permute_ref(x, {8, 6}, {1, 0}), 6, 8, 1e-5), 1e-4, 1e-5);
+}
+
+// ---- conv2d -----------------------------------------------------------------------------------------
+
+struct ConvArgs {
+  int64_t n, c, h, w, o, kh, kw;
+  std::pair<int64_t, int64_t> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  bool bias = false;
+};
+
+std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<float>& wt, const std::vector<float>& b,
+                             const ConvArgs& a, int64_t& oh, int64_t& ow) {
+  auto [sh, sw] = a.stride;
+  auto [ph, pw] = a.padding;
+  auto [dh, dw] = a.dilation;
+  oh = (a.h + 2 * ph - dh * (a.kh - 1) - 1) / sh + 1;
+  ow = (a.w + 2 * pw - dw * (a.kw - 1) - 1) / sw + 1;
+  int64_t cg = a.c / a.groups, og = a.o / a.groups;
+  std::vector<double> out;
+  for (int64_t n = 0; n < a.n; ++n)
+    for (int64_t o = 0; o < a.o; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double acc = a.bias ? b[o] : 0.0;
+          int64_t g = o / og;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t ky = 0; ky < a.kh; ++ky)
+              for (int64_t kx = 0; kx < a.kw; ++kx) {
+                int64_t iy = y * sh - ph + ky * dh, ix = xo * sw - pw + kx * dw;
+                if (iy < 0 || iy >= a.h || ix < 0 || ix >= a.w) continue;
+                acc += double(x[((n * a.c + g * cg + ci) * a.h + iy) * a.w + ix]) *
+                       wt[((o * cg + ci) * a.kh + ky) * a.kw + kx];
+              }
+          out.push_back(acc);
+        }
+  return out;
+}
+
+void check_conv(const ConvArgs& a, uint64_t seed) {
+  auto x = data(static_cast<size_t>(a.n * a.c * a.h * a.w), seed);
+  auto w = data(static_cast<size_t>(a.o * (a.c / a.groups) * a.kh * a.kw), seed + 100);
+  auto b = data(static_cast<size_t>(a.o), seed + 200);
+  std::optional<Tensor> bias;
+  if (a.bias) bias = f32(b, {a.o});
+  Tensor out = f32(x, {a.n, a.c, a.h, a.w}).conv2d(f32(w, {a.o, a.c / a.groups, a.kh, a.kw}), bias, a.stride, a.padding, a.dilation, a.groups);
+  int64_t oh = 0, ow = 0;
+  auto ref = conv_ref(x, w, b, a, oh, ow);
+  EXPECT_EQ(out.shape(), (Shape{a.n, a.o, oh, ow}));
+  EXPECT_ALLCLOSE(out.to_vector<float>(), ref, 1e-5, 1e-5);
+}
+
+TEST(NnConv2d, Basic3x3) { check_conv({.n = 1, .c = 2, .h = 6, .w = 5, .o = 3, .kh = 3, .kw = 3}, 40); }
+TEST(NnConv2d, WithBias) { check_conv({.n = 2, .c = 3, .h = 5, .w = 5, .o = 4, .kh = 3, .kw = 2, .bias = true}, 41); }
+TEST(NnConv2d, Stride) { check_conv({.n = 1, .c = 2, .h = 7, .w = 8, .o = 2, .kh = 3, .kw = 3, .stride = {2, 3}}, 42); }
+TEST(NnConv2d, Padding) { check_conv({.n = 1, .c = 1, .h = 4, .w = 4, .o = 2, .kh = 3, .kw = 3, .padding = {1, 2}}, 43); }
+TEST(NnConv2d, Dilation) { check_conv({.n = 1, .c = 2, .h = 7, .w = 7, .o = 2, .kh = 3, .kw = 2, .dilation = {2, 3}}, 44); }
+TEST(NnConv2d, Groups) { check_conv({.n = 2, .c = 4, .h = 5, .w = 5, .o = 6, .kh = 3, .kw = 3, .groups = 2, .bias = true}, 45); }
+TEST(NnConv2d, Depthwise) { check_conv({.n = 1, .c = 3, .h = 5, .w = 4, .o = 3, .kh = 2, .kw = 2, .groups = 3}, 46); }
+TEST(NnConv2d, OneByOne) { check_conv({.n = 2, .c = 3, .h = 3, .w = 3, .o = 5, .kh = 1, .kw = 1}, 47); }
+TEST(NnConv2d, Everything) {
+  check_conv({.n = 2, .c = 4, .h = 9, .w = 8, .o = 4, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {2, 1}, .dilation = {2, 1}, .groups = 2, .bias = true}, 48);
+}
+
+TEST(NnConv2d, NonContiguousInput) {
+  ConvArgs a{.n = 1, .c = 2, .h = 4, .w = 5, .o = 2, .kh = 2, .kw = 2};
+  auto xs = data(40, 49);  // stored as (1, 2, 5, 4), fed transposed to (1, 2, 4, 5)
+  auto w = data(16, 50);
+  Tensor out = f32(xs, {1, 2, 5, 4}).transpose(2, 3).conv2d(f32(w, {2, 2, 2, 2}));
+  auto x = test::permute_ref(xs, {1, 2, 5, 4}, {0, 1, 3, 2});
+  int64_t oh = 0, ow = 0;
+  EXPECT_ALLCLOSE(out.to_vector<float>(), conv_ref(x, w, {}, a, oh, ow), 1e-5, 1e-5);
+}
+
+TEST(NnConv2d, Int32) {
+  std::vector<int32_t> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, w{1, 0, 0, -1};
+  Tensor out = Tensor::from_vector(x, {1, 1, 3, 3}).conv2d(Tensor::from_vector(w, {1, 1, 2, 2}));
+  EXPECT_EQ(out.dtype(), dtypes::int32);
+  EXPECT_ALLEQUAL(out.to_vector<int32_t>(), (std::vector<int32_t>{-4, -4, -4, -4}));
+}
+
+TEST(NnConv2d, Int8AccumulatesInInt32) {
+  std::vector<int8_t> x(9, 100), w(9, 100);
+  Tensor out = Tensor::from_vector(x, {1, 1, 3, 3}).conv2d(Tensor::from_vector(w, {1, 1, 3, 3}));
+  EXPECT_EQ(out.dtype(), dtypes::int32);
+  EXPECT_EQ(out.item<int32_t>(), 90000);
+}
+
+// ---- pooling ----------------------------------------------------------------------------------------
+
+std::vector<double> pool_ref(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                             int64_t sw, int64_t ph, int64_t pw, bool is_max) {
+  int64_t oh = (h + 2 * ph - kh) / sh + 1, ow = (w + 2 * pw - kw) / sw + 1;
+  std::vector<double> out;
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            int64_t iy = y * sh - ph + ky, ix = xo * sw - pw + kx;
+            bool in = iy >= 0 && iy < h && ix >= 0 && ix < w;
+            double v = in ? x[(c * h + iy) * w + ix] : (is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+            acc = is_max ? std::max(acc, v) : acc + v;
+          }
+        out.push_back(is_max ? acc : acc / double(kh * kw));  // average counts the padding
+      }
+  return out;
+}
+
+TEST(NnPool, MaxPoolDefaultStride) {
+  auto x = data(2 * 3 * 6 * 6, 60);
+  Tensor p = f32(x, {2, 3, 6, 6}).max_pool2d({2, 2});
+  EXPECT_EQ(p.shape(), (Shape{2, 3, 3, 3}));
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 6, 6, 6, 2, 2, 2, 2, 0, 0, true), 0, 0);
+}
+
+TEST(NnPool, MaxPoolStridePadding) {
+  auto x = data(1 * 2 * 5 * 7, 61);
+  Tensor p = f32(x, {1, 2, 5, 7}).max_pool2d({3, 2}, std::make_pair(int64_t{1}, int64_t{2}), {1, 1});
+  EXPECT_EQ(p.shape(), (Shape{1, 2, 5, 4}));
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 2, 5, 7, 3, 2, 1, 2, 1, 1, true), 0, 0);
+}
+
+TEST(NnPool, MaxPoolInts) {
+  auto x = test::int_data<int32_t>(16, 62, -100, 100);
+  Tensor p = Tensor::from_vector(x, {1, 1, 4, 4}).max_pool2d({2, 2}, std::nullopt, {1, 1});
+  std::vector<float> xf(x.begin(), x.end());
+  EXPECT_EQ(p.dtype(), dtypes::int32);
+  EXPECT_ALLEQUAL(p.to_vector<int32_t>(), pool_ref(xf, 1, 4, 4, 2, 2, 2, 2, 1, 1, true));
+}
+
+TEST(NnPool, AvgPool) {
+  auto x = data(2 * 2 * 6 * 4, 63);
+  Tensor p = f32(x, {2, 2, 6, 4}).avg_pool2d({3, 2});
+  EXPECT_EQ(p.shape(), (Shape{2, 2, 2, 2}));
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 4, 6, 4, 3, 2, 3, 2, 0, 0, false), 1e-5, 1e-6);
+}
+
+TEST(NnPool, AvgPoolStridePadding) {
+  auto x = data(1 * 1 * 5 * 5, 64);
+  Tensor p = f32(x, {1, 1, 5, 5}).avg_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
+  EXPECT_EQ(p.shape(), (Shape{1, 1, 3, 3}));
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 1, 5, 5, 3, 3, 2, 2, 1, 1, false), 1e-5, 1e-6);
+}
+
+TEST(NnPool, MaxPoolOfFlippedInput) {
+  auto x = data(16, 65);
+  Tensor p = f32(x, {1, 1, 4, 4}).flip({3}).max_pool2d({2, 2});
+  std::vector<float> xf;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) xf.push_back(x[i * 4 + 3 - j]);
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(xf, 1, 4, 4, 2, 2, 2, 2, 0, 0, true), 0, 0);
+}
+
+// ---- attention --------------------------------------------------------------------------------------
+
+std::vector<double> sdpa_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int64_t b,
+                             int64_t l, int64_t s, int64_t d, int64_t dv, bool causal) {
+  std::vector<double> out;
+  for (int64_t z = 0; z < b; ++z)
+    for (int64_t i = 0; i < l; ++i) {
+      std::vector<double> sc(s);
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < s; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < d; ++p) acc += double(q[(z * l + i) * d + p]) * k[(z * s + j) * d + p];
+        sc[j] = causal && j > i ? -std::numeric_limits<double>::infinity() : acc / std::sqrt(double(d));
+        m = std::max(m, sc[j]);
+      }
+      double sum = 0;
+      for (double& x : sc) sum += (x = std::exp(x - m));
+      for (int64_t e = 0; e < dv; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < s; ++j) acc += sc[j] / sum * v[(z * s + j) * dv + e];
+        out.push_back(acc);
+      }
+    }
+  return out;
+}
+
+TEST(NnAttention, NonCausal) {
+  auto q = data(2 * 3 * 4, 70), k = data(2 * 5 * 4, 71), v = data(2 * 5 * 6, 72);
+  Tensor o = f32(q, {2, 3, 4}).scaled_dot_product_attention(f32(k, {2, 5, 4}), f32(v, {2, 5, 6}));
+  EXPECT_EQ(o.shape(), (Shape{2, 3, 6}));
+  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 2, 3, 5, 4, 6, false), 1e-4, 1e-5);
+}
+
+TEST(NnAttention, Causal) {
+  auto q = data(2 * 4 * 8, 73), k = data(2 * 4 * 8, 74), v = data(2 * 4 * 3, 75);
+  Tensor o = f32(q, {2, 4, 8}).scaled_dot_product_attention(f32(k, {2, 4, 8}), f32(v, {2, 4, 3}), true);
+  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 2, 4, 4, 8, 3, true), 1e-4, 1e-5);
+}
+
+TEST(NnAttention, FourDimHeadsCausal) {
+  // (batch 1, heads 2, len 3, dim 4) flattened into 2 independent attentions.
+  auto q = data(24, 76), k = data(24, 77), v = data(24, 78);
+  Tensor o = f32(q, {1, 2, 3, 4}).scaled_dot_product_attention(f32(k, {1, 2, 3, 4}), f32(v, {1, 2, 3, 4}), true);
+  EXPECT_EQ(o.shape(), (Shape{1, 2, 3, 4}));
+  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 2, 3, 3, 4, 4, true), 1e-4, 1e-5);
+}
+
+TEST(NnAttention, TransposedKey) {
+  auto q = data(12, 79), kt = data(12, 80), v = data(12, 81);  // key stored as (4, 3), fed as (3, 4)
+  Tensor o = f32(q, {3, 4}).scaled_dot_product_attention(f32(kt, {4, 3}).transpose(), f32(v, {3, 4}));
+  auto k = test::permute_ref(kt, {4, 3}, {1, 0});
+  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 1, 3, 3, 4, 4, false), 1e-4, 1e-5);
+}
+
+// ---- kernel counts ----------------------------------------------------------------------------------
+
+TEST(NnFusion, SoftmaxIsAtMostThreeKernels) {
+  Tensor x = Tensor::rand({8, 32}, 1);
+  EXPECT_LE(test::kernel_count(x.softmax()), 3u);
+  EXPECT_LE(test::kernel_count(x.softmax(0)), 3u);
+  EXPECT_LE(test::kernel_count(x.log_softmax()), 3u);
+}
+
+TEST(NnFusion, MatmulBiasReluIsOneKernel) {
+  auto a = data(32, 90), w = data(24, 91), b = data(6, 92);
+  Tensor y = (f32(a, {8, 4}).matmul(f32(w, {4, 6})) + f32(b, {6})).relu();
+  EXPECT_EQ(test::kernel_count(y), 1u);
+  auto ref = matmul_ref(a, w, 1, false, false, 8, 4, 6);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(0.0, ref[i] + b[i % 6]);
+  EXPECT_ALLCLOSE(y.to_vector<float>(), ref, kRtol, kAtol);
+}
+
+TEST(NnFusion, Conv2dBiasReluIsOneKernel) {
+  ConvArgs a{.n = 1, .c = 2, .h = 6, .w = 6, .o = 3, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  auto x = data(72, 93), w = data(54, 94), b = data(3, 95);
+  Tensor y = f32(x, {1, 2, 6, 6}).conv2d(f32(w, {3, 2, 3, 3}), f32(b, {3}), {1, 1}, {1, 1}).relu();
+  EXPECT_EQ(test::kernel_count(y), 1u);
+  int64_t oh = 0, ow = 0;
+  auto ref = conv_ref(x, w, b, a, oh, ow);
+  for (double& v : ref) v = std::max(0.0, v);
+  EXPECT_ALLCLOSE(y.to_vector<float>(), ref, kRtol, kAtol);
+}
+
+TEST(NnFusion, LayernormIsAtMostThreeKernels) {
+  Tensor x = Tensor::rand({8, 32}, 2);
+  EXPECT_LE(test::kernel_count(x.layernorm()), 3u);
+}
+
+
+}  // namespace
+}  // namespace lathe

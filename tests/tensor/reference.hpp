@@ -1,0 +1,213 @@
+// Helpers for the Tensor op tests: row-major index arithmetic for hand-written reference loops,
+// deterministic test data, an allclose comparison with explicit tolerances, and a check that a
+// statement throws a given lathe::Error subclass whose message holds given substrings.
+//
+// Nothing here calls into lathe to compute expected values: references are plain C++ loops.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe::test {
+
+using Index = std::vector<int64_t>;
+
+inline int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+/// Row-major strides of a contiguous tensor of `shape`.
+inline Index strides_of(const Shape& shape) {
+  Index s(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// The multi-index of flat position `flat` in `shape`.
+inline Index unravel(int64_t flat, const Shape& shape) {
+  Index idx(shape.size(), 0);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] == 0) return idx;
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return idx;
+}
+
+/// The flat position of `idx` in a contiguous tensor of `shape`.
+inline int64_t ravel(const Index& idx, const Shape& shape) {
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + idx[i];
+  return flat;
+}
+
+/// The flat position in an input of `in_shape` that broadcasts to the output position `out_idx`
+/// (numpy rules: align to the right, size-1 axes repeat).
+inline int64_t bcast_index(const Index& out_idx, const Shape& in_shape) {
+  size_t lead = out_idx.size() - in_shape.size();
+  int64_t flat = 0;
+  for (size_t i = 0; i < in_shape.size(); ++i) flat = flat * in_shape[i] + (in_shape[i] == 1 ? 0 : out_idx[lead + i]);
+  return flat;
+}
+
+/// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; not lathe's generator).
+inline std::vector<float> data(size_t n, uint64_t seed = 1, double lo = -2.0, double hi = 2.0) {
+  std::vector<float> v(n);
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (size_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    double u = static_cast<double>(s >> 11) * 0x1.0p-53;
+    v[i] = static_cast<float>(lo + (hi - lo) * u);
+  }
+  return v;
+}
+
+/// Deterministic integers in [lo, hi].
+template <class T>
+std::vector<T> int_data(size_t n, uint64_t seed, int64_t lo, int64_t hi) {
+  std::vector<T> v(n);
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (size_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = static_cast<T>(lo + static_cast<int64_t>((s >> 33) % static_cast<uint64_t>(hi - lo + 1)));
+  }
+  return v;
+}
+
+template <class T>
+std::vector<T> iota(size_t n, T start = T(0), T step = T(1)) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(start + static_cast<T>(i) * step);
+  return v;
+}
+
+/// Element-wise |actual - expected| <= atol + rtol * |expected|, NaN matching NaN and infinities
+/// matching exactly. Reports the first few mismatches.
+template <class A, class E>
+::testing::AssertionResult all_close(const std::vector<A>& actual, const std::vector<E>& expected, double rtol,
+                                     double atol) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure() << "size " << actual.size() << " != expected size " << expected.size();
+  std::ostringstream bad;
+  int nbad = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double a = static_cast<double>(actual[i]), e = static_cast<double>(expected[i]);
+    bool ok;
+    if (std::isnan(e)) ok = std::isnan(a);
+    else if (std::isinf(e)) ok = a == e;
+    else ok = !std::isnan(a) && std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    if (!ok && nbad++ < 8) bad << "\n  [" << i << "] actual " << a << " expected " << e << " (diff " << (a - e) << ")";
+  }
+  if (nbad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << nbad << " of " << actual.size() << " elements differ (rtol " << rtol
+                                       << ", atol " << atol << "):" << bad.str();
+}
+
+/// Exact equality of integer or bool vectors, with a readable report.
+template <class A, class E>
+::testing::AssertionResult all_equal(const std::vector<A>& actual, const std::vector<E>& expected) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure() << "size " << actual.size() << " != expected size " << expected.size();
+  std::ostringstream bad;
+  int nbad = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (static_cast<long double>(actual[i]) != static_cast<long double>(expected[i]) && nbad++ < 8) {
+      if constexpr (sizeof(A) == 1)
+        bad << "\n  [" << i << "] actual " << static_cast<int>(actual[i]) << " expected " << static_cast<int>(expected[i]);
+      else
+        bad << "\n  [" << i << "] actual " << actual[i] << " expected " << expected[i];
+    }
+  }
+  if (nbad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << nbad << " of " << actual.size() << " elements differ:" << bad.str();
+}
+
+#define EXPECT_ALLCLOSE(actual, expected, rtol, atol) EXPECT_TRUE(::lathe::test::all_close((actual), (expected), (rtol), (atol)))
+#define EXPECT_ALLEQUAL(actual, expected) EXPECT_TRUE(::lathe::test::all_equal((actual), (expected)))
+
+/// Float32 values of any float tensor (float16/bfloat16/float64 go through a cast).
+inline std::vector<float> as_f32(const Tensor& t) {
+  return t.dtype() == dtypes::float32 ? t.to_vector<float>() : t.cast(dtypes::float32).to_vector<float>();
+}
+
+/// How many kernels the plan computing `t` runs.
+inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernels().size(); }
+
+inline Tensor f32(const std::vector<float>& v, Shape shape) { return Tensor::from_vector(v, std::move(shape)); }
+
+}  // namespace lathe::test
+
+/// `stmt` must throw `Exc` (a lathe::Error subclass) whose what() contains every substring given.
+#define EXPECT_THROW_MSG(stmt, Exc, ...)                                                              \
+  do {                                                                                                \
+    try {                                                                                             \
+      stmt;                                                                                           \
+      ADD_FAILURE() << "expected " #Exc " from: " #stmt;                                              \
+    } catch (const Exc& e_) {                                                                         \
+      std::string what_ = e_.what();                                                                  \
+      for (const char* sub_ : {__VA_ARGS__})                                                          \
+        EXPECT_NE(what_.find(sub_), std::string::npos) << "message \"" << what_ << "\" lacks \"" << sub_ << "\""; \
+    } catch (const std::exception& e_) {                                                              \
+      ADD_FAILURE() << "expected " #Exc " from: " #stmt ", got another exception: " << e_.what();     \
+    }                                                                                                 \
+  } while (0)
+
+namespace lathe::test {
+
+/// out = f(a, b) with numpy broadcasting over row-major inputs.
+template <class R, class A, class B, class F>
+std::vector<R> broadcast_binary(const std::vector<A>& a, const Shape& sa, const std::vector<B>& b, const Shape& sb,
+                                const Shape& out, F f) {
+  std::vector<R> r(static_cast<size_t>(numel_of(out)));
+  for (int64_t i = 0; i < numel_of(out); ++i) {
+    Index idx = unravel(i, out);
+    r[i] = static_cast<R>(f(a[bcast_index(idx, sa)], b[bcast_index(idx, sb)]));
+  }
+  return r;
+}
+
+/// Copies the elements of a row-major `src` of `shape` permuted by `order` (out axis i = src axis order[i]).
+template <class T>
+std::vector<T> permute_ref(const std::vector<T>& src, const Shape& shape, const std::vector<int64_t>& order) {
+  Shape out;
+  for (int64_t o : order) out.push_back(shape[o]);
+  std::vector<T> r(src.size());
+  for (int64_t i = 0; i < numel_of(out); ++i) {
+    Index oi = unravel(i, out), si(shape.size());
+    for (size_t k = 0; k < order.size(); ++k) si[order[k]] = oi[k];
+    r[i] = src[ravel(si, shape)];
+  }
+  return r;
+}
+
+}  // namespace lathe::test
+
+namespace lathe::test {
+
+/// Reduces row-major `x` of `shape` over `axes` (non-negative): out = f(out, x) from `init`,
+/// laid out as the shape with the reduced axes removed (the same order as keepdim).
+template <class R, class T, class F>
+std::vector<R> reduce_ref(const std::vector<T>& x, const Shape& shape, const std::vector<int64_t>& axes, R init, F f) {
+  Shape kept = shape;
+  for (int64_t a : axes) kept[a] = 1;
+  std::vector<R> out(static_cast<size_t>(numel_of(kept)), init);
+  for (int64_t i = 0; i < numel_of(shape); ++i) {
+    Index idx = unravel(i, shape);
+    for (int64_t a : axes) idx[a] = 0;
+    size_t o = static_cast<size_t>(ravel(idx, kept));
+    out[o] = f(static_cast<R>(out[o]), x[i]);  // no references: works for std::vector<bool> too
+  }
+  return out;
+}
+
+}  // namespace lathe::test
