@@ -151,7 +151,7 @@ inline Tensor f32(const std::vector<float>& v, Shape shape) { return Tensor::fro
 #define EXPECT_THROW_MSG(stmt, Exc, ...)                                                              \
   do {                                                                                                \
     try {                                                                                             \
-      stmt;                                                                                           \
+      (void)(stmt);                                                                                   \
       ADD_FAILURE() << "expected " #Exc " from: " #stmt;                                              \
     } catch (const Exc& e_) {                                                                         \
       std::string what_ = e_.what();                                                                  \
