@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What bench/compare.py needs beyond the build: the peers it measures lathe against (numpy and
-# PyTorch from Debian) and gcc's OpenMP for the STREAM bandwidth probe.
+# PyTorch from Debian, on OpenBLAS as the anchors measured them) and gcc for the STREAM probe.
 set -euo pipefail
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-numpy python3-torch python3-threadpoolctl gcc
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-numpy python3-torch python3-threadpoolctl libopenblas0-pthread gcc
