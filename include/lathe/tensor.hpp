@@ -18,11 +18,14 @@
 #include "lathe/dtype.hpp"
 #include "lathe/error.hpp"
 #include "lathe/uop.hpp"
+#include "lathe/variable.hpp"
 
 namespace lathe {
 
 class ExecutionPlan;
 using Shape = std::vector<int64_t>;
+/// A shape whose dimensions may be symbolic (see SInt).
+using SymShape = std::vector<SInt>;
 
 /// A shape that does not fit the operation (mismatched, bad axis, negative size, ...).
 class ShapeError : public Error {
@@ -36,6 +39,9 @@ class Tensor {
   Tensor();
   /// Wraps a tensor-graph node of the given shape (for importers and tests).
   Tensor(UOpPtr uop, Shape shape);
+  /// The same with symbolic dimensions: `shape` holds each dimension's maximum, `symbolic` the
+  /// index expression of each dimension that is symbolic (null for the static ones).
+  Tensor(UOpPtr uop, Shape shape, std::vector<UOpPtr> symbolic);
 
   // ---- creation -------------------------------------------------------------------------------
   template <class T>
@@ -49,8 +55,19 @@ class Tensor {
   static Tensor full(Shape shape, ConstValue value, std::optional<DType> dtype = {});
   static Tensor zeros(Shape shape, DType dtype = dtypes::float32);
   static Tensor ones(Shape shape, DType dtype = dtypes::float32);
-  /// Uninitialised memory of the given shape.
+  /// Uninitialised memory of the given shape. A symbolic dimension allocates for its maximum.
   static Tensor empty(Shape shape, DType dtype = dtypes::float32);
+  static Tensor empty(const SymShape& shape, DType dtype = dtypes::float32);
+  static Tensor full(const SymShape& shape, ConstValue value, std::optional<DType> dtype = {});
+  static Tensor zeros(const SymShape& shape, DType dtype = dtypes::float32);
+  static Tensor ones(const SymShape& shape, DType dtype = dtypes::float32);
+  // A braced list ({n, 8}) picks these, so both numbers and variables can be written inline.
+  static Tensor empty(std::initializer_list<SInt> shape, DType dtype = dtypes::float32) { return empty(SymShape(shape), dtype); }
+  static Tensor full(std::initializer_list<SInt> shape, ConstValue value, std::optional<DType> dtype = {}) {
+    return full(SymShape(shape), value, dtype);
+  }
+  static Tensor zeros(std::initializer_list<SInt> shape, DType dtype = dtypes::float32) { return zeros(SymShape(shape), dtype); }
+  static Tensor ones(std::initializer_list<SInt> shape, DType dtype = dtypes::float32) { return ones(SymShape(shape), dtype); }
   /// [0, 1, ..., n-1] as int32.
   static Tensor arange(int64_t n);
   /// [start, start+step, ...) below stop (above, for a negative step).
@@ -62,7 +79,11 @@ class Tensor {
   static Tensor randn(Shape shape, uint64_t seed = 0, DType dtype = dtypes::float32);
 
   // ---- properties -----------------------------------------------------------------------------
+  /// The shape; a symbolic dimension reads as its maximum.
   const Shape& shape() const { return shape_; }
+  /// The shape with symbolic dimensions as SInts.
+  SymShape symbolic_shape() const;
+  bool is_symbolic() const { return !sym_.empty(); }
   int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
   int64_t numel() const;
   DType dtype() const { return uop_->dtype(); }
@@ -149,15 +170,19 @@ class Tensor {
   Tensor cumsum(int64_t axis = 0) const;
 
   // ---- movement ---------------------------------------------------------------------------------
-  /// One entry may be -1 (inferred).
+  /// One entry may be -1 (inferred; static shapes only).
   Tensor reshape(Shape shape) const;
+  Tensor reshape(const SymShape& shape) const;
+  Tensor reshape(std::initializer_list<SInt> shape) const;
   Tensor permute(std::vector<int64_t> order) const;
   /// Size-1 axes grow to the new size; -1 keeps an axis; new leading axes may be added.
   Tensor expand(Shape shape) const;
-  /// {{before, after}, ...} per axis, filled with `value`.
-  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, double value = 0) const;
-  /// {{start, end}, ...} per axis.
-  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
+  Tensor expand(const SymShape& shape) const;
+  Tensor expand(std::initializer_list<SInt> shape) const;
+  /// {{before, after}, ...} per axis, filled with `value`; entries may be symbolic.
+  Tensor pad(std::vector<std::pair<SInt, SInt>> padding, double value = 0) const;
+  /// {{start, end}, ...} per axis; entries may be symbolic (`{0, n.bind(10)}`).
+  Tensor shrink(std::vector<std::pair<SInt, SInt>> bounds) const;
   Tensor flip(std::vector<int64_t> axes) const;
   Tensor transpose(int64_t dim0 = -2, int64_t dim1 = -1) const;
   Tensor squeeze(std::optional<int64_t> axis = {}) const;
@@ -219,6 +244,7 @@ class Tensor {
 
   UOpPtr uop_;
   Shape shape_;
+  std::vector<UOpPtr> sym_;  // empty when static; else one entry per axis, null where static
 };
 
 // Scalars on either side of an operator: `a * 2.0f`, `1.0f - a`, `a < 3`.

@@ -21,6 +21,9 @@ class Variable {
   UOpPtr uop() const;
   /// Checks `value` against [min, max] (throws Error naming the variable and its bounds).
   void check(int64_t value) const;
+  /// This variable bound to `value` (checked): a size that is `value` now and may be rebound
+  /// later with ExecutionPlan::execute_with_vars without recompiling.
+  class SInt bind(int64_t value) const;
 
   friend bool operator==(const Variable&, const Variable&) = default;
 
@@ -28,6 +31,37 @@ class Variable {
   std::string name_;
   int64_t min_;
   int64_t max_;
+};
+
+/// A size: a number, or an expression of variables (bound or not). Everything that takes a shape
+/// takes SInts; an int converts implicitly.
+class SInt {
+ public:
+  SInt(int64_t value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  SInt(int value) : value_(value) {}      // NOLINT(google-explicit-constructor)
+  SInt(const Variable& var);              // NOLINT(google-explicit-constructor): an unbound variable
+  /// An index expression; one that simplifies to a constant is static.
+  explicit SInt(const UOpPtr& expr);
+
+  bool is_static() const { return expr_ == nullptr; }
+  /// The value of a static size; throws Error for a symbolic one.
+  int64_t value() const;
+  /// The largest and smallest values the size can take.
+  int64_t max() const { return expr_ ? expr_->vmax() : value_; }
+  int64_t min() const { return expr_ ? expr_->vmin() : value_; }
+  /// The size as an index node (a CONST for a static size).
+  UOpPtr uop() const;
+  std::string to_string() const;
+
+  friend SInt operator+(const SInt& a, const SInt& b);
+  friend SInt operator-(const SInt& a, const SInt& b);
+  friend SInt operator*(const SInt& a, const SInt& b);
+  /// Same size: equal values, or expressions that simplify to the same node.
+  friend bool operator==(const SInt& a, const SInt& b);
+
+ private:
+  int64_t value_ = 0;
+  UOpPtr expr_;
 };
 
 }  // namespace lathe

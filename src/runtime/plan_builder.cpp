@@ -133,7 +133,10 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     }
     for (size_t pos : pk.output_indices) writer[pk.buffer_indices[pos]] = pk.id;
     pk.runtime_vars = variables_of(ast);
-    for (const RuntimeVar& v : pk.runtime_vars) impl.var_values.emplace(v.name, v.min);
+    for (const RuntimeVar& v : pk.runtime_vars) {
+      auto bound = sched.var_vals.find(v.name);  // the value given with Variable::bind, else min
+      impl.var_values.emplace(v.name, bound != sched.var_vals.end() ? bound->second : v.min);
+    }
     pk.vals.assign(pk.kernel->var_names.size(), 0);
     pk.buffer_ptrs.assign(pk.buffer_indices.size(), 0);
     impl.ops.emplace_back(std::move(pk));

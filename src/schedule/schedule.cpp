@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
@@ -20,30 +21,35 @@ Shape strides_of(const Shape& shape) {
   return st;
 }
 
-UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Shape& shape) {
-  Shape st = strides_of(shape);
-  UOpPtr lin = index(0);
-  for (size_t i = 0; i < idx.size(); ++i)
-    if (shape[i] != 1) lin = lin + idx[i] * st[i];
+bool is_one(const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 1; }
+
+// Row-major offset of `idx` in an array of `dims` (strides are products of later dims).
+UOpPtr linear_index(const std::vector<UOpPtr>& idx, const SymDims& dims) {
+  UOpPtr lin = index(0), stride = index(1);
+  for (size_t i = idx.size(); i-- > 0;) {
+    if (!is_one(dims[i])) lin = lin + idx[i] * stride;
+    stride = stride * dims[i];
+  }
   return lin;
 }
 
-// Lowers the tensor graph under one realized node to index arithmetic over loop ranges.
+// Lowers the tensor graph under one realized node to index arithmetic over loop ranges. Sizes
+// are index expressions, so symbolic axes become loops over a variable.
 class KernelLowering {
  public:
-  KernelLowering(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
-                 const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs)
-      : root_(root), shapes_(shapes), realized_(realized), bufs_(bufs) {}
+  KernelLowering(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
+                 std::vector<UOpPtr>& bufs)
+      : root_(root), shapes_(sched.shapes), dims_(sched.sym_shapes), realized_(realized), bufs_(bufs) {}
 
   UOpPtr run() {
-    const Shape& shape = shapes_.at(root_.get());
+    const SymDims& dims = dims_.at(root_.get());
     std::vector<UOpPtr> idx;
-    for (int64_t d : shape) idx.push_back(d == 1 ? index(0) : UOp::range(index(d), next_axis_++));
+    for (const UOpPtr& d : dims) idx.push_back(is_one(d) ? index(0) : UOp::range(d, next_axis_++));
     bufs_.assign({root_});
     UOpPtr value_node = root_->op() == Ops::CONTIGUOUS ? root_->src(0) : root_;
     UOpPtr value = lower(value_node, idx, true_());
-    UOpPtr out = define_global(0, root_->dtype(), shape_numel(shape));
-    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out->dtype(), {out, linear_index(idx, shape)}), value});
+    UOpPtr out = define_global(0, root_->dtype(), shape_numel(shapes_.at(root_.get())));
+    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out->dtype(), {out, linear_index(idx, dims)}), value});
     return UOp::make(Ops::SINK, dtypes::void_, {store});
   }
 
@@ -74,17 +80,25 @@ class KernelLowering {
     return v;
   }
 
+  // The i-th size argument of a movement op: its extra source when symbolic, else its arg.
+  static UOpPtr size_arg(const UOp& u, size_t first_src, size_t i) {
+    if (u.src().size() > first_src) return u.src(first_src + i);
+    return index(u.arg_as<std::vector<int64_t>>()[i]);
+  }
+
   UOpPtr lower_uncached(const UOpPtr& u, const std::vector<UOpPtr>& idx, const UOpPtr& valid) {
-    const Shape& shape = shapes_.at(u.get());
+    const SymDims& dims = dims_.at(u.get());
     if (is_realized(u)) {
-      UOpPtr buf = define_global(slot_of(u), u->dtype(), shape_numel(shape));
-      std::vector<UOpPtr> index_src{buf, linear_index(idx, shape)};
+      UOpPtr buf = define_global(slot_of(u), u->dtype(), shape_numel(shapes_.at(u.get())));
+      std::vector<UOpPtr> index_src{buf, linear_index(idx, dims)};
       if (valid != true_()) index_src.push_back(valid);
       return UOp::make(Ops::LOAD, u->dtype(), {UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))});
     }
     switch (u->op()) {
-      case Ops::CONST: return u;
-      case Ops::RESHAPE: return lower(u->src(0), reshape_index(idx, shape, shapes_.at(u->src(0).get())), valid);
+      case Ops::CONST:
+      case Ops::DEFINE_VAR:
+      case Ops::BIND: return u;
+      case Ops::RESHAPE: return lower(u->src(0), reshape_index(idx, dims, dims_.at(u->src(0).get())), valid);
       case Ops::PERMUTE: {
         const auto& order = u->arg_as<std::vector<int64_t>>();
         std::vector<UOpPtr> src_idx(idx.size());
@@ -92,34 +106,33 @@ class KernelLowering {
         return lower(u->src(0), src_idx, valid);
       }
       case Ops::EXPAND: {
-        const Shape& src_shape = shapes_.at(u->src(0).get());
+        const SymDims& src_dims = dims_.at(u->src(0).get());
         std::vector<UOpPtr> src_idx(idx);
         for (size_t i = 0; i < idx.size(); ++i)
-          if (src_shape[i] == 1) src_idx[i] = index(0);
+          if (is_one(src_dims[i])) src_idx[i] = index(0);
         return lower(u->src(0), src_idx, valid);
       }
       case Ops::SHRINK: {
-        const auto& b = u->arg_as<std::vector<int64_t>>();
         std::vector<UOpPtr> src_idx(idx);
-        for (size_t i = 0; i < idx.size(); ++i) src_idx[i] = idx[i] + b[2 * i];
+        for (size_t i = 0; i < idx.size(); ++i) src_idx[i] = idx[i] + size_arg(*u, 1, 2 * i);
         return lower(u->src(0), src_idx, valid);
       }
       case Ops::FLIP: {
         const auto& flags = u->arg_as<std::vector<int64_t>>();
         std::vector<UOpPtr> src_idx(idx);
         for (size_t i = 0; i < idx.size(); ++i)
-          if (flags[i]) src_idx[i] = index(shape[i] - 1) - idx[i];
+          if (flags[i]) src_idx[i] = dims[i] - 1 - idx[i];
         return lower(u->src(0), src_idx, valid);
       }
       case Ops::PAD: {
-        const auto& p = u->arg_as<std::vector<int64_t>>();
-        const Shape& src_shape = shapes_.at(u->src(0).get());
+        const SymDims& src_dims = dims_.at(u->src(0).get());
         std::vector<UOpPtr> src_idx(idx);
         UOpPtr inside = true_();
         for (size_t i = 0; i < idx.size(); ++i) {
-          if (p[2 * i] == 0 && p[2 * i + 1] == 0) continue;
-          src_idx[i] = idx[i] - p[2 * i];
-          UOpPtr ok = logical_and(logical_not(lt(src_idx[i], 0)), lt(src_idx[i], src_shape[i]));
+          UOpPtr before = size_arg(*u, 2, 2 * i), after = size_arg(*u, 2, 2 * i + 1);
+          if (is_zero(before) && is_zero(after)) continue;
+          src_idx[i] = idx[i] - before;
+          UOpPtr ok = logical_and(logical_not(lt(src_idx[i], 0)), lt(src_idx[i], src_dims[i]));
           inside = inside == true_() ? ok : logical_and(inside, ok);
         }
         inside = simplify(inside);
@@ -131,12 +144,15 @@ class KernelLowering {
       }
       case Ops::REDUCE_AXIS: {
         const auto& ra = u->arg_as<ReduceArg>();
-        const Shape& src_shape = shapes_.at(u->src(0).get());
+        const SymDims& src_dims = dims_.at(u->src(0).get());
         std::vector<UOpPtr> src_idx(idx);
         std::vector<UOpPtr> reduce_src{nullptr};
         for (int64_t a : ra.axes) {
-          if (src_shape[a] == 1) continue;
-          src_idx[a] = UOp::range(index(src_shape[a]), next_axis_++);
+          if (is_one(src_dims[a])) {
+            src_idx[a] = index(0);
+            continue;
+          }
+          src_idx[a] = UOp::range(src_dims[a], next_axis_++);
           reduce_src.push_back(src_idx[a]);
         }
         reduce_src[0] = lower(u->src(0), src_idx, valid);
@@ -148,22 +164,28 @@ class KernelLowering {
     }
     if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) {
       std::vector<UOpPtr> src;
-      for (const UOpPtr& s : u->src()) src.push_back(lower(s, shapes_.at(s.get()).empty() ? std::vector<UOpPtr>{} : idx, valid));
+      for (const UOpPtr& s : u->src()) src.push_back(lower(s, dims_.at(s.get()).empty() ? std::vector<UOpPtr>{} : idx, valid));
       return UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
     }
     throw InternalError("the scheduler cannot lower " + to_string(*u));
   }
 
-  static std::vector<UOpPtr> reshape_index(const std::vector<UOpPtr>& idx, const Shape& out, const Shape& in) {
+  static bool is_zero(const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 0; }
+
+  static std::vector<UOpPtr> reshape_index(const std::vector<UOpPtr>& idx, const SymDims& out, const SymDims& in) {
     UOpPtr flat = linear_index(idx, out);
-    Shape st = strides_of(in);
-    std::vector<UOpPtr> src_idx;
-    for (size_t j = 0; j < in.size(); ++j) src_idx.push_back(in[j] == 1 ? index(0) : simplify(idiv(flat, st[j]) % in[j]));
+    std::vector<UOpPtr> src_idx(in.size());
+    UOpPtr stride = index(1);
+    for (size_t j = in.size(); j-- > 0;) {
+      src_idx[j] = is_one(in[j]) ? index(0) : simplify(idiv(flat, stride) % in[j]);
+      stride = stride * in[j];
+    }
     return src_idx;
   }
 
   UOpPtr root_;
   const std::unordered_map<const UOp*, Shape>& shapes_;
+  const std::unordered_map<const UOp*, SymDims>& dims_;
   const std::unordered_map<const UOp*, bool>& realized_;
   std::vector<UOpPtr>& bufs_;
   int64_t next_axis_ = 0;
@@ -236,6 +258,17 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
   };
   while (!is_stored(u)) {
     if (u->op() != Ops::RESHAPE && u->op() != Ops::SHRINK) return std::nullopt;
+    // A symbolic shrink is a view only as a prefix of the first axis: packed data stays packed.
+    if (u->op() == Ops::SHRINK && u->src().size() > 1) {
+      const Shape& in = shapes.at(u->src(0).get());
+      for (size_t i = 0; i < in.size(); ++i) {
+        const UOpPtr& s = u->src(1 + 2 * i);
+        const UOpPtr& e = u->src(2 + 2 * i);
+        bool zero_start = s->is_const() && const_as_int(s->const_value()) == 0;
+        bool full = e->is_const() && const_as_int(e->const_value()) == in[i];
+        if (!zero_start || (i > 0 && !full)) return std::nullopt;
+      }
+    }
     chain.push_back(u);
     u = u->src(0);
   }
@@ -272,8 +305,11 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
 constexpr int64_t kSplitMinElements = 1 << 16;
 constexpr int64_t kSplitMaxOutputs = 32;
 
-bool wants_split(const UOpPtr& u, const std::unordered_map<const UOp*, Shape>& shapes) {
+bool wants_split(const UOpPtr& u, const std::unordered_map<const UOp*, Shape>& shapes,
+                 const std::unordered_map<const UOp*, SymDims>& sym_shapes) {
   if (u->op() != Ops::REDUCE_AXIS) return false;
+  for (const UOpPtr& d : sym_shapes.at(u->src(0).get()))
+    if (!d->is_const()) return false;  // sizes known only at run time: one kernel
   const Shape& in = shapes.at(u->src(0).get());
   int64_t reduced = 1;
   for (int64_t a : u->arg_as<ReduceArg>().axes) reduced *= in[a];
@@ -320,10 +356,31 @@ std::optional<std::pair<UOpPtr, UOpPtr>> split_reduction(const UOpPtr& u, std::u
 
 }  // namespace
 
-UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
-                    const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs) {
-  return KernelLowering(root, shapes, realized, bufs).run();
+UOpPtr lower_kernel(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
+                    std::vector<UOpPtr>& bufs) {
+  return KernelLowering(root, sched, realized, bufs).run();
 }
+
+namespace {
+
+// Kernels read variables, not their current values: BIND(var, value) becomes var, and the value
+// is recorded as the variable's binding. One variable bound to two values is an error.
+UOpPtr strip_binds(const UOpPtr& ast, std::map<std::string, int64_t>& var_vals) {
+  PatternMatcher pm({{UPat(Ops::BIND).named("b"), [](const Match& m) -> UOpPtr {
+                        UOpPtr b = m["b"];
+                        auto& vals = m.ctx<std::map<std::string, int64_t>>();
+                        const std::string& name = b->src(0)->arg_as<VarArg>().name;
+                        int64_t v = const_as_int(b->src(1)->const_value());
+                        auto [it, fresh] = vals.emplace(name, v);
+                        if (!fresh && it->second != v)
+                          throw Error("variable '" + name + "' is bound to both " + std::to_string(it->second) + " and " +
+                                      std::to_string(v) + " in one graph");
+                        return b->src(0);
+                      }}});
+  return graph_rewrite(ast, pm, &var_vals);
+}
+
+}  // namespace
 
 Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   Schedule sched;
@@ -331,6 +388,12 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
+  std::vector<const SymDims*> src_dims;
+  for (const UOpPtr& u : order) {
+    src_dims.clear();
+    for (const UOpPtr& s : u->src()) src_dims.push_back(&sched.sym_shapes.at(s.get()));
+    sched.sym_shapes.emplace(u.get(), node_sym_shape(*u, src_dims, sched.shapes.at(u.get())));
+  }
 
   std::unordered_map<const UOp*, size_t> users;
   for (const UOpPtr& u : order)
@@ -340,7 +403,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
   for (const UOpPtr& u : order) {
     bool shared_reduce = u->op() == Ops::REDUCE_AXIS && users[u.get()] > 1;
-    if (u->op() == Ops::CONTIGUOUS || shared_reduce || wants_split(u, sched.shapes)) realized[u.get()] = true;
+    if (u->op() == Ops::CONTIGUOUS || shared_reduce || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
   }
   RealizeDecider(order, realized).run();
 
@@ -351,17 +414,23 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
     if (auto view = contiguous_view(u, sched.shapes, realized)) {
       item.bufs = {u, view->first};
       item.view_offset = view->second;
-    } else if (auto split = wants_split(u, sched.shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
+    } else if (auto split = wants_split(u, sched.shapes, sched.sym_shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
       auto [partials, replacement] = *split;
       keep_alive.insert(keep_alive.end(), {partials, replacement});
       realized[partials.get()] = true;
+      for (const UOpPtr& n : toposort(replacement)) {
+        if (sched.sym_shapes.count(n.get())) continue;
+        std::vector<const SymDims*> sd;
+        for (const UOpPtr& s : n->src()) sd.push_back(&sched.sym_shapes.at(s.get()));
+        sched.sym_shapes.emplace(n.get(), node_sym_shape(*n, sd, sched.shapes.at(n.get())));
+      }
       ScheduleItem first;
-      first.ast = lower_kernel(partials, sched.shapes, realized, first.bufs);
+      first.ast = strip_binds(lower_kernel(partials, sched, realized, first.bufs), sched.var_vals);
       sched.items.push_back(std::move(first));
-      item.ast = lower_kernel(replacement, sched.shapes, realized, item.bufs);
+      item.ast = strip_binds(lower_kernel(replacement, sched, realized, item.bufs), sched.var_vals);
       item.bufs[0] = u;  // the replacement computes u's value into u's buffer
     } else {
-      item.ast = lower_kernel(u, sched.shapes, realized, item.bufs);
+      item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
     }
     sched.items.push_back(std::move(item));
   }

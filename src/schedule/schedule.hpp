@@ -9,7 +9,9 @@
 // that is only a contiguous reshape or shrink of another buffer becomes a view of it instead.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "lathe/uop.hpp"
@@ -31,7 +33,9 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;  // in an order that respects every dependency
   std::vector<UOpPtr> outputs;      // the nodes holding each requested output, in order
-  std::unordered_map<const UOp*, Shape> shapes;
+  std::unordered_map<const UOp*, Shape> shapes;      // maximum sizes: buffers are allocated for these
+  std::unordered_map<const UOp*, SymDims> sym_shapes;  // sizes as index expressions
+  std::map<std::string, int64_t> var_vals;             // the value each bound variable had
   std::vector<UOpPtr> keep_alive;  // nodes made while scheduling, which `shapes` refers to
 };
 
@@ -40,7 +44,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs);
 
 /// The kernel AST that stores `root`'s value, reading each node of `realized` (other than root)
 /// from a buffer. `bufs` receives the slot order. Exposed for tests of the lowering.
-UOpPtr lower_kernel(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
-                    const std::unordered_map<const UOp*, bool>& realized, std::vector<UOpPtr>& bufs);
+struct Schedule;
+UOpPtr lower_kernel(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
+                    std::vector<UOpPtr>& bufs);
 
 }  // namespace lathe

@@ -1,5 +1,6 @@
 #include "schedule/shape.hpp"
 
+#include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
 
@@ -47,6 +48,56 @@ Shape node_shape(const UOp& u, const std::vector<const Shape*>& src) {
   for (const Shape* s : src)
     if (!s->empty()) return *s;
   return *src[0];
+}
+
+SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src, const Shape& shape) {
+  auto consts = [&] {
+    SymDims d;
+    for (int64_t x : shape) d.push_back(UOp::index_const(x));
+    return d;
+  };
+  auto is_one = [](const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 1; };
+  switch (u.op()) {
+    case Ops::BUFFER:
+    case Ops::CONST:
+    case Ops::DEFINE_VAR:
+    case Ops::BIND: return consts();
+    case Ops::RESHAPE:
+    case Ops::EXPAND:
+      if (u.src().size() == 1) return consts();
+      return SymDims(u.src().begin() + 1, u.src().end());
+    case Ops::PERMUTE: {
+      SymDims out;
+      for (int64_t a : u.arg_as<std::vector<int64_t>>()) out.push_back(src[0]->at(a));
+      return out;
+    }
+    case Ops::SHRINK: {
+      if (u.src().size() == 1) return consts();
+      SymDims out;
+      for (size_t i = 0; i < shape.size(); ++i) out.push_back(simplify(u.src(2 + 2 * i) - u.src(1 + 2 * i)));
+      return out;
+    }
+    case Ops::PAD: {
+      if (u.src().size() <= 2) return consts();
+      SymDims out;
+      for (size_t i = 0; i < shape.size(); ++i) out.push_back(simplify(src[0]->at(i) + u.src(2 + 2 * i) + u.src(3 + 2 * i)));
+      return out;
+    }
+    case Ops::REDUCE_AXIS: {
+      SymDims out = *src[0];
+      for (int64_t a : u.arg_as<ReduceArg>().axes) out[a] = UOp::index_const(1);
+      return out;
+    }
+    default: break;
+  }
+  // Elementwise and the like: a symbolic axis of any full-rank source is the result's.
+  SymDims out = consts();
+  for (const SymDims* s : src) {
+    if (s->size() != out.size()) continue;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i]->is_const() && !(*s)[i]->is_const() && !is_one((*s)[i])) out[i] = (*s)[i];
+  }
+  return out;
 }
 
 std::unordered_map<const UOp*, Shape> graph_shapes(const UOpPtr& root) {

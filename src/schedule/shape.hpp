@@ -21,6 +21,15 @@ Shape node_shape(const UOp& u, const std::vector<const Shape*>& src_shapes);
 /// Shapes of every node under `root`.
 std::unordered_map<const UOp*, Shape> graph_shapes(const UOpPtr& root);
 
+/// A shape as index expressions, one per axis (a CONST where the axis is static). Symbolic
+/// movement ops carry their sizes as extra sources: RESHAPE and EXPAND one per axis, SHRINK
+/// (start, end) per axis, PAD the pad value then (before, after) per axis; their args then hold
+/// the maximum sizes only.
+using SymDims = std::vector<UOpPtr>;
+
+/// The symbolic shape of `u` given its sources' symbolic shapes and its own (maximum) shape.
+SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src_dims, const Shape& shape);
+
 int64_t shape_numel(const Shape& s);
 
 }  // namespace lathe

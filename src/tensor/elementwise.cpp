@@ -137,7 +137,7 @@ Tensor Tensor::where(double x, double y) const {
 }
 
 Tensor Tensor::logical_not() const {
-  if (dtype().is_bool()) return detail::make_alu(Ops::CMPNE, {*this, detail::constant(true, dtypes::bool_, shape_)});
+  if (dtype().is_bool()) return detail::make_alu(Ops::CMPNE, {*this, detail::constant_like(true, dtypes::bool_, *this)});
   return *this == scalar_like(*this, 0, false);
 }
 
@@ -170,13 +170,13 @@ Tensor Tensor::bitwise_xor(const Tensor& other) const {
 Tensor Tensor::lshift(int64_t bits) const {
   if (!dtype().is_int()) throw DTypeError("lshift: needs an integer tensor, not " + dtype().name());
   if (bits < 0 || bits >= dtype().itemsize() * 8) throw Error("lshift: shift of " + std::to_string(bits) + " bits for " + dtype().name());
-  return detail::make_alu(Ops::SHL, {*this, detail::constant(bits, dtype(), shape_)});
+  return detail::make_alu(Ops::SHL, {*this, detail::constant_like(bits, dtype(), *this)});
 }
 
 Tensor Tensor::rshift(int64_t bits) const {
   if (!dtype().is_int()) throw DTypeError("rshift: needs an integer tensor, not " + dtype().name());
   if (bits < 0 || bits >= dtype().itemsize() * 8) throw Error("rshift: shift of " + std::to_string(bits) + " bits for " + dtype().name());
-  return detail::make_alu(Ops::SHR, {*this, detail::constant(bits, dtype(), shape_)});
+  return detail::make_alu(Ops::SHR, {*this, detail::constant_like(bits, dtype(), *this)});
 }
 
 }  // namespace lathe

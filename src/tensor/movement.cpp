@@ -33,6 +33,19 @@ UOpPtr movement(Ops op, const Tensor& t, std::vector<int64_t> arg, std::vector<U
 }  // namespace
 
 Tensor Tensor::reshape(Shape shape) const {
+  if (is_symbolic()) {
+    // -1 is inferred from the symbolic element count (which must divide evenly).
+    SymShape target = detail::to_sym(shape);
+    auto infer = std::find(shape.begin(), shape.end(), -1);
+    if (infer != shape.end()) {
+      int64_t known = 1;
+      for (int64_t d : shape)
+        if (d != -1) known *= d;
+      if (known <= 0) throw ShapeError("reshape: cannot infer the -1 in " + shape_to_string(shape));
+      target[infer - shape.begin()] = SInt(idiv(detail::sym_numel(symbolic_shape()).uop(), known));
+    }
+    return reshape(target);
+  }
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -57,24 +70,68 @@ Tensor Tensor::reshape(Shape shape) const {
   return Tensor(movement(Ops::RESHAPE, *this, shape), shape);
 }
 
+Tensor Tensor::reshape(const SymShape& shape) const {
+  if (detail::is_static(shape) && !is_symbolic()) return reshape(detail::max_shape(shape));
+  for (const SInt& d : shape)
+    if (d.min() < 0) throw ShapeError("reshape: negative dimension in " + detail::sym_shape_to_string(shape));
+  SymShape mine = symbolic_shape();
+  if (!(detail::sym_numel(mine) == detail::sym_numel(shape)))
+    throw ShapeError("reshape: cannot reshape " + detail::sym_shape_to_string(mine) + " to " + detail::sym_shape_to_string(shape) +
+                     ": the element counts differ");
+  bool same = mine.size() == shape.size();
+  for (size_t i = 0; same && i < shape.size(); ++i) same = mine[i] == shape[i];
+  if (same) return *this;
+  Shape maxs = detail::max_shape(shape);
+  std::vector<UOpPtr> dims;
+  for (const SInt& d : shape) dims.push_back(d.uop());
+  return Tensor(movement(Ops::RESHAPE, *this, maxs, dims), maxs, detail::sym_entries(shape));
+}
+
+// A braced list may mix numbers, -1 and variables: static lists keep the -1 inference.
+Tensor Tensor::reshape(std::initializer_list<SInt> shape) const {
+  SymShape s(shape);
+  if (!detail::is_static(s)) return reshape(s);
+  Shape st;
+  for (const SInt& d : s) st.push_back(d.value());
+  return reshape(st);
+}
+
+Tensor Tensor::expand(std::initializer_list<SInt> shape) const {
+  SymShape s(shape);
+  if (!detail::is_static(s)) return expand(s);
+  Shape st;
+  for (const SInt& d : s) st.push_back(d.value());
+  return expand(st);
+}
+
 Tensor Tensor::permute(std::vector<int64_t> order) const {
   if (static_cast<int64_t>(order.size()) != ndim())
     throw ShapeError("permute: order of " + std::to_string(order.size()) + " axes for shape " + shape_to_string(shape_));
   std::vector<bool> seen(order.size());
   Shape out;
+  std::vector<UOpPtr> sym;
   for (int64_t& a : order) {
     a = detail::normalize_axis(a, ndim(), "permute");
     if (seen[a]) throw ShapeError("permute: axis " + std::to_string(a) + " appears twice");
     seen[a] = true;
     out.push_back(shape_[a]);
+    if (!sym_.empty()) sym.push_back(sym_[a]);
   }
   std::vector<int64_t> identity(order.size());
   std::iota(identity.begin(), identity.end(), 0);
   if (order == identity) return *this;
-  return Tensor(movement(Ops::PERMUTE, *this, order), out);
+  return Tensor(movement(Ops::PERMUTE, *this, order), out, sym);
 }
 
 Tensor Tensor::expand(Shape shape) const {
+  if (is_symbolic()) {
+    SymShape target = detail::to_sym(shape);
+    size_t lead = shape.size() >= shape_.size() ? shape.size() - shape_.size() : 0;
+    SymShape mine = symbolic_shape();
+    for (size_t i = lead; i < shape.size(); ++i)
+      if (shape[i] == -1) target[i] = mine[i - lead];
+    return expand(target);
+  }
   if (shape.size() < shape_.size())
     throw ShapeError("expand: cannot expand " + shape_to_string(shape_) + " to fewer dimensions " + shape_to_string(shape));
   size_t lead = shape.size() - shape_.size();
@@ -91,16 +148,55 @@ Tensor Tensor::expand(Shape shape) const {
   return Tensor(movement(Ops::EXPAND, r, shape), shape);
 }
 
-Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, double value) const {
+Tensor Tensor::expand(const SymShape& shape) const {
+  if (detail::is_static(shape) && !is_symbolic()) return expand(detail::max_shape(shape));
+  SymShape mine = symbolic_shape();
+  if (shape.size() < mine.size())
+    throw ShapeError("expand: cannot expand " + detail::sym_shape_to_string(mine) + " to fewer dimensions " +
+                     detail::sym_shape_to_string(shape));
+  SymShape src(shape.size() - mine.size(), SInt(1));
+  src.insert(src.end(), mine.begin(), mine.end());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool one = src[i].is_static() && src[i].value() == 1;
+    if (!(shape[i] == src[i]) && !one)
+      throw ShapeError("expand: cannot expand " + detail::sym_shape_to_string(mine) + " to " + detail::sym_shape_to_string(shape));
+  }
+  Tensor r = src.size() != mine.size() ? reshape(src) : *this;
+  Shape maxs = detail::max_shape(shape);
+  std::vector<UOpPtr> dims;
+  for (const SInt& d : shape) dims.push_back(d.uop());
+  return Tensor(movement(Ops::EXPAND, r, maxs, dims), maxs, detail::sym_entries(shape));
+}
+
+Tensor Tensor::pad(std::vector<std::pair<SInt, SInt>> padding, double value) const {
   if (static_cast<int64_t>(padding.size()) != ndim())
     throw ShapeError("pad: " + std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_to_string(shape_));
+  bool symbolic = is_symbolic();
+  for (auto& [b, a] : padding) symbolic = symbolic || !b.is_static() || !a.is_static();
+  if (symbolic) {
+    // Symbolic padding must not be negative; the amounts travel as extra sources.
+    SymShape mine = symbolic_shape(), out;
+    std::vector<UOpPtr> extra{UOp::const_(dtype(), value)};
+    std::vector<int64_t> arg;
+    for (size_t i = 0; i < padding.size(); ++i) {
+      auto& [b, a] = padding[i];
+      if (b.min() < 0 || a.min() < 0) throw ShapeError("pad: symbolic padding must be non-negative");
+      out.push_back(mine[i] + b + a);
+      extra.push_back(b.uop());
+      extra.push_back(a.uop());
+      arg.push_back(0);
+      arg.push_back(out.back().max() - shape_[i]);
+    }
+    Shape maxs = detail::max_shape(out);
+    return Tensor(movement(Ops::PAD, *this, arg, extra), maxs, detail::sym_entries(out));
+  }
   // Negative padding removes elements: shrink first, then pad what remains.
-  std::vector<std::pair<int64_t, int64_t>> keep;
+  std::vector<std::pair<SInt, SInt>> keep;
   std::vector<int64_t> arg;
   Shape out;
   bool shrinks = false, pads = false;
   for (size_t i = 0; i < padding.size(); ++i) {
-    auto [b, a] = padding[i];
+    int64_t b = padding[i].first.value(), a = padding[i].second.value();
     int64_t start = b < 0 ? -b : 0, end = shape_[i] - (a < 0 ? -a : 0);
     if (start > end) throw ShapeError("pad: padding removes more than axis " + std::to_string(i) + " of " + shape_to_string(shape_) + " holds");
     keep.emplace_back(start, end);
@@ -115,22 +211,32 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, double valu
   return Tensor(movement(Ops::PAD, r, arg, {UOp::const_(dtype(), value)}), out);
 }
 
-Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const {
+Tensor Tensor::shrink(std::vector<std::pair<SInt, SInt>> bounds) const {
   if (static_cast<int64_t>(bounds.size()) != ndim())
     throw ShapeError("shrink: " + std::to_string(bounds.size()) + " (start, end) pairs for shape " + shape_to_string(shape_));
+  bool symbolic = is_symbolic();
+  for (auto& [s, e] : bounds) symbolic = symbolic || !s.is_static() || !e.is_static();
+  SymShape mine = symbolic_shape(), out;
   std::vector<int64_t> arg;
-  Shape out;
+  std::vector<UOpPtr> extra;
   for (size_t i = 0; i < bounds.size(); ++i) {
-    auto [s, e] = bounds[i];
-    if (s < 0 || e > shape_[i] || s > e)
-      throw ShapeError("shrink: (" + std::to_string(s) + ", " + std::to_string(e) + ") is not within axis " +
-                       std::to_string(i) + " of " + shape_to_string(shape_));
-    arg.push_back(s);
-    arg.push_back(e);
+    auto& [s, e] = bounds[i];
+    if (s.min() < 0 || e.max() > shape_[i] || s.max() > e.min() || (mine[i].is_static() && e.max() > mine[i].value()))
+      throw ShapeError("shrink: (" + s.to_string() + ", " + e.to_string() + ") is not within axis " + std::to_string(i) +
+                       " of " + detail::sym_shape_to_string(mine));
     out.push_back(e - s);
+    extra.push_back(s.uop());
+    extra.push_back(e.uop());
+    arg.push_back(symbolic ? 0 : s.value());
+    arg.push_back(symbolic ? out.back().max() : e.value());
   }
-  if (out == shape_) return *this;
-  return Tensor(movement(Ops::SHRINK, *this, arg), out);
+  if (!symbolic) {
+    Shape o = detail::max_shape(out);
+    if (o == shape_) return *this;
+    return Tensor(movement(Ops::SHRINK, *this, arg), o);
+  }
+  Shape maxs = detail::max_shape(out);
+  return Tensor(movement(Ops::SHRINK, *this, arg, extra), maxs, detail::sym_entries(out));
 }
 
 Tensor Tensor::flip(std::vector<int64_t> axes) const {
@@ -141,7 +247,7 @@ Tensor Tensor::flip(std::vector<int64_t> axes) const {
     flags[a] = 1;
   }
   if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
-  return Tensor(movement(Ops::FLIP, *this, flags), shape_);
+  return Tensor(movement(Ops::FLIP, *this, flags), shape_, sym_);
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -152,41 +258,44 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
 }
 
 Tensor Tensor::squeeze(std::optional<int64_t> axis) const {
-  Shape out;
+  SymShape mine = symbolic_shape(), out;
+  auto is_one = [](const SInt& d) { return d.is_static() && d.value() == 1; };
   if (!axis) {
-    for (int64_t d : shape_)
-      if (d != 1) out.push_back(d);
+    for (const SInt& d : mine)
+      if (!is_one(d)) out.push_back(d);
     return reshape(out);
   }
   int64_t a = detail::normalize_axis(*axis, ndim(), "squeeze");
-  if (shape_[a] != 1) return *this;
-  out = shape_;
+  if (!is_one(mine[a])) return *this;
+  out = mine;
   out.erase(out.begin() + a);
   return reshape(out);
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
   int64_t a = detail::normalize_axis(axis, ndim() + 1, "unsqueeze");
-  Shape out = shape_;
-  out.insert(out.begin() + a, 1);
+  SymShape out = symbolic_shape();
+  out.insert(out.begin() + a, SInt(1));
   return reshape(out);
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  if (ndim() == 0) return reshape({1});
+  if (ndim() == 0) return reshape(Shape{1});
   int64_t s = detail::normalize_axis(start_dim, ndim(), "flatten"), e = detail::normalize_axis(end_dim, ndim(), "flatten");
   if (s > e) throw ShapeError("flatten: start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim));
-  Shape out(shape_.begin(), shape_.begin() + s);
-  int64_t n = 1;
-  for (int64_t i = s; i <= e; ++i) n *= shape_[i];
+  SymShape mine = symbolic_shape();
+  SymShape out(mine.begin(), mine.begin() + s);
+  SInt n = 1;
+  for (int64_t i = s; i <= e; ++i) n = n * mine[i];
   out.push_back(n);
-  out.insert(out.end(), shape_.begin() + e + 1, shape_.end());
+  out.insert(out.end(), mine.begin() + e + 1, mine.end());
   return reshape(out);
 }
 
 Tensor Tensor::slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
   int64_t a = detail::normalize_axis(axis, ndim(), "slice");
   if (step == 0) throw ShapeError("slice: step cannot be zero");
+  if (!symbolic_shape()[a].is_static()) throw ShapeError("slice: axis " + std::to_string(a) + " is symbolic; use shrink");
   int64_t n = shape_[a];
   if (step < 0) {
     // x[start:stop:-k] is the flipped x sliced forward: index i maps to n - 1 - i.
@@ -200,24 +309,25 @@ Tensor Tensor::slice(int64_t axis, std::optional<int64_t> start, std::optional<i
   int64_t e = stop ? (*stop < 0 ? *stop + n : *stop) : n;
   s = std::clamp<int64_t>(s, 0, n);
   e = std::clamp<int64_t>(e, s, n);
-  std::vector<std::pair<int64_t, int64_t>> b;
-  for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, shape_[i]);
+  SymShape mine = symbolic_shape();
+  std::vector<std::pair<SInt, SInt>> b;
+  for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, mine[i]);
   b[a] = {s, e};
   Tensor r = shrink(b);
   if (step == 1) return r;
   // Every step-th element: pad to a multiple of step, fold the axis into (count, step), keep column 0.
   int64_t len = e - s, count = (len + step - 1) / step;
-  std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
+  std::vector<std::pair<SInt, SInt>> p(ndim(), {0, 0});
   p[a] = {0, count * step - len};
   r = r.pad(p);
-  Shape folded = r.shape();
+  SymShape folded = r.symbolic_shape();
   folded[a] = count;
-  folded.insert(folded.begin() + a + 1, step);
+  folded.insert(folded.begin() + a + 1, SInt(step));
   r = r.reshape(folded);
-  std::vector<std::pair<int64_t, int64_t>> keep;
-  for (int64_t d : folded) keep.emplace_back(0, d);
+  std::vector<std::pair<SInt, SInt>> keep;
+  for (const SInt& d : folded) keep.emplace_back(0, d);
   keep[a + 1] = {0, 1};
-  Shape out = r.shape();
+  SymShape out = r.symbolic_shape();
   out.erase(out.begin() + a + 1);
   return r.shrink(keep).reshape(out);
 }
@@ -242,7 +352,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
   std::optional<Tensor> out;
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
-    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    std::vector<std::pair<SInt, SInt>> p(t.ndim(), {0, 0});
     p[a] = {offset, total - offset - t.shape()[a]};
     Tensor piece = t.cast(dt).pad(p);
     out = out ? *out + piece : piece;
@@ -274,9 +384,10 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t axi
     throw ShapeError("split: sizes add up to " + std::to_string(total) + ", not axis " + std::to_string(a) + " of " + shape_to_string(shape_));
   std::vector<Tensor> out;
   int64_t offset = 0;
+  SymShape mine = symbolic_shape();
   for (int64_t s : sizes) {
-    std::vector<std::pair<int64_t, int64_t>> b;
-    for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, shape_[i]);
+    std::vector<std::pair<SInt, SInt>> b;
+    for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(0, mine[i]);
     b[a] = {offset, offset + s};
     out.push_back(shrink(b));
     offset += s;
@@ -319,7 +430,7 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = detail::normalize_axis(axis, ndim(), "gather");
   if (index.ndim() != ndim()) throw ShapeError("gather: index of shape " + shape_to_string(index.shape()) + " for input " + shape_to_string(shape_));
   if (!index.dtype().is_int()) throw DTypeError("gather: index must be an integer tensor, not " + index.dtype().name());
-  std::vector<std::pair<int64_t, int64_t>> b;
+  std::vector<std::pair<SInt, SInt>> b;
   for (int64_t i = 0; i < ndim(); ++i) {
     if (i != a && index.shape()[i] > shape_[i])
       throw ShapeError("gather: index shape " + shape_to_string(index.shape()) + " exceeds input " + shape_to_string(shape_) + " at axis " + std::to_string(i));

@@ -36,15 +36,28 @@ int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& axes) {
   return n;
 }
 
+// The number of reduced elements as a float scalar tensor: a constant, or for symbolic axes an
+// expression of the variables, read at run time.
+Tensor reduced_count_tensor(const Tensor& t, const std::vector<int64_t>& axes, DType dt, int64_t minus = 0) {
+  SymShape s = t.symbolic_shape();
+  SInt n = 1;
+  for (int64_t a : axes) n = n * s[a];
+  n = n - SInt(minus);
+  if (n.is_static()) return Tensor(UOp::const_(dt, static_cast<double>(std::max<int64_t>(0, n.value()))), {});
+  return Tensor(cast(max(n.uop(), UOp::index_const(0)), dt), {});
+}
+
 }  // namespace
 
 Tensor Tensor::reduce(Ops op, std::vector<int64_t> axes, bool keepdim, const char* name) const {
   axes = normalize_axes(std::move(axes), ndim(), name);
-  Shape kept = shape_, dropped;
+  SymShape mine = symbolic_shape(), kept = mine, dropped;
   for (int64_t a : axes) kept[a] = 1;
   for (int64_t i = 0; i < ndim(); ++i)
-    if (!std::binary_search(axes.begin(), axes.end(), i)) dropped.push_back(shape_[i]);
-  Tensor r = axes.empty() ? *this : Tensor(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop_}, ReduceArg{op, axes}), kept);
+    if (!std::binary_search(axes.begin(), axes.end(), i)) dropped.push_back(mine[i]);
+  Tensor r = axes.empty() ? *this
+                          : Tensor(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop_}, ReduceArg{op, axes}), detail::max_shape(kept),
+                                   detail::sym_entries(kept));
   return keepdim ? r : r.reshape(dropped);
 }
 
@@ -77,15 +90,15 @@ Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
   std::vector<int64_t> norm = normalize_axes(axes, ndim(), "mean");
   Tensor s = (dtype().is_float() ? *this : cast(dtypes::default_float)).sum(norm, keepdim);
-  return s / static_cast<double>(reduced_count(shape_, norm));
+  return s / reduced_count_tensor(*this, norm, s.dtype());
 }
 
 Tensor Tensor::var(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
   std::vector<int64_t> norm = normalize_axes(axes, ndim(), "var");
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor d = x - x.mean(norm, true);
-  int64_t n = reduced_count(shape_, norm);
-  return (d * d).sum(norm, keepdim) / static_cast<double>(std::max<int64_t>(0, n - correction));
+  Tensor sq = (d * d).sum(norm, keepdim);
+  return sq / reduced_count_tensor(*this, norm, sq.dtype(), correction);
 }
 
 Tensor Tensor::std(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
@@ -101,6 +114,11 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   Shape ar(ndim(), 1);
   ar[a] = n;
   Tensor countdown = (static_cast<int64_t>(n) - Tensor::arange(n)).reshape(ar);
+  if (!symbolic_shape()[a].is_static()) {
+    std::vector<std::pair<SInt, SInt>> b(ndim(), {0, 1});
+    b[a] = {0, symbolic_shape()[a]};
+    countdown = countdown.shrink(b);
+  }
   Tensor is_max = *this == max({a}, true);
   Tensor best = is_max.where(countdown, Tensor::zeros({}, dtypes::int32)).max({a}, keepdim);
   return (static_cast<int64_t>(n) - best).cast(dtypes::int32);

@@ -2,9 +2,11 @@
 // operators every other op is built from.
 #include "lathe/tensor.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "device/buffer_registry.hpp"
+#include "ir/eval.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
 #include "schedule/schedule.hpp"
@@ -19,6 +21,37 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 namespace detail {
+
+Shape max_shape(const SymShape& s) {
+  Shape out;
+  for (const SInt& d : s) out.push_back(d.max());
+  return out;
+}
+
+std::vector<UOpPtr> sym_entries(const SymShape& s) {
+  if (is_static(s)) return {};
+  std::vector<UOpPtr> out;
+  for (const SInt& d : s) out.push_back(d.is_static() ? nullptr : d.uop());
+  return out;
+}
+
+bool is_static(const SymShape& s) {
+  return std::all_of(s.begin(), s.end(), [](const SInt& d) { return d.is_static(); });
+}
+
+SInt sym_numel(const SymShape& s) {
+  SInt n = 1;
+  for (const SInt& d : s) n = n * d;
+  return n;
+}
+
+std::string sym_shape_to_string(const SymShape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].to_string();
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+SymShape to_sym(const Shape& s) { return SymShape(s.begin(), s.end()); }
 
 void check_shape(const Shape& shape, const char* op) {
   for (int64_t d : shape)
@@ -43,9 +76,19 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* w
     throw DTypeError(std::string(what) + ": the tensor is " + t.dtype().name() + ", not " + expected.name());
   Tensor r = t;
   r.realize();
-  Buffer b = r.buffer();
-  std::vector<uint8_t> out(b.nbytes());
-  if (!out.empty()) b.copyout(out.data(), out.size());
+  if (!t.is_symbolic()) {
+    Buffer b = r.buffer();
+    std::vector<uint8_t> out(b.nbytes());
+    if (!out.empty()) b.copyout(out.data(), out.size());
+    return out;
+  }
+  // A symbolic tensor's values are packed at the front of a buffer sized for the maximum.
+  UOpPtr u = r.uop();
+  while (u->op() != Ops::BUFFER) u = u->src(0);
+  Buffer b = buffer_of(*u);
+  size_t n = static_cast<size_t>(evaluate_int(sym_numel(t.symbolic_shape()).uop())) * static_cast<size_t>(t.dtype().itemsize());
+  std::vector<uint8_t> out(n);
+  if (n) std::memcpy(out.data(), b.data(), n);
   return out;
 }
 
@@ -55,6 +98,20 @@ Tensor::Tensor() : Tensor(UOp::const_(dtypes::float32, 0.0), {}) {}
 
 Tensor::Tensor(UOpPtr uop, Shape shape) : uop_(std::move(uop)), shape_(std::move(shape)) {
   LATHE_CHECK(uop_ != nullptr, "Tensor of a null node");
+}
+
+Tensor::Tensor(UOpPtr uop, Shape shape, std::vector<UOpPtr> symbolic)
+    : uop_(std::move(uop)), shape_(std::move(shape)), sym_(std::move(symbolic)) {
+  LATHE_CHECK(uop_ != nullptr, "Tensor of a null node");
+  LATHE_CHECK(sym_.empty() || sym_.size() == shape_.size(), "symbolic dimensions do not match the shape");
+  if (std::all_of(sym_.begin(), sym_.end(), [](const UOpPtr& d) { return d == nullptr; })) sym_.clear();
+}
+
+SymShape Tensor::symbolic_shape() const {
+  SymShape out;
+  for (size_t i = 0; i < shape_.size(); ++i)
+    out.push_back(sym_.empty() || !sym_[i] ? SInt(shape_[i]) : SInt(sym_[i]));
+  return out;
 }
 
 Tensor Tensor::from_buffer(Buffer buffer, Shape shape) {
@@ -72,14 +129,19 @@ Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uo
 bool Tensor::is_realized() const { return uop_->op() == Ops::BUFFER; }
 
 std::string Tensor::to_string() const {
-  return "Tensor(shape=" + shape_to_string(shape_) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");
+  return "Tensor(shape=" + detail::sym_shape_to_string(symbolic_shape()) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");
 }
 
 Tensor& Tensor::realize() {
   if (is_realized()) return *this;
   ExecutionPlan plan = prepare();
   plan.execute();
-  uop_ = buffer_node(*plan.output_buffer(), shape_);
+  const Buffer& out = *plan.output_buffer();
+  if (!is_symbolic()) {
+    uop_ = buffer_node(out, shape_);
+    return *this;
+  }
+  *this = detail::packed_view(out, symbolic_shape());
   return *this;
 }
 
@@ -110,6 +172,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 }
 
 Tensor broadcast_to(const Tensor& t, const Shape& shape) {
+  if (t.is_symbolic()) return broadcast_to(t, to_sym(shape));
   if (t.shape() == shape) return t;
   Shape padded(shape.size() - t.shape().size(), 1);
   padded.insert(padded.end(), t.shape().begin(), t.shape().end());
@@ -117,10 +180,56 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   return r.shape() == shape ? r : r.expand(shape);
 }
 
+Tensor broadcast_to(const Tensor& t, const SymShape& shape) {
+  if (is_static(shape) && !t.is_symbolic()) return broadcast_to(t, max_shape(shape));
+  SymShape mine = t.symbolic_shape();
+  SymShape padded(shape.size() - mine.size(), SInt(1));
+  padded.insert(padded.end(), mine.begin(), mine.end());
+  Tensor r = padded.size() == mine.size() ? t : t.reshape(padded);
+  bool same = true;
+  for (size_t i = 0; i < shape.size(); ++i) same = same && padded[i] == shape[i];
+  return same ? r : r.expand(shape);
+}
+
+SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  SymShape out;
+  for (size_t i = 0; i < n; ++i) {
+    SInt da = i < n - a.size() ? SInt(1) : a[i - (n - a.size())];
+    SInt db = i < n - b.size() ? SInt(1) : b[i - (n - b.size())];
+    bool a_one = da.is_static() && da.value() == 1, b_one = db.is_static() && db.value() == 1;
+    if (!(da == db) && !a_one && !b_one)
+      throw ShapeError(std::string(op) + ": shapes " + sym_shape_to_string(a) + " and " + sym_shape_to_string(b) +
+                       " cannot be broadcast together");
+    out.push_back(a_one ? db : da);
+  }
+  return out;
+}
+
+Tensor packed_view(const Buffer& buffer, const SymShape& shape) {
+  int64_t n = static_cast<int64_t>(buffer.size());
+  Tensor flat(buffer_node(buffer, {n}), {n});
+  return flat.shrink({{0, sym_numel(shape)}}).reshape(shape);
+}
+
+Tensor constant_like(ConstValue value, DType dtype, const Tensor& like) {
+  return broadcast_to(Tensor(UOp::const_(dtype, value), {}), like.symbolic_shape());
+}
+
 Tensor make_alu(Ops op, std::vector<Tensor> srcs) {
   std::vector<UOpPtr> u;
   for (const Tensor& t : srcs) u.push_back(t.uop());
-  return Tensor(UOp::alu(op, std::move(u)), srcs.at(op == Ops::WHERE ? 1 : 0).shape());
+  const Tensor& like = srcs.at(op == Ops::WHERE ? 1 : 0);
+  // A symbolic axis of any source is the axis of the result (the others broadcast to it).
+  std::vector<UOpPtr> sym;
+  for (const Tensor& t : srcs) {
+    if (!t.is_symbolic() || t.ndim() != like.ndim()) continue;
+    SymShape s = t.symbolic_shape();
+    if (sym.empty()) sym.assign(s.size(), nullptr);
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!sym[i] && !s[i].is_static()) sym[i] = s[i].uop();
+  }
+  return Tensor(UOp::alu(op, std::move(u)), like.shape(), std::move(sym));
 }
 
 }  // namespace detail
@@ -134,6 +243,10 @@ Tensor Tensor::scalar_like(const Tensor& like, double value, bool is_float) {
 
 Tensor Tensor::binary(Ops op, const Tensor& other, const char* name) const {
   DType dt = least_upper_dtype({dtype(), other.dtype()});
+  if (is_symbolic() || other.is_symbolic()) {
+    SymShape shape = detail::broadcast_shapes(symbolic_shape(), other.symbolic_shape(), name);
+    return detail::make_alu(op, {detail::broadcast_to(cast(dt), shape), detail::broadcast_to(other.cast(dt), shape)});
+  }
   Shape shape = detail::broadcast_shapes(shape_, other.shape_, name);
   Tensor a = detail::broadcast_to(cast(dt), shape);
   Tensor b = detail::broadcast_to(other.cast(dt), shape);
@@ -170,7 +283,7 @@ Tensor Tensor::cast(DType dt) const {
   if (dt == dtype()) return *this;
   if (dt.is_ptr() || dt.count() != 1 || dt == dtypes::void_ || dt == dtypes::index)
     throw DTypeError("cast: cannot cast to " + dt.name());
-  return Tensor(lathe::cast(uop_, dt), shape_);
+  return Tensor(lathe::cast(uop_, dt), shape_, sym_);
 }
 
 Tensor Tensor::bitcast(DType dt) const {
@@ -179,9 +292,9 @@ Tensor Tensor::bitcast(DType dt) const {
   if (dt.itemsize() != dtype().itemsize())
     throw DTypeError("bitcast: " + dtype().name() + " and " + dt.name() + " differ in size");
   if (dt == dtype()) return *this;
-  return Tensor(UOp::make(Ops::BITCAST, dt, {uop_}), shape_);
+  return Tensor(UOp::make(Ops::BITCAST, dt, {uop_}), shape_, sym_);
 }
 
-Tensor Tensor::contiguous() const { return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop_}), shape_); }
+Tensor Tensor::contiguous() const { return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop_}), shape_, sym_); }
 
 }  // namespace lathe

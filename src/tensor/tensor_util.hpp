@@ -7,6 +7,19 @@
 namespace lathe::detail {
 
 void check_shape(const Shape& shape, const char* op);
+Shape max_shape(const SymShape& s);
+/// One entry per axis, null where static; empty when every axis is static.
+std::vector<UOpPtr> sym_entries(const SymShape& s);
+bool is_static(const SymShape& s);
+SInt sym_numel(const SymShape& s);
+std::string sym_shape_to_string(const SymShape& s);
+SymShape to_sym(const Shape& s);
+SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
+Tensor broadcast_to(const Tensor& t, const SymShape& shape);
+/// A tensor of `shape` whose values are packed at the front of `buffer` (sized for the maximum).
+Tensor packed_view(const Buffer& buffer, const SymShape& shape);
+/// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
+Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// `t` reshaped (leading 1s) and expanded to `shape`.
 Tensor broadcast_to(const Tensor& t, const Shape& shape);

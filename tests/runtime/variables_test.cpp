@@ -1,0 +1,220 @@
+// Symbolic variables: one compiled plan serves every value of its variables.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+std::vector<float> data(size_t n, int salt) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((static_cast<int>(i) * 13 + salt) % 17) * 0.125f - 1.0f;
+  return v;
+}
+
+std::vector<float> head(const Buffer* b, size_t n) {
+  std::vector<float> all = b->to_vector<float>();
+  return std::vector<float>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+TEST(Variables, IssueExampleRunsEveryValueWithoutRecompiling) {
+  Variable n("n", 1, 64);
+  std::vector<float> xs = data(64 * 8, 1);
+  Tensor x = Tensor::from_vector(xs, {64, 8});
+  Tensor y = (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({0});
+  ExecutionPlan plan = y.prepare();
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t v = 1; v <= 64; v += (v < 5 ? 1 : 7)) {
+    plan.execute_with_vars({{"n", v}});
+    std::vector<float> want(8, 0.0f);
+    for (int64_t r = 0; r < v; ++r)
+      for (int c = 0; c < 8; ++c) want[c] += xs[r * 8 + c] * 2.0f;
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (int c = 0; c < 8; ++c) ASSERT_NEAR(got[c], want[c], 1e-4) << "n=" << v << " col " << c;
+  }
+  plan.execute_with_vars({{"n", 64}});
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+  std::vector<KernelProfile> prof = plan.execute_with_vars_profiled({{"n", 5}});
+  EXPECT_EQ(prof.size(), plan.prepared_kernels().size());
+  ASSERT_EQ(plan.prepared_kernels()[0]->runtime_vars.size(), 1u);
+  EXPECT_EQ(plan.prepared_kernels()[0]->runtime_vars[0].name, "n");
+  EXPECT_EQ(plan.prepared_kernels()[0]->kernel->var_names.front(), "n");
+}
+
+TEST(Variables, FiftyValuesCompileNothingNew) {
+  Variable n("n", 1, 128);
+  Tensor x = Tensor::rand({128, 16}, 3);
+  ExecutionPlan plan = (x.shrink({{0, n.bind(7)}, {0, 16}}).exp() + 1.0f).sum({0}).prepare();
+  plan.execute();
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t v = 1; v <= 50; ++v) plan.execute_with_vars({{"n", v * 2}});
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+TEST(Variables, TheBoundValueIsTheFirstBinding) {
+  Variable n("n", 1, 16);
+  std::vector<float> xs = data(16, 2);
+  Tensor x = Tensor::from_vector(xs, {16});
+  Tensor s = x.shrink({{0, n.bind(3)}}).sum();
+  EXPECT_NEAR(s.item<float>(), xs[0] + xs[1] + xs[2], 1e-5);
+  ExecutionPlan plan = s.prepare();
+  plan.execute();
+  EXPECT_NEAR(plan.output_buffer()->to_vector<float>()[0], xs[0] + xs[1] + xs[2], 1e-5);
+}
+
+TEST(Variables, OutOfRangeAndUnknownNamesAreErrorsThatChangeNothing) {
+  Variable n("n", 2, 8);
+  Tensor x = Tensor::from_vector(data(8, 3), {8});
+  ExecutionPlan plan = x.shrink({{0, n.bind(4)}}).sum().prepare();
+  plan.execute();
+  std::vector<float> before = plan.output_buffer()->to_vector<float>();
+  for (int64_t bad : {1, 9, -5}) {
+    try {
+      plan.execute_with_vars({{"n", bad}});
+      FAIL() << bad;
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("'n'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("[2, 8]"), std::string::npos) << msg;
+    }
+  }
+  EXPECT_THROW(plan.execute_with_vars({{"m", 3}}), Error);
+  EXPECT_THROW(plan.execute_with_vars({{"n", 3}, {"n", 100}}), Error);  // checked before applying any
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>(), before);
+  plan.execute();  // still bound to 4
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>(), before);
+  EXPECT_THROW(n.bind(9), Error);
+}
+
+TEST(Variables, TwoVariablesOverAGridIncludingTheirBounds) {
+  Variable rows("rows", 1, 12), cols("cols", 1, 10);
+  std::vector<float> xs = data(12 * 10, 4);
+  Tensor x = Tensor::from_vector(xs, {12, 10});
+  Tensor part = x.shrink({{0, rows.bind(2)}, {0, cols.bind(3)}});
+  Tensor total = (part * part).sum({1}).max();  // max over rows of the row sums of squares
+  ExecutionPlan plan = total.prepare();
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t r : {1, 2, 5, 12})
+    for (int64_t c : {1, 4, 10}) {
+      plan.execute_with_vars({{"rows", r}, {"cols", c}});
+      float want = -INFINITY;
+      for (int64_t i = 0; i < r; ++i) {
+        float acc = 0;
+        for (int64_t j = 0; j < c; ++j) acc += xs[i * 10 + j] * xs[i * 10 + j];
+        want = std::max(want, acc);
+      }
+      ASSERT_NEAR(plan.output_buffer()->to_vector<float>()[0], want, 1e-4) << r << "x" << c;
+    }
+  // Values not given keep their binding.
+  plan.execute_with_vars({{"rows", 3}});
+  float want = -INFINITY;
+  for (int64_t i = 0; i < 3; ++i) {
+    float acc = 0;
+    for (int64_t j = 0; j < 10; ++j) acc += xs[i * 10 + j] * xs[i * 10 + j];
+    want = std::max(want, acc);
+  }
+  EXPECT_NEAR(plan.output_buffer()->to_vector<float>()[0], want, 1e-4);
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+TEST(Variables, AttentionOverTheFirstNPositionsOfAKvCache) {
+  const int64_t max_len = 32, d = 8;
+  Variable n("n", 1, max_len);
+  std::vector<float> ks = data(max_len * d, 5), vs = data(max_len * d, 6), qs = data(d, 7);
+  Tensor k_cache = Tensor::from_vector(ks, {max_len, d}), v_cache = Tensor::from_vector(vs, {max_len, d});
+  Tensor q = Tensor::from_vector(qs, {1, d});
+  SInt len = n.bind(4);
+  Tensor k = k_cache.shrink({{0, len}, {0, d}}), v = v_cache.shrink({{0, len}, {0, d}});
+  Tensor out = q.scaled_dot_product_attention(k, v);
+  ExecutionPlan plan = out.prepare();
+  for (int64_t t : {1, 4, 9, 31, 32}) {
+    plan.execute_with_vars({{"n", t}});
+    std::vector<double> scores(t);
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < t; ++j) {
+      double s = 0;
+      for (int64_t c = 0; c < d; ++c) s += static_cast<double>(qs[c]) * ks[j * d + c];
+      scores[j] = s / std::sqrt(static_cast<double>(d));
+      mx = std::max(mx, scores[j]);
+    }
+    for (double& s : scores) sum += (s = std::exp(s - mx));
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (int64_t c = 0; c < d; ++c) {
+      double want = 0;
+      for (int64_t j = 0; j < t; ++j) want += scores[j] / sum * vs[j * d + c];
+      ASSERT_NEAR(got[c], want, 1e-4) << "n=" << t << " c=" << c;
+    }
+  }
+}
+
+TEST(Variables, SymbolicBatchOfAMatmulWithBias) {
+  const int64_t max_b = 16, k = 12, m = 32;
+  Variable b("b", 1, max_b);
+  std::vector<float> xs = data(max_b * k, 8), ws = data(k * m, 9), bs = data(m, 10);
+  Tensor x = Tensor::from_vector(xs, {max_b, k}).shrink({{0, b.bind(3)}, {0, k}});
+  Tensor y = (x.matmul(Tensor::from_vector(ws, {k, m})) + Tensor::from_vector(bs, {m})).relu();
+  EXPECT_EQ(y.symbolic_shape()[0].to_string(), "b=3");
+  EXPECT_EQ(y.shape()[0], max_b);  // the maximum, which the buffer is sized for
+  ExecutionPlan plan = y.prepare();
+  EXPECT_EQ(plan.output_buffer()->size(), static_cast<size_t>(max_b * m));
+  for (int64_t rows : {1, 3, 16}) {
+    plan.execute_with_vars({{"b", rows}});
+    std::vector<float> got = head(plan.output_buffer(), static_cast<size_t>(rows * m));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double want = bs[j];
+        for (int64_t x2 = 0; x2 < k; ++x2) want += static_cast<double>(xs[i * k + x2]) * ws[x2 * m + j];
+        ASSERT_NEAR(got[i * m + j], std::max(want, 0.0), 1e-4) << "b=" << rows;
+      }
+  }
+}
+
+TEST(Variables, MeanAndSoftmaxOverASymbolicAxis) {
+  Variable n("n", 1, 20);
+  std::vector<float> xs = data(3 * 20, 11);
+  Tensor x = Tensor::from_vector(xs, {3, 20}).shrink({{0, 3}, {0, n.bind(6)}});
+  ExecutionPlan mean_plan = x.mean({1}).prepare();
+  ExecutionPlan soft_plan = x.softmax(1).prepare();
+  for (int64_t t : {1, 6, 20}) {
+    mean_plan.execute_with_vars({{"n", t}});
+    soft_plan.execute_with_vars({{"n", t}});
+    std::vector<float> means = mean_plan.output_buffer()->to_vector<float>();
+    std::vector<float> soft = head(soft_plan.output_buffer(), static_cast<size_t>(3 * t));
+    for (int r = 0; r < 3; ++r) {
+      double sum = 0, mx = -INFINITY, z = 0;
+      for (int64_t c = 0; c < t; ++c) sum += xs[r * 20 + c], mx = std::max<double>(mx, xs[r * 20 + c]);
+      ASSERT_NEAR(means[r], sum / t, 1e-5) << "n=" << t;
+      for (int64_t c = 0; c < t; ++c) z += std::exp(xs[r * 20 + c] - mx);
+      for (int64_t c = 0; c < t; ++c) ASSERT_NEAR(soft[r * t + c], std::exp(xs[r * 20 + c] - mx) / z, 1e-5) << "n=" << t;
+    }
+  }
+}
+
+TEST(Variables, SymbolicShapesInCreationReshapeAndExpand) {
+  Variable n("n", 1, 10);
+  SInt len = n.bind(4);
+  Tensor e = Tensor::empty({len, 8});
+  EXPECT_EQ(e.shape(), (Shape{10, 8}));
+  EXPECT_EQ(e.buffer().valid(), false);  // a packed view of a buffer sized for n = 10
+  Tensor ones = Tensor::ones({len, 3});
+  Tensor row = Tensor::from_vector(std::vector<float>{1, 2, 3}, {1, 3});
+  Tensor grid = (ones + row.expand({len, 3})).reshape({len * 3});
+  std::vector<float> got = grid.to_vector<float>();
+  EXPECT_EQ(got, (std::vector<float>{2, 3, 4, 2, 3, 4, 2, 3, 4, 2, 3, 4}));
+  Tensor padded = Tensor::ones({len}).pad({{SInt(1), len}}, 0.0);  // 1 + n + n elements
+  EXPECT_EQ(padded.to_vector<float>(), (std::vector<float>{0, 1, 1, 1, 1, 0, 0, 0, 0}));
+}
+
+TEST(Variables, MismatchedSymbolicShapesAreShapeErrors) {
+  Variable n("n", 1, 10);
+  Tensor a = Tensor::ones({10, 2}).shrink({{0, n.bind(3)}, {0, 2}});
+  Tensor b = Tensor::ones({10, 2});
+  EXPECT_THROW(a + b, ShapeError);
+  EXPECT_THROW(a.reshape({SInt(5), SInt(2)}), ShapeError);
+  EXPECT_THROW(a.slice(0, 0, 2), ShapeError);
+}
+
+}  // namespace
+}  // namespace lathe
