@@ -36,9 +36,14 @@ void ExecutionPlan::Impl::refresh_values() {
       auto fixed = k->fixedvars.find(names[v]);
       k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
     }
+    const auto& gs = k->kernel->global_size;
+    if (gs[0]->is_const() && gs[1]->is_const() && gs[2]->is_const()) {
+      for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(const_as_int(gs[d]->const_value()));
+      continue;
+    }
     VarValues vv(var_values.begin(), var_values.end());
     for (auto& [name, value] : k->fixedvars) vv[name] = value;
-    for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(k->kernel->global_size[d], vv));
+    for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], vv));
   }
 }
 
