@@ -87,21 +87,16 @@ Tensor Tensor::reshape(const SymShape& shape) const {
   return Tensor(movement(Ops::RESHAPE, *this, maxs, dims), maxs, detail::sym_entries(shape));
 }
 
-// A braced list may mix numbers, -1 and variables: static lists keep the -1 inference.
+// A braced list may mix numbers, -1 and variables: all-number lists keep the -1 handling of
+// the static overloads.
 Tensor Tensor::reshape(std::initializer_list<SInt> shape) const {
   SymShape s(shape);
-  if (!detail::is_static(s)) return reshape(s);
-  Shape st;
-  for (const SInt& d : s) st.push_back(d.value());
-  return reshape(st);
+  return detail::is_static(s) ? reshape(detail::max_shape(s)) : reshape(s);
 }
 
 Tensor Tensor::expand(std::initializer_list<SInt> shape) const {
   SymShape s(shape);
-  if (!detail::is_static(s)) return expand(s);
-  Shape st;
-  for (const SInt& d : s) st.push_back(d.value());
-  return expand(st);
+  return detail::is_static(s) ? expand(detail::max_shape(s)) : expand(s);
 }
 
 Tensor Tensor::permute(std::vector<int64_t> order) const {
