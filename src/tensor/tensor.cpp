@@ -267,11 +267,11 @@ Tensor operator/(const Tensor& a, const Tensor& b) {
 Tensor operator<(const Tensor& a, const Tensor& b) { return a.binary(Ops::CMPLT, b, "lt"); }
 Tensor operator>(const Tensor& a, const Tensor& b) { return b.binary(Ops::CMPLT, a, "gt"); }
 Tensor operator<=(const Tensor& a, const Tensor& b) {
-  detail::broadcast_shapes(a.shape(), b.shape(), "le");  // name this op in errors, not the gt inside
+  detail::broadcast_shapes(a.symbolic_shape(), b.symbolic_shape(), "le");  // name this op in errors, not the gt inside
   return (a > b).logical_not();
 }
 Tensor operator>=(const Tensor& a, const Tensor& b) {
-  detail::broadcast_shapes(a.shape(), b.shape(), "ge");
+  detail::broadcast_shapes(a.symbolic_shape(), b.symbolic_shape(), "ge");
   return (a < b).logical_not();
 }
 Tensor operator==(const Tensor& a, const Tensor& b) { return a.binary(Ops::CMPEQ, b, "eq"); }

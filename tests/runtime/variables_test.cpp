@@ -218,3 +218,26 @@ TEST(Variables, MismatchedSymbolicShapesAreShapeErrors) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(Variables, UnsupportedSymbolicAxesAreClearErrors) {
+  Variable n("n", 1, 10);
+  Tensor a = Tensor::ones({10}).shrink({{0, n.bind(3)}});
+  EXPECT_THROW(a.cumsum(0), ShapeError);
+  EXPECT_THROW(a.slice(0, 1, 2), ShapeError);
+}
+
+TEST(Variables, ArgmaxOverASymbolicAxis) {
+  Variable n("n", 1, 8);
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 5, 2, 9, 3, 4, 0, 7}, {8});
+  ExecutionPlan plan = x.shrink({{0, n.bind(3)}}).argmax().prepare();
+  for (auto [len, want] : std::vector<std::pair<int64_t, int32_t>>{{1, 0}, {3, 1}, {4, 3}, {8, 3}}) {
+    plan.execute_with_vars({{"n", len}});
+    EXPECT_EQ(plan.output_buffer()->to_vector<int32_t>()[0], want) << "n=" << len;
+  }
+}
+
+}  // namespace
+}  // namespace lathe
