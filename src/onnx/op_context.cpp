@@ -1,0 +1,77 @@
+#include "onnx/op_context.hpp"
+
+#include "onnx/ops.hpp"
+
+namespace lathe::onnx::detail {
+
+OpContext::OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
+                     const std::string& base_dir)
+    : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir) {}
+
+std::string OpContext::where() const { return "node '" + node_.name() + "' (" + node_.op_type() + ")"; }
+
+void OpContext::fail(const std::string& why) const { throw OnnxError(where() + ": " + why); }
+
+const Tensor& OpContext::in(size_t i) const {
+  if (!has(i)) fail("input " + std::to_string(i) + " is required");
+  return *inputs_[i];
+}
+
+std::vector<int64_t> OpContext::ints(size_t i) const {
+  const Tensor& t = in(i);
+  if (!t.dtype().is_int()) fail("input " + std::to_string(i) + " must be an integer tensor, not " + t.dtype().name());
+  return t.cast(dtypes::int64).to_vector<int64_t>();
+}
+
+std::vector<double> OpContext::doubles(size_t i) const { return in(i).cast(dtypes::float64).to_vector<double>(); }
+
+const ::onnx::AttributeProto* OpContext::attr(const std::string& name) const {
+  for (const auto& a : node_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t OpContext::attr_i(const std::string& name, int64_t fallback) const {
+  const auto* a = attr(name);
+  return a ? a->i() : fallback;
+}
+
+double OpContext::attr_f(const std::string& name, double fallback) const {
+  const auto* a = attr(name);
+  return a ? static_cast<double>(a->f()) : fallback;
+}
+
+std::string OpContext::attr_s(const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> OpContext::attr_ints(const std::string& name, std::vector<int64_t> fallback) const {
+  const auto* a = attr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+}
+
+std::vector<double> OpContext::attr_floats(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
+}
+
+Tensor OpContext::attr_t(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a || !a->has_t()) fail("attribute '" + name + "' (a tensor) is required");
+  return tensor_from_proto(a->t(), base_dir_);
+}
+
+const std::map<std::string, OpFn>& op_table() {
+  static const std::map<std::string, OpFn> table = [] {
+    std::map<std::string, OpFn> t;
+    register_elementwise_ops(t);
+    register_shape_ops(t);
+    register_reduce_ops(t);
+    register_nn_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace lathe::onnx::detail

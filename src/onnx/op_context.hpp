@@ -1,0 +1,62 @@
+// What an operator's implementation sees of its node: inputs, attributes, the opset, and a way
+// to fail that names the node. The operator table maps op_type to an implementation.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lathe/onnx.hpp"
+#include "onnx/onnx_include.hpp"
+
+namespace lathe::onnx::detail {
+
+class OpContext {
+ public:
+  OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
+            const std::string& base_dir);
+
+  const std::string& op() const { return node_.op_type(); }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return static_cast<size_t>(node_.output_size()); }
+  /// Whether optional input `i` is given.
+  bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
+  /// Input `i`; fails naming the node when it is missing.
+  const Tensor& in(size_t i) const;
+  /// Input `i` computed now and read as numbers (shapes, axes, starts...).
+  std::vector<int64_t> ints(size_t i) const;
+  std::vector<double> doubles(size_t i) const;
+
+  bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
+  int64_t attr_i(const std::string& name, int64_t fallback) const;
+  double attr_f(const std::string& name, double fallback) const;
+  std::string attr_s(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
+  std::vector<double> attr_floats(const std::string& name) const;
+  Tensor attr_t(const std::string& name) const;
+
+  /// Throws OnnxError: "node 'name' (OpType): `why`".
+  [[noreturn]] void fail(const std::string& why) const;
+  std::string where() const;
+
+ private:
+  const ::onnx::AttributeProto* attr(const std::string& name) const;
+  const ::onnx::NodeProto& node_;
+  std::vector<std::optional<Tensor>> inputs_;
+  int64_t opset_;
+  std::string base_dir_;
+};
+
+using OpFn = std::function<std::vector<Tensor>(const OpContext&)>;
+
+/// Every operator the importer implements, by op_type.
+const std::map<std::string, OpFn>& op_table();
+
+/// A TensorProto as a realized Tensor (raw or typed data, or external data under `base_dir`).
+Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir);
+DType dtype_from_onnx(int32_t elem_type, const std::string& what);
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,16 @@
+// The operator implementations, one file per family, each adding its operators to the table.
+#pragma once
+
+#include "onnx/op_context.hpp"
+
+namespace lathe::onnx::detail {
+
+void register_elementwise_ops(std::map<std::string, OpFn>& table);
+void register_shape_ops(std::map<std::string, OpFn>& table);
+void register_reduce_ops(std::map<std::string, OpFn>& table);
+void register_nn_ops(std::map<std::string, OpFn>& table);
+
+/// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
+int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim);
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,320 @@
+// ONNX neural-network operators: matmul, convolution, pooling, normalisation, softmax.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "onnx/ops.hpp"
+
+namespace lathe::onnx::detail {
+namespace {
+
+using V = std::vector<Tensor>;
+
+Tensor scalar(double v, DType dt) { return Tensor::full({}, v, dt); }
+
+// Spatial padding of an N-D op as (begin..., end...), from `pads` or `auto_pad`.
+std::vector<int64_t> spatial_pads(const OpContext& c, const Shape& in, const std::vector<int64_t>& kernel,
+                                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  size_t n = kernel.size();
+  std::string mode = c.attr_s("auto_pad", "NOTSET");
+  if (mode == "NOTSET") {
+    std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (pads.size() != 2 * n) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(n) + " spatial axes");
+    return pads;
+  }
+  std::vector<int64_t> pads(2 * n, 0);
+  if (mode == "VALID") return pads;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t size = in[2 + i], out = (size + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size);
+    pads[i] = mode == "SAME_LOWER" ? (total + 1) / 2 : total / 2;
+    pads[i + n] = total - pads[i];
+  }
+  return pads;
+}
+
+std::vector<std::pair<SInt, SInt>> pad_pairs(const std::vector<int64_t>& pads, int64_t ndim) {
+  size_t n = pads.size() / 2;
+  std::vector<std::pair<SInt, SInt>> p(static_cast<size_t>(ndim), {0, 0});
+  for (size_t i = 0; i < n; ++i) p[2 + i] = {pads[i], pads[i + n]};
+  return p;
+}
+
+// 1-D ops run as 2-D with a unit height.
+Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
+
+Tensor conv(const OpContext& c) {
+  Tensor x = c.in(0), w = c.in(1);
+  if (x.ndim() != 3 && x.ndim() != 4) c.fail("only 1-D and 2-D convolutions are supported, input is " + shape_to_string(x.shape()));
+  bool one_d = x.ndim() == 3;
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  size_t n = kernel.size();
+  std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
+  x = x.pad(pad_pairs(pads, x.ndim()));
+  if (one_d) {
+    x = to_2d(x), w = to_2d(w);
+    strides.insert(strides.begin(), 1);
+    dil.insert(dil.begin(), 1);
+  }
+  std::optional<Tensor> bias;
+  if (c.has(2)) bias = c.in(2);
+  Tensor out = x.conv2d(w, bias, {strides[0], strides[1]}, {0, 0}, {dil[0], dil[1]}, c.attr_i("group", 1));
+  return one_d ? out.squeeze(2) : out;
+}
+
+Tensor pool(const OpContext& c, bool is_max) {
+  Tensor x = c.in(0);
+  if (x.ndim() != 3 && x.ndim() != 4) c.fail("only 1-D and 2-D pooling is supported, input is " + shape_to_string(x.shape()));
+  bool one_d = x.ndim() == 3;
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  size_t n = kernel.size();
+  if (n + 2 != static_cast<size_t>(x.ndim())) c.fail("kernel_shape does not match the input's rank");
+  std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  for (int64_t d : dil)
+    if (d != 1) c.fail("dilated pooling is not supported");
+  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
+  if (c.attr_i("ceil_mode", 0)) {
+    // Extra end padding so the last partial window is kept.
+    for (size_t i = 0; i < n; ++i) {
+      int64_t size = x.shape()[2 + i] + pads[i] + pads[i + n];
+      int64_t rem = (size - kernel[i]) % strides[i];
+      if (rem != 0) pads[i + n] += strides[i] - rem;
+    }
+  }
+  double lowest = -std::numeric_limits<double>::infinity();
+  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest : 0.0);
+  if (one_d) {
+    padded = to_2d(padded);
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+  }
+  std::pair<int64_t, int64_t> k{kernel[0], kernel[1]}, s{strides[0], strides[1]};
+  Tensor out;
+  if (is_max) {
+    out = padded.max_pool2d(k, s);
+  } else {
+    out = padded.avg_pool2d(k, s);
+    if (!c.attr_i("count_include_pad", 0)) {
+      // Average over the real elements only: divide by the share of each window inside.
+      Tensor ones = Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim()));
+      if (one_d) ones = to_2d(ones);
+      out = out / ones.avg_pool2d(k, s);
+    }
+  }
+  return one_d ? out.squeeze(2) : out;
+}
+
+// ConvTranspose as a convolution: spread the input out by the stride (zeros between elements),
+// pad it by the kernel's reach minus the padding, and convolve with the flipped kernel whose
+// in/out channels are swapped within each group.
+Tensor conv_transpose(const OpContext& c) {
+  Tensor x = c.in(0), w = c.in(1);
+  if (x.ndim() != 4 && x.ndim() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  bool one_d = x.ndim() == 3;
+  if (one_d) x = to_2d(x), w = to_2d(w);
+  int64_t groups = c.attr_i("group", 1);
+  int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  int64_t og = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  if (cin % groups != 0 || w.shape()[0] != cin) c.fail("weight " + shape_to_string(w.shape()) + " does not fit input " + shape_to_string(x.shape()));
+  auto two = [&](const char* name, int64_t fallback) {
+    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(one_d ? 1 : 2, fallback));
+    if (one_d) v.insert(v.begin(), fallback);
+    return v;
+  };
+  std::vector<int64_t> s = two("strides", 1), d = two("dilations", 1), op = two("output_padding", 0);
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(one_d ? 2 : 4, 0));
+  if (one_d) pads = {0, pads[0], 0, pads[1]};
+  std::string autopad = c.attr_s("auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = c.attr_ints("output_shape");
+  if (!out_shape.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
+    if (out_shape.empty()) out_shape = one_d ? std::vector<int64_t>{wd * s[1]} : std::vector<int64_t>{h * s[0], wd * s[1]};
+    if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
+    int64_t in_sz[2] = {h, wd}, k[2] = {kh, kw};
+    for (int i = 0; i < 2; ++i) {
+      int64_t total = s[i] * (in_sz[i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - out_shape[static_cast<size_t>(i)];
+      if (total < 0) op[i] -= total, total = 0;  // a larger output than the kernel reaches: extra end padding
+      bool lower = autopad == "SAME_LOWER";
+      pads[static_cast<size_t>(i)] = lower ? (total + 1) / 2 : total / 2;
+      pads[static_cast<size_t>(i) + 2] = total - pads[static_cast<size_t>(i)];
+    }
+  }
+  // Zeros between elements: (.., h, 1, w, 1) padded to (.., h, s0, w, s1), trimmed to (h-1)*s0+1.
+  Tensor spread = x.reshape({n, cin, h, 1, wd, 1})
+                      .pad({{0, 0}, {0, 0}, {0, 0}, {0, s[0] - 1}, {0, 0}, {0, s[1] - 1}})
+                      .reshape({n, cin, h * s[0], wd * s[1]})
+                      .shrink({{0, n}, {0, cin}, {0, (h - 1) * s[0] + 1}, {0, (wd - 1) * s[1] + 1}});
+  int64_t reach_h = d[0] * (kh - 1), reach_w = d[1] * (kw - 1);
+  Tensor padded = spread.pad({{0, 0}, {0, 0}, {reach_h - pads[0], reach_h - pads[2] + op[0]}, {reach_w - pads[1], reach_w - pads[3] + op[1]}});
+  int64_t cg = cin / groups;
+  Tensor wt = w.reshape({groups, cg, og, kh, kw}).transpose(1, 2).reshape({groups * og, cg, kh, kw}).flip({2, 3});
+  std::optional<Tensor> bias;
+  if (c.has(2)) bias = c.in(2);
+  Tensor out = padded.conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
+  return one_d ? out.squeeze(2) : out;
+}
+
+// Einsum as broadcast multiply and sum: every operand's axes are laid out in one label order
+// (output labels first, summed labels after), multiplied, and the summed labels reduced.
+Tensor einsum(const OpContext& c) {
+  std::string eq;
+  for (char ch : c.attr_s("equation", ""))
+    if (ch != ' ') eq += ch;
+  if (eq.find("...") != std::string::npos) c.fail("einsum with '...' is not supported");
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != c.num_inputs()) c.fail("the equation names " + std::to_string(terms.size()) + " operands");
+  std::string all;
+  for (const std::string& t : terms)
+    for (char ch : t)
+      if (all.find(ch) == std::string::npos) all += ch;
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+  } else {
+    for (char ch : all)
+      if (std::count(lhs.begin(), lhs.end(), ch) == 1) out += ch;
+    std::sort(out.begin(), out.end());
+  }
+  std::string order = out;
+  for (char ch : all)
+    if (out.find(ch) == std::string::npos) order += ch;
+  std::map<char, int64_t> size;
+  std::optional<Tensor> prod;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const std::string& t = terms[k];
+    Tensor x = c.in(k);
+    if (static_cast<int64_t>(t.size()) != x.ndim()) c.fail("operand " + std::to_string(k) + " has " + std::to_string(x.ndim()) + " axes, '" + t + "' names " + std::to_string(t.size()));
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (std::count(t.begin(), t.end(), t[i]) > 1) c.fail("repeated subscripts in one operand are not supported");
+      int64_t n = x.shape()[i];
+      auto [it, fresh] = size.emplace(t[i], n);
+      if (!fresh && it->second != n && it->second != 1 && n != 1) c.fail(std::string("label ") + t[i] + " has two sizes");
+      if (it->second == 1) it->second = n;
+    }
+    std::vector<int64_t> perm;
+    Shape shape;
+    for (char ch : order) {
+      size_t p = t.find(ch);
+      if (p != std::string::npos) perm.push_back(static_cast<int64_t>(p));
+    }
+    x = x.permute(perm);
+    size_t j = 0;
+    for (char ch : order) shape.push_back(t.find(ch) != std::string::npos ? x.shape()[j++] : 1);
+    x = x.reshape(shape);
+    prod = prod ? *prod * x : x;
+  }
+  std::vector<int64_t> summed;
+  for (size_t i = out.size(); i < order.size(); ++i) summed.push_back(static_cast<int64_t>(i));
+  Tensor r = summed.empty() ? *prod : prod->sum(summed);
+  return r.cast(c.in(0).dtype());
+}
+
+Tensor softmax_like(const OpContext& c, bool log) {
+  const Tensor& x = c.in(0);
+  int64_t a = axis_of(c, c.attr_i("axis", c.opset() < 13 ? 1 : -1), x.ndim());
+  if (c.opset() >= 13) return log ? x.log_softmax(a) : x.softmax(a);
+  // Before opset 13 the input is viewed as 2-D: [d0 * .. * d(a-1), da * .. * dn].
+  Tensor flat = x.flatten(0, a == 0 ? 0 : a - 1);
+  if (a == 0) flat = x.reshape({1, x.numel()});
+  else flat = x.reshape({flat.shape()[0], -1});
+  Tensor r = log ? flat.log_softmax(1) : flat.softmax(1);
+  return r.reshape(x.shape());
+}
+
+}  // namespace
+
+void register_nn_ops(std::map<std::string, OpFn>& t) {
+  t["MatMul"] = [](const OpContext& c) { return V{c.in(0).matmul(c.in(1))}; };
+  t["Gemm"] = [](const OpContext& c) {
+    Tensor a = c.in(0), b = c.in(1);
+    if (c.attr_i("transA", 0)) a = a.transpose(0, 1);
+    if (c.attr_i("transB", 0)) b = b.transpose(0, 1);
+    Tensor y = a.matmul(b) * scalar(c.attr_f("alpha", 1.0), a.dtype());
+    if (c.has(2)) y = y + c.in(2) * scalar(c.attr_f("beta", 1.0), a.dtype());
+    return V{y.cast(a.dtype())};
+  };
+  t["Conv"] = [](const OpContext& c) { return V{conv(c)}; };
+  t["Einsum"] = [](const OpContext& c) { return V{einsum(c)}; };
+  t["ConvTranspose"] = [](const OpContext& c) { return V{conv_transpose(c)}; };
+  t["Hardmax"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t a = axis_of(c, c.attr_i("axis", c.opset() < 13 ? 1 : -1), x.ndim());
+    if (c.opset() < 13) c.fail("Hardmax before opset 13 (2-D coercion) is not supported");
+    Shape pos(static_cast<size_t>(x.ndim()), 1);
+    pos[a] = x.shape()[a];
+    Tensor idx = x.argmax(a, true);
+    return V{(idx == Tensor::arange(x.shape()[a]).reshape(pos)).cast(x.dtype())};
+  };
+  t["DepthToSpace"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t b = c.attr_i("blocksize", 1), n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    if (b <= 0 || ch % (b * b) != 0) c.fail("channels are not divisible by blocksize^2");
+    int64_t oc = ch / (b * b);
+    Tensor r = c.attr_s("mode", "DCR") == "DCR" ? x.reshape({n, b, b, oc, h, w}).permute({0, 3, 4, 1, 5, 2})
+                                                : x.reshape({n, oc, b, b, h, w}).permute({0, 1, 4, 2, 5, 3});
+    return V{r.reshape({n, oc, h * b, w * b})};
+  };
+  t["SpaceToDepth"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t b = c.attr_i("blocksize", 1), n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    if (b <= 0 || h % b != 0 || w % b != 0) c.fail("height and width are not divisible by blocksize");
+    return V{x.reshape({n, ch, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4}).reshape({n, ch * b * b, h / b, w / b})};
+  };
+  t["MaxPool"] = [](const OpContext& c) { return V{pool(c, true)}; };
+  t["AveragePool"] = [](const OpContext& c) { return V{pool(c, false)}; };
+  t["GlobalAveragePool"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes;
+    for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+    return V{x.mean(axes, true)};
+  };
+  t["GlobalMaxPool"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes;
+    for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+    return V{x.max(axes, true)};
+  };
+  t["Softmax"] = [](const OpContext& c) { return V{softmax_like(c, false)}; };
+  t["LogSoftmax"] = [](const OpContext& c) { return V{softmax_like(c, true)}; };
+  t["BatchNormalization"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    Shape bc(static_cast<size_t>(x.ndim()), 1);
+    bc[1] = x.shape()[1];
+    Tensor scale = c.in(1).reshape(bc), bias = c.in(2).reshape(bc), mean = c.in(3).reshape(bc), var = c.in(4).reshape(bc);
+    double eps = c.attr_f("epsilon", 1e-5);
+    return V{((x - mean) * (var + eps).rsqrt() * scale + bias).cast(x.dtype())};
+  };
+  t["InstanceNormalization"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes;
+    for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+    Shape bc(static_cast<size_t>(x.ndim()), 1);
+    bc[1] = x.shape()[1];
+    Tensor normed = x.layernorm(axes, c.attr_f("epsilon", 1e-5));
+    return V{(normed * c.in(1).reshape(bc) + c.in(2).reshape(bc)).cast(x.dtype())};
+  };
+  t["LayerNormalization"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t a = axis_of(c, c.attr_i("axis", -1), x.ndim());
+    std::vector<int64_t> axes;
+    for (int64_t i = a; i < x.ndim(); ++i) axes.push_back(i);
+    double eps = c.attr_f("epsilon", 1e-5);
+    Tensor mean = x.mean(axes, true);
+    Tensor inv = (((x - mean) * (x - mean)).mean(axes, true) + eps).rsqrt();
+    Tensor y = (x - mean) * inv * c.in(1);
+    if (c.has(2)) y = y + c.in(2);
+    return V{y.cast(x.dtype()), mean, inv};
+  };
+}
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,291 @@
+// ONNX operators that move, select or describe data: shapes, slices, gathers, constants.
+#include <algorithm>
+#include <limits>
+
+#include "onnx/ops.hpp"
+
+namespace lathe::onnx::detail {
+
+int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim) {
+  if (axis < -ndim || axis >= ndim)
+    c.fail("axis " + std::to_string(axis) + " is out of range for " + std::to_string(ndim) + " dimensions");
+  return axis < 0 ? axis + ndim : axis;
+}
+
+namespace {
+
+using V = std::vector<Tensor>;
+
+// Axes from the attribute (older opsets) or from input `i` (newer ones).
+std::vector<int64_t> axes_arg(const OpContext& c, size_t i, int64_t ndim) {
+  std::vector<int64_t> axes = c.has(i) ? c.ints(i) : c.attr_ints("axes");
+  for (int64_t& a : axes) a = axis_of(c, a, ndim);
+  return axes;
+}
+
+Tensor reshape(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> shape = c.opset() < 5 ? c.attr_ints("shape") : c.ints(1);
+  bool allowzero = c.attr_i("allowzero", 0) != 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 0 && !allowzero) {
+      if (static_cast<int64_t>(i) >= x.ndim()) c.fail("a 0 in the shape copies a dimension the input does not have");
+      shape[i] = x.shape()[i];
+    }
+  return x.reshape(shape);
+}
+
+Tensor slice(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attr_ints("starts");
+    ends = c.attr_ints("ends");
+    axes = c.attr_ints("axes");
+  } else {
+    starts = c.ints(1);
+    ends = c.ints(2);
+    if (c.has(3)) axes = c.ints(3);
+    if (c.has(4)) steps = c.ints(4);
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("starts, ends, axes and steps differ in length");
+  Tensor r = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axis_of(c, axes[i], x.ndim()), n = x.shape()[a], step = steps[i];
+    if (step == 0) c.fail("a step of 0");
+    // ONNX clamps out-of-range starts and ends (INT64 extremes mean "to the end").
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
+    int64_t s = step > 0 ? clampi(starts[i], 0, n) : clampi(starts[i], -1, n - 1);
+    int64_t e = step > 0 ? clampi(ends[i], 0, n) : clampi(ends[i], -1, n - 1);
+    if (step > 0) {
+      r = r.slice(a, s, std::max(s, e), step);
+    } else {
+      std::optional<int64_t> stop = e < 0 ? std::nullopt : std::optional<int64_t>(e);
+      if (s < 0) {
+        std::vector<std::pair<SInt, SInt>> b;
+        for (int64_t d : r.shape()) b.emplace_back(0, d);
+        b[a] = {0, 0};
+        r = r.shrink(b);
+      } else {
+        r = r.slice(a, s, stop, step);
+      }
+    }
+  }
+  return r;
+}
+
+Tensor pad(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> pads = c.opset() < 11 ? c.attr_ints("pads") : c.ints(1);
+  double value = c.opset() < 11 ? c.attr_f("value", 0.0) : (c.has(2) ? c.doubles(2).at(0) : 0.0);
+  int64_t n = x.ndim();
+  std::vector<int64_t> axes;
+  if (c.has(3)) axes = axes_arg(c, 3, n);
+  else
+    for (int64_t i = 0; i < n; ++i) axes.push_back(i);
+  if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  std::vector<std::pair<SInt, SInt>> p(static_cast<size_t>(n), {0, 0});
+  for (size_t i = 0; i < axes.size(); ++i) p[axes[i]] = {pads[i], pads[i + axes.size()]};
+  std::string mode = c.attr_s("mode", "constant");
+  if (mode == "constant") return x.pad(p, value);
+  // reflect and edge: build each padded axis from slices of the input.
+  Tensor r = x;
+  for (int64_t a = 0; a < n; ++a) {
+    int64_t before = p[a].first.value(), after = p[a].second.value(), len = r.shape()[a];
+    if (before == 0 && after == 0) continue;
+    if (before < 0 || after < 0) c.fail(mode + " padding must not be negative");
+    std::vector<Tensor> parts;
+    for (int64_t k = before; k >= 1; --k) {
+      int64_t src = mode == "edge" ? 0 : k;
+      if (src >= len) c.fail("reflect padding of " + std::to_string(before) + " on an axis of " + std::to_string(len));
+      parts.push_back(r.slice(a, src, src + 1));
+    }
+    parts.push_back(r);
+    for (int64_t k = 1; k <= after; ++k) {
+      int64_t src = mode == "edge" ? len - 1 : len - 1 - k;
+      if (src < 0) c.fail("reflect padding of " + std::to_string(after) + " on an axis of " + std::to_string(len));
+      parts.push_back(r.slice(a, src, src + 1));
+    }
+    r = Tensor::cat(parts, a);
+  }
+  return r;
+}
+
+Tensor gather(const OpContext& c) {
+  const Tensor &x = c.in(0), &idx = c.in(1);
+  int64_t a = axis_of(c, c.attr_i("axis", 0), x.ndim());
+  int64_t n = x.shape()[a];
+  // out[i.., j.., k..] = x[i.., idx[j..], k..]: a one-hot of the indices over the axis.
+  Tensor id = idx.cast(dtypes::int64);
+  id = (id < Tensor::full({}, int64_t{0}, dtypes::int64)).where(id + n, id);
+  Shape xs = x.shape();
+  Shape out;
+  out.insert(out.end(), xs.begin(), xs.begin() + a);
+  out.insert(out.end(), idx.shape().begin(), idx.shape().end());
+  out.insert(out.end(), xs.begin() + a + 1, xs.end());
+  // x viewed as (pre.., 1 x idx.ndim.., n, post..) and the one-hot as (1.., idx.., n, 1..).
+  Shape xv(xs.begin(), xs.begin() + a);
+  xv.insert(xv.end(), static_cast<size_t>(idx.ndim()), 1);
+  xv.push_back(n);
+  xv.insert(xv.end(), xs.begin() + a + 1, xs.end());
+  Shape hv(static_cast<size_t>(a), 1);
+  hv.insert(hv.end(), idx.shape().begin(), idx.shape().end());
+  hv.push_back(1);
+  hv.insert(hv.end(), xs.size() - static_cast<size_t>(a) - 1, 1);
+  Shape pv(static_cast<size_t>(a + idx.ndim()), 1);
+  pv.push_back(n);
+  pv.insert(pv.end(), xs.size() - static_cast<size_t>(a) - 1, 1);
+  Tensor hot = id.reshape(hv) == Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape(pv);
+  Tensor picked = hot.where(x.reshape(xv), Tensor::zeros({}, x.dtype()));
+  return picked.sum({a + idx.ndim()}).cast(x.dtype()).reshape(out);
+}
+
+}  // namespace
+
+void register_shape_ops(std::map<std::string, OpFn>& t) {
+  t["Reshape"] = [](const OpContext& c) { return V{reshape(c)}; };
+  t["Transpose"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> perm = c.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = x.ndim() - 1; i >= 0; --i) perm.push_back(i);
+    return V{x.permute(perm)};
+  };
+  t["Concat"] = [](const OpContext& c) {
+    std::vector<Tensor> xs;
+    for (size_t i = 0; i < c.num_inputs(); ++i) xs.push_back(c.in(i));
+    return V{Tensor::cat(xs, axis_of(c, c.attr_i("axis", 0), xs.at(0).ndim()))};
+  };
+  t["Split"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t a = axis_of(c, c.attr_i("axis", 0), x.ndim());
+    std::vector<int64_t> sizes = c.has(1) ? c.ints(1) : c.attr_ints("split");
+    if (sizes.empty()) {
+      int64_t parts = static_cast<int64_t>(c.num_outputs()), n = x.shape()[a];
+      int64_t each = c.has_attr("num_outputs") ? (n + parts - 1) / parts : n / parts;
+      for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, n - each * i));
+    }
+    return x.split(sizes, a);
+  };
+  t["Slice"] = [](const OpContext& c) { return V{slice(c)}; };
+  t["Pad"] = [](const OpContext& c) { return V{pad(c)}; };
+  t["Gather"] = [](const OpContext& c) { return V{gather(c)}; };
+  t["GatherElements"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    return V{x.gather(axis_of(c, c.attr_i("axis", 0), x.ndim()), c.in(1))};
+  };
+  t["Squeeze"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes = axes_arg(c, 1, x.ndim());
+    if (axes.empty()) return V{x.squeeze()};
+    Shape out;
+    for (int64_t i = 0; i < x.ndim(); ++i) {
+      bool drop = std::find(axes.begin(), axes.end(), i) != axes.end();
+      if (drop && x.shape()[i] != 1) c.fail("cannot squeeze axis " + std::to_string(i) + " of size " + std::to_string(x.shape()[i]));
+      if (!drop) out.push_back(x.shape()[i]);
+    }
+    return V{x.reshape(out)};
+  };
+  t["Unsqueeze"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes = c.has(1) ? c.ints(1) : c.attr_ints("axes");
+    int64_t n = x.ndim() + static_cast<int64_t>(axes.size());
+    for (int64_t& a : axes) a = axis_of(c, a, n);
+    std::sort(axes.begin(), axes.end());
+    Shape out;
+    size_t k = 0;
+    for (int64_t i = 0; i < n; ++i) out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? 1 : x.shape()[k++]);
+    return V{x.reshape(out)};
+  };
+  t["Flatten"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t a = c.attr_i("axis", 1);
+    if (a < 0) a += x.ndim();
+    if (a < 0 || a > x.ndim()) c.fail("axis " + std::to_string(a) + " is out of range");
+    int64_t outer = 1;
+    for (int64_t i = 0; i < a; ++i) outer *= x.shape()[i];
+    return V{x.reshape({outer, outer == 0 ? 0 : x.numel() / std::max<int64_t>(outer, 1)})};
+  };
+  t["Expand"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> shape = c.ints(1);
+    // Expand broadcasts both ways: a 1 in the target keeps the input's size.
+    Shape out(std::max<size_t>(shape.size(), static_cast<size_t>(x.ndim())), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t xd = i + x.ndim() >= out.size() ? x.shape()[i + x.ndim() - out.size()] : 1;
+      int64_t sd = i + shape.size() >= out.size() ? shape[i + shape.size() - out.size()] : 1;
+      out[i] = sd == 1 ? xd : sd;
+    }
+    return V{x.expand(out)};
+  };
+  t["Tile"] = [](const OpContext& c) { return V{c.in(0).repeat(c.ints(1))}; };
+  t["Shape"] = [](const OpContext& c) {
+    Shape s = c.in(0).shape();
+    int64_t n = static_cast<int64_t>(s.size());
+    int64_t start = c.attr_i("start", 0), end = c.attr_i("end", n);
+    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
+    end = std::clamp<int64_t>(end < 0 ? end + n : end, start, n);
+    return V{Tensor::from_vector(std::vector<int64_t>(s.begin() + start, s.begin() + end))};
+  };
+  t["Size"] = [](const OpContext& c) { return V{Tensor::from_vector(std::vector<int64_t>{c.in(0).numel()}, {})}; };
+  t["ConstantOfShape"] = [](const OpContext& c) {
+    std::vector<int64_t> shape = c.ints(0);
+    if (!c.has_attr("value")) return V{Tensor::zeros(Shape(shape.begin(), shape.end()))};
+    Tensor v = c.attr_t("value");
+    return V{v.reshape(Shape{}).expand(Shape(shape.begin(), shape.end())).contiguous()};
+  };
+  t["Range"] = [](const OpContext& c) {
+    double start = c.doubles(0).at(0), limit = c.doubles(1).at(0), delta = c.doubles(2).at(0);
+    if (delta == 0) c.fail("delta is zero");
+    return V{Tensor::arange(start, limit, delta, c.in(0).dtype())};
+  };
+  t["Constant"] = [](const OpContext& c) {
+    if (c.has_attr("value")) return V{c.attr_t("value")};
+    if (c.has_attr("value_float")) return V{Tensor::full({}, c.attr_f("value_float", 0), dtypes::float32)};
+    if (c.has_attr("value_int")) return V{Tensor::full({}, c.attr_i("value_int", 0), dtypes::int64)};
+    if (c.has_attr("value_floats")) {
+      std::vector<float> v;
+      for (double d : c.attr_floats("value_floats")) v.push_back(static_cast<float>(d));
+      return V{Tensor::from_vector(v)};
+    }
+    if (c.has_attr("value_ints")) return V{Tensor::from_vector(c.attr_ints("value_ints"))};
+    c.fail("no supported value attribute");
+  };
+  t["Dropout"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    return V{x, Tensor::ones(x.shape(), dtypes::bool_)};  // inference: the identity, mask all true
+  };
+  t["CumSum"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t a = axis_of(c, c.ints(1).at(0), x.ndim());
+    Tensor r = c.attr_i("reverse", 0) ? x.flip({a}) : x;
+    Tensor s = r.cumsum(a);
+    if (c.attr_i("exclusive", 0)) s = s - r;
+    if (c.attr_i("reverse", 0)) s = s.flip({a});
+    return V{s.cast(x.dtype())};
+  };
+  t["EyeLike"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    if (x.ndim() != 2) c.fail("input must be 2-D");
+    DType dt = c.has_attr("dtype") ? dtype_from_onnx(static_cast<int32_t>(c.attr_i("dtype", 1)), c.where()) : x.dtype();
+    int64_t k = c.attr_i("k", 0), r = x.shape()[0], cols = x.shape()[1];
+    Tensor i = Tensor::arange(0, static_cast<double>(r), 1, dtypes::int64).reshape({r, 1});
+    Tensor j = Tensor::arange(0, static_cast<double>(cols), 1, dtypes::int64).reshape({1, cols});
+    return V{(j - i == Tensor::full({}, k, dtypes::int64)).cast(dt)};
+  };
+  t["Trilu"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t k = c.has(1) ? c.ints(1).at(0) : 0, r = x.shape()[x.ndim() - 2], cols = x.shape().back();
+    Tensor i = Tensor::arange(0, static_cast<double>(r), 1, dtypes::int64).reshape({r, 1});
+    Tensor j = Tensor::arange(0, static_cast<double>(cols), 1, dtypes::int64).reshape({1, cols});
+    Tensor kk = Tensor::full({}, k, dtypes::int64);
+    Tensor keep = c.attr_i("upper", 1) ? (j - i >= kk) : (j - i <= kk);
+    return V{keep.where(x, Tensor::zeros({}, x.dtype()))};
+  };
+}
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,27 @@
+// The `lathe` subcommands, one file each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lathe::cli {
+
+struct RunOptions {
+  std::string model;                // empty: the built-in MLP
+  std::vector<std::string> inputs;  // NAME=FILE (.npy or TensorProto .pb)
+  std::string output_dir;           // writes NAME.npy per output when set
+  int64_t batch = 64;               // of the built-in model's random input
+  uint64_t seed = 0;
+  int iters = 10;
+  bool profile = false;
+};
+
+/// `lathe run`: builds, prepares and runs; prints each output's summary and the timings.
+int run(const RunOptions& options);
+
+/// Runs ONNX backend-test cases (each DIR a case, or a folder of cases); prints PASS/FAIL/ERROR
+/// per case and "N passed, M failed". Returns the exit status.
+int test_onnx(const std::vector<std::string>& dirs, double rtol, double atol);
+
+}  // namespace lathe::cli
