@@ -1,0 +1,104 @@
+// The importer on good and bad input: bad files and inputs raise OnnxError, never crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+const std::string kNode = "/usr/share/libonnx-testdata/data/node/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(OnnxModel, LoadsInputsOutputsAndRuns) {
+  Model m = Model::load(kNode + "test_add_bcast/model.onnx");
+  ASSERT_EQ(m.inputs().size(), 2u);
+  EXPECT_EQ(m.inputs()[0].dtype, dtypes::float32);
+  EXPECT_EQ(m.outputs().size(), 1u);
+  Tensor x = load_tensor_pb(kNode + "test_add_bcast/test_data_set_0/input_0.pb");
+  Tensor y = load_tensor_pb(kNode + "test_add_bcast/test_data_set_0/input_1.pb");
+  std::vector<Tensor> out = m.build({{m.inputs()[0].name, x}, {m.inputs()[1].name, y}});
+  Tensor want = load_tensor_pb(kNode + "test_add_bcast/test_data_set_0/output_0.pb");
+  EXPECT_EQ(out[0].to_vector<float>(), want.to_vector<float>());
+}
+
+TEST(OnnxModel, MissingTruncatedAndWrongInputsAreOnnxErrors) {
+  EXPECT_THROW(Model::load("/nonexistent/model.onnx"), OnnxError);
+  std::string bytes = slurp(kNode + "test_relu/model.onnx");
+  EXPECT_THROW(Model::from_bytes(bytes.substr(0, bytes.size() / 2)), OnnxError);
+  EXPECT_THROW(Model::from_bytes("not a model at all"), OnnxError);
+  Model m = Model::load(kNode + "test_relu/model.onnx");
+  EXPECT_THROW(m.build({}), OnnxError);  // input not given
+  try {
+    m.build({{m.inputs()[0].name, Tensor::ones({3, 4, 5}, dtypes::int32)}});
+    FAIL();
+  } catch (const OnnxError& e) {
+    EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(m.build({{m.inputs()[0].name, Tensor::ones({2, 2})}}), OnnxError);  // wrong shape
+}
+
+TEST(OnnxModel, UnsupportedOperatorNamesTheNode) {
+  Model m = Model::load(kNode + "test_gridsample/model.onnx");
+  std::map<std::string, Tensor> in;
+  for (size_t i = 0; i < m.inputs().size(); ++i)
+    in.emplace(m.inputs()[i].name, load_tensor_pb(kNode + "test_gridsample/test_data_set_0/input_" + std::to_string(i) + ".pb"));
+  try {
+    m.build(in);
+    FAIL();
+  } catch (const OnnxError& e) {
+    EXPECT_NE(std::string(e.what()).find("GridSample"), std::string::npos) << e.what();
+  }
+}
+
+// Randomly mutated model bytes: every outcome is a model, or an OnnxError/Error; never a crash,
+// a hang or (under ASan) a memory error.
+TEST(OnnxFuzz, MutatedModelBytesNeverCrash) {
+  const char* cases[] = {"test_conv_with_strides_padding", "test_gemm_default_single_elem_vector_bias", "test_reshape_reordered_all_dims",
+                         "test_slice", "test_softmax_axis_1", "test_transpose_all_permutations_0"};
+  std::mt19937 rng(1234);
+  int loaded = 0, rejected = 0;
+  for (const char* name : cases) {
+    std::string dir = kNode + name + "/";
+    std::string bytes = slurp(dir + "model.onnx");
+    ASSERT_FALSE(bytes.empty()) << dir;
+    for (int iter = 0; iter < 60; ++iter) {
+      std::string m = bytes;
+      int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e) {
+        size_t at = rng() % m.size();
+        switch (rng() % 3) {
+          case 0: m[at] = static_cast<char>(rng()); break;
+          case 1: m.erase(at, 1 + rng() % 8); break;
+          default: m.insert(at, 1, static_cast<char>(rng()));
+        }
+        if (m.empty()) m = "x";
+      }
+      try {
+        Model model = Model::from_bytes(m, dir);
+        std::map<std::string, Tensor> in;
+        for (size_t i = 0; i < model.inputs().size(); ++i)
+          in.emplace(model.inputs()[i].name, load_tensor_pb(dir + "test_data_set_0/input_" + std::to_string(i) + ".pb"));
+        for (Tensor& t : model.build(in)) t.realize();
+        ++loaded;
+      } catch (const Error&) {
+        ++rejected;
+      }
+    }
+  }
+  std::cout << "onnx fuzz: " << loaded << " mutated models ran, " << rejected << " were rejected with an error\n";
+  EXPECT_EQ(loaded + rejected, 6 * 60);
+}
+
+}  // namespace
+}  // namespace lathe::onnx
