@@ -219,6 +219,107 @@ Tensor einsum(const OpContext& c) {
   return r.cast(c.in(0).dtype());
 }
 
+// Negative log-likelihood of `logp` (N, C, d...) at integer `target` (N, d...), with optional
+// class weights and an ignored label; reduced by "none", "sum" or "mean" (weighted).
+Tensor nll_loss(const OpContext& c, const Tensor& logp, const Tensor& target, const std::optional<Tensor>& weight) {
+  int64_t classes = logp.shape()[1];
+  if (target.ndim() != logp.ndim() - 1) c.fail("target " + shape_to_string(target.shape()) + " does not fit input " + shape_to_string(logp.shape()));
+  Shape cls(static_cast<size_t>(logp.ndim()), 1);
+  cls[1] = classes;
+  Tensor t = target.cast(dtypes::int64).unsqueeze(1);
+  Tensor hot = t == Tensor::arange(0, static_cast<double>(classes), 1, dtypes::int64).reshape(cls);
+  Tensor zero = Tensor::zeros({}, logp.dtype());
+  Tensor picked = hot.where(logp, zero).sum({1});
+  Tensor w = weight ? hot.where(weight->reshape(cls), zero).sum({1}) : Tensor::ones(target.shape(), logp.dtype());
+  if (c.has_attr("ignore_index")) {
+    Tensor keep = target.cast(dtypes::int64) != Tensor::full({}, c.attr_i("ignore_index", -1), dtypes::int64);
+    w = keep.where(w, zero);
+  }
+  Tensor loss = -(picked * w);
+  std::string reduction = c.attr_s("reduction", "mean");
+  if (reduction == "none") return loss.cast(logp.dtype());
+  if (reduction == "sum") return loss.sum().cast(logp.dtype());
+  if (reduction != "mean") c.fail("reduction '" + reduction + "' is not one of none, sum, mean");
+  return (loss.sum() / w.sum()).cast(logp.dtype());
+}
+
+// Resize, one axis at a time: each resized axis is a matrix W (out x in) of interpolation
+// weights (nearest: one 1 per row; linear: two taps; cubic: four), applied by matmul.
+Tensor resize(const OpContext& c) {
+  Tensor x = c.in(0);
+  int64_t nd = x.ndim();
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (c.opset() < 11) {
+    scales = c.doubles(1);
+  } else {
+    if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
+    else if (c.has(2) && c.in(2).numel() > 0) scales = c.doubles(2);
+  }
+  if (sizes.empty() && scales.size() != static_cast<size_t>(nd)) c.fail("needs one scale or size per axis");
+  std::string mode = c.attr_s("mode", "nearest"), ct = c.attr_s("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
+  // Upsample and Resize-10 pick the nearest pixel by flooring.
+  std::string nearest = c.op() == "Upsample" || c.opset() < 11 ? "floor" : c.attr_s("nearest_mode", "round_prefer_floor");
+  double a = c.attr_f("cubic_coeff_a", -0.75);
+  bool exclude = c.attr_i("exclude_outside", 0) != 0;
+  if (ct == "tf_crop_and_resize") c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("mode '" + mode + "' is not supported");
+  DType dt = x.dtype();
+  Tensor r = x.cast(dtypes::float32);
+  for (int64_t ax = 0; ax < nd; ++ax) {
+    int64_t in = x.shape()[ax];
+    int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * scales[ax])) : sizes[ax];
+    double scale = sizes.empty() ? scales[ax] : static_cast<double>(out) / static_cast<double>(in);
+    if (out == in && scale == 1.0) continue;
+    std::vector<float> w(static_cast<size_t>(out * in), 0.0f);
+    auto add = [&](int64_t row, int64_t col, double v) {
+      col = std::clamp<int64_t>(col, 0, in - 1);
+      w[static_cast<size_t>(row * in + col)] += static_cast<float>(v);
+    };
+    for (int64_t o = 0; o < out; ++o) {
+      double xo;
+      if (ct == "half_pixel") xo = (o + 0.5) / scale - 0.5;
+      else if (ct == "pytorch_half_pixel") xo = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+      else if (ct == "align_corners") {
+        double len = sizes.empty() ? static_cast<double>(in) * scale : static_cast<double>(out);  // unrounded when scaled
+        xo = len <= 1 ? 0.0 : o * static_cast<double>(in - 1) / (len - 1);
+      }
+      else if (ct == "asymmetric") xo = o / scale;
+      else if (ct == "tf_half_pixel_for_nn") xo = (o + 0.5) / scale;
+      else c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
+      if (mode == "nearest") {
+        double f = std::floor(xo), frac = xo - f;
+        int64_t i;
+        if (nearest == "floor") i = static_cast<int64_t>(f);
+        else if (nearest == "ceil") i = static_cast<int64_t>(std::ceil(xo));
+        else if (nearest == "round_prefer_ceil") i = static_cast<int64_t>(frac >= 0.5 ? f + 1 : f);
+        else i = static_cast<int64_t>(frac > 0.5 ? f + 1 : f);
+        add(o, i, 1.0);
+      } else if (mode == "linear") {
+        double f = std::floor(xo), t = xo - f;
+        if (ct != "asymmetric" && ct != "align_corners") xo = std::clamp(xo, 0.0, static_cast<double>(in - 1)), f = std::floor(xo), t = xo - f;
+        add(o, static_cast<int64_t>(f), 1.0 - t);
+        add(o, static_cast<int64_t>(f) + 1, t);
+      } else {
+        double f = std::floor(xo), t = xo - f;
+        double k[4] = {((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+                       ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                       ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a};
+        double total = 0;
+        for (int j = 0; j < 4; ++j) {
+          int64_t col = static_cast<int64_t>(f) - 1 + j;
+          if (exclude && (col < 0 || col >= in)) k[j] = 0;
+          total += k[j];
+        }
+        for (int j = 0; j < 4; ++j) add(o, static_cast<int64_t>(f) - 1 + j, exclude ? k[j] / total : k[j]);
+      }
+    }
+    Tensor wt = Tensor::from_vector(w, {out, in}).transpose(0, 1);
+    r = r.transpose(ax, -1).matmul(wt).transpose(ax, -1);
+  }
+  return dt.is_float() ? r.cast(dt) : r.round().cast(dt);
+}
+
 Tensor softmax_like(const OpContext& c, bool log) {
   const Tensor& x = c.in(0);
   int64_t a = axis_of(c, c.attr_i("axis", c.opset() < 13 ? 1 : -1), x.ndim());
@@ -244,6 +345,32 @@ void register_nn_ops(std::map<std::string, OpFn>& t) {
     return V{y.cast(a.dtype())};
   };
   t["Conv"] = [](const OpContext& c) { return V{conv(c)}; };
+  t["NegativeLogLikelihoodLoss"] = [](const OpContext& c) {
+    std::optional<Tensor> w;
+    if (c.has(2)) w = c.in(2);
+    return V{nll_loss(c, c.in(0), c.in(1), w)};
+  };
+  t["SoftmaxCrossEntropyLoss"] = [](const OpContext& c) {
+    std::optional<Tensor> w;
+    if (c.has(2)) w = c.in(2);
+    Tensor logp = c.in(0).log_softmax(1);
+    return V{nll_loss(c, logp, c.in(1), w), logp};
+  };
+  t["LRN"] = [](const OpContext& c) {
+    // y = x / (bias + alpha/size * sum of x^2 over the `size` channels around c)^beta
+    const Tensor& x = c.in(0);
+    int64_t size = c.attr_i("size", 1), ch = x.shape()[1];
+    double alpha = c.attr_f("alpha", 1e-4), beta = c.attr_f("beta", 0.75), bias = c.attr_f("bias", 1.0);
+    int64_t before = (size - 1) / 2, after = size - 1 - before;
+    std::vector<std::pair<SInt, SInt>> p(static_cast<size_t>(x.ndim()), {0, 0});
+    p[1] = {before, after};
+    Tensor sq = (x * x).pad(p);
+    Tensor acc = sq.slice(1, 0, ch);
+    for (int64_t k = 1; k < size; ++k) acc = acc + sq.slice(1, k, k + ch);
+    return V{(x / (acc * (alpha / static_cast<double>(size)) + bias).pow(beta)).cast(x.dtype())};
+  };
+  t["Resize"] = [](const OpContext& c) { return V{resize(c)}; };
+  t["Upsample"] = [](const OpContext& c) { return V{resize(c)}; };
   t["Einsum"] = [](const OpContext& c) { return V{einsum(c)}; };
   t["ConvTranspose"] = [](const OpContext& c) { return V{conv_transpose(c)}; };
   t["Hardmax"] = [](const OpContext& c) {

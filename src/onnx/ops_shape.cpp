@@ -268,6 +268,21 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     if (c.attr_i("reverse", 0)) s = s.flip({a});
     return V{s.cast(x.dtype())};
   };
+  t["OneHot"] = [](const OpContext& c) {
+    const Tensor& idx = c.in(0);
+    int64_t depth = static_cast<int64_t>(c.doubles(1).at(0));
+    const Tensor& values = c.in(2);
+    int64_t a = c.attr_i("axis", -1);
+    int64_t nd = idx.ndim() + 1;
+    a = axis_of(c, a, nd);
+    Tensor id = idx.cast(dtypes::int64);
+    id = (id < Tensor::full({}, int64_t{0}, dtypes::int64)).where(id + depth, id).unsqueeze(a);
+    Shape pos(static_cast<size_t>(nd), 1);
+    pos[a] = depth;
+    Tensor hot = id == Tensor::arange(0, static_cast<double>(depth), 1, dtypes::int64).reshape(pos);
+    Tensor off = values.slice(0, 0, 1).reshape(Shape{}), on = values.slice(0, 1, 2).reshape(Shape{});
+    return V{hot.where(on, off)};
+  };
   t["EyeLike"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() != 2) c.fail("input must be 2-D");
