@@ -69,6 +69,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_shape_ops(t);
     register_reduce_ops(t);
     register_nn_ops(t);
+    register_rnn_ops(t);
     return t;
   }();
   return table;

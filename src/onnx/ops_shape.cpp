@@ -144,6 +144,126 @@ Tensor gather(const OpContext& c) {
   return picked.sum({a + idx.ndim()}).cast(x.dtype()).reshape(out);
 }
 
+Tensor arange_like_axis(int64_t n, int64_t axis, int64_t ndim) {
+  Shape pos(static_cast<size_t>(ndim), 1);
+  pos[axis] = n;
+  return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape(pos);
+}
+
+Tensor non_negative(const Tensor& idx, int64_t n) {
+  Tensor id = idx.cast(dtypes::int64);
+  return (id < Tensor::full({}, int64_t{0}, dtypes::int64)).where(id + n, id);
+}
+
+// TopK by k rounds of argmax, masking each pick: exact, and cheap for the small k of most models.
+V topk(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t k = c.ints(1).at(0), a = axis_of(c, c.attr_i("axis", -1), x.ndim()), n = x.shape()[a];
+  if (k < 0 || k > n) c.fail("k = " + std::to_string(k) + " for an axis of " + std::to_string(n));
+  bool largest = c.attr_i("largest", 1) != 0;
+  Tensor work = x.cast(dtypes::float64);
+  if (!largest) work = -work;
+  Tensor pos = arange_like_axis(n, a, x.ndim());
+  Tensor neg_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), dtypes::float64);
+  std::vector<Tensor> vals, idxs;
+  for (int64_t i = 0; i < k; ++i) {
+    Tensor idx = work.argmax(a, true).cast(dtypes::int64);
+    Tensor hot = idx == pos;
+    vals.push_back(hot.where(x, Tensor::zeros({}, x.dtype())).sum({a}, true).cast(x.dtype()));
+    idxs.push_back(idx);
+    work = hot.where(neg_inf, work).contiguous();
+  }
+  if (k == 0) {
+    std::vector<std::pair<SInt, SInt>> b;
+    for (int64_t d : x.shape()) b.emplace_back(0, d);
+    b[a] = {0, 0};
+    return {x.shrink(b), x.shrink(b).cast(dtypes::int64)};
+  }
+  return {Tensor::cat(vals, a), Tensor::cat(idxs, a)};
+}
+
+// ScatterElements / Scatter: each update lands at its index along `axis`; the rest keep data.
+Tensor scatter_elements(const OpContext& c) {
+  const Tensor &data = c.in(0), &upd = c.in(2);
+  int64_t a = axis_of(c, c.attr_i("axis", 0), data.ndim()), n = data.shape()[a];
+  Tensor idx = non_negative(c.in(1), n).unsqueeze(a + 1);
+  Tensor hot = idx == arange_like_axis(n, a + 1, data.ndim() + 1);  // indices' shape with n at a+1
+  std::string red = c.attr_s("reduction", "none");
+  Tensor u = upd.unsqueeze(a + 1);
+  Tensor zero = Tensor::zeros({}, data.dtype());
+  Tensor hit = hot.any({a});
+  Tensor value;
+  if (red == "mul") value = hot.where(u, Tensor::ones({}, data.dtype())).prod({a});
+  else if (red == "max") value = hot.where(u, Tensor::full({}, -std::numeric_limits<double>::infinity(), data.dtype())).max({a});
+  else if (red == "min") value = hot.where(u, Tensor::full({}, std::numeric_limits<double>::infinity(), data.dtype())).min({a});
+  else value = hot.where(u, zero).sum({a});
+  // The indices may cover less than data outside `axis`: pad the result up to data's shape.
+  std::vector<std::pair<SInt, SInt>> p;
+  for (int64_t d = 0; d < data.ndim(); ++d) p.emplace_back(0, data.shape()[d] - hit.shape()[d]);
+  hit = hit.pad(p, 0).cast(dtypes::bool_);
+  value = value.cast(data.dtype()).pad(p, 0);
+  if (red == "add") return hit.where(data + value, data);
+  if (red == "mul") return hit.where(data * value, data);
+  if (red == "max") return hit.where(data.maximum(value), data);
+  if (red == "min") return hit.where(data.minimum(value), data);
+  return hit.where(value, data);
+}
+
+// The first m axes of data flattened, and each index tuple turned into a position in them.
+std::pair<Tensor, Tensor> flat_positions(const OpContext& c, const Tensor& data, const Tensor& indices) {
+  if (c.attr_i("batch_dims", 0) != 0) c.fail("batch_dims is not supported");
+  int64_t m = indices.shape().back();
+  if (m > data.ndim()) c.fail("index tuples longer than the data's rank");
+  Shape rest(data.shape().begin() + m, data.shape().end());
+  int64_t p = 1;
+  for (int64_t i = 0; i < m; ++i) p *= data.shape()[i];
+  Shape flat_shape{p};
+  flat_shape.insert(flat_shape.end(), rest.begin(), rest.end());
+  std::vector<int64_t> strides(static_cast<size_t>(m), 1);
+  for (int64_t i = m - 2; i >= 0; --i) strides[i] = strides[i + 1] * data.shape()[i + 1];
+  Tensor lin = Tensor::zeros({}, dtypes::int64);
+  for (int64_t i = 0; i < m; ++i) {
+    Tensor comp = non_negative(indices.slice(-1, i, i + 1).squeeze(-1), data.shape()[i]);
+    lin = lin + comp * Tensor::full({}, strides[i], dtypes::int64);
+  }
+  return {data.reshape(flat_shape), lin};
+}
+
+Tensor gather_nd(const OpContext& c) {
+  const Tensor &data = c.in(0), &indices = c.in(1);
+  auto [flat, lin] = flat_positions(c, data, indices);
+  int64_t p = flat.shape()[0];
+  Shape lead = lin.shape();
+  int64_t l = std::max<int64_t>(1, lin.numel());
+  Tensor hot = lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});  // (L, P)
+  Shape hv{l, p};
+  hv.insert(hv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
+  Tensor picked = hot.reshape(hv).where(flat.unsqueeze(0), Tensor::zeros({}, data.dtype())).sum({1}).cast(data.dtype());
+  Shape out = lead;
+  out.insert(out.end(), flat.shape().begin() + 1, flat.shape().end());
+  return picked.reshape(out);
+}
+
+Tensor scatter_nd(const OpContext& c) {
+  const Tensor &data = c.in(0), &indices = c.in(1), &upd = c.in(2);
+  auto [flat, lin] = flat_positions(c, data, indices);
+  int64_t p = flat.shape()[0], l = std::max<int64_t>(1, lin.numel());
+  Tensor hot = lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});  // (L, P)
+  Shape hv{l, p};
+  hv.insert(hv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
+  Shape uv{l, 1};
+  uv.insert(uv.end(), flat.shape().begin() + 1, flat.shape().end());
+  Tensor h = hot.reshape(hv);
+  Tensor value = h.where(upd.reshape(uv), Tensor::zeros({}, data.dtype())).sum({0}).cast(data.dtype());
+  Shape mv{p};
+  mv.insert(mv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
+  Tensor hit = hot.any({0}).reshape(mv);
+  std::string red = c.attr_s("reduction", "none");
+  Tensor out = red == "add" ? hit.where(flat + value, flat) : red == "mul" ? hit.where(flat * h.where(upd.reshape(uv), Tensor::ones({}, data.dtype())).prod({0}).cast(data.dtype()), flat)
+                                                                           : hit.where(value, flat);
+  return out.reshape(data.shape());
+}
+
 }  // namespace
 
 void register_shape_ops(std::map<std::string, OpFn>& t) {
@@ -282,6 +402,30 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     Tensor hot = id == Tensor::arange(0, static_cast<double>(depth), 1, dtypes::int64).reshape(pos);
     Tensor off = values.slice(0, 0, 1).reshape(Shape{}), on = values.slice(0, 1, 2).reshape(Shape{});
     return V{hot.where(on, off)};
+  };
+  t["TopK"] = [](const OpContext& c) { return topk(c); };
+  t["ScatterElements"] = [](const OpContext& c) { return V{scatter_elements(c)}; };
+  t["Scatter"] = [](const OpContext& c) { return V{scatter_elements(c)}; };
+  t["GatherND"] = [](const OpContext& c) { return V{gather_nd(c)}; };
+  t["ScatterND"] = [](const OpContext& c) { return V{scatter_nd(c)}; };
+  t["Compress"] = [](const OpContext& c) {
+    Tensor x = c.in(0);
+    std::vector<bool> cond = c.in(1).cast(dtypes::bool_).to_vector<bool>();
+    int64_t a = 0;
+    if (c.has_attr("axis")) a = axis_of(c, c.attr_i("axis", 0), x.ndim());
+    else x = x.flatten();
+    std::vector<int64_t> keep;
+    for (size_t i = 0; i < cond.size() && static_cast<int64_t>(i) < x.shape()[a]; ++i)
+      if (cond[i]) keep.push_back(static_cast<int64_t>(i));
+    std::vector<Tensor> parts;
+    for (int64_t i : keep) parts.push_back(x.slice(a, i, i + 1));
+    if (parts.empty()) {
+      std::vector<std::pair<SInt, SInt>> b;
+      for (int64_t d : x.shape()) b.emplace_back(0, d);
+      b[a] = {0, 0};
+      return V{x.shrink(b)};
+    }
+    return V{Tensor::cat(parts, a)};
   };
   t["EyeLike"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
