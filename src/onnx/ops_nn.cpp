@@ -43,9 +43,66 @@ std::vector<std::pair<SInt, SInt>> pad_pairs(const std::vector<int64_t>& pads, i
 // 1-D ops run as 2-D with a unit height.
 Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
+// Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
+// from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
+Tensor windows_nd(const OpContext& c, const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                  const std::vector<int64_t>& d) {
+  size_t n = k.size();
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t span = d[i] * (k[i] - 1) + 1, size = x.shape()[2 + i];
+    if (size < span) c.fail("a window of " + std::to_string(span) + " does not fit an axis of " + std::to_string(size));
+    out[i] = (size - span) / s[i] + 1;
+  }
+  std::vector<Tensor> taps;
+  std::vector<int64_t> at(n, 0);
+  while (true) {
+    Tensor t = x;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = static_cast<int64_t>(2 + i), start = at[i] * d[i];
+      t = t.slice(a, start, start + (out[i] - 1) * s[i] + 1, s[i]);
+    }
+    taps.push_back(t);
+    size_t i = n;
+    while (i > 0 && ++at[i - 1] == k[i - 1]) at[--i] = 0;
+    if (i == 0) break;
+  }
+  return Tensor::stack(taps, -1);
+}
+
+Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
+  if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  Tensor win = windows_nd(c, x, k, s, d);  // (N, C, O.., K)
+  Shape xs{n, groups, 1, cg}, ws{1, groups, o / groups, cg};
+  for (int64_t i = 2; i < win.ndim() - 1; ++i) xs.push_back(win.shape()[i]), ws.push_back(1);
+  int64_t kk = win.shape().back();
+  xs.push_back(kk), ws.push_back(kk);
+  Tensor prod = win.reshape(xs) * w.reshape(ws);
+  Tensor r = prod.sum({3, prod.ndim() - 1});
+  Shape outs{n, o};
+  for (int64_t i = 2; i < win.ndim() - 1; ++i) outs.push_back(win.shape()[i]);
+  r = r.reshape(outs);
+  if (c.has(2)) {
+    Shape bs(outs.size(), 1);
+    bs[1] = o;
+    r = r + c.in(2).reshape(bs);
+  }
+  return r;
+}
+
 Tensor conv(const OpContext& c) {
   Tensor x = c.in(0), w = c.in(1);
-  if (x.ndim() != 3 && x.ndim() != 4) c.fail("only 1-D and 2-D convolutions are supported, input is " + shape_to_string(x.shape()));
+  if (x.ndim() > 4) {
+    size_t n = static_cast<size_t>(x.ndim() - 2);
+    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+    x = x.pad(pad_pairs(spatial_pads(c, x.shape(), kernel, strides, dil), x.ndim()));
+    return conv_nd(c, x, w, strides, dil);
+  }
+  if (x.ndim() != 3 && x.ndim() != 4) c.fail("convolutions need (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
   bool one_d = x.ndim() == 3;
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   size_t n = kernel.size();
@@ -66,7 +123,24 @@ Tensor conv(const OpContext& c) {
 
 Tensor pool(const OpContext& c, bool is_max) {
   Tensor x = c.in(0);
-  if (x.ndim() != 3 && x.ndim() != 4) c.fail("only 1-D and 2-D pooling is supported, input is " + shape_to_string(x.shape()));
+  std::vector<int64_t> dilations = c.attr_ints("dilations");
+  bool dilated = std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
+  if (x.ndim() > 4 || (dilated && x.ndim() >= 3)) {
+    std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+    size_t n = kernel.size();
+    std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
+    if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode for 3-D pooling is not supported");
+    Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+    Tensor win = windows_nd(c, padded, kernel, strides, dil);
+    if (is_max) return win.max({-1});
+    Tensor sum = win.sum({-1});
+    if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(win.shape().back())).cast(x.dtype());
+    Tensor ones = windows_nd(c, Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil).sum({-1});
+    return (sum / ones).cast(x.dtype());
+  }
+  if (x.ndim() != 3 && x.ndim() != 4) c.fail("pooling needs (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
   bool one_d = x.ndim() == 3;
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   size_t n = kernel.size();
