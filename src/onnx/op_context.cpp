@@ -70,6 +70,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_reduce_ops(t);
     register_nn_ops(t);
     register_rnn_ops(t);
+    register_quant_ops(t);
     return t;
   }();
   return table;

@@ -20,6 +20,15 @@ struct RunOptions {
 /// `lathe run`: builds, prepares and runs; prints each output's summary and the timings.
 int run(const RunOptions& options);
 
+struct BenchOptions {
+  std::string model;
+  int iters = 20;
+  bool json = false;
+};
+
+/// `lathe bench`: prepare (compile) time, then min/median/max latency of the prepared plan.
+int bench(const BenchOptions& options);
+
 /// Runs ONNX backend-test cases (each DIR a case, or a folder of cases); prints PASS/FAIL/ERROR
 /// per case and "N passed, M failed". Returns the exit status.
 int test_onnx(const std::vector<std::string>& dirs, double rtol, double atol);

@@ -1,6 +1,7 @@
 // The `lathe` command line.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "lathe/lathe.hpp"
@@ -43,7 +44,16 @@ int main(int argc, char** argv) {
   test_onnx->add_option("DIR", test_dirs, "A case folder, or a folder of case folders")->required();
   test_onnx->add_option("--rtol", rtol, "Relative tolerance (default 1e-3, as the ONNX backend runner)");
   test_onnx->add_option("--atol", atol, "Absolute tolerance (default 1e-7)");
+  lathe::cli::BenchOptions bo;
+  int threads = 0;
+  CLI::App* bench = app.add_subcommand("bench", "Time an ONNX model's prepared plan");
+  bench->add_option("MODEL", bo.model, "An .onnx file")->required();
+  bench->add_option("--iters", bo.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
+  bench->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));
+  bench->add_flag("--json", bo.json, "Print one JSON object: compile_ms, min_ms, median_ms, max_ms, kernels");
   CLI11_PARSE(app, argc, argv);
+  // The thread pool reads LATHE_THREADS when it starts, which is after this.
+  if (threads > 0) setenv("LATHE_THREADS", std::to_string(threads).c_str(), 1);
   try {
     if (*info) return run_info();
     if (*run) {
@@ -52,6 +62,7 @@ int main(int argc, char** argv) {
       return lathe::cli::run(ro);
     }
     if (*test_onnx) return lathe::cli::test_onnx(test_dirs, rtol, atol);
+    if (*bench) return lathe::cli::bench(bo);
   } catch (const lathe::Error& e) {
     std::cerr << "lathe: " << e.what() << "\n";
     return 1;

@@ -57,7 +57,40 @@ Tensor random_input(const onnx::ValueInfo& in, uint64_t seed) {
   return (r * 10.0f).cast(in.dtype);
 }
 
+// Every model input, with seeded random data.
+std::vector<Tensor> build_with_random_inputs(const onnx::Model& model, uint64_t seed) {
+  std::map<std::string, Tensor> inputs;
+  for (const onnx::ValueInfo& in : model.inputs()) inputs.insert_or_assign(in.name, random_input(in, seed++));
+  return model.build(inputs);
+}
+
 }  // namespace
+
+int bench(const BenchOptions& o) {
+  onnx::Model model = onnx::Model::load(o.model);
+  std::vector<Tensor> outputs = build_with_random_inputs(model, 0);
+  auto t0 = Clock::now();
+  ExecutionPlan plan = Tensor::prepare(outputs);
+  double compile_ms = ms_since(t0);
+  plan.execute();  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, o.iters); ++i) {
+    auto t1 = Clock::now();
+    plan.execute();
+    times.push_back(ms_since(t1));
+  }
+  std::sort(times.begin(), times.end());
+  double lo = times.front(), med = times[times.size() / 2], hi = times.back();
+  size_t kernels = plan.prepared_kernels().size();
+  if (o.json) {
+    std::printf("{\"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu}\n",
+                compile_ms, lo, med, hi, kernels, times.size());
+  } else {
+    std::printf("%s: %zu kernels, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
+                o.model.c_str(), kernels, compile_ms, lo, med, hi, times.size());
+  }
+  return 0;
+}
 
 int run(const RunOptions& o) {
   std::vector<std::string> names;

@@ -1,0 +1,87 @@
+// Quantization operators: linear (de)quantization to 8-bit integers and integer matmul/conv.
+#include <limits>
+
+#include "onnx/ops.hpp"
+
+namespace lathe::onnx::detail {
+namespace {
+
+using V = std::vector<Tensor>;
+
+// A per-axis parameter (1-D, along `axis`) shaped to broadcast against `x`; a scalar as is.
+Tensor along(const OpContext& c, const Tensor& p, const Tensor& x) {
+  if (p.ndim() == 0 || p.numel() == 1) return p.reshape(Shape{});
+  int64_t a = axis_of(c, c.attr_i("axis", 1), x.ndim());
+  Shape s(static_cast<size_t>(x.ndim()), 1);
+  s[a] = p.numel();
+  return p.reshape(s);
+}
+
+Tensor saturate_round(const Tensor& v, DType to) {
+  double lo = const_as_double(to.min()), hi = const_as_double(to.max());
+  return v.round().clip(lo, hi).cast(to);
+}
+
+Tensor quantize(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor scale = along(c, c.in(1), x);
+  DType to = c.has(2) ? c.in(2).dtype() : dtypes::uint8;
+  Tensor zp = c.has(2) ? along(c, c.in(2), x).cast(dtypes::float32) : Tensor::zeros({}, dtypes::float32);
+  return saturate_round((x.cast(dtypes::float32) / scale.cast(dtypes::float32)).round() + zp, to);
+}
+
+Tensor dequantize(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor scale = along(c, c.in(1), x);
+  Tensor zp = c.has(2) ? along(c, c.in(2), x).cast(dtypes::float32) : Tensor::zeros({}, dtypes::float32);
+  return ((x.cast(dtypes::float32) - zp) * scale.cast(dtypes::float32)).cast(scale.dtype());
+}
+
+// x - zero_point in int32, the zero point per row/column when it is a vector.
+Tensor minus_zero_point(const Tensor& x, const std::optional<Tensor>& zp, int64_t axis) {
+  Tensor v = x.cast(dtypes::int32);
+  if (!zp) return v;
+  Tensor z = zp->cast(dtypes::int32);
+  if (z.numel() > 1) {
+    Shape s(static_cast<size_t>(x.ndim()), 1);
+    s[axis < 0 ? axis + x.ndim() : axis] = z.numel();
+    z = z.reshape(s);
+  } else {
+    z = z.reshape(Shape{});
+  }
+  return v - z;
+}
+
+}  // namespace
+
+void register_quant_ops(std::map<std::string, OpFn>& t) {
+  t["QuantizeLinear"] = [](const OpContext& c) { return V{quantize(c)}; };
+  t["DequantizeLinear"] = [](const OpContext& c) { return V{dequantize(c)}; };
+  t["DynamicQuantizeLinear"] = [](const OpContext& c) {
+    Tensor x = c.in(0).cast(dtypes::float32);
+    Tensor zero = Tensor::zeros({}, dtypes::float32);
+    Tensor lo = x.min().minimum(zero), hi = x.max().maximum(zero);
+    Tensor scale = (hi - lo) / 255.0f;
+    Tensor zp = saturate_round(zero - lo / scale, dtypes::uint8);
+    Tensor y = saturate_round((x / scale).round() + zp.cast(dtypes::float32), dtypes::uint8);
+    return V{y, scale, zp};
+  };
+  t["MatMulInteger"] = [](const OpContext& c) {
+    std::optional<Tensor> az, bz;
+    if (c.has(2)) az = c.in(2);
+    if (c.has(3)) bz = c.in(3);
+    return V{minus_zero_point(c.in(0), az, -2).matmul(minus_zero_point(c.in(1), bz, -1))};
+  };
+  t["ConvInteger"] = [](const OpContext& c) {
+    const Tensor &x = c.in(0), &w = c.in(1);
+    if (x.ndim() != 4) c.fail("only 2-D integer convolutions are supported");
+    std::optional<Tensor> xz, wz;
+    if (c.has(2)) xz = c.in(2);
+    if (c.has(3)) wz = c.in(3);
+    std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), d = c.attr_ints("dilations", {1, 1}), p = c.attr_ints("pads", {0, 0, 0, 0});
+    Tensor xi = minus_zero_point(x, xz, 1).pad({{0, 0}, {0, 0}, {p[0], p[2]}, {p[1], p[3]}});
+    return V{xi.conv2d(minus_zero_point(w, wz, 0), std::nullopt, {s[0], s[1]}, {0, 0}, {d[0], d[1]}, c.attr_i("group", 1))};
+  };
+}
+
+}  // namespace lathe::onnx::detail
