@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
+#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -47,27 +48,7 @@ Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 // from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
 Tensor windows_nd(const OpContext& c, const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
                   const std::vector<int64_t>& d) {
-  size_t n = k.size();
-  std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t span = d[i] * (k[i] - 1) + 1, size = x.shape()[2 + i];
-    if (size < span) c.fail("a window of " + std::to_string(span) + " does not fit an axis of " + std::to_string(size));
-    out[i] = (size - span) / s[i] + 1;
-  }
-  std::vector<Tensor> taps;
-  std::vector<int64_t> at(n, 0);
-  while (true) {
-    Tensor t = x;
-    for (size_t i = 0; i < n; ++i) {
-      int64_t a = static_cast<int64_t>(2 + i), start = at[i] * d[i];
-      t = t.slice(a, start, start + (out[i] - 1) * s[i] + 1, s[i]);
-    }
-    taps.push_back(t);
-    size_t i = n;
-    while (i > 0 && ++at[i - 1] == k[i - 1]) at[--i] = 0;
-    if (i == 0) break;
-  }
-  return Tensor::stack(taps, -1);
+  return lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());
 }
 
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d) {

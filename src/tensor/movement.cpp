@@ -343,17 +343,23 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     total += t.shape()[a];
   }
   DType dt = least_upper_dtype(dts);
-  // Each piece padded with zeros to the full length, then added: one fused kernel.
-  std::optional<Tensor> out;
+  // Each piece padded with zeros to the full length, then added pairwise (a balanced tree, so
+  // the graph stays shallow for many pieces): one fused kernel.
+  std::vector<Tensor> pieces;
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     std::vector<std::pair<SInt, SInt>> p(t.ndim(), {0, 0});
     p[a] = {offset, total - offset - t.shape()[a]};
-    Tensor piece = t.cast(dt).pad(p);
-    out = out ? *out + piece : piece;
+    pieces.push_back(t.cast(dt).pad(p));
     offset += t.shape()[a];
   }
-  return *out;
+  while (pieces.size() > 1) {
+    std::vector<Tensor> next;
+    for (size_t i = 0; i + 1 < pieces.size(); i += 2) next.push_back(pieces[i] + pieces[i + 1]);
+    if (pieces.size() % 2) next.push_back(pieces.back());
+    pieces = std::move(next);
+  }
+  return pieces[0];
 }
 
 Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t axis) {

@@ -72,25 +72,85 @@ namespace {
 // Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH*KW), built from strided slices.
 Tensor windows(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                std::pair<int64_t, int64_t> dilation, const char* op) {
-  auto [kh, kw] = kernel;
-  auto [sh, sw] = stride;
-  auto [dh, dw] = dilation;
-  if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
-    throw ShapeError(std::string(op) + ": kernel, stride and dilation must be positive");
-  int64_t h = x.shape()[2], w = x.shape()[3];
-  int64_t oh = (h - dh * (kh - 1) - 1) / sh + 1, ow = (w - dw * (kw - 1) - 1) / sw + 1;
-  if (h - dh * (kh - 1) - 1 < 0 || w - dw * (kw - 1) - 1 < 0)
-    throw ShapeError(std::string(op) + ": a " + std::to_string(kh) + "x" + std::to_string(kw) + " window does not fit input " +
-                     shape_to_string(x.shape()));
-  std::vector<Tensor> taps;
-  for (int64_t i = 0; i < kh; ++i) {
-    for (int64_t j = 0; j < kw; ++j) {
-      Tensor t = x.slice(2, i * dh, i * dh + (oh - 1) * sh + 1, sh).slice(3, j * dw, j * dw + (ow - 1) * sw + 1, sw);
-      taps.push_back(t);
-    }
-  }
-  return Tensor::stack(taps, -1);
+  return detail::sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second},
+                                 {dilation.first, dilation.second}, op);
 }
+
+// One axis as (.., K, O): repeat the axis e times, fold it to rows of n + d, keep the first
+// o*s of each row and every s-th of those: row i, column j holds x[j*s + i*d].
+Tensor fold_axis(const Tensor& x, int64_t axis, int64_t k, int64_t s, int64_t d, int64_t o) {
+  int64_t n = x.shape()[axis];
+  Tensor t = x.transpose(axis, -1);
+  Shape lead(t.shape().begin(), t.shape().end() - 1);
+  int64_t e = (k * (n + d) + n - 1) / n;
+  auto with = [&](std::initializer_list<int64_t> tail) {
+    Shape sh = lead;
+    sh.insert(sh.end(), tail);
+    return sh;
+  };
+  auto keep = [&](const Shape& sh, int64_t last_end) {
+    std::vector<std::pair<SInt, SInt>> b;
+    for (int64_t v : sh) b.emplace_back(0, v);
+    b.back() = {0, last_end};
+    return b;
+  };
+  t = t.unsqueeze(-2).expand(with({e, n})).reshape(with({e * n}));
+  t = t.shrink(keep(t.shape(), k * (n + d))).reshape(with({k, n + d}));
+  t = t.shrink(keep(t.shape(), o * s)).reshape(with({k, o, s}));
+  t = t.shrink(keep(t.shape(), 1)).reshape(with({k, o}));
+  // (.., K, O) with the axis' old place holding O: move O back, K last.
+  int64_t nd = t.ndim();
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < nd - 2; ++i) perm.push_back(i);
+  perm.push_back(nd - 1);
+  perm.push_back(nd - 2);
+  t = t.permute(perm).transpose(axis, -2);
+  return t;
+}
+
+}  // namespace
+
+Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                               const std::vector<int64_t>& d, const char* op) {
+  size_t n = k.size();
+  std::vector<int64_t> out(n);
+  int64_t taps = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0) throw ShapeError(std::string(op) + ": kernel, stride and dilation must be positive");
+    int64_t span = d[i] * (k[i] - 1) + 1, size = x.shape()[2 + i];
+    if (size < span) {
+      std::string dims;
+      for (int64_t kk : k) dims += (dims.empty() ? "" : "x") + std::to_string(kk);
+      throw ShapeError(std::string(op) + ": a " + dims + " window does not fit input " + shape_to_string(x.shape()));
+    }
+    out[i] = (size - span) / s[i] + 1;
+    taps *= k[i];
+  }
+  if (taps <= 64) {
+    std::vector<Tensor> parts;
+    std::vector<int64_t> at(n, 0);
+    while (true) {
+      Tensor t = x;
+      for (size_t i = 0; i < n; ++i) {
+        int64_t a = static_cast<int64_t>(2 + i), start = at[i] * d[i];
+        t = t.slice(a, start, start + (out[i] - 1) * s[i] + 1, s[i]);
+      }
+      parts.push_back(t);
+      size_t i = n;
+      while (i > 0 && ++at[i - 1] == k[i - 1]) at[--i] = 0;
+      if (i == 0) break;
+    }
+    return Tensor::stack(parts, -1);
+  }
+  // Large kernels: each axis becomes (O_i) plus a trailing K_i; then the K_i merge into one.
+  Tensor t = x;
+  for (size_t i = 0; i < n; ++i) t = fold_axis(t, static_cast<int64_t>(2 + i), k[i], s[i], d[i], out[i]);
+  Shape merged(t.shape().begin(), t.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
+  merged.push_back(taps);
+  return t.reshape(merged);
+}
+
+namespace {
 
 void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));

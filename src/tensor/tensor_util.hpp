@@ -18,6 +18,11 @@ SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);
 /// A tensor of `shape` whose values are packed at the front of `buffer` (sized for the maximum).
 Tensor packed_view(const Buffer& buffer, const SymShape& shape);
+/// Sliding windows over axes 2.. of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn). Small kernels stack
+/// strided slices (loads stay unit-stride for the optimizer); large ones use one repeat-and-fold
+/// view per axis, so the graph does not grow with the kernel.
+Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                       const std::vector<int64_t>& dilation, const char* op);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
