@@ -1,6 +1,7 @@
 #include "schedule/schedule.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_set>
 
@@ -71,13 +72,57 @@ class KernelLowering {
     return bufs_.size() - 1;
   }
 
+  using Key = std::vector<const void*>;
+
+  // What one node needs: the values of some (node, index, gate) requests, then a combination of
+  // them. Lowering runs on an explicit stack of these, so graphs of any depth lower without
+  // recursion.
+  struct Request {
+    UOpPtr u;
+    std::vector<UOpPtr> idx;
+    UOpPtr valid;
+  };
+  struct Step {
+    UOpPtr value;                   // set when the node's value needs nothing more
+    std::vector<Request> requests;  // else: these first,
+    std::function<UOpPtr(const std::vector<UOpPtr>&)> combine;  // then this
+  };
+
+  static Key key_of(const Request& r) {
+    Key key{r.u.get(), r.valid.get()};
+    for (const UOpPtr& i : r.idx) key.push_back(i.get());
+    return key;
+  }
+
   UOpPtr lower(const UOpPtr& u, const std::vector<UOpPtr>& idx, const UOpPtr& valid) {
-    std::vector<const void*> key{u.get(), valid.get()};
-    for (const UOpPtr& i : idx) key.push_back(i.get());
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    UOpPtr v = lower_uncached(u, idx, valid);
-    memo_.emplace(std::move(key), v);
-    return v;
+    struct Frame {
+      Key key;
+      Step step;
+      std::vector<UOpPtr> results;
+    };
+    Request root{u, idx, valid};
+    if (auto it = memo_.find(key_of(root)); it != memo_.end()) return it->second;
+    std::vector<Frame> stack;
+    stack.push_back({key_of(root), plan(root), {}});
+    while (true) {
+      Frame& f = stack.back();
+      if (!f.step.value && f.results.size() < f.step.requests.size()) {
+        const Request& r = f.step.requests[f.results.size()];
+        Key k = key_of(r);
+        if (auto it = memo_.find(k); it != memo_.end()) {
+          f.results.push_back(it->second);
+        } else {
+          Step next = plan(r);
+          stack.push_back({std::move(k), std::move(next), {}});
+        }
+        continue;
+      }
+      UOpPtr v = f.step.value ? f.step.value : f.step.combine(f.results);
+      memo_.emplace(f.key, v);
+      stack.pop_back();
+      if (stack.empty()) return v;
+      stack.back().results.push_back(v);
+    }
   }
 
   // The i-th size argument of a movement op: its extra source when symbolic, else its arg.
@@ -86,43 +131,51 @@ class KernelLowering {
     return index(u.arg_as<std::vector<int64_t>>()[i]);
   }
 
-  UOpPtr lower_uncached(const UOpPtr& u, const std::vector<UOpPtr>& idx, const UOpPtr& valid) {
+  static Step done(UOpPtr v) { return Step{std::move(v), {}, {}}; }
+  static Step forward(Request r) {
+    return Step{nullptr, {std::move(r)}, [](const std::vector<UOpPtr>& v) { return v[0]; }};
+  }
+
+  Step plan(const Request& req) {
+    const UOpPtr& u = req.u;
+    const std::vector<UOpPtr>& idx = req.idx;
+    const UOpPtr& valid = req.valid;
     const SymDims& dims = dims_.at(u.get());
     if (is_realized(u)) {
       UOpPtr buf = define_global(slot_of(u), u->dtype(), shape_numel(shapes_.at(u.get())));
       std::vector<UOpPtr> index_src{buf, linear_index(idx, dims)};
       if (valid != true_()) index_src.push_back(valid);
-      return UOp::make(Ops::LOAD, u->dtype(), {UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))});
+      return done(UOp::make(Ops::LOAD, u->dtype(), {UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))}));
     }
     switch (u->op()) {
       case Ops::CONST:
       case Ops::DEFINE_VAR:
-      case Ops::BIND: return u;
-      case Ops::RESHAPE: return lower(u->src(0), reshape_index(idx, dims, dims_.at(u->src(0).get())), valid);
+      case Ops::BIND: return done(u);
+      case Ops::RESHAPE: return forward({u->src(0), reshape_index(idx, dims, dims_.at(u->src(0).get())), valid});
       case Ops::PERMUTE: {
         const auto& order = u->arg_as<std::vector<int64_t>>();
         std::vector<UOpPtr> src_idx(idx.size());
         for (size_t i = 0; i < order.size(); ++i) src_idx[order[i]] = idx[i];
-        return lower(u->src(0), src_idx, valid);
+        return forward({u->src(0), src_idx, valid});
       }
       case Ops::EXPAND: {
         const SymDims& src_dims = dims_.at(u->src(0).get());
         std::vector<UOpPtr> src_idx(idx);
         for (size_t i = 0; i < idx.size(); ++i)
           if (is_one(src_dims[i])) src_idx[i] = index(0);
-        return lower(u->src(0), src_idx, valid);
+        return forward({u->src(0), src_idx, valid});
       }
       case Ops::SHRINK: {
         std::vector<UOpPtr> src_idx(idx);
         for (size_t i = 0; i < idx.size(); ++i) src_idx[i] = idx[i] + size_arg(*u, 1, 2 * i);
-        return lower(u->src(0), src_idx, valid);
+        return forward({u->src(0), src_idx, valid});
       }
       case Ops::FLIP: {
         const auto& flags = u->arg_as<std::vector<int64_t>>();
         std::vector<UOpPtr> src_idx(idx);
         for (size_t i = 0; i < idx.size(); ++i)
           if (flags[i]) src_idx[i] = dims[i] - 1 - idx[i];
-        return lower(u->src(0), src_idx, valid);
+        return forward({u->src(0), src_idx, valid});
       }
       case Ops::PAD: {
         const SymDims& src_dims = dims_.at(u->src(0).get());
@@ -136,36 +189,43 @@ class KernelLowering {
           inside = inside == true_() ? ok : logical_and(inside, ok);
         }
         inside = simplify(inside);
-        if (inside == true_()) return lower(u->src(0), src_idx, valid);
+        if (inside == true_()) return forward({u->src(0), src_idx, valid});
         UOpPtr gate = simplify(valid == true_() ? inside : logical_and(valid, inside));
         UOpPtr pad_value = u->src(1);
-        if (gate == UOp::const_(dtypes::bool_, false)) return pad_value;
-        return where(inside, lower(u->src(0), src_idx, gate), pad_value);
+        if (gate == UOp::const_(dtypes::bool_, false)) return done(pad_value);
+        return Step{nullptr, {{u->src(0), src_idx, gate}},
+                    [inside, pad_value](const std::vector<UOpPtr>& v) { return where(inside, v[0], pad_value); }};
       }
       case Ops::REDUCE_AXIS: {
         const auto& ra = u->arg_as<ReduceArg>();
         const SymDims& src_dims = dims_.at(u->src(0).get());
         std::vector<UOpPtr> src_idx(idx);
-        std::vector<UOpPtr> reduce_src{nullptr};
+        std::vector<UOpPtr> ranges;
         for (int64_t a : ra.axes) {
           if (is_one(src_dims[a])) {
             src_idx[a] = index(0);
             continue;
           }
           src_idx[a] = UOp::range(src_dims[a], next_axis_++);
-          reduce_src.push_back(src_idx[a]);
+          ranges.push_back(src_idx[a]);
         }
-        reduce_src[0] = lower(u->src(0), src_idx, valid);
-        if (reduce_src.size() == 1) return reduce_src[0];
-        return UOp::make(Ops::REDUCE, u->dtype(), std::move(reduce_src), ra.op);
+        if (ranges.empty()) return forward({u->src(0), src_idx, valid});
+        DType dt = u->dtype();
+        Ops op = ra.op;
+        return Step{nullptr, {{u->src(0), src_idx, valid}}, [ranges, dt, op](const std::vector<UOpPtr>& v) {
+                      std::vector<UOpPtr> src{v[0]};
+                      src.insert(src.end(), ranges.begin(), ranges.end());
+                      return UOp::make(Ops::REDUCE, dt, std::move(src), op);
+                    }};
       }
-      case Ops::CONTIGUOUS: return lower(u->src(0), idx, valid);
+      case Ops::CONTIGUOUS: return forward({u->src(0), idx, valid});
       default: break;
     }
     if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) {
-      std::vector<UOpPtr> src;
-      for (const UOpPtr& s : u->src()) src.push_back(lower(s, dims_.at(s.get()).empty() ? std::vector<UOpPtr>{} : idx, valid));
-      return UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
+      Step step;
+      for (const UOpPtr& s : u->src()) step.requests.push_back({s, dims_.at(s.get()).empty() ? std::vector<UOpPtr>{} : idx, valid});
+      step.combine = [u](const std::vector<UOpPtr>& v) { return UOp::make(u->op(), u->dtype(), v, u->arg()); };
+      return step;
     }
     throw InternalError("the scheduler cannot lower " + to_string(*u));
   }
@@ -189,7 +249,7 @@ class KernelLowering {
   const std::unordered_map<const UOp*, bool>& realized_;
   std::vector<UOpPtr>& bufs_;
   int64_t next_axis_ = 0;
-  std::map<std::vector<const void*>, UOpPtr> memo_;
+  std::map<Key, UOpPtr> memo_;
 };
 
 // Decides the realize points beyond the obvious ones: a reduction is stored when its consumer

@@ -162,3 +162,20 @@ TEST(Schedule, SmallReductionsStayOneKernel) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(Schedule, DeepElementwiseChainsLowerWithoutRecursion) {
+  // 20000 chained ops would overflow a recursive lowering's stack (sooner under ASan).
+  std::vector<float> xs{1, 2, 3, 4};
+  Tensor x = Tensor::from_vector(xs, {4});
+  Tensor y = x;
+  for (int i = 0; i < 20000; ++i) y = i % 2 ? y * 1.0f : y + 0.5f;
+  Schedule s = create_schedule({y.uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  ASSERT_NE(s.items[0].ast, nullptr);
+}
+
+}  // namespace
+}  // namespace lathe
