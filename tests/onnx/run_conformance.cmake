@@ -1,6 +1,6 @@
 cmake_minimum_required(VERSION 3.25)
 # Runs `lathe test-onnx` over a folder of ONNX backend-test cases and compares the cases that
-# pass with a checked-in list: a listed case that no longer passes fails the test (a regression);
+# pass with a checked-in list (failures_<folder>.txt beside it records why the others fail): a listed case that no longer passes fails the test (a regression);
 # a case that newly passes is reported, so the list can be updated.
 # Inputs: LATHE, DATA_DIR, EXPECTED, OUT.
 execute_process(COMMAND ${LATHE} test-onnx ${DATA_DIR} OUTPUT_FILE ${OUT} RESULT_VARIABLE rc)
