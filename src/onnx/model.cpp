@@ -115,6 +115,59 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
 
 }  // namespace detail
 
+namespace detail {
+
+void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, int64_t opset, const std::string& base_dir) {
+  const auto& table = op_table();
+  for (const auto& node : g.node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): domain '" + node.domain() + "' is not supported");
+    std::vector<std::optional<Tensor>> ins;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        ins.emplace_back(std::nullopt);
+        continue;
+      }
+      auto it = env.find(name);
+      if (it == env.end())
+        throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): input '" + name + "' is not defined before it");
+      ins.emplace_back(it->second);
+    }
+    OpContext ctx(node, std::move(ins), opset, base_dir, &env);
+    auto op = table.find(node.op_type());
+    if (op == table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
+    std::vector<Tensor> outs;
+    try {
+      outs = op->second(ctx);
+    } catch (const OnnxError&) {
+      throw;
+    } catch (const Error& e) {
+      ctx.fail(e.what());
+    }
+    for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
+      if (!node.output(static_cast<int>(i)).empty()) env.insert_or_assign(node.output(static_cast<int>(i)), outs[i]);
+  }
+}
+
+std::vector<Tensor> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Tensor>& outer,
+                                 const std::vector<Tensor>& inputs, int64_t opset, const std::string& base_dir) {
+  std::map<std::string, Tensor> env = outer;  // a subgraph sees its enclosing graph's values
+  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), tensor_from_proto(t, base_dir));
+  if (inputs.size() > static_cast<size_t>(g.input_size()))
+    throw OnnxError("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) + " inputs, given " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) env.insert_or_assign(g.input(static_cast<int>(i)).name(), inputs[i]);
+  run_nodes(g, env, opset, base_dir);
+  std::vector<Tensor> out;
+  for (const auto& o : g.output()) {
+    auto it = env.find(o.name());
+    if (it == env.end()) throw OnnxError("subgraph output '" + o.name() + "' is never computed");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace detail
+
 struct Model::Impl {
   ::onnx::ModelProto proto;
   std::string base_dir;
@@ -188,35 +241,7 @@ std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& given) con
     }
     env.insert_or_assign(in.name, t);
   }
-  const auto& table = detail::op_table();
-  for (const auto& node : g.node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): domain '" + node.domain() + "' is not supported");
-    std::vector<std::optional<Tensor>> ins;
-    for (const std::string& name : node.input()) {
-      if (name.empty()) {
-        ins.emplace_back(std::nullopt);
-        continue;
-      }
-      auto it = env.find(name);
-      if (it == env.end())
-        throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): input '" + name + "' is not defined before it");
-      ins.emplace_back(it->second);
-    }
-    detail::OpContext ctx(node, std::move(ins), impl_->opset, impl_->base_dir);
-    auto op = table.find(node.op_type());
-    if (op == table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
-    std::vector<Tensor> outs;
-    try {
-      outs = op->second(ctx);
-    } catch (const OnnxError&) {
-      throw;
-    } catch (const Error& e) {
-      ctx.fail(e.what());
-    }
-    for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
-      if (!node.output(static_cast<int>(i)).empty()) env.insert_or_assign(node.output(static_cast<int>(i)), outs[i]);
-  }
+  detail::run_nodes(g, env, impl_->opset, impl_->base_dir);
   std::vector<Tensor> result;
   for (const ValueInfo& o : impl_->outputs) {
     auto it = env.find(o.name);

@@ -5,8 +5,15 @@
 namespace lathe::onnx::detail {
 
 OpContext::OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
-                     const std::string& base_dir)
-    : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir) {}
+                     const std::string& base_dir, const std::map<std::string, Tensor>* env)
+    : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir), env_(env) {}
+
+std::vector<Tensor> OpContext::run_graph(const std::string& name, const std::vector<Tensor>& inputs) const {
+  const auto* a = attr(name);
+  if (!a || !a->has_g()) fail("attribute '" + name + "' (a graph) is required");
+  static const std::map<std::string, Tensor> kEmpty;
+  return run_subgraph(a->g(), env_ ? *env_ : kEmpty, inputs, opset_, base_dir_);
+}
 
 std::string OpContext::where() const { return "node '" + node_.name() + "' (" + node_.op_type() + ")"; }
 
@@ -71,6 +78,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_nn_ops(t);
     register_rnn_ops(t);
     register_quant_ops(t);
+    register_control_ops(t);
     return t;
   }();
   return table;

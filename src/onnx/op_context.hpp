@@ -16,7 +16,7 @@ namespace lathe::onnx::detail {
 class OpContext {
  public:
   OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
-            const std::string& base_dir);
+            const std::string& base_dir, const std::map<std::string, Tensor>* env = nullptr);
 
   const std::string& op() const { return node_.op_type(); }
   int64_t opset() const { return opset_; }
@@ -37,6 +37,8 @@ class OpContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<double> attr_floats(const std::string& name) const;
   Tensor attr_t(const std::string& name) const;
+  /// Runs the graph attribute `name` (If's branches, Loop's body) on `inputs`, in this node's scope.
+  std::vector<Tensor> run_graph(const std::string& name, const std::vector<Tensor>& inputs) const;
 
   /// Throws OnnxError: "node 'name' (OpType): `why`".
   [[noreturn]] void fail(const std::string& why) const;
@@ -48,7 +50,14 @@ class OpContext {
   std::vector<std::optional<Tensor>> inputs_;
   int64_t opset_;
   std::string base_dir_;
+  const std::map<std::string, Tensor>* env_;
 };
+
+/// Runs a graph's nodes over `env` (its values by name), adding each node's outputs to it.
+void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, int64_t opset, const std::string& base_dir);
+/// Runs a subgraph with its inputs bound (in order) and the enclosing graph's values in scope.
+std::vector<Tensor> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Tensor>& outer,
+                                 const std::vector<Tensor>& inputs, int64_t opset, const std::string& base_dir);
 
 using OpFn = std::function<std::vector<Tensor>(const OpContext&)>;
 
