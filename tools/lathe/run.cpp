@@ -57,6 +57,18 @@ Tensor random_input(const onnx::ValueInfo& in, uint64_t seed) {
   return (r * 10.0f).cast(in.dtype);
 }
 
+// Milliseconds of `iters` runs of the plan, sorted.
+std::vector<double> timed_runs(const ExecutionPlan& plan, int iters) {
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, iters); ++i) {
+    auto t0 = Clock::now();
+    plan.execute();
+    times.push_back(ms_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
 // Every model input, with seeded random data.
 std::vector<Tensor> build_with_random_inputs(const onnx::Model& model, uint64_t seed) {
   std::map<std::string, Tensor> inputs;
@@ -73,13 +85,7 @@ int bench(const BenchOptions& o) {
   ExecutionPlan plan = Tensor::prepare(outputs);
   double compile_ms = ms_since(t0);
   plan.execute();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < std::max(1, o.iters); ++i) {
-    auto t1 = Clock::now();
-    plan.execute();
-    times.push_back(ms_since(t1));
-  }
-  std::sort(times.begin(), times.end());
+  std::vector<double> times = timed_runs(plan, o.iters);
   double lo = times.front(), med = times[times.size() / 2], hi = times.back();
   size_t kernels = plan.prepared_kernels().size();
   if (o.json) {
@@ -120,13 +126,7 @@ int run(const RunOptions& o) {
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
   double prepare_ms = ms_since(t0);
-  std::vector<double> times;
-  for (int i = 0; i < std::max(1, o.iters); ++i) {
-    auto t1 = Clock::now();
-    plan.execute();
-    times.push_back(ms_since(t1));
-  }
-  std::sort(times.begin(), times.end());
+  std::vector<double> times = timed_runs(plan, o.iters);
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor out = Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape());
     print_summary(names[i], out);
