@@ -14,7 +14,7 @@ namespace {
 // One parallel_for call. It lives on the caller's stack, so the caller waits until every worker
 // that joined it has left before returning.
 struct Job {
-  const std::function<void(size_t)>* fn;
+  IndexFn fn;
   size_t n;
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
@@ -35,12 +35,10 @@ class ThreadPool {
     for (auto& w : workers_) w.join();
   }
 
-  bool try_run(size_t n, const std::function<void(size_t)>& fn) {
+  bool try_run(size_t n, IndexFn fn) {
     std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
-    Job job;
-    job.fn = &fn;
-    job.n = n;
+    Job job{fn, n};
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
@@ -60,7 +58,7 @@ class ThreadPool {
  private:
   static void drain(Job& job) {
     for (size_t i; (i = job.next.fetch_add(1)) < job.n;) {
-      (*job.fn)(i);
+      job.fn(i);
       job.done.fetch_add(1, std::memory_order_release);
     }
   }
@@ -104,7 +102,7 @@ int kernel_threads() {
   return n;
 }
 
-void parallel_for(size_t n, const std::function<void(size_t)>& fn) {
+void parallel_for(size_t n, IndexFn fn) {
   if (n <= 1 || kernel_threads() <= 1 || !pool().try_run(n, fn)) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }

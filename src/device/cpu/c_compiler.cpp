@@ -97,18 +97,16 @@ class CpuProgram : public Program {
                const std::optional<LaunchSize>&) const override {
     void** bufs = const_cast<void**>(buffers);
     const auto* v = reinterpret_cast<const long long*>(vals);
-    if (!threaded_ || global[0] <= 1) {
-      if (!threaded_) return fn_(bufs, v);
-      std::vector<long long> own(v, v + num_vals_);
-      own.back() = 0;
-      return fn_(bufs, own.data());
-    }
-    detail::parallel_for(global[0], [&](size_t core) {
+    if (!threaded_) return fn_(bufs, v);
+    // Each core gets its own copy of the values with its id last (on the stack: no allocation).
+    auto run_core = [&](size_t core) {
       long long local[64];
       std::memcpy(local, v, (num_vals_ - 1) * sizeof(long long));
       local[num_vals_ - 1] = static_cast<long long>(core);
       fn_(bufs, local);
-    });
+    };
+    if (global[0] <= 1) return run_core(0);
+    detail::parallel_for(global[0], run_core);
   }
 
  private:

@@ -1,0 +1,48 @@
+// ExecutionPlan::execute must not touch the heap: counted by replacing operator new in this
+// test program (every allocation through new, std::function, std::vector, ...).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "device/thread_pool.hpp"
+#include "lathe/lathe.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<size_t> g_news{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+namespace lathe {
+namespace {
+
+TEST(ExecuteHotPath, RunsWithoutHeapAllocations) {
+  // A threaded elementwise kernel, a tiled matmul and softmax's reductions in one plan.
+  Tensor x = Tensor::rand({512, 512}, 1), w = Tensor::rand({512, 64}, 2);
+  ExecutionPlan plan = Tensor::prepare({(x * 2.0f + 1.0f).relu(), x.matmul(w).softmax(-1)});
+  bool threaded = false;
+  for (const PreparedKernel* k : plan.prepared_kernels())
+    threaded |= !k->kernel->var_names.empty() && k->kernel->var_names.back() == "core_id";
+  ASSERT_TRUE(threaded || detail::kernel_threads() == 1) << "the plan should contain a threaded kernel";
+  plan.execute();  // warm: the thread pool starts on first use
+  g_news = 0;
+  g_counting = true;
+  for (int i = 0; i < 10; ++i) plan.execute();
+  g_counting = false;
+  EXPECT_EQ(g_news.load(), 0u);
+}
+
+}  // namespace
+}  // namespace lathe
