@@ -181,7 +181,7 @@ class CRenderer {
           Ops op = in.u->arg_as<Ops>();
           if (op == Ops::ADD) body << indent(depth) << acc << " += " << v << ";\n";
           else if (op == Ops::MUL) body << indent(depth) << acc << " *= " << v << ";\n";
-          else body << indent(depth) << acc << " = " << max_expr(acc, v, in.u->dtype()) << ";\n";
+          else body << indent(depth) << acc << " = " << max_expr(acc, v) << ";\n";
           break;
         }
         case Instr::Kind::Node: emit_node(body, depth, in.u); break;
@@ -279,7 +279,7 @@ class CRenderer {
     return render_const(*lo);
   }
 
-  static std::string max_expr(const std::string& a, const std::string& b, DType) {
+  static std::string max_expr(const std::string& a, const std::string& b) {
     return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
   }
 
@@ -323,7 +323,7 @@ class CRenderer {
       case Ops::FDIV:
       case Ops::IDIV: return "(" + s(0) + " / " + s(1) + ")";
       case Ops::MOD: return "(" + s(0) + " % " + s(1) + ")";
-      case Ops::MAX: return max_expr(s(0), s(1), d);
+      case Ops::MAX: return max_expr(s(0), s(1));
       case Ops::CMPLT: return "(" + s(0) + " < " + s(1) + ")";
       case Ops::CMPNE: return "(" + s(0) + " != " + s(1) + ")";
       case Ops::CMPEQ: return "(" + s(0) + " == " + s(1) + ")";

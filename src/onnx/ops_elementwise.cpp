@@ -16,14 +16,12 @@ Tensor like(const Tensor& t, double v) { return Tensor::full({}, v, t.dtype()); 
 Tensor divide(const Tensor& a, const Tensor& b) {
   if (a.dtype().is_float() || b.dtype().is_float()) return a / b;
   DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  SymShape shape = lathe::detail::broadcast_shapes(a.symbolic_shape(), b.symbolic_shape(), "Div");
-  return lathe::detail::make_alu(Ops::IDIV, {lathe::detail::broadcast_to(a.cast(dt), shape), lathe::detail::broadcast_to(b.cast(dt), shape)});
+  return lathe::detail::broadcast_alu(Ops::IDIV, {a.cast(dt), b.cast(dt)}, "Div");
 }
 
 Tensor int_mod(const Tensor& a, const Tensor& b) {
   DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  SymShape shape = lathe::detail::broadcast_shapes(a.symbolic_shape(), b.symbolic_shape(), "Mod");
-  return lathe::detail::make_alu(Ops::MOD, {lathe::detail::broadcast_to(a.cast(dt), shape), lathe::detail::broadcast_to(b.cast(dt), shape)});
+  return lathe::detail::broadcast_alu(Ops::MOD, {a.cast(dt), b.cast(dt)}, "Mod");
 }
 
 Tensor mod(const OpContext& c) {
@@ -104,9 +102,8 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["BitwiseXor"] = binary([](const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); });
   t["BitShift"] = [](const OpContext& c) {
     const Tensor &x = c.in(0), &s = c.in(1);
-    SymShape shape = lathe::detail::broadcast_shapes(x.symbolic_shape(), s.symbolic_shape(), "BitShift");
     Ops op = c.attr_s("direction", "") == "LEFT" ? Ops::SHL : Ops::SHR;
-    return V{lathe::detail::make_alu(op, {lathe::detail::broadcast_to(x, shape), lathe::detail::broadcast_to(s.cast(x.dtype()), shape)})};
+    return V{lathe::detail::broadcast_alu(op, {x, s.cast(x.dtype())}, "BitShift")};
   };
   t["Max"] = variadic("Max");
   t["Min"] = variadic("Min");

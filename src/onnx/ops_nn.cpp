@@ -46,16 +46,11 @@ Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
 // Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
 // from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
-Tensor windows_nd(const OpContext& c, const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                  const std::vector<int64_t>& d) {
-  return lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());
-}
-
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
   int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
   if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
-  Tensor win = windows_nd(c, x, k, s, d);  // (N, C, O.., K)
+  Tensor win = lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());  // (N, C, O.., K)
   Shape xs{n, groups, 1, cg}, ws{1, groups, o / groups, cg};
   for (int64_t i = 2; i < win.ndim() - 1; ++i) xs.push_back(win.shape()[i]), ws.push_back(1);
   int64_t kk = win.shape().back();
@@ -114,11 +109,11 @@ Tensor pool(const OpContext& c, bool is_max) {
     std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
     if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode for 3-D pooling is not supported");
     Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? -std::numeric_limits<double>::infinity() : 0.0);
-    Tensor win = windows_nd(c, padded, kernel, strides, dil);
+    Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, c.op().c_str());
     if (is_max) return win.max({-1});
     Tensor sum = win.sum({-1});
     if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(win.shape().back())).cast(x.dtype());
-    Tensor ones = windows_nd(c, Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil).sum({-1});
+    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum({-1});
     return (sum / ones).cast(x.dtype());
   }
   if (x.ndim() != 3 && x.ndim() != 4) c.fail("pooling needs (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));

@@ -229,13 +229,19 @@ std::pair<Tensor, Tensor> flat_positions(const OpContext& c, const Tensor& data,
   return {data.reshape(flat_shape), lin};
 }
 
+// (L, P): row l is the one-hot of position lin[l] among P.
+Tensor positions_one_hot(const Tensor& lin, int64_t p) {
+  int64_t l = std::max<int64_t>(1, lin.numel());
+  return lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});
+}
+
 Tensor gather_nd(const OpContext& c) {
   const Tensor &data = c.in(0), &indices = c.in(1);
   auto [flat, lin] = flat_positions(c, data, indices);
   int64_t p = flat.shape()[0];
   Shape lead = lin.shape();
   int64_t l = std::max<int64_t>(1, lin.numel());
-  Tensor hot = lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});  // (L, P)
+  Tensor hot = positions_one_hot(lin, p);
   Shape hv{l, p};
   hv.insert(hv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
   Tensor picked = hot.reshape(hv).where(flat.unsqueeze(0), Tensor::zeros({}, data.dtype())).sum({1}).cast(data.dtype());
@@ -248,7 +254,7 @@ Tensor scatter_nd(const OpContext& c) {
   const Tensor &data = c.in(0), &indices = c.in(1), &upd = c.in(2);
   auto [flat, lin] = flat_positions(c, data, indices);
   int64_t p = flat.shape()[0], l = std::max<int64_t>(1, lin.numel());
-  Tensor hot = lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});  // (L, P)
+  Tensor hot = positions_one_hot(lin, p);
   Shape hv{l, p};
   hv.insert(hv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
   Shape uv{l, 1};

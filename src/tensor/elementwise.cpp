@@ -125,15 +125,7 @@ Tensor Tensor::clip(double lo, double hi) const {
 Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
   DType dt = least_upper_dtype({x.dtype(), y.dtype()});
   Tensor cond = dtype().is_bool() ? *this : *this != scalar_like(*this, 0, false);
-  if (is_symbolic() || x.is_symbolic() || y.is_symbolic()) {
-    SymShape shape = detail::broadcast_shapes(
-        detail::broadcast_shapes(symbolic_shape(), x.symbolic_shape(), "where"), y.symbolic_shape(), "where");
-    return detail::make_alu(Ops::WHERE, {detail::broadcast_to(cond, shape), detail::broadcast_to(x.cast(dt), shape),
-                                         detail::broadcast_to(y.cast(dt), shape)});
-  }
-  Shape shape = detail::broadcast_shapes(detail::broadcast_shapes(shape_, x.shape(), "where"), y.shape(), "where");
-  Tensor c = detail::broadcast_to(cond, shape);
-  return detail::make_alu(Ops::WHERE, {c, detail::broadcast_to(x.cast(dt), shape), detail::broadcast_to(y.cast(dt), shape)});
+  return detail::broadcast_alu(Ops::WHERE, {cond, x.cast(dt), y.cast(dt)}, "where");
 }
 
 Tensor Tensor::where(double x, double y) const {

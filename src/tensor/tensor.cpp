@@ -157,20 +157,6 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) {
 
 namespace detail {
 
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1)
-      throw ShapeError(std::string(op) + ": shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
-                       " cannot be broadcast together");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   if (t.is_symbolic()) return broadcast_to(t, to_sym(shape));
   if (t.shape() == shape) return t;
@@ -216,6 +202,13 @@ Tensor constant_like(ConstValue value, DType dtype, const Tensor& like) {
   return broadcast_to(Tensor(UOp::const_(dtype, value), {}), like.symbolic_shape());
 }
 
+Tensor broadcast_alu(Ops op, std::vector<Tensor> operands, const char* name) {
+  SymShape shape = operands[0].symbolic_shape();
+  for (size_t i = 1; i < operands.size(); ++i) shape = broadcast_shapes(shape, operands[i].symbolic_shape(), name);
+  for (Tensor& t : operands) t = broadcast_to(t, shape);
+  return make_alu(op, std::move(operands));
+}
+
 Tensor make_alu(Ops op, std::vector<Tensor> srcs) {
   std::vector<UOpPtr> u;
   for (const Tensor& t : srcs) u.push_back(t.uop());
@@ -243,14 +236,7 @@ Tensor Tensor::scalar_like(const Tensor& like, double value, bool is_float) {
 
 Tensor Tensor::binary(Ops op, const Tensor& other, const char* name) const {
   DType dt = least_upper_dtype({dtype(), other.dtype()});
-  if (is_symbolic() || other.is_symbolic()) {
-    SymShape shape = detail::broadcast_shapes(symbolic_shape(), other.symbolic_shape(), name);
-    return detail::make_alu(op, {detail::broadcast_to(cast(dt), shape), detail::broadcast_to(other.cast(dt), shape)});
-  }
-  Shape shape = detail::broadcast_shapes(shape_, other.shape_, name);
-  Tensor a = detail::broadcast_to(cast(dt), shape);
-  Tensor b = detail::broadcast_to(other.cast(dt), shape);
-  return detail::make_alu(op, {a, b});
+  return detail::broadcast_alu(op, {cast(dt), other.cast(dt)}, name);
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return a.binary(Ops::ADD, b, "add"); }

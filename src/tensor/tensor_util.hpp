@@ -25,9 +25,11 @@ Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, cons
                        const std::vector<int64_t>& dilation, const char* op);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// `t` reshaped (leading 1s) and expanded to `shape`.
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
+/// The ALU node over `operands` broadcast to their common shape (ShapeError naming `name` when
+/// they do not broadcast). Operands must already share a dtype (except WHERE's condition).
+Tensor broadcast_alu(Ops op, std::vector<Tensor> operands, const char* name);
 /// The ALU node over tensors of one shape (and dtype, except WHERE's condition).
 Tensor make_alu(Ops op, std::vector<Tensor> srcs);
 /// `axis` in [-ndim, ndim) made non-negative; throws ShapeError naming `op` otherwise.
