@@ -74,10 +74,12 @@ TEST(OnnxFuzz, MutatedModelBytesNeverCrash) {
     ASSERT_FALSE(bytes.empty()) << dir;
     for (int iter = 0; iter < 60; ++iter) {
       std::string m = bytes;
-      int edits = 1 + static_cast<int>(rng() % 4);
+      // Half the mutants change one byte, which often keeps the protobuf readable and so reaches
+      // the importer's own checks; the rest insert, erase and overwrite more freely.
+      int edits = iter % 2 ? 1 + static_cast<int>(rng() % 4) : 1;
       for (int e = 0; e < edits; ++e) {
         size_t at = rng() % m.size();
-        switch (rng() % 3) {
+        switch (iter % 2 ? rng() % 3 : 0) {
           case 0: m[at] = static_cast<char>(rng()); break;
           case 1: m.erase(at, 1 + rng() % 8); break;
           default: m.insert(at, 1, static_cast<char>(rng()));
@@ -97,7 +99,8 @@ TEST(OnnxFuzz, MutatedModelBytesNeverCrash) {
     }
   }
   std::cout << "onnx fuzz: " << loaded << " mutated models ran, " << rejected << " were rejected with an error\n";
-  EXPECT_EQ(loaded + rejected, 6 * 60);
+  // Enough mutants must get past parsing, or this would only be testing protobuf.
+  EXPECT_GE(loaded, 30);
 }
 
 }  // namespace

@@ -6,17 +6,14 @@
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
 #include "opt/upcast.hpp"
 #include "schedule/schedule.hpp"
 
 namespace lathe {
 namespace {
 
-std::vector<float> values(size_t n, int salt) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((static_cast<int>(i) * 7 + salt) % 13) * 0.25f - 1.5f;
-  return v;
-}
+using test::grid_data;
 
 bool is_upcast(const UOpPtr& ast) {
   for (const UOpPtr& u : toposort(ast))
@@ -32,7 +29,7 @@ UOpPtr only_kernel(const Tensor& t) {
 
 TEST(Upcast, MatmulTilesRowsAndColumnsAndStaysExact) {
   const int64_t m = 8, k = 40, n = 96;
-  std::vector<float> a = values(m * k, 1), b = values(k * n, 2);
+  std::vector<float> a = grid_data(m * k, 1), b = grid_data(k * n, 2);
   Tensor ta = Tensor::from_vector(a, {m, k}), tb = Tensor::from_vector(b, {k, n});
   Tensor c = ta.matmul(tb);
   ASSERT_TRUE(is_upcast(only_kernel(c)));
@@ -47,7 +44,7 @@ TEST(Upcast, MatmulTilesRowsAndColumnsAndStaysExact) {
 
 TEST(Upcast, BatchedMatmulWithBiasReluAndTransposedInput) {
   const int64_t bs = 3, m = 4, k = 16, n = 64;
-  std::vector<float> a = values(bs * k * m, 3), b = values(bs * k * n, 4), bias = values(n, 5);
+  std::vector<float> a = grid_data(bs * k * m, 3), b = grid_data(bs * k * n, 4), bias = grid_data(n, 5);
   Tensor ta = Tensor::from_vector(a, {bs, k, m}).transpose(1, 2);  // non-contiguous (bs, m, k)
   Tensor tb = Tensor::from_vector(b, {bs, k, n});
   Tensor c = (ta.matmul(tb) + Tensor::from_vector(bias, {n})).relu();
@@ -64,7 +61,7 @@ TEST(Upcast, BatchedMatmulWithBiasReluAndTransposedInput) {
 
 TEST(Upcast, Conv2dOverWideRows) {
   const int64_t c_in = 3, c_out = 4, h = 5, w = 34;  // output width 32 with a 3x3 kernel
-  std::vector<float> x = values(c_in * h * w, 6), wt = values(c_out * c_in * 9, 7);
+  std::vector<float> x = grid_data(c_in * h * w, 6), wt = grid_data(c_out * c_in * 9, 7);
   Tensor out = Tensor::from_vector(x, {1, c_in, h, w}).conv2d(Tensor::from_vector(wt, {c_out, c_in, 3, 3}));
   ASSERT_TRUE(is_upcast(only_kernel(out)));
   std::vector<float> got = out.to_vector<float>();
@@ -82,7 +79,7 @@ TEST(Upcast, Conv2dOverWideRows) {
 
 TEST(Upcast, MaxReductionTilesToo) {
   const int64_t m = 4, k = 8, n = 32;
-  std::vector<float> a = values(m * k * n, 8);
+  std::vector<float> a = grid_data(m * k * n, 8);
   Tensor t = Tensor::from_vector(a, {m, k, n}).max({1});
   ASSERT_TRUE(is_upcast(only_kernel(t)));
   std::vector<float> got = t.to_vector<float>();

@@ -63,3 +63,21 @@ TEST(KernelCache, SameComputationOnOtherDataReusesTheKernel) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(KernelCache, ClearingDropsEntriesButPlansKeepTheirKernels) {
+  Tensor x = Tensor::rand({9, 5}, 4);
+  ExecutionPlan plan = (x * 7.0f - 1.0f).prepare();
+  clear_kernel_cache();
+  EXPECT_EQ(kernel_cache_stats().entries, 0u);
+  plan.execute();  // the plan holds its kernel
+  EXPECT_NEAR(plan.output_buffer()->to_vector<float>()[0], x.to_vector<float>()[0] * 7.0f - 1.0f, 1e-5);
+  size_t compiles = kernel_cache_stats().compiles;
+  (x * 7.0f - 1.0f).prepare();
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles + 1);  // compiled (or loaded from disk) again
+}
+
+}  // namespace
+}  // namespace lathe

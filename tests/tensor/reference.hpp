@@ -61,6 +61,14 @@ inline int64_t bcast_index(const Index& out_idx, const Shape& in_shape) {
 }
 
 /// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; not lathe's generator).
+/// Deterministic values on a 1/8 grid in [-1, 1]: products and short sums of them are exact in
+/// float, so kernels that reorder arithmetic still match a loop reference tightly.
+inline std::vector<float> grid_data(size_t n, int salt) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((static_cast<int>(i) * 13 + salt) % 17) * 0.125f - 1.0f;
+  return v;
+}
+
 inline std::vector<float> data(size_t n, uint64_t seed = 1, double lo = -2.0, double hi = 2.0) {
   std::vector<float> v(n);
   uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
