@@ -87,11 +87,6 @@ void host_free(void* ptr, size_t nbytes) {
   p.evict_to(p.limit);
 }
 
-void host_pool_trim() {
-  Pool& p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
-  p.evict_to(0);
-}
 
 }  // namespace lathe::detail
 

@@ -9,7 +9,5 @@ namespace lathe::detail {
 
 void* host_alloc(size_t nbytes);
 void host_free(void* ptr, size_t nbytes);
-/// Frees every pooled block.
-void host_pool_trim();
 
 }  // namespace lathe::detail

@@ -8,7 +8,7 @@
 
 namespace lathe {
 
-ConstValue evaluate(const UOpPtr& root, const VarValues& vars, const LeafFn& leaf) {
+ConstValue evaluate(const UOpPtr& root, const VarValues& vars) {
   // A node without a value is only an error once something needs it: the variable under a BIND
   // takes the bound value and needs none of its own.
   std::unordered_map<const UOp*, ConstValue> value;
@@ -39,14 +39,13 @@ ConstValue evaluate(const UOpPtr& root, const VarValues& vars, const LeafFn& lea
         v = exec_alu(u->op(), u->dtype(), args);
         if (!v) throw Error("cannot evaluate " + to_string(*u) + ": the operation is undefined for its operands");
     }
-    if (!v && leaf) v = leaf(*u);
     if (v) value.emplace(u.get(), *v);
   }
   return get(root);
 }
 
-int64_t evaluate_int(const UOpPtr& root, const VarValues& vars, const LeafFn& leaf) {
-  return const_as_int(evaluate(root, vars, leaf));
+int64_t evaluate_int(const UOpPtr& root, const VarValues& vars) {
+  return const_as_int(evaluate(root, vars));
 }
 
 }  // namespace lathe
