@@ -23,7 +23,7 @@ TEST(Variables, IssueExampleRunsEveryValueWithoutRecompiling) {
   Tensor y = (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({0});
   ExecutionPlan plan = y.prepare();
   size_t compiles = kernel_cache_stats().compiles;
-  for (int64_t v = 1; v <= 64; v += (v < 5 ? 1 : 7)) {
+  for (int64_t v : {1, 2, 3, 4, 5, 12, 19, 26, 33, 40, 47, 54, 61, 63, 64}) {
     plan.execute_with_vars({{"n", v}});
     std::vector<float> want(8, 0.0f);
     for (int64_t r = 0; r < v; ++r)
@@ -63,7 +63,7 @@ TEST(Variables, TheBoundValueIsTheFirstBinding) {
 
 TEST(Variables, OutOfRangeAndUnknownNamesAreErrorsThatChangeNothing) {
   Variable n("n", 2, 8);
-  Tensor x = Tensor::from_vector(grid_data(8, 3), {8});
+  Tensor x = Tensor::from_vector(grid_data(8, 5), {8});  // no zeros: every n gives a different sum
   ExecutionPlan plan = x.shrink({{0, n.bind(4)}}).sum().prepare();
   plan.execute();
   std::vector<float> before = plan.output_buffer()->to_vector<float>();

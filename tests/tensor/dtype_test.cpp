@@ -224,15 +224,16 @@ TEST(DtypeBool, BitwiseWithBroadcastAndIntPromotion) {
 }
 
 TEST(DtypeBool, ArithmeticStaysBoolOrPromotesWithInts) {
-  Tensor a = Tensor::from_vector(std::vector<bool>{true, false, true});
-  Tensor s = a + a;  // bool + bool: tinygrad keeps bool (logical or)
+  Tensor a = Tensor::from_vector(std::vector<bool>{true, false, true, false});
+  Tensor b = Tensor::from_vector(std::vector<bool>{true, true, false, false});
+  Tensor s = a + b;  // bool + bool: tinygrad keeps bool (logical or)
   EXPECT_EQ(s.dtype(), dtypes::bool_);
-  EXPECT_ALLEQUAL(s.to_vector<bool>(), (std::vector<bool>{true, false, true}));
-  Tensor m = a * a;
-  EXPECT_ALLEQUAL(m.to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_ALLEQUAL(s.to_vector<bool>(), (std::vector<bool>{true, true, true, false}));
+  Tensor m = a * b;  // logical and
+  EXPECT_ALLEQUAL(m.to_vector<bool>(), (std::vector<bool>{true, false, false, false}));
   Tensor i = a * 5;
   EXPECT_EQ(i.dtype(), dtypes::int32);
-  EXPECT_ALLEQUAL(i.to_vector<int32_t>(), (std::vector<int32_t>{5, 0, 5}));
+  EXPECT_ALLEQUAL(i.to_vector<int32_t>(), (std::vector<int32_t>{5, 0, 5, 0}));
 }
 
 // ---- casts ----------------------------------------------------------------------------------------

@@ -95,8 +95,8 @@ TEST(MovementTranspose, DefaultAndExplicitAxes) {
 TEST(MovementTranspose, IntAndBool) {
   Tensor i = Tensor::from_vector(std::vector<int64_t>{1, 2, 3, 4, 5, 6}, {2, 3}).transpose();
   EXPECT_ALLEQUAL(i.to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
-  Tensor b = Tensor::from_vector(std::vector<bool>{true, false, false, false}, {2, 2}).transpose();
-  EXPECT_ALLEQUAL(b.to_vector<bool>(), (std::vector<bool>{true, false, false, false}));
+  Tensor b = Tensor::from_vector(std::vector<bool>{true, true, false, false}, {2, 2}).transpose();
+  EXPECT_ALLEQUAL(b.to_vector<bool>(), (std::vector<bool>{true, false, true, false}));
   Tensor u = Tensor::from_vector(std::vector<uint16_t>{1, 2, 3, 4, 5, 6}, {3, 2}).transpose();
   EXPECT_ALLEQUAL(u.to_vector<uint16_t>(), (std::vector<uint16_t>{1, 3, 5, 2, 4, 6}));
 }
@@ -437,6 +437,7 @@ TEST(MovementSplit, BySizeWithRemainder) {
   ASSERT_EQ(parts.size(), 3u);
   EXPECT_EQ(parts[0].shape(), (Shape{3, 2}));
   EXPECT_EQ(parts[2].shape(), (Shape{1, 2}));
+  EXPECT_ALLCLOSE(parts[0].to_vector<float>(), std::vector<float>(x.begin(), x.begin() + 6), 0, 0);
   EXPECT_ALLCLOSE(parts[1].to_vector<float>(), std::vector<float>(x.begin() + 6, x.begin() + 12), 0, 0);
   EXPECT_ALLCLOSE(parts[2].to_vector<float>(), std::vector<float>(x.begin() + 12, x.end()), 0, 0);
 }
@@ -458,9 +459,12 @@ TEST(MovementChunk, EvenAndUneven) {
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].shape(), (Shape{4}));
   EXPECT_EQ(c[2].shape(), (Shape{2}));
+  EXPECT_ALLCLOSE(c[0].to_vector<float>(), std::vector<float>(x.begin(), x.begin() + 4), 0, 0);
+  EXPECT_ALLCLOSE(c[1].to_vector<float>(), std::vector<float>(x.begin() + 4, x.begin() + 8), 0, 0);
   EXPECT_ALLCLOSE(c[2].to_vector<float>(), (std::vector<float>{x[8], x[9]}), 0, 0);
   std::vector<Tensor> d = f32(x, {2, 5}).chunk(2, 0);
   ASSERT_EQ(d.size(), 2u);
+  EXPECT_ALLCLOSE(d[0].to_vector<float>(), std::vector<float>(x.begin(), x.begin() + 5), 0, 0);
   EXPECT_ALLCLOSE(d[1].to_vector<float>(), std::vector<float>(x.begin() + 5, x.end()), 0, 0);
 }
 

@@ -330,10 +330,11 @@ TEST(NnConv2d, NonContiguousInput) {
 }
 
 TEST(NnConv2d, Int32) {
-  std::vector<int32_t> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, w{1, 0, 0, -1};
+  std::vector<int32_t> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, w{1, 2, 3, 4};
   Tensor out = Tensor::from_vector(x, {1, 1, 3, 3}).conv2d(Tensor::from_vector(w, {1, 1, 2, 2}));
   EXPECT_EQ(out.dtype(), dtypes::int32);
-  EXPECT_ALLEQUAL(out.to_vector<int32_t>(), (std::vector<int32_t>{-4, -4, -4, -4}));
+  // out[y][x] = x[y][x] + 2 x[y][x+1] + 3 x[y+1][x] + 4 x[y+1][x+1]: a distinct value per position
+  EXPECT_ALLEQUAL(out.to_vector<int32_t>(), (std::vector<int32_t>{37, 47, 67, 77}));
 }
 
 TEST(NnConv2d, Int8AccumulatesInInt32) {
