@@ -120,7 +120,7 @@ namespace detail {
 void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, int64_t opset, const std::string& base_dir) {
   const auto& table = op_table();
   for (const auto& node : g.node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
+    if (!node.domain().empty() && node.domain() != "ai.onnx" && node.domain() != "ai.onnx.preview.training")
       throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): domain '" + node.domain() + "' is not supported");
     std::vector<std::optional<Tensor>> ins;
     for (const std::string& name : node.input()) {

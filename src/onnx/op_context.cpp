@@ -79,6 +79,8 @@ const std::map<std::string, OpFn>& op_table() {
     register_rnn_ops(t);
     register_quant_ops(t);
     register_control_ops(t);
+    register_training_ops(t);
+    register_signal_ops(t);
     return t;
   }();
   return table;

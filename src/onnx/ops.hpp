@@ -12,6 +12,8 @@ void register_nn_ops(std::map<std::string, OpFn>& table);
 void register_rnn_ops(std::map<std::string, OpFn>& table);
 void register_quant_ops(std::map<std::string, OpFn>& table);
 void register_control_ops(std::map<std::string, OpFn>& table);
+void register_training_ops(std::map<std::string, OpFn>& table);
+void register_signal_ops(std::map<std::string, OpFn>& table);
 
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
 int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim);

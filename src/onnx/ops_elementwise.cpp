@@ -179,7 +179,14 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
     return x * 0.5 * ((x * (1.0 / std::sqrt(2.0))).erf() + 1.0);
   });
   t["PRelu"] = [](const OpContext& c) {
-    const Tensor &x = c.in(0), &slope = c.in(1);
+    const Tensor& x = c.in(0);
+    Tensor slope = c.in(1);
+    // Before opset 7 a 1-D slope holds one value per channel (axis 1), as PyTorch's PReLU exports it.
+    if (c.opset() < 7 && slope.ndim() == 1 && x.ndim() > 2 && slope.numel() == x.shape()[1] && slope.numel() > 1) {
+      Shape s(static_cast<size_t>(x.ndim() - 1), 1);
+      s[0] = slope.numel();
+      slope = slope.reshape(s);
+    }
     return V{(x < like(x, 0)).where(x * slope, x).cast(x.dtype())};
   };
   t["Clip"] = [](const OpContext& c) {

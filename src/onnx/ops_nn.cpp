@@ -469,7 +469,15 @@ void register_nn_ops(std::map<std::string, OpFn>& t) {
     bc[1] = x.shape()[1];
     Tensor scale = c.in(1).reshape(bc), bias = c.in(2).reshape(bc), mean = c.in(3).reshape(bc), var = c.in(4).reshape(bc);
     double eps = c.attr_f("epsilon", 1e-5);
-    return V{((x - mean) * (var + eps).rsqrt() * scale + bias).cast(x.dtype())};
+    if (c.attr_i("training_mode", 0) == 0) return V{((x - mean) * (var + eps).rsqrt() * scale + bias).cast(x.dtype())};
+    // Training: normalize with this batch's statistics and blend them into the running ones.
+    std::vector<int64_t> axes{0};
+    for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+    Tensor batch_mean = x.mean(axes, true), batch_var = x.var(axes, true, 0);
+    double m = c.attr_f("momentum", 0.9);
+    Tensor y = ((x - batch_mean) * (batch_var + eps).rsqrt() * scale + bias).cast(x.dtype());
+    Shape c_shape{x.shape()[1]};
+    return V{y, (mean * m + batch_mean * (1 - m)).reshape(c_shape), (var * m + batch_var * (1 - m)).reshape(c_shape)};
   };
   t["InstanceNormalization"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
@@ -479,6 +487,13 @@ void register_nn_ops(std::map<std::string, OpFn>& t) {
     bc[1] = x.shape()[1];
     Tensor normed = x.layernorm(axes, c.attr_f("epsilon", 1e-5));
     return V{(normed * c.in(1).reshape(bc) + c.in(2).reshape(bc)).cast(x.dtype())};
+  };
+  t["MeanVarianceNormalization"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+    for (int64_t& a : axes) a = axis_of(c, a, x.ndim());
+    Tensor centered = x - x.mean(axes, true);
+    return V{centered / ((centered * centered).mean(axes, true).sqrt() + 1e-9)};
   };
   t["LayerNormalization"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);

@@ -52,6 +52,25 @@ Tensor minus_zero_point(const Tensor& x, const std::optional<Tensor>& zp, int64_
   return v - z;
 }
 
+// An integer convolution of input `xi` (zero point `xzi`, 0 when absent) with weight `wi`.
+Tensor integer_conv(const OpContext& c, size_t xi, size_t xzi, size_t wi, size_t wzi) {
+  const Tensor &x = c.in(xi), &w = c.in(wi);
+  if (x.ndim() != 4) c.fail("only 2-D integer convolutions are supported");
+  std::optional<Tensor> xz, wz;
+  if (xzi) xz = c.in(xzi);
+  if (wzi) wz = c.in(wzi);
+  std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), d = c.attr_ints("dilations", {1, 1}), p = c.attr_ints("pads", {0, 0, 0, 0});
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4) c.fail("strides, dilations and pads must describe 2 spatial axes");
+  Tensor xv = minus_zero_point(x, xz, 1).pad({{0, 0}, {0, 0}, {p[0], p[2]}, {p[1], p[3]}});
+  return xv.conv2d(minus_zero_point(w, wz, 0), std::nullopt, {s[0], s[1]}, {0, 0}, {d[0], d[1]}, c.attr_i("group", 1));
+}
+
+// An int32 accumulator scaled back to the output's 8-bit type.
+Tensor requantize(const Tensor& acc, const Tensor& scale, const Tensor& y_scale, const Tensor& y_zp) {
+  Tensor v = acc.cast(dtypes::float32) * (scale.cast(dtypes::float32) / y_scale.reshape(Shape{}).cast(dtypes::float32));
+  return saturate_round(v.round() + y_zp.reshape(Shape{}).cast(dtypes::float32), y_zp.dtype());
+}
+
 }  // namespace
 
 void register_quant_ops(std::map<std::string, OpFn>& t) {
@@ -72,15 +91,18 @@ void register_quant_ops(std::map<std::string, OpFn>& t) {
     if (c.has(3)) bz = c.in(3);
     return V{minus_zero_point(c.in(0), az, -2).matmul(minus_zero_point(c.in(1), bz, -1))};
   };
-  t["ConvInteger"] = [](const OpContext& c) {
-    const Tensor &x = c.in(0), &w = c.in(1);
-    if (x.ndim() != 4) c.fail("only 2-D integer convolutions are supported");
-    std::optional<Tensor> xz, wz;
-    if (c.has(2)) xz = c.in(2);
-    if (c.has(3)) wz = c.in(3);
-    std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), d = c.attr_ints("dilations", {1, 1}), p = c.attr_ints("pads", {0, 0, 0, 0});
-    Tensor xi = minus_zero_point(x, xz, 1).pad({{0, 0}, {0, 0}, {p[0], p[2]}, {p[1], p[3]}});
-    return V{xi.conv2d(minus_zero_point(w, wz, 0), std::nullopt, {s[0], s[1]}, {0, 0}, {d[0], d[1]}, c.attr_i("group", 1))};
+  t["ConvInteger"] = [](const OpContext& c) { return V{integer_conv(c, 0, c.has(2) ? 2 : 0, 1, c.has(3) ? 3 : 0)}; };
+  // y = saturate(round(integer_op(x - x_zp, w - w_zp) * x_scale * w_scale / y_scale) + y_zp).
+  t["QLinearMatMul"] = [](const OpContext& c) {
+    Tensor acc = minus_zero_point(c.in(0), c.in(2), -2).matmul(minus_zero_point(c.in(3), c.in(5), -1));
+    Tensor a_scale = c.in(1).numel() > 1 ? c.in(1).reshape(Shape{c.in(1).numel(), 1}) : c.in(1).reshape(Shape{});
+    return V{requantize(acc, a_scale * c.in(4).reshape(Shape{c.in(4).numel() > 1 ? c.in(4).numel() : 1}), c.in(6), c.in(7))};
+  };
+  t["QLinearConv"] = [](const OpContext& c) {
+    Tensor acc = integer_conv(c, 0, 2, 3, 5);
+    if (c.has(8)) acc = acc + c.in(8).cast(dtypes::int32).reshape(Shape{c.in(8).numel(), 1, 1});
+    Tensor w_scale = c.in(4).numel() > 1 ? c.in(4).reshape(Shape{c.in(4).numel(), 1, 1}) : c.in(4).reshape(Shape{});
+    return V{requantize(acc, c.in(1).reshape(Shape{}) * w_scale, c.in(6), c.in(7))};
   };
 }
 
