@@ -81,6 +81,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_control_ops(t);
     register_training_ops(t);
     register_signal_ops(t);
+    register_data_dependent_ops(t);
     return t;
   }();
   return table;

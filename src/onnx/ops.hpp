@@ -14,6 +14,7 @@ void register_quant_ops(std::map<std::string, OpFn>& table);
 void register_control_ops(std::map<std::string, OpFn>& table);
 void register_training_ops(std::map<std::string, OpFn>& table);
 void register_signal_ops(std::map<std::string, OpFn>& table);
+void register_data_dependent_ops(std::map<std::string, OpFn>& table);
 
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
 int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim);
