@@ -19,13 +19,47 @@ class OnnxError : public Error {
   using Error::Error;
 };
 
-/// A graph input or output: name, element type and shape; a dimension is a number, or a name
-/// (`dim_param`), or unknown.
+/// What a graph value is declared to hold: a tensor, a sequence of tensors, or an optional one
+/// of those (which may hold nothing).
+enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+
+/// A graph input or output: name, kind, element type and shape (of the tensor, or of each of the
+/// sequence's tensors); a dimension is a number, or a name (`dim_param`), or unknown.
 struct ValueInfo {
   std::string name;
+  ValueKind kind = ValueKind::kTensor;
   DType dtype = dtypes::float32;
   std::vector<std::optional<int64_t>> dims;
   std::vector<std::string> dim_params;  // one per dim; empty where the dim is a number or unknown
+};
+
+/// A value flowing through a graph: a tensor, a sequence of tensors (all of one dtype), or an
+/// optional that holds nothing. An optional that holds something is that thing.
+class Value {
+ public:
+  Value(Tensor t);  // NOLINT(google-explicit-constructor): every tensor is a value
+  static Value sequence(std::vector<Tensor> items, DType dtype);
+  static Value none(bool of_sequence = false);
+
+  bool is_tensor() const { return tensor_.has_value(); }
+  bool is_sequence() const { return !tensor_ && !none_; }
+  bool is_none() const { return none_; }
+  /// For an empty optional, whether it stands for a missing sequence.
+  bool is_none_of_sequence() const { return none_ && of_sequence_; }
+  /// The tensor; throws OnnxError naming `what` when this is a sequence or nothing.
+  const Tensor& tensor(const std::string& what = "value") const;
+  /// The sequence's tensors; throws OnnxError naming `what` when this is not a sequence.
+  const std::vector<Tensor>& items(const std::string& what = "value") const;
+  /// The element type (of the tensor, or of the sequence's tensors).
+  DType dtype() const { return dtype_; }
+
+ private:
+  Value() = default;
+  std::optional<Tensor> tensor_;
+  std::vector<Tensor> items_;
+  DType dtype_ = dtypes::float32;
+  bool none_ = false;
+  bool of_sequence_ = false;  // for an empty optional: whether it would hold a sequence
 };
 
 class Model {
@@ -49,6 +83,8 @@ class Model {
   /// are realized or prepared. Throws OnnxError naming the node for an unsupported operator or
   /// inputs of the wrong dtype or rank.
   std::vector<Tensor> build(const std::map<std::string, Tensor>& inputs) const;
+  /// The same for models whose inputs or outputs are sequences or optionals.
+  std::vector<Value> build_values(const std::map<std::string, Value>& inputs) const;
 
   struct Impl;
 
@@ -60,6 +96,8 @@ class Model {
 /// Reads a serialized TensorProto (the backend tests' input_N.pb / output_N.pb files).
 /// `name` receives the tensor's name when given.
 Tensor load_tensor_pb(const std::string& path, std::string* name = nullptr);
+/// Reads a serialized TensorProto, SequenceProto or OptionalProto, as `kind` says.
+Value load_value_pb(const std::string& path, ValueKind kind, std::string* name = nullptr);
 
 /// The operators the importer knows, sorted.
 std::vector<std::string> supported_ops();

@@ -117,12 +117,13 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
 
 namespace detail {
 
-void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, int64_t opset, const std::string& base_dir) {
+void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
   const auto& table = op_table();
+  const auto& value_table = value_op_table();
   for (const auto& node : g.node()) {
     if (!node.domain().empty() && node.domain() != "ai.onnx" && node.domain() != "ai.onnx.preview.training")
       throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): domain '" + node.domain() + "' is not supported");
-    std::vector<std::optional<Tensor>> ins;
+    std::vector<std::optional<Value>> ins;
     for (const std::string& name : node.input()) {
       if (name.empty()) {
         ins.emplace_back(std::nullopt);
@@ -135,10 +136,15 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, 
     }
     OpContext ctx(node, std::move(ins), opset, base_dir, &env);
     auto op = table.find(node.op_type());
-    if (op == table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
-    std::vector<Tensor> outs;
+    auto value_op = value_table.find(node.op_type());
+    if (op == table.end() && value_op == value_table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
+    std::vector<Value> outs;
     try {
-      outs = op->second(ctx);
+      if (value_op != value_table.end()) {
+        outs = value_op->second(ctx);
+      } else {
+        for (Tensor& t : op->second(ctx)) outs.emplace_back(std::move(t));
+      }
     } catch (const OnnxError&) {
       throw;
     } catch (const Error& e) {
@@ -149,15 +155,15 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, 
   }
 }
 
-std::vector<Tensor> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Tensor>& outer,
-                                 const std::vector<Tensor>& inputs, int64_t opset, const std::string& base_dir) {
-  std::map<std::string, Tensor> env = outer;  // a subgraph sees its enclosing graph's values
+std::vector<Value> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Value>& outer,
+                                const std::vector<Value>& inputs, int64_t opset, const std::string& base_dir) {
+  std::map<std::string, Value> env = outer;  // a subgraph sees its enclosing graph's values
   for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), tensor_from_proto(t, base_dir));
   if (inputs.size() > static_cast<size_t>(g.input_size()))
     throw OnnxError("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) + " inputs, given " + std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) env.insert_or_assign(g.input(static_cast<int>(i)).name(), inputs[i]);
   run_nodes(g, env, opset, base_dir);
-  std::vector<Tensor> out;
+  std::vector<Value> out;
   for (const auto& o : g.output()) {
     auto it = env.find(o.name());
     if (it == env.end()) throw OnnxError("subgraph output '" + o.name() + "' is never computed");
@@ -180,10 +186,17 @@ namespace {
 ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
   ValueInfo info;
   info.name = v.name();
-  const auto& type = v.type();
-  if (!type.has_tensor_type()) throw OnnxError("graph value '" + v.name() + "' is not a tensor (sequences and maps are not supported)");
-  info.dtype = detail::dtype_from_onnx(type.tensor_type().elem_type(), "graph value '" + v.name() + "'");
-  for (const auto& d : type.tensor_type().shape().dim()) {
+  const ::onnx::TypeProto* type = &v.type();
+  bool optional = type->has_optional_type();
+  if (optional) type = &type->optional_type().elem_type();
+  bool sequence = type->has_sequence_type();
+  if (sequence) type = &type->sequence_type().elem_type();
+  if (!type->has_tensor_type())
+    throw OnnxError("graph value '" + v.name() + "' is not a tensor, a sequence of tensors or an optional one (maps are not supported)");
+  info.kind = optional ? (sequence ? ValueKind::kOptionalSequence : ValueKind::kOptionalTensor)
+                       : (sequence ? ValueKind::kSequence : ValueKind::kTensor);
+  info.dtype = detail::dtype_from_onnx(type->tensor_type().elem_type(), "graph value '" + v.name() + "'");
+  for (const auto& d : type->tensor_type().shape().dim()) {
     info.dims.push_back(d.has_dim_value() ? std::optional<int64_t>(d.dim_value()) : std::nullopt);
     info.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
   }
@@ -222,32 +235,63 @@ const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs; }
 int64_t Model::opset() const { return impl_->opset; }
 
-std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& given) const {
+namespace {
+
+// `t` checked against the model's declaration of an input tensor (`what` names it).
+Tensor fit_input(const ValueInfo& in, Tensor t, const std::string& what) {
+  // numpy has no bfloat16: 16-bit float data often travels as uint16 bits.
+  if (t.dtype() == dtypes::uint16 && (in.dtype == dtypes::bfloat16 || in.dtype == dtypes::float16)) t = t.bitcast(in.dtype);
+  if (t.dtype() != in.dtype) throw OnnxError(what + " is " + t.dtype().name() + ", the model expects " + in.dtype.name());
+  if (!in.dims.empty() || t.ndim() == 0) {
+    bool fits = static_cast<size_t>(t.ndim()) == in.dims.size();
+    for (size_t i = 0; fits && i < in.dims.size(); ++i) fits = !in.dims[i] || *in.dims[i] == t.shape()[i];
+    if (!fits) throw OnnxError(what + " has shape " + shape_to_string(t.shape()) + ", which does not fit the model's");
+  }
+  return t;
+}
+
+Value fit_input(const ValueInfo& in, const Value& v) {
+  std::string what = "input '" + in.name + "'";
+  bool optional = in.kind == ValueKind::kOptionalTensor || in.kind == ValueKind::kOptionalSequence;
+  bool sequence = in.kind == ValueKind::kSequence || in.kind == ValueKind::kOptionalSequence;
+  if (v.is_none()) {
+    if (!optional) throw OnnxError(what + " is an empty optional, the model expects a value");
+    return v;
+  }
+  if (!sequence) return fit_input(in, v.tensor(what + " (the model expects a tensor)"), what);
+  std::vector<Tensor> items;
+  for (const Tensor& t : v.items(what + " (the model expects a sequence)"))
+    items.push_back(fit_input(in, t, what + "[" + std::to_string(items.size()) + "]"));
+  if (items.empty() && v.dtype() != in.dtype)
+    throw OnnxError(what + " is a sequence of " + v.dtype().name() + ", the model expects " + in.dtype.name());
+  return Value::sequence(std::move(items), in.dtype);
+}
+
+}  // namespace
+
+std::vector<Value> Model::build_values(const std::map<std::string, Value>& given) const {
   const auto& g = impl_->proto.graph();
-  std::map<std::string, Tensor> env;
+  std::map<std::string, Value> env;
   for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), detail::tensor_from_proto(t, impl_->base_dir));
   for (const ValueInfo& in : impl_->inputs) {
     auto it = given.find(in.name);
     if (it == given.end()) throw OnnxError("input '" + in.name + "' is not given");
-    Tensor t = it->second;
-    // numpy has no bfloat16: 16-bit float data often travels as uint16 bits.
-    if (t.dtype() == dtypes::uint16 && (in.dtype == dtypes::bfloat16 || in.dtype == dtypes::float16)) t = t.bitcast(in.dtype);
-    if (t.dtype() != in.dtype)
-      throw OnnxError("input '" + in.name + "' is " + t.dtype().name() + ", the model expects " + in.dtype.name());
-    if (!in.dims.empty() || t.ndim() == 0) {
-      bool fits = static_cast<size_t>(t.ndim()) == in.dims.size();
-      for (size_t i = 0; fits && i < in.dims.size(); ++i) fits = !in.dims[i] || *in.dims[i] == t.shape()[i];
-      if (!fits) throw OnnxError("input '" + in.name + "' has shape " + shape_to_string(t.shape()) + ", which does not fit the model's");
-    }
-    env.insert_or_assign(in.name, t);
+    env.insert_or_assign(in.name, fit_input(in, it->second));
   }
   detail::run_nodes(g, env, impl_->opset, impl_->base_dir);
-  std::vector<Tensor> result;
+  std::vector<Value> result;
   for (const ValueInfo& o : impl_->outputs) {
     auto it = env.find(o.name);
     if (it == env.end()) throw OnnxError("output '" + o.name + "' is never computed");
     result.push_back(it->second);
   }
+  return result;
+}
+
+std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& given) const {
+  std::map<std::string, Value> values(given.begin(), given.end());
+  std::vector<Tensor> result;
+  for (size_t i = 0; const Value& v : build_values(values)) result.push_back(v.tensor("output '" + impl_->outputs[i++].name + "'"));
   return result;
 }
 
@@ -259,9 +303,60 @@ Tensor load_tensor_pb(const std::string& path, std::string* name) {
   return detail::tensor_from_proto(t, dir);
 }
 
+namespace {
+
+Value value_from_proto(const ::onnx::SequenceProto& s, const std::string& dir);
+
+// An optional with no value is empty, whatever element type it names.
+Value value_from_proto(const ::onnx::OptionalProto& o, const std::string& dir, bool of_sequence) {
+  if (o.has_tensor_value()) return detail::tensor_from_proto(o.tensor_value(), dir);
+  if (o.has_sequence_value()) return value_from_proto(o.sequence_value(), dir);
+  if (o.has_map_value() || o.has_optional_value() || o.has_sparse_tensor_value())
+    throw OnnxError("optional '" + o.name() + "': only optional tensors and sequences are supported");
+  return Value::none(of_sequence);
+}
+
+Value value_from_proto(const ::onnx::SequenceProto& s, const std::string& dir) {
+  if (s.elem_type() != ::onnx::SequenceProto::TENSOR && s.tensor_values_size() == 0 && s.elem_type() != ::onnx::SequenceProto::UNDEFINED)
+    throw OnnxError("sequence '" + s.name() + "': only sequences of tensors are supported");
+  std::vector<Tensor> items;
+  for (const auto& t : s.tensor_values()) items.push_back(detail::tensor_from_proto(t, dir));
+  return Value::sequence(items, items.empty() ? dtypes::float32 : items[0].dtype());
+}
+
+template <class Proto>
+Proto parse_file(const std::string& path, const char* type) {
+  Proto p;
+  if (!p.ParseFromString(read_file(path, "tensor file"))) throw OnnxError("'" + path + "' is not " + type);
+  return p;
+}
+
+}  // namespace
+
+Value load_value_pb(const std::string& path, ValueKind kind, std::string* name) {
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  switch (kind) {
+    case ValueKind::kTensor: return load_tensor_pb(path, name);
+    case ValueKind::kSequence: {
+      auto s = parse_file<::onnx::SequenceProto>(path, "a SequenceProto");
+      if (name) *name = s.name();
+      return value_from_proto(s, dir);
+    }
+    case ValueKind::kOptionalTensor:
+    case ValueKind::kOptionalSequence: {
+      auto o = parse_file<::onnx::OptionalProto>(path, "an OptionalProto");
+      if (name) *name = o.name();
+      return value_from_proto(o, dir, kind == ValueKind::kOptionalSequence);
+    }
+  }
+  throw OnnxError("'" + path + "': unknown value kind");
+}
+
 std::vector<std::string> supported_ops() {
   std::vector<std::string> out;
   for (const auto& [name, fn] : detail::op_table()) out.push_back(name);
+  for (const auto& [name, fn] : detail::value_op_table()) out.push_back(name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

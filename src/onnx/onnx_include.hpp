@@ -5,3 +5,4 @@
 #define ONNX_API
 #endif
 #include <onnx/onnx_pb.h>
+#include <onnx/onnx-data.pb.h>

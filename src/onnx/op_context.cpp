@@ -4,14 +4,14 @@
 
 namespace lathe::onnx::detail {
 
-OpContext::OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
-                     const std::string& base_dir, const std::map<std::string, Tensor>* env)
+OpContext::OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Value>> inputs, int64_t opset,
+                     const std::string& base_dir, const std::map<std::string, Value>* env)
     : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir), env_(env) {}
 
-std::vector<Tensor> OpContext::run_graph(const std::string& name, const std::vector<Tensor>& inputs) const {
+std::vector<Value> OpContext::run_graph(const std::string& name, const std::vector<Value>& inputs) const {
   const auto* a = attr(name);
   if (!a || !a->has_g()) fail("attribute '" + name + "' (a graph) is required");
-  static const std::map<std::string, Tensor> kEmpty;
+  static const std::map<std::string, Value> kEmpty;
   return run_subgraph(a->g(), env_ ? *env_ : kEmpty, inputs, opset_, base_dir_);
 }
 
@@ -19,10 +19,17 @@ std::string OpContext::where() const { return "node '" + node_.name() + "' (" + 
 
 void OpContext::fail(const std::string& why) const { throw OnnxError(where() + ": " + why); }
 
-const Tensor& OpContext::in(size_t i) const {
-  if (!has(i)) fail("input " + std::to_string(i) + " is required");
+const Value& OpContext::value(size_t i) const {
+  if (i >= inputs_.size() || !inputs_[i]) fail("input " + std::to_string(i) + " is required");
   return *inputs_[i];
 }
+
+const Tensor& OpContext::in(size_t i) const {
+  if (!has(i)) fail("input " + std::to_string(i) + " is required");
+  return inputs_[i]->tensor(where() + ": input " + std::to_string(i));
+}
+
+const std::vector<Tensor>& OpContext::items(size_t i) const { return value(i).items(where() + ": input " + std::to_string(i)); }
 
 std::vector<int64_t> OpContext::ints(size_t i) const {
   const Tensor& t = in(i);
@@ -63,6 +70,11 @@ std::vector<double> OpContext::attr_floats(const std::string& name) const {
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
 }
 
+const ::onnx::TypeProto* OpContext::attr_type(const std::string& name) const {
+  const auto* a = attr(name);
+  return a && a->has_tp() ? &a->tp() : nullptr;
+}
+
 Tensor OpContext::attr_t(const std::string& name) const {
   const auto* a = attr(name);
   if (!a || !a->has_t()) fail("attribute '" + name + "' (a tensor) is required");
@@ -78,10 +90,19 @@ const std::map<std::string, OpFn>& op_table() {
     register_nn_ops(t);
     register_rnn_ops(t);
     register_quant_ops(t);
-    register_control_ops(t);
     register_training_ops(t);
     register_signal_ops(t);
     register_data_dependent_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+const std::map<std::string, ValueOpFn>& value_op_table() {
+  static const std::map<std::string, ValueOpFn> table = [] {
+    std::map<std::string, ValueOpFn> t;
+    register_control_ops(t);
+    register_sequence_ops(t);
     return t;
   }();
   return table;

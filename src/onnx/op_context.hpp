@@ -15,17 +15,23 @@ namespace lathe::onnx::detail {
 
 class OpContext {
  public:
-  OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Tensor>> inputs, int64_t opset,
-            const std::string& base_dir, const std::map<std::string, Tensor>* env = nullptr);
+  OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Value>> inputs, int64_t opset,
+            const std::string& base_dir, const std::map<std::string, Value>* env = nullptr);
 
   const std::string& op() const { return node_.op_type(); }
   int64_t opset() const { return opset_; }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return static_cast<size_t>(node_.output_size()); }
-  /// Whether optional input `i` is given.
-  bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
-  /// Input `i`; fails naming the node when it is missing.
+  /// Whether optional input `i` is given (and is not an empty optional).
+  bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value() && !inputs_[i]->is_none(); }
+  /// Whether input `i` is there at all (an empty optional counts).
+  bool given(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
+  /// Input `i`, a tensor; fails naming the node when it is missing or a sequence.
   const Tensor& in(size_t i) const;
+  /// Input `i` as whatever value it is (a tensor, a sequence, an empty optional).
+  const Value& value(size_t i) const;
+  /// Input `i`, a sequence's tensors.
+  const std::vector<Tensor>& items(size_t i) const;
   /// Input `i` computed now and read as numbers (shapes, axes, starts...).
   std::vector<int64_t> ints(size_t i) const;
   std::vector<double> doubles(size_t i) const;
@@ -37,8 +43,10 @@ class OpContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<double> attr_floats(const std::string& name) const;
   Tensor attr_t(const std::string& name) const;
+  /// A type attribute (Optional's `type`), or null when absent.
+  const ::onnx::TypeProto* attr_type(const std::string& name) const;
   /// Runs the graph attribute `name` (If's branches, Loop's body) on `inputs`, in this node's scope.
-  std::vector<Tensor> run_graph(const std::string& name, const std::vector<Tensor>& inputs) const;
+  std::vector<Value> run_graph(const std::string& name, const std::vector<Value>& inputs) const;
 
   /// Throws OnnxError: "node 'name' (OpType): `why`".
   [[noreturn]] void fail(const std::string& why) const;
@@ -47,22 +55,25 @@ class OpContext {
  private:
   const ::onnx::AttributeProto* attr(const std::string& name) const;
   const ::onnx::NodeProto& node_;
-  std::vector<std::optional<Tensor>> inputs_;
+  std::vector<std::optional<Value>> inputs_;
   int64_t opset_;
   std::string base_dir_;
-  const std::map<std::string, Tensor>* env_;
+  const std::map<std::string, Value>* env_;
 };
 
 /// Runs a graph's nodes over `env` (its values by name), adding each node's outputs to it.
-void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Tensor>& env, int64_t opset, const std::string& base_dir);
+void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir);
 /// Runs a subgraph with its inputs bound (in order) and the enclosing graph's values in scope.
-std::vector<Tensor> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Tensor>& outer,
-                                 const std::vector<Tensor>& inputs, int64_t opset, const std::string& base_dir);
+std::vector<Value> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Value>& outer,
+                                const std::vector<Value>& inputs, int64_t opset, const std::string& base_dir);
 
+/// An operator over tensors, and one whose inputs or outputs may be sequences or optionals.
 using OpFn = std::function<std::vector<Tensor>(const OpContext&)>;
+using ValueOpFn = std::function<std::vector<Value>(const OpContext&)>;
 
-/// Every operator the importer implements, by op_type.
+/// Every operator the importer implements, by op_type: those over tensors, and the others.
 const std::map<std::string, OpFn>& op_table();
+const std::map<std::string, ValueOpFn>& value_op_table();
 
 /// A TensorProto as a realized Tensor (raw or typed data, or external data under `base_dir`).
 Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir);

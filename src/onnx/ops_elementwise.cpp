@@ -112,7 +112,6 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["Where"] = [](const OpContext& c) { return V{c.in(0).where(c.in(1), c.in(2))}; };
   t["Not"] = unary([](const OpContext&, const Tensor& x) { return x.logical_not(); });
 
-  t["Identity"] = unary([](const OpContext&, const Tensor& x) { return x; });
   t["Abs"] = unary([](const OpContext&, const Tensor& x) { return x.abs(); });
   t["Neg"] = unary([](const OpContext&, const Tensor& x) { return x.neg(); });
   t["Exp"] = unary([](const OpContext&, const Tensor& x) { return x.exp(); });

@@ -32,8 +32,12 @@ std::vector<fs::path> sorted(const fs::path& dir, const std::string& prefix) {
 
 std::vector<double> values(const Tensor& t) { return t.cast(dtypes::float64).to_vector<double>(); }
 
+std::string kind_name(const onnx::Value& v) { return v.is_none() ? "an empty optional" : v.is_sequence() ? "a sequence" : "a tensor"; }
+
 // Empty when `got` matches `want` within rtol/atol, else what differs.
-std::string compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+std::string compare(const Tensor& got, Tensor want, double rtol, double atol) {
+  if (want.dtype() == dtypes::uint16 && (got.dtype() == dtypes::bfloat16 || got.dtype() == dtypes::float16))
+    want = want.bitcast(got.dtype());  // 16-bit float data stored as uint16 bits
   if (got.dtype() != want.dtype()) return "dtype " + got.dtype().name() + ", expected " + want.dtype().name();
   if (got.shape() != want.shape()) return "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape());
   std::vector<double> g = values(got), w = values(want);
@@ -66,26 +70,48 @@ Outcome run_case(const fs::path& dir, double rtol, double atol) {
     std::vector<fs::path> sets = sorted(dir, "test_data_set_");
     if (sets.empty()) throw Error("no test_data_set_* folder");
     for (const fs::path& set : sets) {
-      std::map<std::string, Tensor> inputs;
+      std::map<std::string, onnx::Value> inputs;
       std::vector<fs::path> in_files = sorted(set, "input_");
       for (size_t i = 0; i < in_files.size(); ++i) {
         std::string n;
-        Tensor t = onnx::load_tensor_pb(in_files[i].string(), &n);
+        onnx::ValueKind kind = i < model.inputs().size() ? model.inputs()[i].kind : onnx::ValueKind::kTensor;
+        onnx::Value v = onnx::load_value_pb(in_files[i].string(), kind, &n);
         if (n.empty() && i < model.inputs().size()) n = model.inputs()[i].name;
-        inputs.insert_or_assign(n, t);
+        inputs.insert_or_assign(n, v);
       }
-      std::vector<Tensor> outs = model.build(inputs);
-      ExecutionPlan plan = Tensor::prepare(outs);
-      plan.execute();
+      std::vector<onnx::Value> outs = model.build_values(inputs);
       std::vector<fs::path> out_files = sorted(set, "output_");
       if (out_files.size() != outs.size())
         throw Error(std::to_string(out_files.size()) + " expected outputs for " + std::to_string(outs.size()) + " model outputs");
+      // Every tensor of every output, computed by one plan.
+      std::vector<Tensor> flat;
+      for (const onnx::Value& v : outs) {
+        if (v.is_tensor()) flat.push_back(v.tensor());
+        if (v.is_sequence()) flat.insert(flat.end(), v.items().begin(), v.items().end());
+      }
+      ExecutionPlan plan = Tensor::prepare(flat);
+      plan.execute();
+      size_t next = 0;
+      auto computed = [&] {
+        Tensor got = Tensor::from_buffer(*plan.output_buffer_at(next), flat[next].shape());
+        ++next;
+        return got;
+      };
       for (size_t i = 0; i < outs.size(); ++i) {
-        Tensor got = Tensor::from_buffer(*plan.output_buffer_at(i), outs[i].shape());
-        Tensor want = onnx::load_tensor_pb(out_files[i].string());
-        if (want.dtype() == dtypes::uint16 && (got.dtype() == dtypes::bfloat16 || got.dtype() == dtypes::float16))
-          want = want.bitcast(got.dtype());  // 16-bit float data stored as uint16 bits
-        std::string why = compare(got, want, rtol, atol);
+        onnx::Value want = onnx::load_value_pb(out_files[i].string(), model.outputs()[i].kind);
+        std::string why;
+        if (outs[i].is_none() != want.is_none() || outs[i].is_sequence() != want.is_sequence()) {
+          why = "kind differs (got " + kind_name(outs[i]) + ", expected " + kind_name(want) + ")";
+        } else if (outs[i].is_tensor()) {
+          why = compare(computed(), want.tensor(), rtol, atol);
+        } else if (outs[i].is_sequence()) {
+          if (outs[i].items().size() != want.items().size())
+            why = "sequence of " + std::to_string(outs[i].items().size()) + " tensors, expected " + std::to_string(want.items().size());
+          for (size_t k = 0; why.empty() && k < want.items().size(); ++k) {
+            why = compare(computed(), want.items()[k], rtol, atol);
+            if (!why.empty()) why = "item " + std::to_string(k) + ": " + why;
+          }
+        }
         if (!why.empty()) {
           std::printf("FAIL %s: output %zu (%s): %s\n", name.c_str(), i, model.outputs()[i].name.c_str(), why.c_str());
           return Outcome::Fail;
