@@ -61,6 +61,58 @@ TEST(OnnxModel, UnsupportedOperatorNamesTheNode) {
   }
 }
 
+TEST(OnnxValue, KindsAndTheirErrors) {
+  Value t = Tensor::ones({2});
+  EXPECT_TRUE(t.is_tensor());
+  EXPECT_THROW(t.items("t"), OnnxError);
+  Value s = Value::sequence({Tensor::ones({2}), Tensor::zeros({3})}, dtypes::float32);
+  EXPECT_TRUE(s.is_sequence());
+  EXPECT_EQ(s.items().size(), 2u);
+  EXPECT_THROW(s.tensor("s"), OnnxError);
+  EXPECT_THROW(Value::sequence({Tensor::ones({2}, dtypes::int32)}, dtypes::float32), OnnxError);
+  Value none = Value::none(true);
+  EXPECT_TRUE(none.is_none() && none.is_none_of_sequence());
+  EXPECT_THROW(none.tensor("n"), OnnxError);
+}
+
+TEST(OnnxSequence, InsertAtBackAppendsAndChecksTheInputKind) {
+  std::string dir = kNode + "test_sequence_insert_at_back/";
+  Model m = Model::load(dir + "model.onnx");
+  ASSERT_EQ(m.inputs()[0].kind, ValueKind::kSequence);
+  EXPECT_EQ(m.inputs()[0].dtype, dtypes::int64);
+  Value seq = Value::sequence({Tensor::from_vector<int64_t>({1, 2}), Tensor::from_vector<int64_t>({3, 4, 5})}, dtypes::int64);
+  Tensor item = Tensor::from_vector<int64_t>({7, 8, 9});
+  std::vector<Value> out = m.build_values({{m.inputs()[0].name, seq}, {m.inputs()[1].name, item}});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].items().size(), 3u);
+  EXPECT_EQ(out[0].items()[0].to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(out[0].items()[2].to_vector<int64_t>(), (std::vector<int64_t>{7, 8, 9}));
+  // The data files read as the same values.
+  Value from_file = load_value_pb(dir + "test_data_set_0/input_0.pb", ValueKind::kSequence);
+  EXPECT_TRUE(from_file.is_sequence());
+  // A tensor where the model wants a sequence, and a sequence through build(), are errors naming the input.
+  try {
+    m.build_values({{m.inputs()[0].name, item}, {m.inputs()[1].name, item}});
+    FAIL();
+  } catch (const OnnxError& e) {
+    EXPECT_NE(std::string(e.what()).find(m.inputs()[0].name), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(m.build({{m.inputs()[0].name, item}, {m.inputs()[1].name, item}}), OnnxError);
+  // An element of the wrong dtype.
+  Value floats = Value::sequence({Tensor::ones({2})}, dtypes::float32);
+  EXPECT_THROW(m.build_values({{m.inputs()[0].name, floats}, {m.inputs()[1].name, item}}), OnnxError);
+}
+
+TEST(OnnxSequence, EmptyOptionalOnlyWhereTheModelAllowsIt) {
+  Model opt = Model::load(kNode + "test_optional_has_element_empty/model.onnx");
+  std::vector<Value> out = opt.build_values({{opt.inputs()[0].name, Value::none()}});
+  EXPECT_FALSE(out[0].tensor().item<bool>());
+  out = opt.build_values({{opt.inputs()[0].name, Tensor::full({}, int32_t{4}, dtypes::int32)}});
+  EXPECT_TRUE(out[0].tensor().item<bool>());
+  Model relu = Model::load(kNode + "test_relu/model.onnx");
+  EXPECT_THROW(relu.build_values({{relu.inputs()[0].name, Value::none()}}), OnnxError);
+}
+
 // Randomly mutated model bytes: every outcome is a model, or an OnnxError/Error; never a crash,
 // a hang or (under ASan) a memory error.
 TEST(OnnxFuzz, MutatedModelBytesNeverCrash) {
