@@ -92,6 +92,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_quant_ops(t);
     register_training_ops(t);
     register_signal_ops(t);
+    register_sampling_ops(t);
     register_data_dependent_ops(t);
     return t;
   }();
