@@ -72,7 +72,9 @@ class KernelLowering {
     return bufs_.size() - 1;
   }
 
-  using Key = std::vector<const void*>;
+  // A request's nodes, held (not just their addresses): index expressions are made on the fly,
+  // and a freed one's address may be reused by a different node while the memo still lists it.
+  using Key = std::vector<UOpPtr>;
 
   // What one node needs: the values of some (node, index, gate) requests, then a combination of
   // them. Lowering runs on an explicit stack of these, so graphs of any depth lower without
@@ -89,8 +91,8 @@ class KernelLowering {
   };
 
   static Key key_of(const Request& r) {
-    Key key{r.u.get(), r.valid.get()};
-    for (const UOpPtr& i : r.idx) key.push_back(i.get());
+    Key key{r.u, r.valid};
+    key.insert(key.end(), r.idx.begin(), r.idx.end());
     return key;
   }
 

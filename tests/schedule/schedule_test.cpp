@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "schedule/schedule.hpp"
@@ -184,6 +186,58 @@ TEST(Schedule, DeepElementwiseChainsLowerWithoutRecursion) {
   Schedule s = create_schedule({y.uop()});
   ASSERT_EQ(s.items.size(), 1u);
   ASSERT_NE(s.items[0].ast, nullptr);
+}
+
+// An LSTM unrolled lazily over several steps: each gate reads its slice of one bias vector
+// through index expressions the lowering makes and drops along the way. Its memo once keyed
+// requests by node addresses, so a freed index node's address, reused by a new one, returned
+// another gate's load (the i gate read the f gate's bias). Compared with plain loops.
+void check_unrolled_lstm(int64_t seq) {
+  const int64_t batch = 2, in = 16, hs = 24;
+  Tensor x = Tensor::randn({seq, batch, in}, 1).realize();
+  Tensor w = (Tensor::randn({1, 4 * hs, in}, 2) * 0.3f).realize();
+  Tensor r = (Tensor::randn({1, 4 * hs, hs}, 3) * 0.3f).realize();
+  Tensor bias = (Tensor::randn({1, 8 * hs}, 4) * 0.3f).realize();
+  Tensor h = Tensor::zeros({batch, hs}), cell = Tensor::zeros({batch, hs});
+  Tensor wd = w.slice(0, 0, 1).squeeze(0).transpose(0, 1), rd = r.slice(0, 0, 1).squeeze(0).transpose(0, 1);
+  Tensor b = bias.slice(0, 0, 1).squeeze(0);
+  Tensor wb = b.slice(0, 0, 4 * hs), rb = b.slice(0, 4 * hs, 8 * hs);
+  std::vector<Tensor> steps;
+  for (int64_t t = 0; t < seq; ++t) {
+    Tensor g = x.slice(0, t, t + 1).squeeze(0).matmul(wd) + wb + h.matmul(rd) + rb;
+    auto gate = [&](int64_t k) { return g.slice(-1, k * hs, (k + 1) * hs); };
+    cell = (gate(2).sigmoid() * cell + gate(0).sigmoid() * gate(3).tanh()).contiguous();
+    h = (gate(1).sigmoid() * cell.tanh()).contiguous();
+    steps.push_back(h.unsqueeze(0));
+  }
+  std::vector<float> got = Tensor::cat(steps, 0).to_vector<float>();
+
+  std::vector<float> X = x.to_vector<float>(), W = w.to_vector<float>(), R = r.to_vector<float>(), B = bias.to_vector<float>();
+  std::vector<double> H(batch * hs, 0), C(batch * hs, 0);
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (int64_t t = 0; t < seq; ++t) {
+    std::vector<double> h2(H.size()), c2(C.size());
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t j = 0; j < hs; ++j) {
+        double g[4];
+        for (int64_t k = 0; k < 4; ++k) {
+          int64_t row = k * hs + j;
+          double s = B[row] + B[4 * hs + row];
+          for (int64_t q = 0; q < in; ++q) s += X[(t * batch + n) * in + q] * W[row * in + q];
+          for (int64_t q = 0; q < hs; ++q) s += H[n * hs + q] * R[row * hs + q];
+          g[k] = s;
+        }
+        c2[n * hs + j] = sigmoid(g[2]) * C[n * hs + j] + sigmoid(g[0]) * std::tanh(g[3]);
+        h2[n * hs + j] = sigmoid(g[1]) * std::tanh(c2[n * hs + j]);
+      }
+    H = h2, C = c2;
+    for (int64_t i = 0; i < batch * hs; ++i)
+      ASSERT_NEAR(got[t * batch * hs + i], H[i], 1e-5) << seq << " steps: step " << t << " element " << i;
+  }
+}
+
+TEST(Schedule, UnrolledRecurrenceMatchesPlainLoops) {
+  for (int64_t seq = 1; seq <= 10; ++seq) check_unrolled_lstm(seq);
 }
 
 }  // namespace
