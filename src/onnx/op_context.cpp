@@ -93,6 +93,7 @@ const std::map<std::string, OpFn>& op_table() {
     register_training_ops(t);
     register_signal_ops(t);
     register_sampling_ops(t);
+    register_text_ops(t);
     register_data_dependent_ops(t);
     return t;
   }();

@@ -16,6 +16,7 @@ void register_sequence_ops(std::map<std::string, ValueOpFn>& table);
 void register_training_ops(std::map<std::string, OpFn>& table);
 void register_signal_ops(std::map<std::string, OpFn>& table);
 void register_sampling_ops(std::map<std::string, OpFn>& table);
+void register_text_ops(std::map<std::string, OpFn>& table);
 void register_data_dependent_ops(std::map<std::string, OpFn>& table);
 
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
