@@ -1,0 +1,503 @@
+#!/usr/bin/python3
+"""Generates whole-model ONNX test cases whose reference outputs come from ONNX Runtime.
+
+Each model is built in PyTorch with a fixed seed, exported with torch.onnx.export and written in
+the ONNX backend-test layout that `lathe test-onnx` reads:
+
+    OUT/<name>/model.onnx
+    OUT/<name>/test_data_set_0/input_N.pb    (onnx TensorProto: seeded inputs)
+    OUT/<name>/test_data_set_0/output_N.pb   (onnx TensorProto: ONNX Runtime's outputs)
+
+The outputs are computed by scripts/ort-reference.js (ONNX Runtime's node binding,
+onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity check of ONNX Runtime
+(the max difference is printed, and a large one fails the script).
+
+    /usr/bin/python3 scripts/make-test-models.py            # small models -> tests/onnx/models
+    /usr/bin/python3 scripts/make-test-models.py --large    # big variants -> build/models
+    /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
+
+Needs python3-torch (1.13, Debian 12) and numpy, node and onnxruntime-node
+(scripts/install-model-deps.sh installs them). The Python `onnx` package is not needed.
+"""
+import argparse
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ------------------------------------------------------------------------------------------------
+# Minimal protobuf encoding/decoding of onnx.TensorProto (onnx.proto: dims = 1, data_type = 2,
+# name = 8, raw_data = 9) and of just enough of ModelProto to list a model's operators.
+# ------------------------------------------------------------------------------------------------
+DTYPES = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.int32): 6,
+          np.dtype(np.int64): 7, np.dtype(np.bool_): 9, np.dtype(np.float64): 11}
+NP_OF = {v: k for k, v in DTYPES.items()}
+
+
+def _varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _read_varint(buf, pos):
+    v = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return v, pos
+        shift += 7
+
+
+def _fields(buf):
+    """Yields (field, wire type, value) of one protobuf message; value is int or bytes."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _read_varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, pos = _read_varint(buf, pos)
+        elif wire == 1:
+            v, pos = buf[pos:pos + 8], pos + 8
+        elif wire == 2:
+            n, pos = _read_varint(buf, pos)
+            v, pos = buf[pos:pos + n], pos + n
+        elif wire == 5:
+            v, pos = buf[pos:pos + 4], pos + 4
+        else:
+            raise ValueError("unsupported protobuf wire type %d" % wire)
+        yield field, wire, v
+
+
+def tensor_proto(name, array):
+    a = np.ascontiguousarray(array)
+    if a.dtype not in DTYPES:
+        raise TypeError("no TensorProto data_type for %s" % a.dtype)
+    out = bytearray()
+    for d in a.shape:
+        out += b"\x08" + _varint(d)
+    out += b"\x10" + _varint(DTYPES[a.dtype])
+    nb = name.encode()
+    out += b"\x42" + _varint(len(nb)) + nb
+    raw = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    out += b"\x4a" + _varint(len(raw)) + raw
+    return bytes(out)
+
+
+def read_tensor_proto(data):
+    dims, dtype, name, raw = [], 0, "", None
+    floats = []
+    for field, wire, v in _fields(data):
+        if field == 1:
+            if wire == 0:
+                dims.append(v)
+            else:
+                p = 0
+                while p < len(v):
+                    d, p = _read_varint(v, p)
+                    dims.append(d)
+        elif field == 2:
+            dtype = v
+        elif field == 8:
+            name = v.decode()
+        elif field == 9:
+            raw = bytes(v)
+        elif field == 4:
+            floats += list(struct.unpack("<%df" % (len(v) // 4), v))
+    dt = NP_OF[dtype]
+    arr = np.frombuffer(raw, dtype=dt.newbyteorder("<")) if raw is not None else np.array(floats, dtype=dt)
+    return name, arr.reshape(dims).astype(dt)
+
+
+def model_summary(path):
+    """(opsets, {op_type: count}, initializer bytes) of an ONNX model file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    opsets, ops, init_bytes = {}, {}, 0
+    for field, _, v in _fields(data):
+        if field == 8:  # opset_import
+            dom, ver = "", 0
+            for f2, _, v2 in _fields(v):
+                if f2 == 1:
+                    dom = v2.decode()
+                elif f2 == 2:
+                    ver = v2
+            opsets[dom or "ai.onnx"] = ver
+        elif field == 7:  # graph
+            for f2, _, v2 in _fields(v):
+                if f2 == 1:  # node
+                    for f3, _, v3 in _fields(v2):
+                        if f3 == 4:
+                            op = v3.decode()
+                            ops[op] = ops.get(op, 0) + 1
+                elif f2 == 5:  # initializer
+                    init_bytes += len(v2)
+    return opsets, ops, init_bytes
+
+
+# ------------------------------------------------------------------------------------------------
+# Models
+# ------------------------------------------------------------------------------------------------
+def randomize_batchnorm(model, seed):
+    """Gives every BatchNorm non-trivial running statistics and affine parameters, as a trained
+    network has (fresh ones are the identity: mean 0, var 1, weight 1, bias 0)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
+                n = m.num_features
+                m.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
+                m.weight.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
+                m.bias.copy_(torch.randn(n, generator=g) * 0.1)
+
+
+class BasicBlock(nn.Module):
+    """ResNet basic block: conv-bn-relu-conv-bn plus a (projected) skip connection, then relu."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet(nn.Module):
+    """Stem (conv-bn-relu-maxpool), stages of basic blocks, global average pool, linear."""
+
+    def __init__(self, widths, blocks, classes, stem_kernel=3, stem_stride=1):
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, widths[0], stem_kernel, stem_stride, stem_kernel // 2, bias=False),
+            nn.BatchNorm2d(widths[0]), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1))
+        layers, cin = [], widths[0]
+        for i, (w, n) in enumerate(zip(widths, blocks)):
+            for j in range(n):
+                layers.append(BasicBlock(cin, w, 2 if (i > 0 and j == 0) else 1))
+                cin = w
+        self.layers = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+class MultiHeadAttention(nn.Module):
+    """Hand-written multi-head self-attention, as BERT-style models write it."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+
+    def forward(self, x, bias):
+        b, s, d = x.shape
+        split = lambda t: t.view(b, s, self.h, self.dh).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh) + bias
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.o(ctx.transpose(1, 2).reshape(b, s, d))
+
+
+class EncoderLayer(nn.Module):
+    """Post-norm transformer encoder layer (BERT): attention, add & LayerNorm, GELU MLP, add & LayerNorm."""
+
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.attn = MultiHeadAttention(d, heads)
+        self.ln1 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, ff)
+        self.fc2 = nn.Linear(ff, d)
+        self.ln2 = nn.LayerNorm(d)
+
+    def forward(self, x, bias):
+        x = self.ln1(x + self.attn(x, bias))
+        return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
+
+
+class TransformerEncoder(nn.Module):
+    """Token + learned position embeddings (Gather), padding mask as an additive bias, encoder
+    layers, then a pooled classifier head. Outputs: the hidden states and the class logits."""
+
+    def __init__(self, vocab, seq, d, heads, ff, layers, classes):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.ln = nn.LayerNorm(d)
+        self.layers = nn.ModuleList(EncoderLayer(d, heads, ff) for _ in range(layers))
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, ids, mask):
+        pos = torch.arange(ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.ln(self.tok(ids) + self.pos(pos))
+        bias = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        for layer in self.layers:
+            x = layer(x, bias)
+        pooled = torch.tanh(x[:, 0])
+        return x, self.head(pooled)
+
+
+class TorchTransformer(nn.Module):
+    """nn.TransformerEncoder (pre-norm, GELU) over float features, mean pooled, linear head."""
+
+    def __init__(self, d, heads, ff, layers, classes):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        return self.head(self.enc(x).mean(dim=1))
+
+
+class LSTMClassifier(nn.Module):
+    """Two-layer bidirectional LSTM over a batch-first sequence; last step -> linear."""
+
+    def __init__(self, fin, hidden, layers, classes):
+        super().__init__()
+        self.rnn = nn.LSTM(fin, hidden, layers, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+class LSTMTagger(nn.Module):
+    """Unidirectional LSTM sequence tagger: a label score for every step."""
+
+    def __init__(self, fin, hidden, classes):
+        super().__init__()
+        self.rnn = nn.LSTM(fin, hidden, 1, batch_first=True)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y)
+
+
+class GRUModel(nn.Module):
+    """GRU with an initial state; outputs the sequence projection and the final state."""
+
+    def __init__(self, fin, hidden, classes):
+        super().__init__()
+        self.rnn = nn.GRU(fin, hidden, 1)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, x, h0):
+        y, h = self.rnn(x, h0)
+        return self.fc(y), h
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        layers = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+            if i < len(sizes) - 2:
+                layers += [nn.BatchNorm1d(sizes[i + 1]), nn.SiLU()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return torch.log_softmax(self.net(x), dim=-1)
+
+
+def rng(seed):
+    return np.random.RandomState(seed)
+
+
+def token_inputs(seed, batch, seq, vocab, pad):
+    r = rng(seed)
+    ids = r.randint(0, vocab, size=(batch, seq)).astype(np.int64)
+    mask = np.ones((batch, seq), dtype=np.int64)
+    for b in range(batch):  # the last rows are padding, one more for each batch row
+        n = pad + b
+        if n:
+            mask[b, seq - n:] = 0
+            ids[b, seq - n:] = 0
+    return [("input_ids", ids), ("attention_mask", mask)]
+
+
+def small_models():
+    """name -> spec. Each spec: build (seeded), inputs [(name, array)], outputs [names], opset,
+    and `training` (torch.onnx.TrainingMode). EVAL folds BatchNorm into the preceding Conv, as
+    every exported inference model has it; PRESERVE keeps BatchNormalization nodes."""
+    return {
+        "cnn_resnet": dict(
+            build=lambda: ResNet([16, 32], [1, 1], 10), seed=1, bn_seed=101,
+            inputs=[("image", rng(11).standard_normal((1, 3, 32, 32)).astype(np.float32))],
+            outputs=["logits"], opset=13, training=torch.onnx.TrainingMode.EVAL),
+        "cnn_resnet_bn": dict(
+            build=lambda: ResNet([16, 32], [1, 1], 10), seed=2, bn_seed=102,
+            inputs=[("image", rng(12).standard_normal((2, 3, 32, 32)).astype(np.float32))],
+            outputs=["logits"], opset=15, training=torch.onnx.TrainingMode.PRESERVE),
+        "transformer_encoder": dict(
+            build=lambda: TransformerEncoder(vocab=96, seq=16, d=32, heads=4, ff=128, layers=2, classes=5), seed=3,
+            inputs=token_inputs(13, batch=2, seq=16, vocab=96, pad=3),
+            outputs=["hidden_states", "logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
+        "transformer_torch_nn": dict(
+            build=lambda: TorchTransformer(d=32, heads=4, ff=64, layers=2, classes=5), seed=4,
+            inputs=[("features", rng(14).standard_normal((2, 12, 32)).astype(np.float32))],
+            outputs=["logits"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        "lstm_classifier": dict(
+            build=lambda: LSTMClassifier(fin=16, hidden=24, layers=2, classes=6), seed=5,
+            inputs=[("sequence", rng(15).standard_normal((2, 10, 16)).astype(np.float32))],
+            outputs=["logits"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        "lstm_tagger": dict(
+            build=lambda: LSTMTagger(fin=16, hidden=24, classes=5), seed=8,
+            inputs=[("sequence", rng(19).standard_normal((2, 10, 16)).astype(np.float32))],
+            outputs=["tag_scores"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        "gru_seq": dict(
+            build=lambda: GRUModel(fin=12, hidden=20, classes=4), seed=6,
+            inputs=[("sequence", rng(16).standard_normal((8, 3, 12)).astype(np.float32)),
+                    ("h0", (0.5 * rng(17).standard_normal((1, 3, 20))).astype(np.float32))],
+            outputs=["projection", "h_n"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        "mlp_bn_silu": dict(
+            build=lambda: MLP([64, 128, 64, 10]), seed=7, bn_seed=107,
+            inputs=[("x", rng(18).standard_normal((4, 64)).astype(np.float32))],
+            outputs=["log_probs"], opset=15, training=torch.onnx.TrainingMode.PRESERVE),
+    }
+
+
+def large_models():
+    return {
+        "resnet18": dict(  # ResNet-18's layout: 7x7/2 stem, [2, 2, 2, 2] blocks of 64..512 channels
+            build=lambda: ResNet([64, 128, 256, 512], [2, 2, 2, 2], 1000, stem_kernel=7, stem_stride=2),
+            seed=21, bn_seed=121,
+            inputs=[("image", rng(31).standard_normal((1, 3, 224, 224)).astype(np.float32))],
+            outputs=["logits"], opset=13, training=torch.onnx.TrainingMode.EVAL),
+        "transformer_d256": dict(
+            build=lambda: TransformerEncoder(vocab=1000, seq=128, d=256, heads=4, ff=1024, layers=4, classes=10),
+            seed=22, inputs=token_inputs(32, batch=1, seq=128, vocab=1000, pad=16),
+            outputs=["hidden_states", "logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
+        "lstm_h256": dict(
+            build=lambda: LSTMClassifier(fin=64, hidden=256, layers=2, classes=10), seed=23,
+            inputs=[("sequence", rng(33).standard_normal((1, 64, 64)).astype(np.float32))],
+            outputs=["logits"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+def export(name, spec, out_dir):
+    torch.manual_seed(spec["seed"])
+    model = spec["build"]()
+    if "bn_seed" in spec:
+        randomize_batchnorm(model, spec["bn_seed"])
+    model.eval()
+    case = os.path.join(out_dir, name)
+    if os.path.isdir(case):
+        shutil.rmtree(case)
+    os.makedirs(os.path.join(case, "test_data_set_0"))
+    args = tuple(torch.from_numpy(a) for _, a in spec["inputs"])
+    with torch.no_grad():
+        ref = model(*args)
+    ref = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+    with warnings.catch_warnings():  # torch 1.13's exporter warns about batch sizes, shape inference
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, os.path.join(case, "model.onnx"), opset_version=spec["opset"],
+                          training=spec["training"], do_constant_folding=True,
+                          input_names=[n for n, _ in spec["inputs"]], output_names=spec["outputs"])
+    for i, (n, a) in enumerate(spec["inputs"]):
+        with open(os.path.join(case, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(tensor_proto(n, a))
+    return case, [t.numpy() for t in ref]
+
+
+def dir_size(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--large", action="store_true", help="write the big variants (default out: build/models)")
+    ap.add_argument("--out", help="output folder (default tests/onnx/models, or build/models with --large)")
+    ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
+    ap.add_argument("--node", default=os.environ.get("NODE", "node"), help="node executable")
+    ap.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1)")
+    ap.add_argument("--list", action="store_true", help="list the models and exit")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    specs = large_models() if args.large else small_models()
+    if args.list:
+        print("\n".join(specs))
+        return 0
+    if args.only:
+        unknown = sorted(set(args.only) - set(specs))
+        if unknown:
+            ap.error("unknown model(s) %s; choose from %s" % (unknown, ", ".join(specs)))
+        specs = {k: v for k, v in specs.items() if k in args.only}
+    out = args.out or (os.path.join(ROOT, "build", "models") if args.large
+                       else os.path.join(ROOT, "tests", "onnx", "models"))
+    os.makedirs(out, exist_ok=True)
+
+    torch_out = {}
+    for name, spec in specs.items():
+        case, ref = export(name, spec, out)
+        torch_out[name] = (case, ref)
+        print("exported %s" % case, flush=True)
+
+    # ONNX Runtime writes the reference outputs.
+    js = os.path.join(ROOT, "scripts", "ort-reference.js")
+    subprocess.run([args.node, js] + [c for c, _ in torch_out.values()], check=True)
+
+    # Sanity check of ONNX Runtime against PyTorch.
+    bad = []
+    for name, (case, ref) in torch_out.items():
+        opsets, ops, _ = model_summary(os.path.join(case, "model.onnx"))
+        print("%s: opset %s, %d nodes: %s" % (name, opsets.get("ai.onnx"), sum(ops.values()),
+                                              " ".join("%s:%d" % kv for kv in sorted(ops.items()))))
+        for i, t in enumerate(ref):
+            oname, o = read_tensor_proto(open(os.path.join(case, "test_data_set_0", "output_%d.pb" % i), "rb").read())
+            if o.shape != t.shape or o.dtype != t.dtype:
+                bad.append(name)
+                print("  output %d %s: ORT %s %s vs torch %s %s" % (i, oname, o.shape, o.dtype, t.shape, t.dtype))
+                continue
+            diff = np.abs(o.astype(np.float64) - t.astype(np.float64))
+            scale = float(np.max(np.abs(t))) or 1.0
+            print("  output %d %s %s: ORT vs torch max abs diff %.3g (max |torch| %.3g, rel to it %.3g)"
+                  % (i, oname, "x".join(map(str, o.shape)), diff.max(), scale, diff.max() / scale))
+            if not np.allclose(o, t, rtol=1e-3, atol=1e-4 * scale):
+                bad.append(name)
+        print("  size %.1f KiB" % (dir_size(case) / 1024))
+    print("total %.1f KiB in %s" % (sum(dir_size(c) for c, _ in torch_out.values()) / 1024, out))
+    if bad:
+        print("ONNX Runtime and PyTorch disagree on: %s" % ", ".join(sorted(set(bad))), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
