@@ -384,6 +384,18 @@ def small_models():
             inputs=[("sequence", rng(16).standard_normal((8, 3, 12)).astype(np.float32)),
                     ("h0", (0.5 * rng(17).standard_normal((1, 3, 20))).astype(np.float32))],
             outputs=["projection", "h_n"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        # Dynamic batch (dim_param "batch"): lathe's Model::prepare serves every batch size from
+        # one compiled plan; the test data holds batch 3.
+        "cnn_dynamic_batch": dict(
+            build=lambda: ResNet([8, 16], [1, 1], 10), seed=9, bn_seed=109,
+            inputs=[("image", rng(20).standard_normal((3, 3, 16, 16)).astype(np.float32))],
+            outputs=["logits"], opset=13, training=torch.onnx.TrainingMode.EVAL,
+            dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}),
+        "mlp_dynamic_batch": dict(
+            build=lambda: MLP([32, 64, 10]), seed=10, bn_seed=110,
+            inputs=[("x", rng(21).standard_normal((3, 32)).astype(np.float32))],
+            outputs=["log_probs"], opset=15, training=torch.onnx.TrainingMode.EVAL,
+            dynamic_axes={"x": {0: "batch"}, "log_probs": {0: "batch"}}),
         "mlp_bn_silu": dict(
             build=lambda: MLP([64, 128, 64, 10]), seed=7, bn_seed=107,
             inputs=[("x", rng(18).standard_normal((4, 64)).astype(np.float32))],
@@ -428,7 +440,8 @@ def export(name, spec, out_dir):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, args, os.path.join(case, "model.onnx"), opset_version=spec["opset"],
                           training=spec["training"], do_constant_folding=True,
-                          input_names=[n for n, _ in spec["inputs"]], output_names=spec["outputs"])
+                          input_names=[n for n, _ in spec["inputs"]], output_names=spec["outputs"],
+                          dynamic_axes=spec.get("dynamic_axes"))
     for i, (n, a) in enumerate(spec["inputs"]):
         with open(os.path.join(case, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(tensor_proto(n, a))

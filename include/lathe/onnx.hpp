@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "lathe/plan.hpp"
 #include "lathe/tensor.hpp"
+#include "lathe/variable.hpp"
 
 namespace lathe::onnx {
 
@@ -62,6 +64,8 @@ class Value {
   bool of_sequence_ = false;  // for an empty optional: whether it would hold a sequence
 };
 
+class PreparedModel;
+
 class Model {
  public:
   /// Parses `path` (external-data weights are read from beside it). Throws OnnxError for a file
@@ -85,11 +89,40 @@ class Model {
   std::vector<Tensor> build(const std::map<std::string, Tensor>& inputs) const;
   /// The same for models whose inputs or outputs are sequences or optionals.
   std::vector<Value> build_values(const std::map<std::string, Value>& inputs) const;
+  /// Builds and prepares the model once for every size of its named input dimensions
+  /// (`dim_param`) from 1 up to `max_sizes[name]`: each becomes a Variable, so running it at
+  /// another size rebinds the variable and compiles nothing. Every named dimension needs a
+  /// maximum. Throws OnnxError naming the node for an operator that needs static sizes.
+  PreparedModel prepare(const std::map<std::string, int64_t>& max_sizes) const;
 
   struct Impl;
 
  private:
   explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A model built and compiled once for a range of input sizes (Model::prepare).
+class PreparedModel {
+ public:
+  PreparedModel(PreparedModel&&) noexcept;
+  PreparedModel& operator=(PreparedModel&&) noexcept;
+  ~PreparedModel();
+
+  /// Runs on `inputs` (by name): each named dimension takes its size from the inputs (inputs
+  /// that share a name must agree) and must lie in [1, its maximum]. Returns the outputs at
+  /// their sizes for these inputs. A bad input throws OnnxError and changes nothing.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
+  /// The sizes the last run bound, by dimension name.
+  const std::map<std::string, int64_t>& sizes() const;
+  /// The plan behind it: kernels, buffers, profiles.
+  ExecutionPlan& plan();
+
+  struct Impl;
+
+ private:
+  friend class Model;
+  explicit PreparedModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,6 +1,9 @@
 #include "onnx/op_context.hpp"
 
+#include <set>
+
 #include "onnx/ops.hpp"
+#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -24,9 +27,32 @@ const Value& OpContext::value(size_t i) const {
   return *inputs_[i];
 }
 
+namespace {
+
+// Operators that take inputs with symbolic (dim_param) sizes: their implementations read no
+// symbolic size as a number (reductions check that they do not reduce a symbolic axis). Any
+// other operator given such an input fails, rather than bake in the size it was built with.
+bool takes_symbolic(const std::string& op) {
+  static const std::set<std::string> ops{
+      "Abs", "Add", "And", "AveragePool", "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Concat", "Conv",
+      "Cos", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Flatten", "Floor", "Gelu", "Gemm", "GlobalAveragePool",
+      "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization",
+      "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean", "Min",
+      "Mish", "Mul", "Neg", "Not", "Or", "Pow", "PRelu", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+      "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Round", "Selu", "Sigmoid",
+      "Sign", "Sin", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
+      "Transpose", "Unsqueeze", "Where", "Xor"};
+  return ops.count(op) != 0;
+}
+
+}  // namespace
+
 const Tensor& OpContext::in(size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i) + " is required");
-  return inputs_[i]->tensor(where() + ": input " + std::to_string(i));
+  const Tensor& t = inputs_[i]->tensor(where() + ": input " + std::to_string(i));
+  if (t.is_symbolic() && !takes_symbolic(op()))
+    fail("input " + std::to_string(i) + " has symbolic sizes " + lathe::detail::sym_shape_to_string(t.symbolic_shape()) + "; this operator needs static sizes (build the model for fixed sizes instead)");
+  return t;
 }
 
 const std::vector<Tensor>& OpContext::items(size_t i) const { return value(i).items(where() + ": input " + std::to_string(i)); }

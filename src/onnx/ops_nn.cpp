@@ -47,6 +47,7 @@ Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 // Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
 // from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  if (x.is_symbolic()) c.fail("3-D and higher convolutions need static sizes");
   int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
   if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
@@ -149,7 +150,9 @@ Tensor pool(const OpContext& c, bool is_max) {
     out = padded.avg_pool2d(k, s);
     if (!c.attr_i("count_include_pad", 0)) {
       // Average over the real elements only: divide by the share of each window inside.
-      Tensor ones = Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim()));
+      Shape one_batch = x.shape();
+      one_batch[0] = 1;  // the share is the same for every batch entry (and the batch may be symbolic)
+      Tensor ones = Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim()));
       if (one_d) ones = to_2d(ones);
       out = out / ones.avg_pool2d(k, s);
     }
@@ -374,6 +377,7 @@ Tensor softmax_like(const OpContext& c, bool log) {
   const Tensor& x = c.in(0);
   int64_t a = axis_of(c, c.attr_i("axis", c.opset() < 13 ? 1 : -1), x.ndim());
   if (c.opset() >= 13) return log ? x.log_softmax(a) : x.softmax(a);
+  if (x.is_symbolic()) c.fail("softmax before opset 13 (over a flattened view) needs static sizes");
   // Before opset 13 the input is viewed as 2-D: [d0 * .. * d(a-1), da * .. * dn].
   Tensor flat = x.flatten(0, a == 0 ? 0 : a - 1);
   if (a == 0) flat = x.reshape({1, x.numel()});

@@ -15,7 +15,11 @@ std::optional<std::vector<int64_t>> reduce_axes(const OpContext& c) {
     if (c.attr_i("noop_with_empty_axes", 0)) return std::nullopt;
     for (int64_t i = 0; i < x.ndim(); ++i) axes.push_back(i);
   }
-  for (int64_t& a : axes) a = axis_of(c, a, x.ndim());
+  for (int64_t& a : axes) {
+    a = axis_of(c, a, x.ndim());
+    if (!x.symbolic_shape()[static_cast<size_t>(a)].is_static())
+      c.fail("reducing axis " + std::to_string(a) + ", whose size is symbolic, is not supported");
+  }
   return axes;
 }
 

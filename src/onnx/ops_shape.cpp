@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
+#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -305,36 +306,37 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     return V{x.gather(axis_of(c, c.attr_i("axis", 0), x.ndim()), c.in(1))};
   };
   t["Squeeze"] = [](const OpContext& c) {
-    const Tensor& x = c.in(0);
+    Tensor x = c.in(0);
     std::vector<int64_t> axes = axes_arg(c, 1, x.ndim());
     if (axes.empty()) return V{x.squeeze()};
-    Shape out;
-    for (int64_t i = 0; i < x.ndim(); ++i) {
-      bool drop = std::find(axes.begin(), axes.end(), i) != axes.end();
-      if (drop && x.shape()[i] != 1) c.fail("cannot squeeze axis " + std::to_string(i) + " of size " + std::to_string(x.shape()[i]));
-      if (!drop) out.push_back(x.shape()[i]);
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+      if (x.shape()[*it] != 1) c.fail("cannot squeeze axis " + std::to_string(*it) + " of size " + x.symbolic_shape()[*it].to_string());
+      x = x.squeeze(*it);
     }
-    return V{x.reshape(out)};
+    return V{x};
   };
   t["Unsqueeze"] = [](const OpContext& c) {
-    const Tensor& x = c.in(0);
+    Tensor x = c.in(0);
     std::vector<int64_t> axes = c.has(1) ? c.ints(1) : c.attr_ints("axes");
     int64_t n = x.ndim() + static_cast<int64_t>(axes.size());
     for (int64_t& a : axes) a = axis_of(c, a, n);
     std::sort(axes.begin(), axes.end());
-    Shape out;
-    size_t k = 0;
-    for (int64_t i = 0; i < n; ++i) out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? 1 : x.shape()[k++]);
-    return V{x.reshape(out)};
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("an axis appears twice");
+    for (int64_t a : axes) x = x.unsqueeze(a);  // ascending: each lands where the output wants it
+    return V{x};
   };
   t["Flatten"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     int64_t a = c.attr_i("axis", 1);
     if (a < 0) a += x.ndim();
     if (a < 0 || a > x.ndim()) c.fail("axis " + std::to_string(a) + " is out of range");
-    int64_t outer = 1;
-    for (int64_t i = 0; i < a; ++i) outer *= x.shape()[i];
-    return V{x.reshape({outer, outer == 0 ? 0 : x.numel() / std::max<int64_t>(outer, 1)})};
+    // Two groups of axes, each multiplied out (sizes may be symbolic).
+    SymShape dims = x.symbolic_shape();
+    SInt outer = 1, inner = 1;
+    for (int64_t i = 0; i < x.ndim(); ++i) (i < a ? outer : inner) = (i < a ? outer : inner) * dims[static_cast<size_t>(i)];
+    return V{x.reshape(SymShape{outer, inner})};
   };
   t["Expand"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
@@ -383,7 +385,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Dropout"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
-    return V{x, Tensor::ones(x.shape(), dtypes::bool_)};  // inference: the identity, mask all true
+    return V{x, lathe::detail::constant_like(true, dtypes::bool_, x)};  // inference: the identity, mask all true
   };
   t["CumSum"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);

@@ -162,17 +162,18 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
                       std::pair<int64_t, int64_t> padding, std::pair<int64_t, int64_t> dilation, int64_t groups) const {
   require_nchw(*this, "conv2d");
   if (weight.ndim() != 4) throw ShapeError("conv2d: needs an (O, C/groups, KH, KW) weight, got " + shape_to_string(weight.shape()));
-  int64_t n = shape_[0], c = shape_[1], o = weight.shape()[0], cg = weight.shape()[1];
+  int64_t c = shape_[1], o = weight.shape()[0], cg = weight.shape()[1];
   if (groups <= 0 || c % groups != 0 || o % groups != 0 || cg != c / groups)
     throw ShapeError("conv2d: input " + shape_to_string(shape_) + " and weight " + shape_to_string(weight.shape()) +
                      " do not agree for " + std::to_string(groups) + " groups");
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   Tensor win = windows(x, {weight.shape()[2], weight.shape()[3]}, stride, dilation, "conv2d");  // (N, C, OH, OW, K)
   int64_t oh = win.shape()[2], ow = win.shape()[3], k = win.shape()[4], og = o / groups;
-  Tensor xw = win.reshape({n, groups, 1, cg, oh, ow, k});
+  SInt batch = symbolic_shape()[0];  // the batch may be symbolic; the rest is static
+  Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, k});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, k});
   std::tie(xw, ww) = widen_for_products(xw, ww);
-  Tensor out = (xw * ww).sum({3, 6}).reshape({n, o, oh, ow});
+  Tensor out = (xw * ww).sum({3, 6}).reshape({batch, o, oh, ow});
   if (bias) {
     if (bias->shape() != Shape{o}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
     out = out + bias->reshape({1, o, 1, 1});

@@ -1,0 +1,125 @@
+// A model prepared once for a range of sizes: named input dimensions become Variables, inputs
+// are copied into buffers sized for the maxima, and each run rebinds the variables.
+#include <cstring>
+
+#include "ir/eval.hpp"
+#include "lathe/onnx.hpp"
+#include "tensor/tensor_util.hpp"
+
+namespace lathe::onnx {
+
+struct PreparedModel::Impl {
+  struct Input {
+    ValueInfo info;
+    Buffer buffer;  // sized for the maxima; a run packs its data at the front
+  };
+  std::vector<Input> inputs;
+  std::map<std::string, Variable> variables;
+  std::vector<SymShape> output_shapes;
+  std::vector<DType> output_dtypes;
+  std::map<std::string, int64_t> sizes;
+  ExecutionPlan plan;
+};
+
+PreparedModel::PreparedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PreparedModel::PreparedModel(PreparedModel&&) noexcept = default;
+PreparedModel& PreparedModel::operator=(PreparedModel&&) noexcept = default;
+PreparedModel::~PreparedModel() = default;
+
+PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) const {
+  auto impl = std::make_unique<PreparedModel::Impl>();
+  std::map<std::string, Tensor> given;
+  for (const ValueInfo& in : inputs()) {
+    std::string what = "input '" + in.name + "'";
+    if (in.kind != ValueKind::kTensor) throw OnnxError(what + ": only tensor inputs can be prepared for a range of sizes");
+    SymShape shape;
+    for (size_t d = 0; d < in.dims.size(); ++d) {
+      if (in.dims[d]) {
+        shape.emplace_back(*in.dims[d]);
+        continue;
+      }
+      const std::string& name = in.dim_params[d];
+      if (name.empty()) throw OnnxError(what + ": dimension " + std::to_string(d) + " has neither a size nor a name");
+      auto max = max_sizes.find(name);
+      if (max == max_sizes.end()) throw OnnxError(what + ": dimension '" + name + "' needs a maximum size");
+      if (max->second < 1) throw OnnxError("the maximum size of '" + name + "' must be at least 1");
+      auto var = impl->variables.try_emplace(name, name, 1, max->second).first;
+      shape.push_back(var->second.bind(max->second));
+      impl->sizes[name] = max->second;
+    }
+    Buffer buffer(in.dtype, static_cast<size_t>(shape_numel(lathe::detail::max_shape(shape))));
+    given.insert_or_assign(in.name, lathe::detail::packed_view(buffer, shape));
+    impl->inputs.push_back({in, buffer});
+  }
+  for (const auto& [name, max] : max_sizes)
+    if (!impl->variables.count(name)) throw OnnxError("no input has a dimension named '" + name + "'");
+  std::vector<Tensor> outs = build(given);
+  for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
+  impl->plan = Tensor::prepare(outs);
+  return PreparedModel(std::move(impl));
+}
+
+std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given) {
+  // Every check first, so a bad input leaves the buffers and bindings as they were.
+  std::map<std::string, int64_t> sizes;
+  std::vector<std::vector<uint8_t>> data;
+  for (const Impl::Input& in : impl_->inputs) {
+    std::string what = "input '" + in.info.name + "'";
+    auto it = given.find(in.info.name);
+    if (it == given.end()) throw OnnxError(what + " is not given");
+    const Tensor& t = it->second;
+    if (t.dtype() != in.info.dtype) throw OnnxError(what + " is " + t.dtype().name() + ", the model expects " + in.info.dtype.name());
+    if (static_cast<size_t>(t.ndim()) != in.info.dims.size())
+      throw OnnxError(what + " has shape " + shape_to_string(t.shape()) + ", the model expects " + std::to_string(in.info.dims.size()) + " axes");
+    for (size_t d = 0; d < in.info.dims.size(); ++d) {
+      int64_t size = t.shape()[d];
+      if (in.info.dims[d]) {
+        if (*in.info.dims[d] != size)
+          throw OnnxError(what + " has shape " + shape_to_string(t.shape()) + ": axis " + std::to_string(d) + " must be " +
+                          std::to_string(*in.info.dims[d]));
+        continue;
+      }
+      const std::string& name = in.info.dim_params[d];
+      const Variable& var = impl_->variables.at(name);
+      if (size < var.min() || size > var.max())
+        throw OnnxError(what + ": dimension '" + name + "' is " + std::to_string(size) + ", outside the prepared range [" +
+                        std::to_string(var.min()) + ", " + std::to_string(var.max()) + "]");
+      auto [at, fresh] = sizes.emplace(name, size);
+      if (!fresh && at->second != size)
+        throw OnnxError(what + ": dimension '" + name + "' is " + std::to_string(size) + ", another input has it " + std::to_string(at->second));
+    }
+    data.push_back(lathe::detail::tensor_bytes(t, t.dtype(), "PreparedModel::run"));
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    const Buffer& whole = impl_->inputs[i].buffer;
+    if (data[i].empty()) continue;
+    Buffer front = Buffer::view(whole, 0, data[i].size() / static_cast<size_t>(whole.dtype().itemsize()), whole.dtype());
+    front.copyin(data[i].data(), data[i].size());
+  }
+  // Bind the variables the plan's kernels read (a size may only shape a view).
+  std::vector<std::pair<std::string, int64_t>> binds;
+  for (const PreparedKernel* k : impl_->plan.prepared_kernels())
+    for (const RuntimeVar& v : k->runtime_vars)
+      if (sizes.count(v.name) && std::none_of(binds.begin(), binds.end(), [&](const auto& b) { return b.first == v.name; }))
+        binds.emplace_back(v.name, sizes.at(v.name));
+  impl_->plan.execute_with_vars(binds);
+  impl_->sizes = sizes;
+  VarValues vals(sizes.begin(), sizes.end());
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < impl_->output_shapes.size(); ++i) {
+    Shape shape;
+    for (const SInt& d : impl_->output_shapes[i]) shape.push_back(d.is_static() ? d.value() : evaluate_int(d.uop(), vals));
+    DType dt = impl_->output_dtypes[i];
+    size_t nbytes = static_cast<size_t>(shape_numel(shape)) * static_cast<size_t>(dt.itemsize());
+    std::vector<uint8_t> bytes(nbytes);
+    const Buffer* out = impl_->plan.output_buffer_at(i);
+    if (nbytes > 0) Buffer::view(*out, 0, static_cast<size_t>(shape_numel(shape)), dt).copyout(bytes.data(), nbytes);
+    outs.push_back(lathe::detail::tensor_from_bytes(bytes.data(), nbytes, dt, shape));
+  }
+  return outs;
+}
+
+const std::map<std::string, int64_t>& PreparedModel::sizes() const { return impl_->sizes; }
+ExecutionPlan& PreparedModel::plan() { return impl_->plan; }
+
+}  // namespace lathe::onnx

@@ -1,0 +1,115 @@
+// Model::prepare: named input dimensions (dim_param) become variables, so one compiled plan
+// serves every size up to the maximum. Checked against building the model for each size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+#include "onnx/onnx_include.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+const std::string kModels = LATHE_TEST_MODELS_DIR;
+
+void expect_close(const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "element " << i;
+}
+
+void check_every_batch(const std::string& name, Shape sample) {
+  Model m = Model::load(kModels + "/" + name + "/model.onnx");
+  ASSERT_EQ(m.inputs().size(), 1u);
+  ASSERT_EQ(m.inputs()[0].dim_params[0], "batch");
+  PreparedModel pm = m.prepare({{"batch", 8}});
+  // The test data (batch 3) gives ONNX Runtime's answer.
+  Tensor x3 = load_tensor_pb(kModels + "/" + name + "/test_data_set_0/input_0.pb");
+  expect_close(pm.run({{m.inputs()[0].name, x3}})[0], load_tensor_pb(kModels + "/" + name + "/test_data_set_0/output_0.pb"), 1e-4);
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t b : {1, 2, 5, 8, 3}) {
+    sample[0] = b;
+    Tensor x = Tensor::randn(sample, static_cast<uint64_t>(b)).realize();
+    std::vector<Tensor> got = pm.run({{m.inputs()[0].name, x}});
+    EXPECT_EQ(pm.sizes().at("batch"), b);
+    EXPECT_EQ(kernel_cache_stats().compiles, compiles) << name << " batch " << b << ": the prepared model compiled";
+    Tensor want = m.build({{m.inputs()[0].name, x}})[0].realize();  // built (and compiled) for this size alone
+    expect_close(got[0], want, 1e-4);
+    compiles = kernel_cache_stats().compiles;
+  }
+}
+
+TEST(OnnxPreparedModel, CnnServesEveryBatchFromOnePlan) { check_every_batch("cnn_dynamic_batch", {0, 3, 16, 16}); }
+TEST(OnnxPreparedModel, MlpServesEveryBatchFromOnePlan) { check_every_batch("mlp_dynamic_batch", {0, 32}); }
+
+TEST(OnnxPreparedModel, BadSizesAreErrorsThatChangeNothing) {
+  Model m = Model::load(kModels + "/mlp_dynamic_batch/model.onnx");
+  EXPECT_THROW(m.prepare({}), OnnxError);                                // batch has no maximum
+  EXPECT_THROW(m.prepare({{"batch", 8}, {"seq", 4}}), OnnxError);        // no dimension named seq
+  EXPECT_THROW(m.prepare({{"batch", 0}}), OnnxError);
+  PreparedModel pm = m.prepare({{"batch", 4}});
+  Tensor x = Tensor::randn({2, 32}, 7).realize();
+  Tensor before = pm.run({{"x", x}})[0];
+  for (const Tensor& bad : {Tensor::randn({5, 32}, 1), Tensor::randn({2, 31}, 1), Tensor::randn({2, 32, 1}, 1),
+                            Tensor::randn({2, 32}, 1).cast(dtypes::float64)}) {
+    try {
+      pm.run({{"x", bad}});
+      FAIL() << shape_to_string(bad.shape());
+    } catch (const OnnxError& e) {
+      EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(pm.run({}), OnnxError);
+  EXPECT_EQ(pm.sizes().at("batch"), 2);
+  std::vector<float> out = pm.plan().output_buffer_at(0)->to_vector<float>(), want = before.to_vector<float>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(out[i], want[i]) << "the failed runs changed the output buffer";
+}
+
+// x: (n, 4) with n named; `op` applied with `shape` as its second input.
+std::string reshape_model() {
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  ::onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("symbolic_reshape");
+  ::onnx::ValueInfoProto* x = g->add_input();
+  x->set_name("x");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(::onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("n");
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  ::onnx::TensorProto* shape = g->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(::onnx::TensorProto::INT64);
+  shape->add_dims(1);
+  shape->add_int64_data(-1);
+  ::onnx::NodeProto* node = g->add_node();
+  node->set_name("flatten_it");
+  node->set_op_type("Reshape");
+  node->add_input("x");
+  node->add_input("shape");
+  node->add_output("y");
+  g->add_output()->set_name("y");
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  return model.SerializeAsString();
+}
+
+TEST(OnnxPreparedModel, AnOperatorThatNeedsStaticSizesIsNamed) {
+  Model m = Model::from_bytes(reshape_model());
+  try {
+    m.prepare({{"n", 8}});
+    FAIL();
+  } catch (const OnnxError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("flatten_it"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Reshape"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("static sizes"), std::string::npos) << msg;
+  }
+  // Built for one size, the same model runs.
+  std::vector<Tensor> out = m.build({{"x", Tensor::ones({3, 4})}});
+  EXPECT_EQ(out[0].shape(), (Shape{12}));
+}
+
+}  // namespace
+}  // namespace lathe::onnx
