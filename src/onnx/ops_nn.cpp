@@ -1,5 +1,6 @@
 // ONNX neural-network operators: matmul, convolution, pooling, normalisation, softmax.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -215,7 +216,6 @@ Tensor einsum(const OpContext& c) {
   std::string eq;
   for (char ch : c.attr_s("equation", ""))
     if (ch != ' ') eq += ch;
-  if (eq.find("...") != std::string::npos) c.fail("einsum with '...' is not supported");
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> terms;
@@ -226,6 +226,31 @@ Tensor einsum(const OpContext& c) {
     start = comma + 1;
   }
   if (terms.size() != c.num_inputs()) c.fail("the equation names " + std::to_string(terms.size()) + " operands");
+  // '...' stands for the leading axes a term does not name; they broadcast, right-aligned, and
+  // get labels of their own (digits, which the equation cannot use).
+  size_t ellipsis_dims = 0;
+  for (size_t k = 0; k < terms.size(); ++k)
+    if (terms[k].find("...") != std::string::npos) {
+      int64_t named = static_cast<int64_t>(terms[k].size()) - 3;
+      if (c.in(k).ndim() < named) c.fail("operand " + std::to_string(k) + " has fewer axes than '" + terms[k] + "' names");
+      ellipsis_dims = std::max(ellipsis_dims, static_cast<size_t>(c.in(k).ndim() - named));
+    }
+  if (ellipsis_dims > 10) c.fail("'...' covers more than 10 axes");
+  std::string ellipsis_labels;
+  for (size_t i = 0; i < ellipsis_dims; ++i) ellipsis_labels += static_cast<char>('0' + i);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    size_t at = terms[k].find("...");
+    if (at == std::string::npos) continue;
+    size_t mine = static_cast<size_t>(c.in(k).ndim()) - (terms[k].size() - 3);
+    terms[k].replace(at, 3, ellipsis_labels.substr(ellipsis_dims - mine));
+  }
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    if (size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, ellipsis_labels);
+    eq = eq.substr(0, arrow + 2) + rhs;
+  }
+  lhs.clear();
+  for (const std::string& t : terms) lhs += t + ",";
   std::string all;
   for (const std::string& t : terms)
     for (char ch : t)
@@ -235,8 +260,9 @@ Tensor einsum(const OpContext& c) {
     out = eq.substr(arrow + 2);
   } else {
     for (char ch : all)
-      if (std::count(lhs.begin(), lhs.end(), ch) == 1) out += ch;
+      if (std::count(lhs.begin(), lhs.end(), ch) == 1 && !std::isdigit(static_cast<unsigned char>(ch))) out += ch;
     std::sort(out.begin(), out.end());
+    out = ellipsis_labels + out;
   }
   std::string order = out;
   for (char ch : all)
@@ -244,11 +270,22 @@ Tensor einsum(const OpContext& c) {
   std::map<char, int64_t> size;
   std::optional<Tensor> prod;
   for (size_t k = 0; k < terms.size(); ++k) {
-    const std::string& t = terms[k];
+    std::string t = terms[k];
     Tensor x = c.in(k);
     if (static_cast<int64_t>(t.size()) != x.ndim()) c.fail("operand " + std::to_string(k) + " has " + std::to_string(x.ndim()) + " axes, '" + t + "' names " + std::to_string(t.size()));
+    // A label repeated within one operand takes its diagonal: mask off the rest, sum one axis away.
+    for (size_t q = 1; q < t.size(); ++q) {
+      size_t p = t.find(t[q]);
+      if (p == q) continue;
+      if (x.shape()[p] != x.shape()[q]) c.fail(std::string("label ") + t[q] + " has two sizes in operand " + std::to_string(k));
+      Shape mask_shape(static_cast<size_t>(x.ndim()), 1);
+      mask_shape[p] = mask_shape[q] = x.shape()[p];
+      Tensor eye = Tensor::eye(x.shape()[p], dtypes::bool_).reshape(mask_shape);
+      x = eye.where(x, Tensor::zeros({}, x.dtype())).sum({static_cast<int64_t>(q)}).cast(x.dtype());
+      t.erase(q, 1);
+      --q;
+    }
     for (size_t i = 0; i < t.size(); ++i) {
-      if (std::count(t.begin(), t.end(), t[i]) > 1) c.fail("repeated subscripts in one operand are not supported");
       int64_t n = x.shape()[i];
       auto [it, fresh] = size.emplace(t[i], n);
       if (!fresh && it->second != n && it->second != 1 && n != 1) c.fail(std::string("label ") + t[i] + " has two sizes");

@@ -212,7 +212,6 @@ Tensor scatter_elements(const OpContext& c) {
 
 // The first m axes of data flattened, and each index tuple turned into a position in them.
 std::pair<Tensor, Tensor> flat_positions(const OpContext& c, const Tensor& data, const Tensor& indices) {
-  if (c.attr_i("batch_dims", 0) != 0) c.fail("batch_dims is not supported");
   int64_t m = indices.shape().back();
   if (m > data.ndim()) c.fail("index tuples longer than the data's rank");
   Shape rest(data.shape().begin() + m, data.shape().end());
@@ -236,8 +235,7 @@ Tensor positions_one_hot(const Tensor& lin, int64_t p) {
   return lin.reshape({l, 1}) == Tensor::arange(0, static_cast<double>(p), 1, dtypes::int64).reshape({1, p});
 }
 
-Tensor gather_nd(const OpContext& c) {
-  const Tensor &data = c.in(0), &indices = c.in(1);
+Tensor gather_nd(const OpContext& c, const Tensor& data, const Tensor& indices) {
   auto [flat, lin] = flat_positions(c, data, indices);
   int64_t p = flat.shape()[0];
   Shape lead = lin.shape();
@@ -251,8 +249,29 @@ Tensor gather_nd(const OpContext& c) {
   return picked.reshape(out);
 }
 
+// GatherND; with batch_dims b, the first b axes of data and indices pair up, one gather each.
+Tensor gather_nd(const OpContext& c) {
+  const Tensor &data = c.in(0), &indices = c.in(1);
+  int64_t b = c.attr_i("batch_dims", 0);
+  if (b == 0) return gather_nd(c, data, indices);
+  if (b < 0 || b >= std::min(data.ndim(), indices.ndim())) c.fail("batch_dims " + std::to_string(b) + " does not fit the inputs");
+  int64_t batch = 1;
+  for (int64_t i = 0; i < b; ++i) {
+    if (data.shape()[i] != indices.shape()[i]) c.fail("data and indices differ in batch axis " + std::to_string(i));
+    batch *= data.shape()[i];
+  }
+  Tensor d = data.flatten(0, b - 1), ix = indices.flatten(0, b - 1);
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < batch; ++i) parts.push_back(gather_nd(c, d.slice(0, i, i + 1).squeeze(0), ix.slice(0, i, i + 1).squeeze(0)));
+  Tensor out = Tensor::stack(parts, 0);
+  Shape shape(data.shape().begin(), data.shape().begin() + b);
+  shape.insert(shape.end(), out.shape().begin() + 1, out.shape().end());
+  return out.reshape(shape);
+}
+
 Tensor scatter_nd(const OpContext& c) {
   const Tensor &data = c.in(0), &indices = c.in(1), &upd = c.in(2);
+  if (c.attr_i("batch_dims", 0) != 0) c.fail("batch_dims is not supported");
   auto [flat, lin] = flat_positions(c, data, indices);
   int64_t p = flat.shape()[0], l = std::max<int64_t>(1, lin.numel());
   Tensor hot = positions_one_hot(lin, p);
