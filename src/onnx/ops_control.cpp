@@ -1,5 +1,6 @@
 // Control flow: If picks a branch and Loop unrolls its body, deciding on conditions computed at
 // import time (so shapes stay static and kernels fuse across iterations' boundaries).
+#include <algorithm>
 #include <limits>
 
 #include "onnx/ops.hpp"
@@ -48,11 +49,85 @@ V loop(const OpContext& c) {
   return result;
 }
 
+// One Scan over `states` and `scans` (each scanned along its axis): the body maps (states, one
+// slice of each scan input) to (new states, one slice of each scan output).
+V scan_once(const OpContext& c, V states, const std::vector<Tensor>& scans, size_t n_outputs) {
+  std::vector<int64_t> in_axes = c.attr_ints("scan_input_axes", std::vector<int64_t>(scans.size(), 0));
+  std::vector<int64_t> in_dirs = c.attr_ints("scan_input_directions", std::vector<int64_t>(scans.size(), 0));
+  size_t n_scan_out = n_outputs - states.size();
+  std::vector<int64_t> out_axes = c.attr_ints("scan_output_axes", std::vector<int64_t>(n_scan_out, 0));
+  std::vector<int64_t> out_dirs = c.attr_ints("scan_output_directions", std::vector<int64_t>(n_scan_out, 0));
+  if (in_axes.size() != scans.size() || in_dirs.size() != scans.size() || out_axes.size() != n_scan_out || out_dirs.size() != n_scan_out)
+    c.fail("scan axes and directions do not match the numbers of scan inputs and outputs");
+  int64_t steps = -1;
+  for (size_t k = 0; k < scans.size(); ++k) {
+    in_axes[k] = axis_of(c, in_axes[k], scans[k].ndim());
+    int64_t len = scans[k].shape()[in_axes[k]];
+    if (steps >= 0 && len != steps) c.fail("scan inputs differ in length");
+    steps = len;
+  }
+  if (steps < 0) c.fail("Scan needs at least one scan input");
+  std::vector<std::vector<Tensor>> outs(n_scan_out);
+  for (int64_t i = 0; i < steps; ++i) {
+    V in = states;
+    for (size_t k = 0; k < scans.size(); ++k) {
+      int64_t t = in_dirs[k] ? steps - 1 - i : i;
+      in.emplace_back(scans[k].slice(in_axes[k], t, t + 1).squeeze(in_axes[k]));
+    }
+    V out = c.run_graph("body", in);
+    if (out.size() != n_outputs) c.fail("the body returns " + std::to_string(out.size()) + " values, Scan has " + std::to_string(n_outputs) + " outputs");
+    for (size_t k = 0; k < states.size(); ++k) states[k] = realized(out[k]);
+    for (size_t k = 0; k < n_scan_out; ++k) outs[k].push_back(out[states.size() + k].tensor(c.where() + ": a scan output"));
+  }
+  V result = states;
+  for (size_t k = 0; k < n_scan_out; ++k) {
+    if (outs[k].empty()) c.fail("a scan output of a scan with no steps has no shape");
+    if (out_dirs[k]) std::reverse(outs[k].begin(), outs[k].end());
+    result.emplace_back(Tensor::stack(outs[k], axis_of(c, out_axes[k], outs[k][0].ndim() + 1)));
+  }
+  return result;
+}
+
+// Scan: opset 9 and later scan the inputs directly; opset 8 has a batch axis first on every
+// input and output (and an optional sequence_lens, which must be the full length).
+V scan(const OpContext& c) {
+  int64_t n_scan = c.attr_i("num_scan_inputs", 0);
+  size_t first = c.opset() < 9 ? 1 : 0;
+  if (n_scan <= 0 || static_cast<size_t>(n_scan) + first > c.num_inputs()) c.fail("num_scan_inputs does not fit the inputs");
+  size_t n_states = c.num_inputs() - first - static_cast<size_t>(n_scan);
+  V states;
+  std::vector<Tensor> scans;
+  for (size_t i = first; i < first + n_states; ++i) states.push_back(c.value(i));
+  for (size_t i = first + n_states; i < c.num_inputs(); ++i) scans.push_back(c.in(i));
+  if (c.opset() >= 9) return scan_once(c, states, scans, c.num_outputs());
+  if (!scans[0].ndim()) c.fail("opset 8 scan inputs need a batch axis");
+  int64_t batch = scans[0].shape()[0];
+  if (c.has(0))
+    for (int64_t len : c.ints(0))
+      if (len != scans[0].shape()[1]) c.fail("sequence_lens shorter than the sequence are not supported");
+  std::vector<V> per_batch;
+  for (int64_t b = 0; b < batch; ++b) {
+    V st;
+    for (const Value& v : states) st.emplace_back(v.tensor(c.where() + ": a state").slice(0, b, b + 1).squeeze(0));
+    std::vector<Tensor> sc;
+    for (const Tensor& t : scans) sc.push_back(t.slice(0, b, b + 1).squeeze(0));
+    per_batch.push_back(scan_once(c, st, sc, c.num_outputs()));
+  }
+  V result;
+  for (size_t k = 0; k < c.num_outputs(); ++k) {
+    std::vector<Tensor> parts;
+    for (const V& r : per_batch) parts.push_back(r[k].tensor(c.where() + ": an output"));
+    result.emplace_back(Tensor::stack(parts, 0));
+  }
+  return result;
+}
+
 }  // namespace
 
 void register_control_ops(std::map<std::string, ValueOpFn>& t) {
   t["If"] = [](const OpContext& c) { return c.run_graph(truth(c.in(0)) ? "then_branch" : "else_branch", {}); };
   t["Loop"] = loop;
+  t["Scan"] = scan;
 }
 
 }  // namespace lathe::onnx::detail

@@ -369,6 +369,28 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     }
     return V{x.expand(out)};
   };
+  // ReverseSequence: along the time axis, each batch entry's first sequence_lens[b] steps reversed.
+  t["ReverseSequence"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    int64_t ta = axis_of(c, c.attr_i("time_axis", 0), x.ndim()), ba = axis_of(c, c.attr_i("batch_axis", 1), x.ndim());
+    if (ta == ba) c.fail("time_axis and batch_axis are the same axis");
+    std::vector<int64_t> lens = c.ints(1);
+    int64_t steps = x.shape()[ta], batch = x.shape()[ba];
+    if (static_cast<int64_t>(lens.size()) != batch) c.fail("sequence_lens has " + std::to_string(lens.size()) + " entries for a batch of " + std::to_string(batch));
+    std::vector<int64_t> idx(static_cast<size_t>(steps * batch));
+    for (int64_t t = 0; t < steps; ++t)
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t len = lens[static_cast<size_t>(b)];
+        if (len < 0 || len > steps) c.fail("sequence length " + std::to_string(len) + " is outside [0, " + std::to_string(steps) + "]");
+        // Laid out as (time, batch) when the time axis comes first, else (batch, time).
+        size_t at = static_cast<size_t>(ta < ba ? t * batch + b : b * steps + t);
+        idx[at] = t < len ? len - 1 - t : t;
+      }
+    Shape ishape(static_cast<size_t>(x.ndim()), 1);
+    ishape[ta] = steps, ishape[ba] = batch;
+    Tensor index = Tensor::from_vector(idx, ishape).expand(x.shape());
+    return V{x.gather(ta, index)};
+  };
   t["Tile"] = [](const OpContext& c) { return V{c.in(0).repeat(c.ints(1))}; };
   t["Shape"] = [](const OpContext& c) {
     Shape s = c.in(0).shape();
