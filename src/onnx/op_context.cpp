@@ -120,6 +120,8 @@ const std::map<std::string, OpFn>& op_table() {
     register_signal_ops(t);
     register_sampling_ops(t);
     register_text_ops(t);
+    register_random_ops(t);
+    register_linalg_ops(t);
     register_data_dependent_ops(t);
     return t;
   }();

@@ -17,6 +17,8 @@ void register_training_ops(std::map<std::string, OpFn>& table);
 void register_signal_ops(std::map<std::string, OpFn>& table);
 void register_sampling_ops(std::map<std::string, OpFn>& table);
 void register_text_ops(std::map<std::string, OpFn>& table);
+void register_random_ops(std::map<std::string, OpFn>& table);
+void register_linalg_ops(std::map<std::string, OpFn>& table);
 void register_data_dependent_ops(std::map<std::string, OpFn>& table);
 
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.

@@ -424,10 +424,6 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     if (c.has_attr("value_ints")) return V{Tensor::from_vector(c.attr_ints("value_ints"))};
     c.fail("no supported value attribute");
   };
-  t["Dropout"] = [](const OpContext& c) {
-    const Tensor& x = c.in(0);
-    return V{x, lathe::detail::constant_like(true, dtypes::bool_, x)};  // inference: the identity, mask all true
-  };
   t["CumSum"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     int64_t a = axis_of(c, c.ints(1).at(0), x.ndim());
