@@ -22,6 +22,8 @@ class OpContext {
   int64_t opset() const { return opset_; }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return static_cast<size_t>(node_.output_size()); }
+  /// The name of output `i` (empty for an output the model does not use).
+  const std::string& output_name(size_t i) const { return node_.output(static_cast<int>(i)); }
   /// Whether optional input `i` is given (and is not an empty optional).
   bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value() && !inputs_[i]->is_none(); }
   /// Whether input `i` is there at all (an empty optional counts).

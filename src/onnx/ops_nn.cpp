@@ -161,6 +161,55 @@ Tensor pool(const OpContext& c, bool is_max) {
   return one_d ? out.squeeze(2) : out;
 }
 
+// MaxPool's second output: where each maximum came from, as an index into the flattened input
+// (row-major, or column-major within each image for storage_order 1). 2-D only.
+V max_pool_with_indices(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.ndim() != 4 || x.is_symbolic()) c.fail("MaxPool's indices output needs a static (N, C, H, W) input");
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  if (kernel.size() != 2) c.fail("kernel_shape must have 2 entries");
+  std::vector<int64_t> strides = c.attr_ints("strides", {1, 1}), dil = c.attr_ints("dilations", {1, 1});
+  if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
+  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
+  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), -std::numeric_limits<double>::infinity());
+  Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, "MaxPool");  // (N, C, OH, OW, KH*KW)
+  int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];
+  Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it
+  auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
+  Tensor row = Tensor::arange(0, static_cast<double>(oh), 1, dtypes::int64).reshape({1, 1, oh, 1}) * i64(strides[0]) - i64(pads[0]) +
+               lathe::detail::broadcast_alu(Ops::IDIV, {k, i64(kernel[1])}, "MaxPool") * i64(dil[0]);
+  Tensor col = Tensor::arange(0, static_cast<double>(ow), 1, dtypes::int64).reshape({1, 1, 1, ow}) * i64(strides[1]) - i64(pads[1]) +
+               lathe::detail::broadcast_alu(Ops::MOD, {k, i64(kernel[1])}, "MaxPool") * i64(dil[1]);
+  Tensor image = (Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({n, 1, 1, 1}) * i64(ch) +
+                  Tensor::arange(0, static_cast<double>(ch), 1, dtypes::int64).reshape({1, ch, 1, 1})) * i64(h * w);
+  Tensor within = c.attr_i("storage_order", 0) ? col * i64(h) + row : row * i64(w) + col;
+  return V{win.max({4}), image + within};
+}
+
+// MaxUnpool: zeros of the unpooled size with each value put back where its index says
+// (indices count over the whole flattened output, as MaxPool's indices output gives them).
+V max_unpool(const OpContext& c) {
+  const Tensor &x = c.in(0), &idx = c.in(1);
+  if (x.ndim() != 4 || idx.shape() != x.shape()) c.fail("needs (N, C, H, W) values and indices of the same shape");
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape"), strides = c.attr_ints("strides", {1, 1}), pads = c.attr_ints("pads", {0, 0, 0, 0});
+  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) c.fail("kernel_shape, strides and pads must describe 2 spatial axes");
+  int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  int64_t oh = (h - 1) * strides[0] - pads[0] - pads[2] + kernel[0], ow = (w - 1) * strides[1] - pads[1] - pads[3] + kernel[1];
+  if (c.has(2)) {
+    std::vector<int64_t> out = c.ints(2);
+    if (out.size() != 4 || out[0] != n || out[1] != ch) c.fail("output_shape must be (N, C, H_out, W_out) of the input's N and C");
+    oh = out[2], ow = out[3];
+  }
+  int64_t hw = oh * ow;
+  auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
+  Tensor image = (Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({n, 1, 1}) * i64(ch) +
+                  Tensor::arange(0, static_cast<double>(ch), 1, dtypes::int64).reshape({1, ch, 1})) * i64(hw);
+  Tensor local = (idx.cast(dtypes::int64).reshape({n, ch, h * w}) - image).unsqueeze(-1);  // (N, C, HW_in, 1)
+  Tensor hit = local == Tensor::arange(0, static_cast<double>(hw), 1, dtypes::int64).reshape({1, 1, 1, hw});
+  Tensor out = hit.where(x.reshape({n, ch, h * w}).unsqueeze(-1), Tensor::zeros({}, x.dtype())).sum({2});
+  return V{out.cast(x.dtype()).reshape({n, ch, oh, ow})};
+}
+
 // ConvTranspose as a convolution: spread the input out by the stride (zeros between elements),
 // pad it by the kernel's reach minus the padding, and convolve with the flipped kernel whose
 // in/out channels are swapped within each group.
@@ -488,7 +537,11 @@ void register_nn_ops(std::map<std::string, OpFn>& t) {
     if (b <= 0 || h % b != 0 || w % b != 0) c.fail("height and width are not divisible by blocksize");
     return V{x.reshape({n, ch, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4}).reshape({n, ch * b * b, h / b, w / b})};
   };
-  t["MaxPool"] = [](const OpContext& c) { return V{pool(c, true)}; };
+  t["MaxUnpool"] = max_unpool;
+  t["MaxPool"] = [](const OpContext& c) {
+    if (c.num_outputs() > 1 && !c.output_name(1).empty()) return max_pool_with_indices(c);
+    return V{pool(c, true)};
+  };
   t["AveragePool"] = [](const OpContext& c) { return V{pool(c, false)}; };
   t["GlobalAveragePool"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
