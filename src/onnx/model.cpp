@@ -227,7 +227,15 @@ Model Model::from_bytes(const std::string& bytes, const std::string& base_dir) {
   for (const auto& t : g.initializer()) init_names.push_back(t.name());
   for (const auto& v : g.input())
     if (std::find(init_names.begin(), init_names.end(), v.name()) == init_names.end()) impl->inputs.push_back(value_info(v));
-  for (const auto& v : g.output()) impl->outputs.push_back(value_info(v));
+  for (const auto& v : g.output()) {
+    if (v.has_type()) {
+      impl->outputs.push_back(value_info(v));
+    } else {  // an output without a declared type is whatever tensor its node makes
+      ValueInfo info;
+      info.name = v.name();
+      impl->outputs.push_back(info);
+    }
+  }
   return Model(std::move(impl));
 }
 
