@@ -10,6 +10,7 @@ namespace lathe::cli {
 struct RunOptions {
   std::string model;                // empty: the built-in MLP
   std::vector<std::string> inputs;  // NAME=FILE (.npy or TensorProto .pb)
+  std::vector<std::string> max_sizes;  // NAME=N: prepare once for named dimensions up to N
   std::string output_dir;           // writes NAME.npy per output when set
   int64_t batch = 64;               // of the built-in model's random input
   uint64_t seed = 0;

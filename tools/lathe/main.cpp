@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   run->add_option("MODEL", ro.model, "An .onnx file (default: the built-in 784-512-512-10 MLP on random data)");
   run->add_option("--input", ro.inputs, "NAME=FILE, a .npy or TensorProto .pb file (repeatable); others get seeded random data");
   run->add_option("--output-dir", ro.output_dir, "Write each output as NAME.npy here");
+  run->add_option("--max-size", ro.max_sizes,
+                  "NAME=N (repeatable): prepare once for every size of the named input dimension up to N, "
+                  "then run the inputs at their own sizes (random inputs take N)");
   run->add_option("--device", device, "Device to run on (default LATHE_DEVICE, else CPU)");
   run->add_option("--batch", ro.batch, "Batch size of the built-in model's random input")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   run->add_option("--seed", ro.seed, "Seed of random weights and inputs");

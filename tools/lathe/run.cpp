@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -48,9 +49,13 @@ Tensor read_input(const std::string& file) {
 }
 
 // Seeded data for an input not given: uniform [0, 1) floats, small integers, alternating bools.
-Tensor random_input(const onnx::ValueInfo& in, uint64_t seed) {
+// A named dimension takes its size from `sizes`, else 1.
+Tensor random_input(const onnx::ValueInfo& in, uint64_t seed, const std::map<std::string, int64_t>& sizes = {}) {
   Shape shape;
-  for (size_t i = 0; i < in.dims.size(); ++i) shape.push_back(in.dims[i].value_or(1));
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    auto named = sizes.find(in.dim_params[i]);
+    shape.push_back(in.dims[i].value_or(named != sizes.end() ? named->second : 1));
+  }
   Tensor r = Tensor::rand(shape, seed);
   if (in.dtype.is_float()) return r.cast(in.dtype);
   if (in.dtype.is_bool()) return r < 0.5f;
@@ -74,6 +79,46 @@ std::vector<Tensor> build_with_random_inputs(const onnx::Model& model, uint64_t 
   std::map<std::string, Tensor> inputs;
   for (const onnx::ValueInfo& in : model.inputs()) inputs.insert_or_assign(in.name, random_input(in, seed++));
   return model.build(inputs);
+}
+
+void write_outputs(const RunOptions& o, const std::vector<std::string>& names, const std::vector<Tensor>& outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    print_summary(names[i], outs[i]);
+    if (!o.output_dir.empty()) {
+      std::filesystem::create_directories(o.output_dir);
+      write_npy((std::filesystem::path(o.output_dir) / (names[i] + ".npy")).string(), outs[i]);
+    }
+  }
+}
+
+// --max-size: one PreparedModel for every size up to the maxima, run on the inputs as given.
+int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<std::string, int64_t>& max_sizes,
+                 const std::map<std::string, Tensor>& inputs) {
+  auto t0 = Clock::now();
+  onnx::PreparedModel pm = model.prepare(max_sizes);
+  double prepare_ms = ms_since(t0);
+  std::vector<Tensor> outs;
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, o.iters); ++i) {
+    auto t1 = Clock::now();
+    outs = pm.run(inputs);
+    times.push_back(ms_since(t1));
+  }
+  std::sort(times.begin(), times.end());
+  std::string sizes;
+  for (const auto& [name, v] : pm.sizes()) sizes += (sizes.empty() ? "" : ", ") + name + " = " + std::to_string(v);
+  std::printf("prepared once for");
+  for (const auto& [name, max] : max_sizes) std::printf(" %s in [1, %lld]", name.c_str(), static_cast<long long>(max));
+  std::printf("; ran with %s\n", sizes.c_str());
+  std::vector<std::string> names;
+  for (const onnx::ValueInfo& out : model.outputs()) names.push_back(out.name);
+  write_outputs(o, names, outs);
+  std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs (inputs and outputs copied)\n",
+              pm.plan().prepared_kernels().size(), prepare_ms, times.front(), times[times.size() / 2], times.size());
+  if (o.profile)
+    for (const KernelProfile& p : pm.plan().execute_profiled())
+      std::printf("  %-36s %10.3f us  (%zu buffers)\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3, p.num_buffers);
+  return 0;
 }
 
 }  // namespace
@@ -114,12 +159,22 @@ int run(const RunOptions& o) {
       if (eq == std::string::npos) throw Error("--input takes NAME=FILE, not '" + spec + "'");
       inputs.insert_or_assign(spec.substr(0, eq), read_input(spec.substr(eq + 1)));
     }
+    std::map<std::string, int64_t> max_sizes;
+    for (const std::string& spec : o.max_sizes) {
+      size_t eq = spec.find('=');
+      char* end = nullptr;
+      long long v = eq == std::string::npos ? 0 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
+      if (eq == std::string::npos || end == spec.c_str() + eq + 1 || *end != '\0' || v < 1)
+        throw Error("--max-size takes NAME=N with N >= 1, not '" + spec + "'");
+      max_sizes[spec.substr(0, eq)] = v;
+    }
     uint64_t seed = o.seed;
     for (const onnx::ValueInfo& in : model.inputs()) {
       if (inputs.count(in.name)) continue;
       std::fprintf(stderr, "lathe: input '%s' not given: using seeded random %s data\n", in.name.c_str(), in.dtype.name().c_str());
-      inputs.insert_or_assign(in.name, random_input(in, seed++));
+      inputs.insert_or_assign(in.name, random_input(in, seed++, max_sizes));
     }
+    if (!max_sizes.empty()) return run_prepared(o, model, max_sizes, inputs);
     outputs = model.build(inputs);
     for (const onnx::ValueInfo& out : model.outputs()) names.push_back(out.name);
   }
@@ -127,14 +182,9 @@ int run(const RunOptions& o) {
   ExecutionPlan plan = Tensor::prepare(outputs);
   double prepare_ms = ms_since(t0);
   std::vector<double> times = timed_runs(plan, o.iters);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    Tensor out = Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape());
-    print_summary(names[i], out);
-    if (!o.output_dir.empty()) {
-      std::filesystem::create_directories(o.output_dir);
-      write_npy((std::filesystem::path(o.output_dir) / (names[i] + ".npy")).string(), out);
-    }
-  }
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < outputs.size(); ++i) outs.push_back(Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape()));
+  write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs\n", plan.prepared_kernels().size(),
               prepare_ms, times.front(), times[times.size() / 2], times.size());
   if (o.profile)
