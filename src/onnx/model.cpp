@@ -147,7 +147,7 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
       }
     } catch (const OnnxError&) {
       throw;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // lathe errors, and std::out_of_range, bad_alloc... from an operator
       ctx.fail(e.what());
     }
     for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
@@ -270,9 +270,7 @@ Value fit_input(const ValueInfo& in, const Value& v) {
   std::vector<Tensor> items;
   for (const Tensor& t : v.items(what + " (the model expects a sequence)"))
     items.push_back(fit_input(in, t, what + "[" + std::to_string(items.size()) + "]"));
-  if (items.empty() && v.dtype() != in.dtype)
-    throw OnnxError(what + " is a sequence of " + v.dtype().name() + ", the model expects " + in.dtype.name());
-  return Value::sequence(std::move(items), in.dtype);
+  return Value::sequence(std::move(items), in.dtype);  // an empty one takes the declared element type
 }
 
 }  // namespace
@@ -325,7 +323,8 @@ Value value_from_proto(const ::onnx::OptionalProto& o, const std::string& dir, b
 }
 
 Value value_from_proto(const ::onnx::SequenceProto& s, const std::string& dir) {
-  if (s.elem_type() != ::onnx::SequenceProto::TENSOR && s.tensor_values_size() == 0 && s.elem_type() != ::onnx::SequenceProto::UNDEFINED)
+  if ((s.elem_type() != ::onnx::SequenceProto::TENSOR && s.elem_type() != ::onnx::SequenceProto::UNDEFINED) || s.sequence_values_size() > 0 ||
+      s.map_values_size() > 0 || s.optional_values_size() > 0 || s.sparse_tensor_values_size() > 0)
     throw OnnxError("sequence '" + s.name() + "': only sequences of tensors are supported");
   std::vector<Tensor> items;
   for (const auto& t : s.tensor_values()) items.push_back(detail::tensor_from_proto(t, dir));

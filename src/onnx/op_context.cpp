@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/toposort.hpp"
 #include "onnx/ops.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -57,13 +58,47 @@ const Tensor& OpContext::in(size_t i) const {
 
 const std::vector<Tensor>& OpContext::items(size_t i) const { return value(i).items(where() + ": input " + std::to_string(i)); }
 
+namespace {
+thread_local const std::set<uint64_t>* prepared_inputs = nullptr;
+}  // namespace
+
+PreparedInputsScope::PreparedInputsScope(std::set<uint64_t> buffer_ids) : ids_(std::move(buffer_ids)), outer_(prepared_inputs) {
+  prepared_inputs = &ids_;
+}
+
+PreparedInputsScope::~PreparedInputsScope() { prepared_inputs = outer_; }
+
+void OpContext::require_build_time(const Tensor& t, const std::string& what) const {
+  if (!prepared_inputs || prepared_inputs->empty()) return;
+  for (const UOpPtr& u : toposort(t.uop()))
+    if (u->op() == Ops::BUFFER && prepared_inputs->count(u->id()))
+      fail(what + " depends on the model's inputs, so it is not known until run time; a model prepared for a range of "
+                  "sizes cannot use it to decide its graph (build the model for its inputs instead)");
+}
+
 std::vector<int64_t> OpContext::ints(size_t i) const {
   const Tensor& t = in(i);
   if (!t.dtype().is_int()) fail("input " + std::to_string(i) + " must be an integer tensor, not " + t.dtype().name());
+  require_build_time(t, "input " + std::to_string(i));
   return t.cast(dtypes::int64).to_vector<int64_t>();
 }
 
-std::vector<double> OpContext::doubles(size_t i) const { return in(i).cast(dtypes::float64).to_vector<double>(); }
+std::vector<double> OpContext::doubles(size_t i) const {
+  require_build_time(in(i), "input " + std::to_string(i));
+  return in(i).cast(dtypes::float64).to_vector<double>();
+}
+
+int64_t OpContext::int_at0(size_t i) const {
+  std::vector<int64_t> v = ints(i);
+  if (v.empty()) fail("input " + std::to_string(i) + " is empty, a value is needed");
+  return v[0];
+}
+
+double OpContext::double_at0(size_t i) const {
+  std::vector<double> v = doubles(i);
+  if (v.empty()) fail("input " + std::to_string(i) + " is empty, a value is needed");
+  return v[0];
+}
 
 const ::onnx::AttributeProto* OpContext::attr(const std::string& name) const {
   for (const auto& a : node_.attribute())

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ class OpContext {
   /// Input `i` computed now and read as numbers (shapes, axes, starts...).
   std::vector<int64_t> ints(size_t i) const;
   std::vector<double> doubles(size_t i) const;
+  /// The first of ints(i); fails naming the node when input i is empty.
+  int64_t int_at0(size_t i) const;
+  double double_at0(size_t i) const;
+  /// Fails when `t`'s value cannot be known while the graph is built: it depends on the inputs
+  /// of a model being prepared for a range of sizes (see PreparedInputsScope). Every read of a
+  /// value at build time goes through this.
+  void require_build_time(const Tensor& t, const std::string& what) const;
 
   bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
   int64_t attr_i(const std::string& name, int64_t fallback) const;
@@ -61,6 +69,20 @@ class OpContext {
   int64_t opset_;
   std::string base_dir_;
   const std::map<std::string, Value>* env_;
+};
+
+/// While Model::prepare builds its graph, the ids of the input buffers' nodes: a value computed
+/// from them is unknown until run time, so it cannot steer the build (OpContext::require_build_time).
+class PreparedInputsScope {
+ public:
+  explicit PreparedInputsScope(std::set<uint64_t> buffer_ids);
+  ~PreparedInputsScope();
+  PreparedInputsScope(const PreparedInputsScope&) = delete;
+  PreparedInputsScope& operator=(const PreparedInputsScope&) = delete;
+
+ private:
+  std::set<uint64_t> ids_;
+  const std::set<uint64_t>* outer_;
 };
 
 /// Runs a graph's nodes over `env` (its values by name), adding each node's outputs to it.

@@ -12,22 +12,33 @@ using V = std::vector<Value>;
 
 constexpr int64_t kMaxIterations = 100000;
 
-bool truth(const Tensor& t) { return t.cast(dtypes::bool_).reshape(Shape{}).item<bool>(); }
+bool truth(const OpContext& c, const Tensor& t) {
+  c.require_build_time(t, "the condition");
+  if (t.numel() != 1) c.fail("a condition must hold one value, it has shape " + shape_to_string(t.shape()));
+  return t.cast(dtypes::bool_).reshape(Shape{}).item<bool>();
+}
 
 // Computes a carried value now, so each iteration's graph stays small.
-Value realized(const Value& v) {
-  if (v.is_tensor()) return Tensor(v.tensor()).realize();
+Value realized(const OpContext& c, const Value& v) {
+  if (v.is_tensor()) {
+    c.require_build_time(v.tensor(), "a value carried between iterations");
+    return Tensor(v.tensor()).realize();
+  }
   if (!v.is_sequence()) return v;
   std::vector<Tensor> items = v.items();
-  for (Tensor& t : items) t.realize();
+  for (Tensor& t : items) {
+    c.require_build_time(t, "a value carried between iterations");
+    t.realize();
+  }
   return Value::sequence(std::move(items), v.dtype());
 }
 
 V loop(const OpContext& c) {
-  int64_t max_trips = c.has(0) ? c.ints(0).at(0) : std::numeric_limits<int64_t>::max();
-  bool cond = c.has(1) ? truth(c.in(1)) : true;
+  int64_t max_trips = c.has(0) ? c.int_at0(0) : std::numeric_limits<int64_t>::max();
+  bool cond = c.has(1) ? truth(c, c.in(1)) : true;
   V carried;
   for (size_t i = 2; i < c.num_inputs(); ++i) carried.push_back(c.value(i));
+  if (c.num_outputs() < carried.size()) c.fail("fewer outputs than loop-carried values");
   size_t n_scan = c.num_outputs() - carried.size();
   std::vector<std::vector<Tensor>> scans(n_scan);
   int64_t i = 0;
@@ -37,8 +48,8 @@ V loop(const OpContext& c) {
     in.insert(in.end(), carried.begin(), carried.end());
     V out = c.run_graph("body", in);
     if (out.size() != 1 + carried.size() + n_scan) c.fail("the body returns " + std::to_string(out.size()) + " values");
-    cond = truth(out[0].tensor(c.where() + ": the body's condition"));
-    for (size_t k = 0; k < carried.size(); ++k) carried[k] = realized(out[1 + k]);
+    cond = truth(c, out[0].tensor(c.where() + ": the body's condition"));
+    for (size_t k = 0; k < carried.size(); ++k) carried[k] = realized(c, out[1 + k]);
     for (size_t k = 0; k < n_scan; ++k) scans[k].push_back(out[1 + carried.size() + k].tensor(c.where() + ": a scan output").unsqueeze(0));
   }
   V result = carried;
@@ -53,7 +64,9 @@ V loop(const OpContext& c) {
 // slice of each scan input) to (new states, one slice of each scan output).
 V scan_once(const OpContext& c, V states, const std::vector<Tensor>& scans, size_t n_outputs) {
   std::vector<int64_t> in_axes = c.attr_ints("scan_input_axes", std::vector<int64_t>(scans.size(), 0));
-  std::vector<int64_t> in_dirs = c.attr_ints("scan_input_directions", std::vector<int64_t>(scans.size(), 0));
+  // Opset 8 calls the input directions `directions`.
+  std::vector<int64_t> in_dirs = c.attr_ints(c.opset() < 9 ? "directions" : "scan_input_directions", std::vector<int64_t>(scans.size(), 0));
+  if (n_outputs < states.size()) c.fail("fewer outputs than scan states");
   size_t n_scan_out = n_outputs - states.size();
   std::vector<int64_t> out_axes = c.attr_ints("scan_output_axes", std::vector<int64_t>(n_scan_out, 0));
   std::vector<int64_t> out_dirs = c.attr_ints("scan_output_directions", std::vector<int64_t>(n_scan_out, 0));
@@ -76,7 +89,7 @@ V scan_once(const OpContext& c, V states, const std::vector<Tensor>& scans, size
     }
     V out = c.run_graph("body", in);
     if (out.size() != n_outputs) c.fail("the body returns " + std::to_string(out.size()) + " values, Scan has " + std::to_string(n_outputs) + " outputs");
-    for (size_t k = 0; k < states.size(); ++k) states[k] = realized(out[k]);
+    for (size_t k = 0; k < states.size(); ++k) states[k] = realized(c, out[k]);
     for (size_t k = 0; k < n_scan_out; ++k) outs[k].push_back(out[states.size() + k].tensor(c.where() + ": a scan output"));
   }
   V result = states;
@@ -100,7 +113,8 @@ V scan(const OpContext& c) {
   for (size_t i = first; i < first + n_states; ++i) states.push_back(c.value(i));
   for (size_t i = first + n_states; i < c.num_inputs(); ++i) scans.push_back(c.in(i));
   if (c.opset() >= 9) return scan_once(c, states, scans, c.num_outputs());
-  if (!scans[0].ndim()) c.fail("opset 8 scan inputs need a batch axis");
+  for (const Tensor& t : scans)
+    if (t.ndim() < 2) c.fail("opset 8 scan inputs need a batch axis and a sequence axis");
   int64_t batch = scans[0].shape()[0];
   if (c.has(0))
     for (int64_t len : c.ints(0))
@@ -125,7 +139,7 @@ V scan(const OpContext& c) {
 }  // namespace
 
 void register_control_ops(std::map<std::string, ValueOpFn>& t) {
-  t["If"] = [](const OpContext& c) { return c.run_graph(truth(c.in(0)) ? "then_branch" : "else_branch", {}); };
+  t["If"] = [](const OpContext& c) { return c.run_graph(truth(c, c.in(0)) ? "then_branch" : "else_branch", {}); };
   t["Loop"] = loop;
   t["Scan"] = scan;
 }

@@ -2,6 +2,7 @@
 // NonMaxSuppression): the inputs are computed when the graph is built and the answer is built on
 // the host, the way If and Loop decide their conditions.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "onnx/ops.hpp"
@@ -12,7 +13,8 @@ namespace {
 using V = std::vector<Tensor>;
 
 // A tensor's values, exact for every integer and float dtype (long double holds int64 and double).
-std::vector<long double> exact_values(const Tensor& t) {
+std::vector<long double> exact_values(const OpContext& c, const Tensor& t) {
+  c.require_build_time(t, "input 0");
   std::vector<long double> out;
   if (t.dtype().is_int() || t.dtype() == dtypes::bool_) {
     for (int64_t v : t.cast(dtypes::int64).to_vector<int64_t>()) out.push_back(static_cast<long double>(v));
@@ -26,7 +28,7 @@ Tensor int64_tensor(const std::vector<int64_t>& v, Shape shape) { return Tensor:
 
 V non_zero(const OpContext& c) {
   const Tensor& x = c.in(0);
-  std::vector<long double> v = exact_values(x);
+  std::vector<long double> v = exact_values(c, x);
   std::vector<int64_t> flat;
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i] != 0) flat.push_back(static_cast<int64_t>(i));
@@ -48,10 +50,13 @@ V unique(const OpContext& c) {
   bool by_axis = c.has_attr("axis");
   int64_t axis = by_axis ? axis_of(c, c.attr_i("axis", 0), x.ndim()) : 0;
   if (!by_axis) x = x.reshape(Shape{x.numel()});
-  // Each slice along `axis` as a row of values.
-  Tensor rows_t = x.transpose(0, axis).contiguous();
+  // Each slice along `axis` as a row of values, its other axes in their order (as numpy's moveaxis).
+  std::vector<int64_t> axes_order{axis};
+  for (int64_t i = 0; i < x.ndim(); ++i)
+    if (i != axis) axes_order.push_back(i);
+  Tensor rows_t = x.permute(axes_order);
   int64_t n = x.shape()[axis], width = n == 0 ? 0 : x.numel() / n;
-  std::vector<long double> v = exact_values(rows_t);
+  std::vector<long double> v = exact_values(c, rows_t);
   auto row = [&](int64_t i) { return std::vector<long double>(v.begin() + i * width, v.begin() + (i + 1) * width); };
   std::vector<int64_t> firsts, inverse(static_cast<size_t>(n)), counts;
   std::vector<std::vector<long double>> keys;
@@ -70,7 +75,12 @@ V unique(const OpContext& c) {
   }
   std::vector<size_t> order(keys.size());
   std::iota(order.begin(), order.end(), 0);
-  if (c.attr_i("sorted", 1) != 0) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  // A total order: NaN after every number (a plain < is no strict weak order with NaNs).
+  auto less = [](long double a, long double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
+  if (c.attr_i("sorted", 1) != 0)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::lexicographical_compare(keys[a].begin(), keys[a].end(), keys[b].begin(), keys[b].end(), less);
+    });
   std::vector<size_t> rank(order.size());
   for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
   std::vector<int64_t> idx, cnt;
@@ -110,11 +120,13 @@ V non_max_suppression(const OpContext& c) {
       scores_t.shape()[2] != boxes_t.shape()[1])
     c.fail("boxes must be [batches, boxes, 4] and scores [batches, classes, boxes], got " + shape_to_string(boxes_t.shape()) + " and " +
            shape_to_string(scores_t.shape()));
-  int64_t max_out = c.has(2) && c.in(2).numel() > 0 ? c.ints(2).at(0) : 0;
-  double iou_max = c.has(3) && c.in(3).numel() > 0 ? c.doubles(3).at(0) : 0;
+  int64_t max_out = c.has(2) && c.in(2).numel() > 0 ? c.int_at0(2) : 0;
+  double iou_max = c.has(3) && c.in(3).numel() > 0 ? c.double_at0(3) : 0;
   bool has_min_score = c.has(4) && c.in(4).numel() > 0;
-  double min_score = has_min_score ? c.doubles(4).at(0) : 0;
+  double min_score = has_min_score ? c.double_at0(4) : 0;
   bool center = c.attr_i("center_point_box", 0) != 0;
+  c.require_build_time(boxes_t, "boxes");
+  c.require_build_time(scores_t, "scores");
   std::vector<double> boxes = boxes_t.cast(dtypes::float64).to_vector<double>();
   std::vector<double> scores = scores_t.cast(dtypes::float64).to_vector<double>();
   int64_t batches = scores_t.shape()[0], classes = scores_t.shape()[1], n = scores_t.shape()[2];
@@ -125,7 +137,7 @@ V non_max_suppression(const OpContext& c) {
       std::vector<int64_t> cand;
       for (int64_t i = 0; i < n; ++i)
         if (!has_min_score || s[i] > min_score) cand.push_back(i);
-      std::stable_sort(cand.begin(), cand.end(), [&](int64_t i, int64_t j) { return s[i] > s[j]; });
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t i, int64_t j) { return std::isnan(s[j]) ? !std::isnan(s[i]) : s[i] > s[j]; });
       std::vector<int64_t> kept;
       for (int64_t i : cand) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;

@@ -37,6 +37,7 @@ V det(const OpContext& c) {
   if (x.ndim() < 2 || x.shape()[x.ndim() - 1] != x.shape()[x.ndim() - 2] || !x.dtype().is_float())
     c.fail("needs float (..., M, M) matrices, got " + x.dtype().name() + " " + shape_to_string(x.shape()));
   int64_t n = x.shape().back(), count = n == 0 ? 0 : x.numel() / (n * n);
+  c.require_build_time(x, "input 0");
   std::vector<double> all = x.cast(dtypes::float64).to_vector<double>(), out;
   for (int64_t m = 0; m < count; ++m)
     out.push_back(determinant(std::vector<double>(all.begin() + m * n * n, all.begin() + (m + 1) * n * n), n));

@@ -14,16 +14,26 @@ using V = std::vector<Tensor>;
 
 Tensor scalar(double v, DType dt) { return Tensor::full({}, v, dt); }
 
-// Spatial padding of an N-D op as (begin..., end...), from `pads` or `auto_pad`.
+// Spatial padding of an N-D op as (begin..., end...), from `pads` or `auto_pad`. Checks the
+// window attributes every caller uses: one positive kernel size, stride and dilation per spatial
+// axis of the input, pads not negative.
 std::vector<int64_t> spatial_pads(const OpContext& c, const Shape& in, const std::vector<int64_t>& kernel,
                                   const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
   size_t n = kernel.size();
+  if (in.size() != n + 2) c.fail("a kernel of " + std::to_string(n) + " spatial axes for an input of shape " + shape_to_string(in));
+  if (strides.size() != n || dilations.size() != n)
+    c.fail("kernel, strides and dilations must have one entry per spatial axis (" + std::to_string(n) + ")");
+  for (size_t i = 0; i < n; ++i)
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0) c.fail("kernel sizes, strides and dilations must be positive");
   std::string mode = c.attr_s("auto_pad", "NOTSET");
   if (mode == "NOTSET") {
     std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
     if (pads.size() != 2 * n) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(n) + " spatial axes");
+    for (int64_t p : pads)
+      if (p < 0) c.fail("pads must not be negative");
     return pads;
   }
+  if (mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER") c.fail("auto_pad '" + mode + "' is not NOTSET, VALID, SAME_UPPER or SAME_LOWER");
   std::vector<int64_t> pads(2 * n, 0);
   if (mode == "VALID") return pads;
   for (size_t i = 0; i < n; ++i) {
@@ -41,6 +51,9 @@ std::vector<std::pair<SInt, SInt>> pad_pairs(const std::vector<int64_t>& pads, i
   for (size_t i = 0; i < n; ++i) p[2 + i] = {pads[i], pads[i + n]};
   return p;
 }
+
+// What max pooling pads with: below every value of the dtype (-inf for floats; integers have none).
+double lowest_of(DType dt) { return dt.is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dt.min()); }
 
 // 1-D ops run as 2-D with a unit height.
 Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
@@ -72,6 +85,9 @@ Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::
 
 Tensor conv(const OpContext& c) {
   Tensor x = c.in(0), w = c.in(1);
+  if (x.ndim() < 3 || w.ndim() != x.ndim())
+    c.fail("needs (N, C, spatial..) input and (M, C/group, kernel..) weight of the same rank, got " + shape_to_string(x.shape()) + " and " +
+           shape_to_string(w.shape()));
   if (x.ndim() > 4) {
     size_t n = static_cast<size_t>(x.ndim() - 2);
     std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
@@ -110,12 +126,14 @@ Tensor pool(const OpContext& c, bool is_max) {
     std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
     std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
     if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode for 3-D pooling is not supported");
-    Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+    Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
     Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, c.op().c_str());
     if (is_max) return win.max({-1});
     Tensor sum = win.sum({-1});
     if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(win.shape().back())).cast(x.dtype());
-    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(x.shape(), x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum({-1});
+    Shape one_batch = x.shape();
+    one_batch[0] = 1;  // the same share for every batch entry (and the batch may be symbolic)
+    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum({-1});
     return (sum / ones).cast(x.dtype());
   }
   if (x.ndim() != 3 && x.ndim() != 4) c.fail("pooling needs (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
@@ -136,8 +154,7 @@ Tensor pool(const OpContext& c, bool is_max) {
       if (rem != 0) pads[i + n] += strides[i] - rem;
     }
   }
-  double lowest = -std::numeric_limits<double>::infinity();
-  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest : 0.0);
+  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
   if (one_d) {
     padded = to_2d(padded);
     kernel.insert(kernel.begin(), 1);
@@ -171,7 +188,7 @@ V max_pool_with_indices(const OpContext& c) {
   std::vector<int64_t> strides = c.attr_ints("strides", {1, 1}), dil = c.attr_ints("dilations", {1, 1});
   if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
   std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), -std::numeric_limits<double>::infinity());
+  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), lowest_of(x.dtype()));
   Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, "MaxPool");  // (N, C, OH, OW, KH*KW)
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];
   Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it
@@ -200,6 +217,7 @@ V max_unpool(const OpContext& c) {
     if (out.size() != 4 || out[0] != n || out[1] != ch) c.fail("output_shape must be (N, C, H_out, W_out) of the input's N and C");
     oh = out[2], ow = out[3];
   }
+  if (oh <= 0 || ow <= 0 || oh > (int64_t{1} << 16) || ow > (int64_t{1} << 16)) c.fail("the output size must be positive and below 2^16 per axis");
   int64_t hw = oh * ow;
   auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
   Tensor image = (Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({n, 1, 1}) * i64(ch) +
@@ -217,8 +235,10 @@ Tensor conv_transpose(const OpContext& c) {
   Tensor x = c.in(0), w = c.in(1);
   if (x.ndim() != 4 && x.ndim() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
   bool one_d = x.ndim() == 3;
+  if (w.ndim() != x.ndim()) c.fail("the weight " + shape_to_string(w.shape()) + " and the input " + shape_to_string(x.shape()) + " differ in rank");
   if (one_d) x = to_2d(x), w = to_2d(w);
   int64_t groups = c.attr_i("group", 1);
+  if (groups <= 0) c.fail("group must be positive");
   int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
   int64_t og = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
   if (cin % groups != 0 || w.shape()[0] != cin) c.fail("weight " + shape_to_string(w.shape()) + " does not fit input " + shape_to_string(x.shape()));
@@ -229,12 +249,17 @@ Tensor conv_transpose(const OpContext& c) {
   };
   std::vector<int64_t> s = two("strides", 1), d = two("dilations", 1), op = two("output_padding", 0);
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(one_d ? 2 : 4, 0));
+  if (s.size() != 2 || d.size() != 2 || op.size() != 2 || pads.size() != (one_d ? 2u : 4u))
+    c.fail("strides, dilations, output_padding and pads must describe " + std::string(one_d ? "1" : "2") + " spatial axes");
+  for (size_t i = 0; i < 2; ++i)
+    if (s[i] <= 0 || d[i] <= 0 || op[i] < 0) c.fail("strides and dilations must be positive, output_padding not negative");
   if (one_d) pads = {0, pads[0], 0, pads[1]};
   std::string autopad = c.attr_s("auto_pad", "NOTSET");
   std::vector<int64_t> out_shape = c.attr_ints("output_shape");
   if (!out_shape.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
     if (out_shape.empty()) out_shape = one_d ? std::vector<int64_t>{wd * s[1]} : std::vector<int64_t>{h * s[0], wd * s[1]};
     if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
+    if (out_shape.size() != 2) c.fail("output_shape must have one entry per spatial axis");
     int64_t in_sz[2] = {h, wd}, k[2] = {kh, kw};
     for (int i = 0; i < 2; ++i) {
       int64_t total = s[i] * (in_sz[i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - out_shape[static_cast<size_t>(i)];
@@ -265,6 +290,10 @@ Tensor einsum(const OpContext& c) {
   std::string eq;
   for (char ch : c.attr_s("equation", ""))
     if (ch != ' ') eq += ch;
+  for (size_t i = 0; i < eq.size(); ++i)
+    if (!std::isalpha(static_cast<unsigned char>(eq[i])) && eq[i] != ',' && eq[i] != '.' && eq.compare(i, 2, "->") != 0 &&
+        !(i > 0 && eq.compare(i - 1, 2, "->") == 0))
+      c.fail("equation '" + eq + "' has a character other than letters, ',', '...' and '->'");
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> terms;
@@ -313,6 +342,8 @@ Tensor einsum(const OpContext& c) {
     std::sort(out.begin(), out.end());
     out = ellipsis_labels + out;
   }
+  for (char ch : out)
+    if (all.find(ch) == std::string::npos) c.fail(std::string("output label ") + ch + " names no input axis");
   std::string order = out;
   for (char ch : all)
     if (out.find(ch) == std::string::npos) order += ch;

@@ -55,12 +55,15 @@ Tensor minus_zero_point(const Tensor& x, const std::optional<Tensor>& zp, int64_
 // An integer convolution of input `xi` (zero point `xzi`, 0 when absent) with weight `wi`.
 Tensor integer_conv(const OpContext& c, size_t xi, size_t xzi, size_t wi, size_t wzi) {
   const Tensor &x = c.in(xi), &w = c.in(wi);
-  if (x.ndim() != 4) c.fail("only 2-D integer convolutions are supported");
+  if (x.ndim() != 4 || w.ndim() != 4) c.fail("only 2-D integer convolutions are supported");
+  std::string auto_pad = c.attr_s("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") c.fail("auto_pad '" + auto_pad + "' is not supported here (give pads)");
   std::optional<Tensor> xz, wz;
   if (xzi) xz = c.in(xzi);
   if (wzi) wz = c.in(wzi);
   std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), d = c.attr_ints("dilations", {1, 1}), p = c.attr_ints("pads", {0, 0, 0, 0});
   if (s.size() != 2 || d.size() != 2 || p.size() != 4) c.fail("strides, dilations and pads must describe 2 spatial axes");
+  if (s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0) c.fail("strides and dilations must be positive");
   Tensor xv = minus_zero_point(x, xz, 1).pad({{0, 0}, {0, 0}, {p[0], p[2]}, {p[1], p[3]}});
   return xv.conv2d(minus_zero_point(w, wz, 0), std::nullopt, {s[0], s[1]}, {0, 0}, {d[0], d[1]}, c.attr_i("group", 1));
 }

@@ -48,8 +48,8 @@ Tensor normal(const OpContext& c, Shape shape, DType dt) {
 
 V dropout(const OpContext& c) {
   const Tensor& x = c.in(0);
-  double ratio = c.has(1) ? c.doubles(1).at(0) : c.attr_f("ratio", 0.5);
-  bool training = c.has(2) && c.doubles(2).at(0) != 0;
+  double ratio = c.has(1) ? c.double_at0(1) : c.attr_f("ratio", 0.5);
+  bool training = c.has(2) && c.double_at0(2) != 0;
   if (!training || ratio == 0) return V{x, lathe::detail::constant_like(true, dtypes::bool_, x)};  // the identity, mask all true
   if (ratio < 0 || ratio >= 1) c.fail("ratio " + std::to_string(ratio) + " is outside [0, 1)");
   if (x.is_symbolic()) c.fail("training-mode dropout needs static sizes");

@@ -43,10 +43,13 @@ struct GridSampler {
     return align ? (g + 1.0) / 2.0 * (s - 1) : ((g + 1.0) * s - 1) / 2.0;
   }
 
-  // The image at integer positions (x, y) of shape (N, Ho, Wo); zero outside it.
+  // The image at integer positions (x, y) of shape (N, Ho, Wo); zero outside it (and at NaN
+  // positions, which are not inside: every comparison with NaN is false).
   Tensor tap(const Tensor& x, const Tensor& y) const {
     Tensor inside = (x >= 0.0).logical_and(x <= static_cast<double>(w - 1)).logical_and(y >= 0.0).logical_and(y <= static_cast<double>(h - 1));
-    Tensor xi = x.clip(0, static_cast<double>(w - 1)).cast(dtypes::int32), yi = y.clip(0, static_cast<double>(h - 1)).cast(dtypes::int32);
+    Tensor zero = Tensor::zeros({}, x.dtype());
+    Tensor xi = inside.where(x, zero).clip(0, static_cast<double>(w - 1)).cast(dtypes::int32);  // no NaN reaches the cast
+    Tensor yi = inside.where(y, zero).clip(0, static_cast<double>(h - 1)).cast(dtypes::int32);
     Tensor idx = (yi * static_cast<int32_t>(w) + xi).reshape(Shape{n, 1, ho * wo}).expand(Shape{n, ch, ho * wo});
     Tensor v = flat.gather(2, idx).reshape(Shape{n, ch, ho, wo});
     return inside.reshape(Shape{n, 1, ho, wo}).where(v, Tensor::zeros({}, v.dtype()));

@@ -9,10 +9,9 @@ using V = std::vector<Value>;
 
 // A position in a sequence of `n` (negative counts from the end); `n` itself when `end_ok`.
 size_t position(const OpContext& c, size_t i, size_t n, bool end_ok) {
-  int64_t p = c.ints(i).at(0), size = static_cast<int64_t>(n);
+  int64_t given = c.int_at0(i), p = given, size = static_cast<int64_t>(n);
   if (p < 0) p += size;
-  if (p < 0 || p > size || (p == size && !end_ok))
-    c.fail("position " + std::to_string(c.ints(i).at(0)) + " is outside a sequence of " + std::to_string(n));
+  if (p < 0 || p > size || (p == size && !end_ok)) c.fail("position " + std::to_string(given) + " is outside a sequence of " + std::to_string(n));
   return static_cast<size_t>(p);
 }
 
@@ -52,7 +51,7 @@ V split_to_sequence(const OpContext& c) {
     if (c.attr_i("keepdims", 1) == 0)
       for (Tensor& p : parts) p = p.squeeze(axis);
   } else if (c.in(1).ndim() == 0) {
-    int64_t size = c.ints(1).at(0);
+    int64_t size = c.int_at0(1);
     if (size <= 0) c.fail("split size " + std::to_string(size) + " is not positive");
     parts = x.split(size, axis);
   } else {

@@ -82,7 +82,7 @@ Tensor slice(const OpContext& c) {
 Tensor pad(const OpContext& c) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> pads = c.opset() < 11 ? c.attr_ints("pads") : c.ints(1);
-  double value = c.opset() < 11 ? c.attr_f("value", 0.0) : (c.has(2) ? c.doubles(2).at(0) : 0.0);
+  double value = c.opset() < 11 ? c.attr_f("value", 0.0) : (c.has(2) ? c.double_at0(2) : 0.0);
   int64_t n = x.ndim();
   std::vector<int64_t> axes;
   if (c.has(3)) axes = axes_arg(c, 3, n);
@@ -159,7 +159,7 @@ Tensor non_negative(const Tensor& idx, int64_t n) {
 // TopK by k rounds of argmax, masking each pick: exact, and cheap for the small k of most models.
 V topk(const OpContext& c) {
   const Tensor& x = c.in(0);
-  int64_t k = c.ints(1).at(0), a = axis_of(c, c.attr_i("axis", -1), x.ndim()), n = x.shape()[a];
+  int64_t k = c.int_at0(1), a = axis_of(c, c.attr_i("axis", -1), x.ndim()), n = x.shape()[a];
   if (k < 0 || k > n) c.fail("k = " + std::to_string(k) + " for an axis of " + std::to_string(n));
   bool largest = c.attr_i("largest", 1) != 0;
   Tensor work = x.cast(dtypes::float64);
@@ -304,7 +304,11 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   t["Concat"] = [](const OpContext& c) {
     std::vector<Tensor> xs;
     for (size_t i = 0; i < c.num_inputs(); ++i) xs.push_back(c.in(i));
-    return V{Tensor::cat(xs, axis_of(c, c.attr_i("axis", 0), xs.at(0).ndim()))};
+    if (xs.empty()) c.fail("needs at least one input");
+    int64_t a = axis_of(c, c.attr_i("axis", 0), xs[0].ndim());
+    for (const Tensor& x : xs)  // pieces are placed by their sizes as numbers
+      if (x.ndim() > a && !x.symbolic_shape()[static_cast<size_t>(a)].is_static()) c.fail("concatenating along a symbolic axis is not supported");
+    return V{Tensor::cat(xs, a)};
   };
   t["Split"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
@@ -408,7 +412,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     return V{v.reshape(Shape{}).expand(Shape(shape.begin(), shape.end())).contiguous()};
   };
   t["Range"] = [](const OpContext& c) {
-    double start = c.doubles(0).at(0), limit = c.doubles(1).at(0), delta = c.doubles(2).at(0);
+    double start = c.double_at0(0), limit = c.double_at0(1), delta = c.double_at0(2);
     if (delta == 0) c.fail("delta is zero");
     return V{Tensor::arange(start, limit, delta, c.in(0).dtype())};
   };
@@ -426,7 +430,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["CumSum"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
-    int64_t a = axis_of(c, c.ints(1).at(0), x.ndim());
+    int64_t a = axis_of(c, c.int_at0(1), x.ndim());
     Tensor r = c.attr_i("reverse", 0) ? x.flip({a}) : x;
     Tensor s = r.cumsum(a);
     if (c.attr_i("exclusive", 0)) s = s - r;
@@ -435,7 +439,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["OneHot"] = [](const OpContext& c) {
     const Tensor& idx = c.in(0);
-    int64_t depth = static_cast<int64_t>(c.doubles(1).at(0));
+    int64_t depth = static_cast<int64_t>(c.double_at0(1));
     const Tensor& values = c.in(2);
     int64_t a = c.attr_i("axis", -1);
     int64_t nd = idx.ndim() + 1;
@@ -455,6 +459,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   t["ScatterND"] = [](const OpContext& c) { return V{scatter_nd(c)}; };
   t["Compress"] = [](const OpContext& c) {
     Tensor x = c.in(0);
+    c.require_build_time(c.in(1), "the condition");
     std::vector<bool> cond = c.in(1).cast(dtypes::bool_).to_vector<bool>();
     int64_t a = 0;
     if (c.has_attr("axis")) a = axis_of(c, c.attr_i("axis", 0), x.ndim());
@@ -483,7 +488,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Trilu"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
-    int64_t k = c.has(1) ? c.ints(1).at(0) : 0, r = x.shape()[x.ndim() - 2], cols = x.shape().back();
+    int64_t k = c.has(1) ? c.int_at0(1) : 0, r = x.shape()[x.ndim() - 2], cols = x.shape().back();
     Tensor i = Tensor::arange(0, static_cast<double>(r), 1, dtypes::int64).reshape({r, 1});
     Tensor j = Tensor::arange(0, static_cast<double>(cols), 1, dtypes::int64).reshape({1, cols});
     Tensor kk = Tensor::full({}, k, dtypes::int64);

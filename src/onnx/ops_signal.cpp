@@ -1,5 +1,6 @@
 // Signal processing: window functions, the discrete Fourier transform (as a matmul against a
 // float64 DFT matrix, so near-zero bins stay near zero), STFT and the mel filter bank.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -10,13 +11,21 @@ namespace {
 
 using V = std::vector<Tensor>;
 
+// Sizes these operators allocate on the host, from input values: capped so a bad model fails.
+constexpr int64_t kMaxElements = int64_t{1} << 26;
+
+void check_size(const OpContext& c, int64_t elements, const std::string& what) {
+  if (elements < 0 || elements > kMaxElements) c.fail(what + " needs " + std::to_string(elements) + " elements, more than 2^26");
+}
+
 DType output_dtype(const OpContext& c) { return dtype_from_onnx(static_cast<int32_t>(c.attr_i("output_datatype", 1)), c.where()); }
 
 // A generalized cosine window: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic)
 // or size - 1 (symmetric).
 V cosine_window(const OpContext& c, double a0, double a1, double a2) {
-  int64_t size = c.ints(0).at(0);
+  int64_t size = c.int_at0(0);
   if (size < 0) c.fail("window size " + std::to_string(size) + " is negative");
+  check_size(c, size, "the window");
   double n_div = c.attr_i("periodic", 1) ? static_cast<double>(size) : static_cast<double>(size - 1);
   std::vector<double> w(static_cast<size_t>(size));
   for (int64_t n = 0; n < size; ++n) {
@@ -28,8 +37,9 @@ V cosine_window(const OpContext& c, double a0, double a1, double a2) {
 
 // DFT of the real/imaginary pair (re, im) along their last axis, `n_in` samples to `n_out` bins
 // of a length-`n` transform (samples past `n` are dropped, missing ones are zeros).
-std::pair<Tensor, Tensor> dft_last_axis(const Tensor& re, const Tensor& im, int64_t n, int64_t n_out, bool inverse) {
+std::pair<Tensor, Tensor> dft_last_axis(const OpContext& c, const Tensor& re, const Tensor& im, int64_t n, int64_t n_out, bool inverse) {
   int64_t n_in = re.shape().back();
+  if (n_in > 0 && n_out > kMaxElements / n_in) c.fail("a DFT of " + std::to_string(n_in) + " by " + std::to_string(n_out) + " is too large");
   std::vector<double> cos_m(static_cast<size_t>(n_in * n_out)), sin_m(cos_m.size());
   for (int64_t j = 0; j < n_in; ++j)
     for (int64_t k = 0; k < n_out; ++k) {
@@ -58,13 +68,17 @@ std::pair<Tensor, Tensor> complex_parts(const OpContext& c, const Tensor& x) {
 V dft(const OpContext& c) {
   const Tensor& x = c.in(0);
   auto [re, im] = complex_parts(c, x);
-  int64_t axis = axis_of(c, c.attr_i("axis", 1), x.ndim() - 1);
+  // Opset 20 moved the axis to input 2 (default -2, counted over the whole rank, complex axis included).
+  int64_t axis = c.opset() >= 20 ? (c.has(2) ? c.int_at0(2) : -2) : c.attr_i("axis", 1);
+  if (c.opset() >= 20 && axis < 0) axis += x.ndim();
+  axis = axis_of(c, axis, x.ndim() - 1);
   bool inverse = c.attr_i("inverse", 0) != 0, onesided = c.attr_i("onesided", 0) != 0;
-  int64_t n = c.has(1) ? c.ints(1).at(0) : x.shape()[axis];
+  int64_t n = c.has(1) ? c.int_at0(1) : x.shape()[axis];
   if (n <= 0) c.fail("dft_length must be positive, not " + std::to_string(n));
+  check_size(c, n, "dft_length");
   int64_t n_out = onesided ? n / 2 + 1 : n;
   re = re.transpose(axis, -1), im = im.transpose(axis, -1);
-  auto [out_re, out_im] = dft_last_axis(re, im, n, n_out, inverse);
+  auto [out_re, out_im] = dft_last_axis(c, re, im, n, n_out, inverse);
   Tensor out = Tensor::stack({out_re.transpose(axis, -1), out_im.transpose(axis, -1)}, -1);
   return V{out.cast(x.dtype())};
 }
@@ -72,8 +86,8 @@ V dft(const OpContext& c) {
 V stft(const OpContext& c) {
   const Tensor& x = c.in(0);
   auto [re, im] = complex_parts(c, x);
-  int64_t step = c.ints(1).at(0), signal = re.shape().back();
-  int64_t frame = c.has(3) ? c.ints(3).at(0) : c.has(2) ? c.in(2).numel() : 0;
+  int64_t step = c.int_at0(1), signal = re.shape().back();
+  int64_t frame = c.has(3) ? c.int_at0(3) : c.has(2) ? c.in(2).numel() : 0;
   if (step <= 0 || frame <= 0 || frame > signal) c.fail("frame_step and frame_length must be positive and fit the signal");
   int64_t frames = (signal - frame) / step + 1;
   std::vector<Tensor> re_frames, im_frames;
@@ -88,22 +102,26 @@ V stft(const OpContext& c) {
     fr = fr * w, fi = fi * w;
   }
   int64_t n_out = c.attr_i("onesided", 1) ? frame / 2 + 1 : frame;
-  auto [out_re, out_im] = dft_last_axis(fr, fi, frame, n_out, false);
+  auto [out_re, out_im] = dft_last_axis(c, fr, fi, frame, n_out, false);
   return V{Tensor::stack({out_re, out_im}, -1).cast(x.dtype())};
 }
 
 // Triangular filters evenly spaced on the mel scale, as ONNX's reference builds them.
 V mel_weight_matrix(const OpContext& c) {
-  int64_t bins = c.ints(0).at(0), dft_length = c.ints(1).at(0), rate = c.ints(2).at(0);
-  double lo = c.doubles(3).at(0), hi = c.doubles(4).at(0);
+  int64_t bins = c.int_at0(0), dft_length = c.int_at0(1), rate = c.int_at0(2);
+  double lo = c.double_at0(3), hi = c.double_at0(4);
   if (bins <= 0 || dft_length <= 0 || rate <= 0) c.fail("num_mel_bins, dft_length and sample_rate must be positive");
+  check_size(c, (dft_length / 2 + 1) * std::min<int64_t>(bins, kMaxElements), "the mel weight matrix");
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo < 0 || hi < lo) c.fail("the edge frequencies must be finite, 0 <= lower <= upper");
   int64_t spectrogram_bins = dft_length / 2 + 1;
   auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
   double lo_mel = to_mel(lo), step = (to_mel(hi) - lo_mel) / static_cast<double>(bins + 2);  // ONNX reference: (bins + 2) steps
   std::vector<int64_t> edge(static_cast<size_t>(bins + 2));
   for (int64_t i = 0; i < bins + 2; ++i) {
     double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595) - 1);
-    edge[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate)));
+    double bin = std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate));
+    if (!(bin >= 0 && bin < static_cast<double>(kMaxElements))) c.fail("a mel band edge falls outside the spectrogram's bins");
+    edge[static_cast<size_t>(i)] = static_cast<int64_t>(bin);
   }
   std::vector<double> w(static_cast<size_t>(spectrogram_bins * bins), 0.0);
   auto at = [&](int64_t row, int64_t col) -> double& {

@@ -32,8 +32,11 @@ V tfidf_vectorizer(const OpContext& c) {
       columns[static_cast<size_t>(n)][std::vector<int64_t>(pool.begin() + p, pool.begin() + p + n)] = out_index[gram];
     }
   }
+  for (int64_t i : out_index)
+    if (i < 0 || i >= (int64_t{1} << 24)) c.fail("ngram_indexes entry " + std::to_string(i) + " is outside [0, 2^24)");
   int64_t width = out_index.empty() ? 0 : *std::max_element(out_index.begin(), out_index.end()) + 1;
   int64_t rows = x.ndim() == 2 ? x.shape()[0] : 1, len = x.shape().back();
+  c.require_build_time(x, "X");
   std::vector<int64_t> tokens = x.cast(dtypes::int64).to_vector<int64_t>();
   std::vector<float> y(static_cast<size_t>(rows * width), 0.0f);
   for (int64_t r = 0; r < rows; ++r) {

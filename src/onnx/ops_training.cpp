@@ -38,8 +38,8 @@ V adam(const OpContext& c) {
   size_t n = group_size(c, 4);
   double alpha = c.attr_f("alpha", 0.9), beta = c.attr_f("beta", 0.999), eps = c.attr_f("epsilon", 1e-6);
   double norm = c.attr_f("norm_coefficient", 0), norm_post = c.attr_f("norm_coefficient_post", 0);
-  double steps = static_cast<double>(c.ints(1).at(0));
-  double rate = c.doubles(0).at(0);
+  double steps = static_cast<double>(c.int_at0(1));
+  double rate = c.double_at0(0);
   if (steps > 0) rate *= std::sqrt(1 - std::pow(beta, steps)) / (1 - std::pow(alpha, steps));
   V xs, vs, hs;
   for (size_t i = 0; i < n; ++i) {
@@ -62,8 +62,8 @@ V momentum(const OpContext& c) {
   double alpha = c.attr_f("alpha", 0), beta = c.attr_f("beta", 0), norm = c.attr_f("norm_coefficient", 0);
   std::string mode = c.attr_s("mode", "standard");
   if (mode != "standard" && mode != "nesterov") c.fail("mode '" + mode + "' is not 'standard' or 'nesterov'");
-  if (c.ints(1).at(0) <= 0) beta = 1;  // the first step takes the whole gradient
-  double rate = c.doubles(0).at(0);
+  if (c.int_at0(1) <= 0) beta = 1;  // the first step takes the whole gradient
+  double rate = c.double_at0(0);
   V xs, vs;
   for (size_t i = 0; i < n; ++i) {
     const Tensor &x = c.in(2 + i), &g = c.in(2 + n + i), &v = c.in(2 + 2 * n + i);

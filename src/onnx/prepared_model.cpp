@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "ir/eval.hpp"
+#include "ir/toposort.hpp"
+#include "onnx/op_context.hpp"
 #include "lathe/onnx.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -35,6 +37,7 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
     SymShape shape;
     for (size_t d = 0; d < in.dims.size(); ++d) {
       if (in.dims[d]) {
+        if (*in.dims[d] < 0) throw OnnxError(what + ": dimension " + std::to_string(d) + " is negative");
         shape.emplace_back(*in.dims[d]);
         continue;
       }
@@ -47,12 +50,23 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
       shape.push_back(var->second.bind(max->second));
       impl->sizes[name] = max->second;
     }
-    Buffer buffer(in.dtype, static_cast<size_t>(shape_numel(lathe::detail::max_shape(shape))));
+    int64_t elements = 1;
+    for (int64_t d : lathe::detail::max_shape(shape)) {
+      if (d != 0 && elements > (int64_t{1} << 40) / d) throw OnnxError(what + ": its largest size has more than 2^40 elements");
+      elements *= d;
+    }
+    Buffer buffer(in.dtype, static_cast<size_t>(elements));
     given.insert_or_assign(in.name, lathe::detail::packed_view(buffer, shape));
     impl->inputs.push_back({in, buffer});
   }
   for (const auto& [name, max] : max_sizes)
     if (!impl->variables.count(name)) throw OnnxError("no input has a dimension named '" + name + "'");
+  // While the graph is built, no node may read a value computed from these inputs.
+  std::set<uint64_t> input_nodes;
+  for (const auto& [name, t] : given)
+    for (const UOpPtr& u : toposort(t.uop()))
+      if (u->op() == Ops::BUFFER) input_nodes.insert(u->id());
+  detail::PreparedInputsScope scope(std::move(input_nodes));
   std::vector<Tensor> outs = build(given);
   for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
   impl->plan = Tensor::prepare(outs);

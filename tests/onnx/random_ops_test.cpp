@@ -6,53 +6,10 @@
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
-#include "onnx/onnx_include.hpp"
+#include "onnx/node_model.hpp"
 
 namespace lathe::onnx {
 namespace {
-
-// A one-node model: `op` over float inputs `inputs` (shapes as given) with `attrs`, outputs y0, y1...
-struct NodeModel {
-  ::onnx::ModelProto proto;
-  ::onnx::NodeProto* node;
-
-  NodeModel(const std::string& op, const std::vector<std::pair<std::string, Shape>>& inputs, int outputs) {
-    proto.set_ir_version(8);
-    proto.add_opset_import()->set_version(17);
-    ::onnx::GraphProto* g = proto.mutable_graph();
-    g->set_name(op);
-    node = g->add_node();
-    node->set_op_type(op);
-    node->set_name("the_" + op);
-    for (const auto& [name, shape] : inputs) {
-      node->add_input(name);
-      auto* tt = g->add_input();
-      tt->set_name(name);
-      auto* t = tt->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(name == "training" ? ::onnx::TensorProto::BOOL : ::onnx::TensorProto::FLOAT);
-      for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
-    }
-    for (int i = 0; i < outputs; ++i) {
-      node->add_output("y" + std::to_string(i));
-      g->add_output()->set_name("y" + std::to_string(i));
-    }
-  }
-  NodeModel& attr(const std::string& name, double f) {
-    auto* a = node->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::FLOAT);
-    a->set_f(static_cast<float>(f));
-    return *this;
-  }
-  NodeModel& attr_ints(const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = node->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-    return *this;
-  }
-  Model model() const { return Model::from_bytes(proto.SerializeAsString()); }
-};
 
 TEST(OnnxRandom, UniformHasItsRangeAndMeanAndTheSeedFixesIt) {
   NodeModel nm("RandomUniform", {}, 1);

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     }
     if (*test_onnx) return lathe::cli::test_onnx(test_dirs, rtol, atol);
     if (*bench) return lathe::cli::bench(bo);
-  } catch (const lathe::Error& e) {
+  } catch (const std::exception& e) {  // lathe::Error, and anything else (bad_alloc...): a message, never an abort
     std::cerr << "lathe: " << e.what() << "\n";
     return 1;
   }

@@ -1,6 +1,7 @@
 // `lathe run`: an ONNX model (or the built-in MLP) end to end, with inputs from files or seeded
 // random data, a summary of each output, and optional per-kernel times.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -163,8 +164,9 @@ int run(const RunOptions& o) {
     for (const std::string& spec : o.max_sizes) {
       size_t eq = spec.find('=');
       char* end = nullptr;
+      errno = 0;
       long long v = eq == std::string::npos ? 0 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
-      if (eq == std::string::npos || end == spec.c_str() + eq + 1 || *end != '\0' || v < 1)
+      if (eq == std::string::npos || end == spec.c_str() + eq + 1 || *end != '\0' || v < 1 || errno == ERANGE)
         throw Error("--max-size takes NAME=N with N >= 1, not '" + spec + "'");
       max_sizes[spec.substr(0, eq)] = v;
     }

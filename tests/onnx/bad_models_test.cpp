@@ -1,0 +1,79 @@
+// Models that are wrong, or that ask for what lathe cannot do: each is an OnnxError naming the
+// node, never a crash (these ran into out-of-bounds reads, division by zero or std::terminate).
+#include <gtest/gtest.h>
+
+#include "lathe/lathe.hpp"
+#include "onnx/node_model.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+// Builds `m` on `inputs`; expects an OnnxError whose message holds each of `words`.
+void expect_error(const Model& m, const std::map<std::string, Tensor>& inputs, const std::vector<std::string>& words) {
+  try {
+    m.build(inputs);
+    FAIL() << "no error";
+  } catch (const OnnxError& e) {
+    for (const std::string& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxBadModels, PoolingWindowsOfTheWrongRankOrZeroStride) {
+  Tensor x = Tensor::rand({1, 1, 6, 6}, 1);
+  NodeModel short_strides("MaxPool", {{"x", {1, 1, 6, 6}}}, 1);
+  short_strides.attr_ints("kernel_shape", {2, 2}).attr_ints("strides", {1});
+  expect_error(short_strides.model(), {{"x", x}}, {"the_MaxPool", "strides"});
+  NodeModel zero_stride("AveragePool", {{"x", {1, 1, 6, 6}}}, 1);
+  zero_stride.attr_ints("kernel_shape", {2, 2}).attr_ints("strides", {0, 1}).attr_s("auto_pad", "SAME_UPPER");
+  expect_error(zero_stride.model(), {{"x", x}}, {"the_AveragePool", "positive"});
+}
+
+TEST(OnnxBadModels, ConvolutionWeightOfTheWrongRank) {
+  NodeModel conv("Conv", {{"x", {1, 2, 5, 5}}, {"w", {3}}}, 1);
+  expect_error(conv.model(), {{"x", Tensor::rand({1, 2, 5, 5}, 1)}, {"w", Tensor::rand({3}, 2)}}, {"the_Conv", "rank"});
+  NodeModel transposed("ConvTranspose", {{"x", {1, 2, 5, 5}}, {"w", {2, 3, 3, 3}}}, 1);
+  transposed.attr_ints("strides", {2, 2, 2});
+  expect_error(transposed.model(), {{"x", Tensor::rand({1, 2, 5, 5}, 1)}, {"w", Tensor::rand({2, 3, 3, 3}, 2)}}, {"the_ConvTranspose"});
+}
+
+TEST(OnnxBadModels, TfIdfIndexOutsideTheOutput) {
+  NodeModel tfidf("TfIdfVectorizer", {{"i64x", {6}}}, 1);
+  tfidf.attr_ints("ngram_counts", {0}).attr_ints("ngram_indexes", {-3}).attr_ints("pool_int64s", {2});
+  tfidf.attr_s("mode", "TF");
+  expect_error(tfidf.model(), {{"i64x", Tensor::from_vector<int64_t>({1, 2, 3, 2, 1, 2})}}, {"the_TfIdfVectorizer", "ngram_indexes"});
+}
+
+TEST(OnnxBadModels, EinsumWithCharactersThatAreNotLabels) {
+  NodeModel einsum("Einsum", {{"a", {2, 2}}}, 1);
+  einsum.attr_s("equation", "i0->i");
+  expect_error(einsum.model(), {{"a", Tensor::rand({2, 2}, 1)}}, {"the_Einsum", "equation"});
+  NodeModel unknown("Einsum", {{"a", {2, 2}}}, 1);
+  unknown.attr_s("equation", "ij->k");
+  expect_error(unknown.model(), {{"a", Tensor::rand({2, 2}, 1)}}, {"the_Einsum", "output label k"});
+}
+
+TEST(OnnxBadModels, AnEmptyInputWhereAValueIsNeeded) {
+  NodeModel topk("TopK", {{"x", {5}}, {"i64k", {0}}}, 2);
+  expect_error(topk.model(), {{"x", Tensor::rand({5}, 1)}, {"i64k", Tensor::from_vector<int64_t>({})}}, {"the_TopK", "empty"});
+}
+
+// A prepared model's inputs are unknown while its graph is built: a node that needs an input's
+// value then (here Reshape's target shape) is an error, not a plan baked from stale memory.
+TEST(OnnxBadModels, PreparedModelCannotDecideItsGraphFromInputValues) {
+  NodeModel reshape("Reshape", {{"x", {2, 6}}, {"i64shape", {2}}}, 1);
+  Model m = reshape.model();
+  try {
+    m.prepare({});
+    FAIL() << "no error";
+  } catch (const OnnxError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("the_Reshape"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not known until run time"), std::string::npos) << msg;
+  }
+  // Built for its inputs, the same model runs.
+  std::vector<Tensor> out = m.build({{"x", Tensor::rand({2, 6}, 1)}, {"i64shape", Tensor::from_vector<int64_t>({3, 4})}});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 4}));
+}
+
+}  // namespace
+}  // namespace lathe::onnx
