@@ -27,7 +27,8 @@ std::vector<long double> exact_values(const OpContext& c, const Tensor& t) {
 Tensor int64_tensor(const std::vector<int64_t>& v, Shape shape) { return Tensor::from_vector(v, std::move(shape)); }
 
 V non_zero(const OpContext& c) {
-  const Tensor& x = c.in(0);
+  Tensor x = c.in(0);
+  if (x.ndim() == 0) x = x.reshape(Shape{1});  // a scalar counts as one element (numpy's nonzero does the same)
   std::vector<long double> v = exact_values(c, x);
   std::vector<int64_t> flat;
   for (size_t i = 0; i < v.size(); ++i)

@@ -169,7 +169,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   Tensor win = windows(x, {weight.shape()[2], weight.shape()[3]}, stride, dilation, "conv2d");  // (N, C, OH, OW, K)
   int64_t oh = win.shape()[2], ow = win.shape()[3], k = win.shape()[4], og = o / groups;
-  SInt batch = symbolic_shape()[0];  // the batch may be symbolic; the rest is static
+  SymShape dims = symbolic_shape();
+  for (size_t i = 1; i < 4; ++i)
+    if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + detail::sym_shape_to_string(dims));
+  SInt batch = dims[0];
   Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, k});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, k});
   std::tie(xw, ww) = widen_for_products(xw, ww);
