@@ -60,7 +60,8 @@ Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
 // Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
 // from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
-Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+               bool add_bias = true) {
   if (x.is_symbolic()) c.fail("3-D and higher convolutions need static sizes");
   int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
   if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
@@ -75,7 +76,7 @@ Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::
   Shape outs{n, o};
   for (int64_t i = 2; i < win.ndim() - 1; ++i) outs.push_back(win.shape()[i]);
   r = r.reshape(outs);
-  if (c.has(2)) {
+  if (add_bias && c.has(2)) {
     Shape bs(outs.size(), 1);
     bs[1] = o;
     r = r + c.in(2).reshape(bs);
@@ -233,54 +234,81 @@ V max_unpool(const OpContext& c) {
 // in/out channels are swapped within each group.
 Tensor conv_transpose(const OpContext& c) {
   Tensor x = c.in(0), w = c.in(1);
-  if (x.ndim() != 4 && x.ndim() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  if (x.ndim() < 3) c.fail("needs an (N, C, spatial..) input, got " + shape_to_string(x.shape()));
   bool one_d = x.ndim() == 3;
   if (w.ndim() != x.ndim()) c.fail("the weight " + shape_to_string(w.shape()) + " and the input " + shape_to_string(x.shape()) + " differ in rank");
   if (one_d) x = to_2d(x), w = to_2d(w);
+  size_t n = static_cast<size_t>(x.ndim() - 2);  // spatial axes
   int64_t groups = c.attr_i("group", 1);
   if (groups <= 0) c.fail("group must be positive");
-  int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
-  int64_t og = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  int64_t batch = x.shape()[0], cin = x.shape()[1], og = w.shape()[1];
   if (cin % groups != 0 || w.shape()[0] != cin) c.fail("weight " + shape_to_string(w.shape()) + " does not fit input " + shape_to_string(x.shape()));
-  auto two = [&](const char* name, int64_t fallback) {
-    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(one_d ? 1 : 2, fallback));
-    if (one_d) v.insert(v.begin(), fallback);
+  // Per-axis attributes; a 1-D op gets a leading unit axis.
+  auto per_axis = [&](const char* name, int64_t fallback, size_t count) {
+    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(one_d ? count / n : count, fallback));
+    if (one_d) v.insert(v.begin() + static_cast<std::ptrdiff_t>(0), fallback);
+    if (one_d && count == 2 * n) v.insert(v.begin() + 2, fallback);  // pads: (begin.., end..)
     return v;
   };
-  std::vector<int64_t> s = two("strides", 1), d = two("dilations", 1), op = two("output_padding", 0);
-  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(one_d ? 2 : 4, 0));
-  if (s.size() != 2 || d.size() != 2 || op.size() != 2 || pads.size() != (one_d ? 2u : 4u))
-    c.fail("strides, dilations, output_padding and pads must describe " + std::string(one_d ? "1" : "2") + " spatial axes");
-  for (size_t i = 0; i < 2; ++i)
+  std::vector<int64_t> s = per_axis("strides", 1, n), d = per_axis("dilations", 1, n), op = per_axis("output_padding", 0, n);
+  std::vector<int64_t> pads = per_axis("pads", 0, 2 * n);
+  if (s.size() != n || d.size() != n || op.size() != n || pads.size() != 2 * n)
+    c.fail("strides, dilations, output_padding and pads must describe " + std::to_string(one_d ? 1 : n) + " spatial axes");
+  std::vector<int64_t> in(n), k(n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = x.shape()[2 + i], k[i] = w.shape()[2 + i];
     if (s[i] <= 0 || d[i] <= 0 || op[i] < 0) c.fail("strides and dilations must be positive, output_padding not negative");
-  if (one_d) pads = {0, pads[0], 0, pads[1]};
+  }
   std::string autopad = c.attr_s("auto_pad", "NOTSET");
   std::vector<int64_t> out_shape = c.attr_ints("output_shape");
   if (!out_shape.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
-    if (out_shape.empty()) out_shape = one_d ? std::vector<int64_t>{wd * s[1]} : std::vector<int64_t>{h * s[0], wd * s[1]};
+    if (out_shape.empty())
+      for (size_t i = 0; i < n; ++i) out_shape.push_back(in[i] * s[i]);
     if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
-    if (out_shape.size() != 2) c.fail("output_shape must have one entry per spatial axis");
-    int64_t in_sz[2] = {h, wd}, k[2] = {kh, kw};
-    for (int i = 0; i < 2; ++i) {
-      int64_t total = s[i] * (in_sz[i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - out_shape[static_cast<size_t>(i)];
+    if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // given with N and C
+    if (out_shape.size() != n) c.fail("output_shape must have one entry per spatial axis");
+    for (size_t i = 0; i < n; ++i) {
+      int64_t total = s[i] * (in[i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - out_shape[i];
       if (total < 0) op[i] -= total, total = 0;  // a larger output than the kernel reaches: extra end padding
-      bool lower = autopad == "SAME_LOWER";
-      pads[static_cast<size_t>(i)] = lower ? (total + 1) / 2 : total / 2;
-      pads[static_cast<size_t>(i) + 2] = total - pads[static_cast<size_t>(i)];
+      pads[i] = autopad == "SAME_LOWER" ? (total + 1) / 2 : total / 2;
+      pads[i + n] = total - pads[i];
     }
   }
-  // Zeros between elements: (.., h, 1, w, 1) padded to (.., h, s0, w, s1), trimmed to (h-1)*s0+1.
-  Tensor spread = x.reshape({n, cin, h, 1, wd, 1})
-                      .pad({{0, 0}, {0, 0}, {0, 0}, {0, s[0] - 1}, {0, 0}, {0, s[1] - 1}})
-                      .reshape({n, cin, h * s[0], wd * s[1]})
-                      .shrink({{0, n}, {0, cin}, {0, (h - 1) * s[0] + 1}, {0, (wd - 1) * s[1] + 1}});
-  int64_t reach_h = d[0] * (kh - 1), reach_w = d[1] * (kw - 1);
-  Tensor padded = spread.pad({{0, 0}, {0, 0}, {reach_h - pads[0], reach_h - pads[2] + op[0]}, {reach_w - pads[1], reach_w - pads[3] + op[1]}});
+  // Zeros between elements: each axis (.., L, ..) as (.., L, 1, ..) padded to (.., L, s, ..), then
+  // folded and trimmed to (L - 1) * s + 1.
+  Shape split{batch, cin}, folded{batch, cin};
+  std::vector<std::pair<SInt, SInt>> spread_pad{{0, 0}, {0, 0}}, trim{{0, batch}, {0, cin}}, reach{{0, 0}, {0, 0}};
+  for (size_t i = 0; i < n; ++i) {
+    split.insert(split.end(), {in[i], 1});
+    spread_pad.insert(spread_pad.end(), {{0, 0}, {0, s[i] - 1}});
+    folded.push_back(in[i] * s[i]);
+    trim.emplace_back(0, (in[i] - 1) * s[i] + 1);
+    int64_t r = d[i] * (k[i] - 1);
+    reach.emplace_back(r - pads[i], r - pads[i + n] + op[i]);
+  }
+  Tensor spread = x.reshape(split).pad(spread_pad).reshape(folded).shrink(trim);
+  for (const auto& [before, after] : reach)
+    if (before.value() < 0 || after.value() < 0) c.fail("pads larger than the kernel's reach are not supported");
+  Tensor padded = spread.pad(reach);
+  // The kernel flipped, with in/out channels swapped within each group.
   int64_t cg = cin / groups;
-  Tensor wt = w.reshape({groups, cg, og, kh, kw}).transpose(1, 2).reshape({groups * og, cg, kh, kw}).flip({2, 3});
+  Shape wg{groups, cg, og}, wt_shape{groups * og, cg};
+  std::vector<int64_t> flip_axes;
+  for (size_t i = 0; i < n; ++i) wg.push_back(k[i]), wt_shape.push_back(k[i]), flip_axes.push_back(static_cast<int64_t>(2 + i));
+  Tensor wt = w.reshape(wg).transpose(1, 2).reshape(wt_shape).flip(flip_axes);
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
-  Tensor out = padded.conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
+  Tensor out;
+  if (n == 2) {
+    out = padded.conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
+  } else {
+    out = conv_nd(c, padded, wt, std::vector<int64_t>(n, 1), d, false);
+    if (bias) {
+      Shape bs(n + 2, 1);
+      bs[1] = bias->numel();
+      out = out + bias->reshape(bs);
+    }
+  }
   return one_d ? out.squeeze(2) : out;
 }
 
