@@ -1,7 +1,9 @@
 // Sampling an image at fractional positions: GridSample (PyTorch's grid_sample: nearest,
-// bilinear and bicubic taps, zeros/border/reflection padding). Taps are gathers from the
-// flattened image, so the whole operator stays one lazy graph.
+// bilinear and bicubic taps, zeros/border/reflection padding) and RoiAlign. Taps are gathers from the
+// flattened image (GridSample stays one lazy graph); RoiAlign runs on the host.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "onnx/ops.hpp"
 
@@ -103,8 +105,81 @@ V grid_sample(const OpContext& c) {
   return V{out.cast(x.dtype())};
 }
 
+// RoiAlign: each region of interest pooled to (output_height, output_width) bins, each bin the
+// average (or max) of bilinear samples on a regular grid. The grid's size depends on each
+// region's size, so this runs on the host over inputs computed when the graph is built.
+V roi_align(const OpContext& c) {
+  const Tensor &x = c.in(0), &rois_t = c.in(1), &batch_t = c.in(2);
+  if (x.ndim() != 4 || rois_t.ndim() != 2 || rois_t.shape()[1] != 4 || batch_t.ndim() != 1 || batch_t.shape()[0] != rois_t.shape()[0])
+    c.fail("needs X (N, C, H, W), rois (R, 4) and batch_indices (R), got " + shape_to_string(x.shape()) + ", " +
+           shape_to_string(rois_t.shape()) + ", " + shape_to_string(batch_t.shape()));
+  int64_t oh = c.attr_i("output_height", 1), ow = c.attr_i("output_width", 1), ratio = c.attr_i("sampling_ratio", 0);
+  if (oh <= 0 || ow <= 0 || ratio < 0 || oh > 4096 || ow > 4096) c.fail("output sizes must be in [1, 4096], sampling_ratio not negative");
+  double scale = c.attr_f("spatial_scale", 1.0);
+  std::string mode = c.attr_s("mode", "avg"), ct = c.attr_s("coordinate_transformation_mode", c.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not avg or max");
+  if (ct != "half_pixel" && ct != "output_half_pixel") c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
+  bool half_pixel = ct == "half_pixel";
+  for (const Tensor* t : {&x, &rois_t, &batch_t}) c.require_build_time(*t, "an input");
+  int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], r = rois_t.shape()[0];
+  std::vector<double> img = x.cast(dtypes::float64).to_vector<double>(), rois = rois_t.cast(dtypes::float64).to_vector<double>();
+  std::vector<int64_t> batch = batch_t.cast(dtypes::int64).to_vector<int64_t>();
+  std::vector<double> out(static_cast<size_t>(r * ch * oh * ow), 0.0);
+  for (int64_t k = 0; k < r; ++k) {
+    int64_t b = batch[static_cast<size_t>(k)];
+    if (b < 0 || b >= n) c.fail("batch index " + std::to_string(b) + " is outside [0, " + std::to_string(n) + ")");
+    const double* roi = rois.data() + 4 * k;
+    double offset = half_pixel ? 0.5 : 0.0;
+    double x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset, x1 = roi[2] * scale - offset, y1 = roi[3] * scale - offset;
+    double rw = x1 - x0, rh = y1 - y0;
+    if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);  // legacy: regions at least one pixel
+    if (!std::isfinite(rw) || !std::isfinite(rh) || std::fabs(rw) > 1e6 || std::fabs(rh) > 1e6) c.fail("a region is not finite or too large");
+    double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+    int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+    int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+    gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
+    double count = static_cast<double>(gh * gw);
+    for (int64_t cc = 0; cc < ch; ++cc) {
+      const double* plane = img.data() + (b * ch + cc) * h * w;
+      auto at = [&](int64_t yy, int64_t xx) { return plane[yy * w + xx]; };
+      for (int64_t py = 0; py < oh; ++py)
+        for (int64_t px = 0; px < ow; ++px) {
+          double acc = mode == "max" ? -std::numeric_limits<double>::infinity() : 0.0;
+          for (int64_t iy = 0; iy < gh; ++iy)
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+              double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+              double v = 0;
+              if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 || xx > static_cast<double>(w))) {
+                yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
+                auto yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh = yl + 1, xh = xl + 1;
+                if (yl >= h - 1) yl = yh = h - 1, yy = static_cast<double>(yl);
+                if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
+                double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
+                double terms[4] = {hy * hx * at(yl, xl), hy * lx * at(yl, xh), ly * hx * at(yh, xl), ly * lx * at(yh, xh)};
+                if (mode == "max") {  // as ONNX Runtime: the largest weighted corner
+                  for (double t : terms) acc = std::max(acc, t);
+                  continue;
+                }
+                v = terms[0] + terms[1] + terms[2] + terms[3];
+              } else if (mode == "max") {
+                acc = std::max(acc, 0.0);
+                continue;
+              }
+              acc += v;
+            }
+          out[static_cast<size_t>(((k * ch + cc) * oh + py) * ow + px)] = mode == "max" ? acc : acc / count;
+        }
+    }
+  }
+  return V{Tensor::from_vector(out, Shape{r, ch, oh, ow}).cast(x.dtype())};
+}
+
 }  // namespace
 
-void register_sampling_ops(std::map<std::string, OpFn>& t) { t["GridSample"] = grid_sample; }
+void register_sampling_ops(std::map<std::string, OpFn>& t) {
+  t["GridSample"] = grid_sample;
+  t["RoiAlign"] = roi_align;
+}
 
 }  // namespace lathe::onnx::detail
