@@ -460,16 +460,27 @@ Tensor resize(const OpContext& c) {
   std::string nearest = c.op() == "Upsample" || c.opset() < 11 ? "floor" : c.attr_s("nearest_mode", "round_prefer_floor");
   double a = c.attr_f("cubic_coeff_a", -0.75);
   bool exclude = c.attr_i("exclude_outside", 0) != 0;
-  if (ct == "tf_crop_and_resize") c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  // tf_crop_and_resize samples the box `roi` (normalized starts, then ends) and fills positions
+  // outside the input with extrapolation_value.
+  bool crop = ct == "tf_crop_and_resize";
+  std::vector<double> roi;
+  if (crop) {
+    if (c.has(1)) roi = c.doubles(1);
+    if (roi.size() != static_cast<size_t>(2 * nd)) c.fail("tf_crop_and_resize needs an roi of 2 values per axis");
+  }
+  double extrapolation = c.attr_f("extrapolation_value", 0.0);
   if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("mode '" + mode + "' is not supported");
   DType dt = x.dtype();
   Tensor r = x.cast(dtypes::float32);
   for (int64_t ax = 0; ax < nd; ++ax) {
     int64_t in = x.shape()[ax];
-    int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * scales[ax])) : sizes[ax];
+    double span = crop ? roi[static_cast<size_t>(ax + nd)] - roi[static_cast<size_t>(ax)] : 1.0;
+    int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * span * scales[ax])) : sizes[ax];
+    if (out < 0 || out > (int64_t{1} << 24)) c.fail("output size " + std::to_string(out) + " is outside [0, 2^24]");
     double scale = sizes.empty() ? scales[ax] : static_cast<double>(out) / static_cast<double>(in);
-    if (out == in && scale == 1.0) continue;
+    if (out == in && scale == 1.0 && !crop) continue;
     std::vector<float> w(static_cast<size_t>(out * in), 0.0f);
+    std::vector<uint8_t> outside(static_cast<size_t>(out), 0);
     auto add = [&](int64_t row, int64_t col, double v) {
       col = std::clamp<int64_t>(col, 0, in - 1);
       w[static_cast<size_t>(row * in + col)] += static_cast<float>(v);
@@ -484,6 +495,14 @@ Tensor resize(const OpContext& c) {
       }
       else if (ct == "asymmetric") xo = o / scale;
       else if (ct == "tf_half_pixel_for_nn") xo = (o + 0.5) / scale;
+      else if (crop) {
+        double lo = roi[static_cast<size_t>(ax)], hi = roi[static_cast<size_t>(ax + nd)], last = static_cast<double>(in - 1);
+        xo = out > 1 ? lo * last + static_cast<double>(o) * (hi - lo) * last / static_cast<double>(out - 1) : 0.5 * (lo + hi) * last;
+        if (xo < 0 || xo > last) {
+          outside[static_cast<size_t>(o)] = 1;
+          continue;
+        }
+      }
       else c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
       if (mode == "nearest") {
         double f = std::floor(xo), frac = xo - f;
@@ -514,6 +533,12 @@ Tensor resize(const OpContext& c) {
     }
     Tensor wt = Tensor::from_vector(w, {out, in}).transpose(0, 1);
     r = r.transpose(ax, -1).matmul(wt).transpose(ax, -1);
+    if (std::find(outside.begin(), outside.end(), 1) != outside.end()) {
+      Shape along(static_cast<size_t>(nd), 1);
+      along[static_cast<size_t>(ax)] = out;
+      std::vector<bool> mask(outside.begin(), outside.end());
+      r = Tensor::from_vector(mask, along).where(Tensor::full({}, extrapolation, r.dtype()), r);
+    }
   }
   return dt.is_float() ? r.cast(dt) : r.round().cast(dt);
 }
