@@ -59,7 +59,7 @@ double lowest_of(DType dt) { return dt.is_float() ? -std::numeric_limits<double>
 Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
 // Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
-// from strided slices (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
+// as views (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
                bool add_bias = true) {
   if (x.is_symbolic()) c.fail("3-D and higher convolutions need static sizes");

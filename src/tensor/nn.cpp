@@ -69,7 +69,7 @@ Tensor Tensor::layernorm(std::vector<int64_t> axes, double eps) const {
 
 namespace {
 
-// Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH*KW), built from strided slices.
+// Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH*KW), a view of x.
 Tensor windows(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                std::pair<int64_t, int64_t> dilation, const char* op) {
   return detail::sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second},
@@ -81,23 +81,24 @@ Tensor windows(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<in
 Tensor fold_axis(const Tensor& x, int64_t axis, int64_t k, int64_t s, int64_t d, int64_t o) {
   int64_t n = x.shape()[axis];
   Tensor t = x.transpose(axis, -1);
-  Shape lead(t.shape().begin(), t.shape().end() - 1);
+  SymShape all = t.symbolic_shape();  // the other axes may be symbolic (a batch); this one is not
+  SymShape lead(all.begin(), all.end() - 1);
   int64_t e = (k * (n + d) + n - 1) / n;
   auto with = [&](std::initializer_list<int64_t> tail) {
-    Shape sh = lead;
-    sh.insert(sh.end(), tail);
+    SymShape sh = lead;
+    sh.insert(sh.end(), tail.begin(), tail.end());
     return sh;
   };
-  auto keep = [&](const Shape& sh, int64_t last_end) {
+  auto keep = [&](const SymShape& sh, int64_t last_end) {
     std::vector<std::pair<SInt, SInt>> b;
-    for (int64_t v : sh) b.emplace_back(0, v);
+    for (const SInt& v : sh) b.emplace_back(0, v);
     b.back() = {0, last_end};
     return b;
   };
   t = t.unsqueeze(-2).expand(with({e, n})).reshape(with({e * n}));
-  t = t.shrink(keep(t.shape(), k * (n + d))).reshape(with({k, n + d}));
-  t = t.shrink(keep(t.shape(), o * s)).reshape(with({k, o, s}));
-  t = t.shrink(keep(t.shape(), 1)).reshape(with({k, o}));
+  t = t.shrink(keep(t.symbolic_shape(), k * (n + d))).reshape(with({k, n + d}));
+  t = t.shrink(keep(t.symbolic_shape(), o * s)).reshape(with({k, o, s}));
+  t = t.shrink(keep(t.symbolic_shape(), 1)).reshape(with({k, o}));
   // (.., K, O) with the axis' old place holding O: move O back, K last.
   int64_t nd = t.ndim();
   std::vector<int64_t> perm;
@@ -126,26 +127,11 @@ Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, c
     out[i] = (size - span) / s[i] + 1;
     taps *= k[i];
   }
-  if (taps <= 64) {
-    std::vector<Tensor> parts;
-    std::vector<int64_t> at(n, 0);
-    while (true) {
-      Tensor t = x;
-      for (size_t i = 0; i < n; ++i) {
-        int64_t a = static_cast<int64_t>(2 + i), start = at[i] * d[i];
-        t = t.slice(a, start, start + (out[i] - 1) * s[i] + 1, s[i]);
-      }
-      parts.push_back(t);
-      size_t i = n;
-      while (i > 0 && ++at[i - 1] == k[i - 1]) at[--i] = 0;
-      if (i == 0) break;
-    }
-    return Tensor::stack(parts, -1);
-  }
-  // Large kernels: each axis becomes (O_i) plus a trailing K_i; then the K_i merge into one.
+  // Each axis becomes (O_i) plus a trailing K_i (a view: no copies, no gathers); then the K_i merge.
   Tensor t = x;
   for (size_t i = 0; i < n; ++i) t = fold_axis(t, static_cast<int64_t>(2 + i), k[i], s[i], d[i], out[i]);
-  Shape merged(t.shape().begin(), t.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
+  SymShape all = t.symbolic_shape();
+  SymShape merged(all.begin(), all.begin() + 2 + static_cast<std::ptrdiff_t>(n));
   merged.push_back(taps);
   return t.reshape(merged);
 }
