@@ -256,7 +256,10 @@ class KernelLowering {
 
 // Decides the realize points beyond the obvious ones: a reduction is stored when its consumer
 // would read it again across the axes it reduced (through an EXPAND or inside another
-// reduction), or when two kernels would each compute it.
+// reduction), or when two kernels would each compute it. And computed elementwise values (two
+// ALU ops or more) that a reduction reads through an EXPAND (a convolution's input, a matmul's
+// operand) are stored: fused, they would be recomputed for every output the broadcast feeds
+// (576 times per element in a 64-channel 3x3 convolution).
 class RealizeDecider {
  public:
   RealizeDecider(const std::vector<UOpPtr>& order, std::unordered_map<const UOp*, bool>& realized)
@@ -276,36 +279,73 @@ class RealizeDecider {
     return u->op() == Ops::BUFFER || (it != realized_.end() && it->second);
   }
 
+  // How a node is reached from the kernel's root.
+  struct Path {
+    bool fusable;         // no EXPAND or reduction passed: a reduction here may join the kernel
+    bool in_reduce;       // under a reduction of this kernel
+    bool expanded_in_reduce;  // ... and then through an EXPAND
+  };
+
   void walk_kernel(const UOpPtr& root) {
-    std::unordered_set<const void*> seen;
-    std::vector<std::pair<const UOp*, bool>> stack;
-    auto push_srcs = [&](const UOp* u, bool fusable) {
-      for (const UOpPtr& s : u->src()) stack.emplace_back(s.get(), fusable);
+    std::unordered_set<uintptr_t> seen;  // node address | path flags (nodes are 8-byte aligned)
+    std::vector<std::pair<const UOp*, Path>> stack;
+    auto push_srcs = [&](const UOp* u, Path path) {
+      for (const UOpPtr& s : u->src()) stack.emplace_back(s.get(), path);
     };
     const UOp* start = root.get();
-    push_srcs(start, !(root->op() == Ops::REDUCE_AXIS));
+    bool root_reduces = root->op() == Ops::REDUCE_AXIS;
+    push_srcs(start, {!root_reduces, root_reduces, false});
     while (!stack.empty()) {
-      auto [u, fusable] = stack.back();
+      auto [u, path] = stack.back();
       stack.pop_back();
-      if (!seen.insert(reinterpret_cast<const char*>(u) + fusable).second) continue;
+      static_assert(alignof(UOp) >= 8);
+      uintptr_t key = reinterpret_cast<uintptr_t>(u) | static_cast<uintptr_t>(path.fusable | path.in_reduce << 1 | path.expanded_in_reduce << 2);
+      if (!seen.insert(key).second) continue;
       UOpPtr p = u->ptr();
       if (realized(p)) continue;
       if (u->op() == Ops::REDUCE_AXIS) {
         auto [owner, inserted] = owner_.emplace(u, start);
-        if (!fusable || (!inserted && owner->second != start)) {
+        if (!path.fusable || (!inserted && owner->second != start)) {
           realized_[u] = true;
           continue;
         }
-        push_srcs(u, false);
+        push_srcs(u, {false, true, false});
         continue;
       }
-      push_srcs(u, fusable && u->op() != Ops::EXPAND);
+      if (path.expanded_in_reduce && (is_alu(u->op()) || u->op() == Ops::CAST) && reads_memory(p) && alu_ops(p) >= 2) {
+        realized_[u] = true;
+        continue;
+      }
+      bool expands = u->op() == Ops::EXPAND;
+      push_srcs(u, {path.fusable && !expands, path.in_reduce, path.expanded_in_reduce || (path.in_reduce && expands)});
     }
+  }
+
+  // How many ALU ops computing `u` takes, up to stored values: one op (a mean's division) is
+  // cheaper to redo per use than a kernel of its own.
+  size_t alu_ops(const UOpPtr& u) {
+    size_t ops = 0;
+    for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return x.op() != Ops::REDUCE_AXIS && !realized(x.ptr()); }))
+      ops += (is_alu(n->op()) || n->op() == Ops::CAST) && n->op() != Ops::REDUCE_AXIS;
+    return ops;
+  }
+
+  // Whether a node's value comes from a buffer or a reduction (else it is built from constants
+  // and is as cheap to recompute as to load).
+  bool reads_memory(const UOpPtr& u) {
+    auto it = reads_memory_.find(u.get());
+    if (it != reads_memory_.end()) return it->second;
+    bool reads = false;
+    for (const UOpPtr& n : toposort(u))
+      if (n->op() == Ops::BUFFER || n->op() == Ops::REDUCE_AXIS) reads = true;
+    reads_memory_.emplace(u.get(), reads);
+    return reads;
   }
 
   const std::vector<UOpPtr>& order_;
   std::unordered_map<const UOp*, bool>& realized_;
   std::unordered_map<const UOp*, const UOp*> owner_;
+  std::unordered_map<const UOp*, bool> reads_memory_;  // keys stay alive: they are nodes of the graph
 };
 
 // A node that is only reshapes and shrinks of a stored buffer, landing on a contiguous range of

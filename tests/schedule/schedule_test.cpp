@@ -188,6 +188,28 @@ TEST(Schedule, DeepElementwiseChainsLowerWithoutRecursion) {
   ASSERT_NE(s.items[0].ast, nullptr);
 }
 
+// A computed value that a reduction reads through a broadcast (a convolution's input here) is
+// stored once, not recomputed for every output channel and tap; a single op (a mean's division)
+// is still recomputed.
+TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
+  Tensor x = Tensor::rand({1, 4, 8, 8}, 1), w1 = Tensor::rand({6, 4, 3, 3}, 2), w2 = Tensor::rand({5, 6, 3, 3}, 3);
+  Tensor h = (x.conv2d(w1, std::nullopt, {1, 1}, {1, 1}) - 0.5f).relu();
+  Tensor y = h.conv2d(w2, std::nullopt, {1, 1}, {1, 1});
+  Schedule sched = schedule_of(y);
+  ASSERT_EQ(sched.items.size(), 2u);
+  EXPECT_EQ(sched.items[0].bufs[0], h.uop());  // the first kernel stores relu(conv - 0.5), not the bare conv
+  EXPECT_EQ(count_ops(sched.items[1].ast, Ops::MAX), 0u);  // and the second reads it, computing no relu
+  ExecutionPlan plan = y.prepare();
+  plan.execute();
+  std::vector<float> got = Tensor::from_buffer(*plan.output_buffer(), y.shape()).to_vector<float>();
+  Tensor h_stored = Tensor::from_vector(h.to_vector<float>(), h.shape());
+  std::vector<float> want = h_stored.conv2d(w2, std::nullopt, {1, 1}, {1, 1}).to_vector<float>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  // The mean feeding layernorm's variance is one division: recomputed, not a kernel of its own.
+  Tensor r = Tensor::rand({8, 32}, 4);
+  EXPECT_EQ(r.layernorm().prepare().prepared_kernels().size(), 3u);
+}
+
 // An LSTM unrolled lazily over several steps: each gate reads its slice of one bias vector
 // through index expressions the lowering makes and drops along the way. Its memo once keyed
 // requests by node addresses, so a freed index node's address, reused by a new one, returned
