@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes ONNX Runtime's outputs as the reference outputs of ONNX backend-test case folders.
 //
-// Usage: node scripts/ort-reference.js CASE_DIR...
+// Usage: node scripts/ort-reference.js [--time RUNS [--threads T]] CASE_DIR...
 //   CASE_DIR/model.onnx and CASE_DIR/test_data_set_*/input_N.pb (serialized onnx TensorProto) are
 //   read; each data set gets output_N.pb, named after the model's outputs, in the model's order.
 // ONNX Runtime comes from the npm package onnxruntime-node; scripts/install-model-deps.sh installs
@@ -131,9 +131,29 @@ function encodeTensor(name, t) {
   return Buffer.concat([Buffer.from(head), nameBytes, Buffer.from(rawHead), raw]);
 }
 
+// With --time RUNS [--threads T]: no outputs are written; prints one JSON line per case with
+// ONNX Runtime's min/median/max latency over RUNS runs of the first data set (bench/onnx_models.py).
+const timeArg = process.argv.indexOf('--time');
+const timeRuns = timeArg > 0 ? Number(process.argv[timeArg + 1]) : 0;
+const threadArg = process.argv.indexOf('--threads');
+const threads = threadArg > 0 ? Number(process.argv[threadArg + 1]) : 1;
+
+async function timeCase(sess, feeds, dir) {
+  for (let i = 0; i < 3; i++) await sess.run(feeds);
+  const times = [];
+  for (let i = 0; i < timeRuns; i++) {
+    const t0 = process.hrtime.bigint();
+    await sess.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  console.log(JSON.stringify({model: path.basename(dir), threads, min_ms: times[0], median_ms: times[Math.floor(times.length / 2)],
+                              max_ms: times[times.length - 1]}));
+}
+
 async function runCase(dir) {
   const model = path.join(dir, 'model.onnx');
-  const sess = await ort.InferenceSession.create(model, {intraOpNumThreads: 1, interOpNumThreads: 1});
+  const sess = await ort.InferenceSession.create(model, {intraOpNumThreads: threads, interOpNumThreads: 1});
   const sets = fs.readdirSync(dir).filter(n => n.startsWith('test_data_set_')).sort();
   if (sets.length === 0) throw new Error(`${dir}: no test_data_set_* folder`);
   for (const set of sets) {
@@ -147,6 +167,7 @@ async function runCase(dir) {
       if (!sess.inputNames.includes(name)) throw new Error(`${sdir}/${f}: ${name} is no input of the model`);
       feeds[name] = toOrtTensor(t);
     });
+    if (timeRuns > 0) return timeCase(sess, feeds, dir);
     const res = await sess.run(feeds);
     for (const f of fs.readdirSync(sdir)) if (/^output_\d+\.pb$/.test(f)) fs.unlinkSync(path.join(sdir, f));
     sess.outputNames.forEach((n, i) => {
@@ -158,9 +179,9 @@ async function runCase(dir) {
 }
 
 (async () => {
-  const dirs = process.argv.slice(2);
+  const dirs = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !['--time', '--threads'].includes(all[i - 1]));
   if (dirs.length === 0) {
-    console.error('usage: node scripts/ort-reference.js CASE_DIR...');
+    console.error('usage: node scripts/ort-reference.js [--time RUNS [--threads T]] CASE_DIR...');
     process.exit(2);
   }
   for (const d of dirs) await runCase(d);

@@ -23,6 +23,7 @@ int run(const RunOptions& options);
 
 struct BenchOptions {
   std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE; the rest get seeded random data
   int iters = 20;
   bool json = false;
 };

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Time an ONNX model's prepared plan");
   bench->add_option("MODEL", bo.model, "An .onnx file")->required();
   bench->add_option("--iters", bo.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
+  bench->add_option("--input", bo.inputs, "NAME=FILE, a .npy or TensorProto .pb file (repeatable); others get seeded random data");
   bench->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));
   bench->add_flag("--json", bo.json, "Print one JSON object: compile_ms, min_ms, median_ms, max_ms, kernels");
   CLI11_PARSE(app, argc, argv);

@@ -75,11 +75,15 @@ std::vector<double> timed_runs(const ExecutionPlan& plan, int iters) {
   return times;
 }
 
-// Every model input, with seeded random data.
-std::vector<Tensor> build_with_random_inputs(const onnx::Model& model, uint64_t seed) {
+// Inputs from NAME=FILE specs (.npy or TensorProto .pb).
+std::map<std::string, Tensor> read_inputs(const std::vector<std::string>& specs) {
   std::map<std::string, Tensor> inputs;
-  for (const onnx::ValueInfo& in : model.inputs()) inputs.insert_or_assign(in.name, random_input(in, seed++));
-  return model.build(inputs);
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) throw Error("--input takes NAME=FILE, not '" + spec + "'");
+    inputs.insert_or_assign(spec.substr(0, eq), read_input(spec.substr(eq + 1)));
+  }
+  return inputs;
 }
 
 void write_outputs(const RunOptions& o, const std::vector<std::string>& names, const std::vector<Tensor>& outs) {
@@ -126,7 +130,11 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
 
 int bench(const BenchOptions& o) {
   onnx::Model model = onnx::Model::load(o.model);
-  std::vector<Tensor> outputs = build_with_random_inputs(model, 0);
+  std::map<std::string, Tensor> inputs = read_inputs(o.inputs);
+  uint64_t seed = 0;
+  for (const onnx::ValueInfo& in : model.inputs())
+    if (!inputs.count(in.name)) inputs.insert_or_assign(in.name, random_input(in, seed++));
+  std::vector<Tensor> outputs = model.build(inputs);
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
   double compile_ms = ms_since(t0);
@@ -154,12 +162,7 @@ int run(const RunOptions& o) {
     names.push_back("probs");
   } else {
     onnx::Model model = onnx::Model::load(o.model);
-    std::map<std::string, Tensor> inputs;
-    for (const std::string& spec : o.inputs) {
-      size_t eq = spec.find('=');
-      if (eq == std::string::npos) throw Error("--input takes NAME=FILE, not '" + spec + "'");
-      inputs.insert_or_assign(spec.substr(0, eq), read_input(spec.substr(eq + 1)));
-    }
+    std::map<std::string, Tensor> inputs = read_inputs(o.inputs);
     std::map<std::string, int64_t> max_sizes;
     for (const std::string& spec : o.max_sizes) {
       size_t eq = spec.find('=');
