@@ -3,7 +3,7 @@
 
     bash scripts/install-model-deps.sh                                   # PyTorch, node, onnxruntime-node
     /usr/bin/python3 scripts/make-test-models.py --large                 # ResNet-18, transformer, LSTM -> build/models
-    python3 bench/onnx_models.py [--threads 2] [--runs 10] [DIR...]      # default: tests/onnx/models, build/models
+    /usr/bin/python3 bench/onnx_models.py [--threads 2] [--runs 10] [DIR...]  # default: tests/onnx/models, build/models
 
 For each case folder (model.onnx + test_data_set_0 inputs) it runs `lathe bench --json` (the
 prepared plan, random inputs of the model's shapes) and `node scripts/ort-reference.js --time`
@@ -17,6 +17,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from onnx_pb import tensor_name  # noqa: E402
 
 
 def cases(dirs):
@@ -36,42 +38,10 @@ def model_input_names(case):
     data = os.path.join(case, "test_data_set_0")
     i = 0
     while os.path.exists(os.path.join(data, f"input_{i}.pb")):
-        names.append(tensor_name(open(os.path.join(data, f"input_{i}.pb"), "rb").read()))
+        with open(os.path.join(data, f"input_{i}.pb"), "rb") as f:
+            names.append(tensor_name(f.read()))
         i += 1
     return names
-
-
-def tensor_name(buf):
-    """The name (field 8) of a serialized onnx.TensorProto."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = varint(buf, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            _, pos = varint(buf, pos)
-        elif wire == 2:
-            n, pos = varint(buf, pos)
-            if field == 8:
-                return buf[pos:pos + n].decode()
-            pos += n
-        elif wire == 5:
-            pos += 4
-        elif wire == 1:
-            pos += 8
-        else:
-            break
-    return ""
-
-
-def varint(buf, pos):
-    v, shift = 0, 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, pos
 
 
 def main():
