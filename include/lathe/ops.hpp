@@ -58,6 +58,8 @@ enum OpFlag : uint32_t {
   X(PAD, 1, -1, kMovement)                                          \
   X(SHRINK, 1, -1, kMovement)                                       \
   X(FLIP, 1, 1, kMovement)                                          \
+  /* data-dependent indexing: x[.., index[..], ..] along axis arg */ \
+  X(GATHER, 2, 2, kNone)                                            \
   /* reduction */                                                   \
   X(REDUCE_AXIS, 1, 1, kReduce)                                     \
   X(REDUCE, 1, -1, kReduce)                                         \

@@ -119,30 +119,23 @@ Tensor pad(const OpContext& c) {
 Tensor gather(const OpContext& c) {
   const Tensor &x = c.in(0), &idx = c.in(1);
   int64_t a = axis_of(c, c.attr_i("axis", 0), x.ndim());
-  int64_t n = x.shape()[a];
-  // out[i.., j.., k..] = x[i.., idx[j..], k..]: a one-hot of the indices over the axis.
-  Tensor id = idx.cast(dtypes::int64);
-  id = (id < Tensor::full({}, int64_t{0}, dtypes::int64)).where(id + n, id);
-  Shape xs = x.shape();
-  Shape out;
-  out.insert(out.end(), xs.begin(), xs.begin() + a);
-  out.insert(out.end(), idx.shape().begin(), idx.shape().end());
-  out.insert(out.end(), xs.begin() + a + 1, xs.end());
-  // x viewed as (pre.., 1 x idx.ndim.., n, post..) and the one-hot as (1.., idx.., n, 1..).
-  Shape xv(xs.begin(), xs.begin() + a);
-  xv.insert(xv.end(), static_cast<size_t>(idx.ndim()), 1);
-  xv.push_back(n);
-  xv.insert(xv.end(), xs.begin() + a + 1, xs.end());
-  Shape hv(static_cast<size_t>(a), 1);
-  hv.insert(hv.end(), idx.shape().begin(), idx.shape().end());
-  hv.push_back(1);
-  hv.insert(hv.end(), xs.size() - static_cast<size_t>(a) - 1, 1);
-  Shape pv(static_cast<size_t>(a + idx.ndim()), 1);
-  pv.push_back(n);
-  pv.insert(pv.end(), xs.size() - static_cast<size_t>(a) - 1, 1);
-  Tensor hot = id.reshape(hv) == Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape(pv);
-  Tensor picked = hot.where(x.reshape(xv), Tensor::zeros({}, x.dtype()));
-  return picked.sum({a + idx.ndim()}).cast(x.dtype()).reshape(out);
+  if (!idx.dtype().is_int()) c.fail("indices must be integers, not " + idx.dtype().name());
+  // out[p.., i.., q..] = x[p.., idx[i..], q..]: x gains the index's leading axes (a free
+  // broadcast), the index is broadcast over x's other axes, and one Tensor::gather picks.
+  const Shape& xs = x.shape();
+  Shape pre(xs.begin(), xs.begin() + a), post(xs.begin() + a + 1, xs.end()), ishape = idx.shape();
+  Shape lead = ishape.empty() ? Shape{} : Shape(ishape.begin(), ishape.end() - 1);
+  Shape xv = pre, xe = pre, iv(pre.size(), 1), ie = pre;
+  for (int64_t d : lead) xv.push_back(1), xe.push_back(d);
+  xv.push_back(xs[a]), xe.push_back(xs[a]);
+  int64_t last = ishape.empty() ? 1 : ishape.back();
+  iv.insert(iv.end(), ishape.begin(), ishape.end());
+  if (ishape.empty()) iv.push_back(1);
+  ie.insert(ie.end(), lead.begin(), lead.end());
+  ie.push_back(last);
+  for (int64_t d : post) xv.push_back(d), xe.push_back(d), iv.push_back(1), ie.push_back(d);
+  Tensor picked = x.reshape(xv).expand(xe).gather(a + static_cast<int64_t>(lead.size()), idx.reshape(iv).expand(ie));
+  return ishape.empty() ? picked.squeeze(a) : picked;
 }
 
 Tensor arange_like_axis(int64_t n, int64_t axis, int64_t ndim) {
@@ -237,14 +230,11 @@ Tensor positions_one_hot(const Tensor& lin, int64_t p) {
 
 Tensor gather_nd(const OpContext& c, const Tensor& data, const Tensor& indices) {
   auto [flat, lin] = flat_positions(c, data, indices);
-  int64_t p = flat.shape()[0];
-  Shape lead = lin.shape();
   int64_t l = std::max<int64_t>(1, lin.numel());
-  Tensor hot = positions_one_hot(lin, p);
-  Shape hv{l, p};
-  hv.insert(hv.end(), static_cast<size_t>(flat.ndim() - 1), 1);
-  Tensor picked = hot.reshape(hv).where(flat.unsqueeze(0), Tensor::zeros({}, data.dtype())).sum({1}).cast(data.dtype());
-  Shape out = lead;
+  Shape iv{l}, ie{l};
+  for (int64_t i = 1; i < flat.ndim(); ++i) iv.push_back(1), ie.push_back(flat.shape()[i]);
+  Tensor picked = flat.gather(0, lin.reshape(iv).expand(ie));
+  Shape out = lin.shape();
   out.insert(out.end(), flat.shape().begin() + 1, flat.shape().end());
   return picked.reshape(out);
 }

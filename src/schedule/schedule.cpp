@@ -221,6 +221,21 @@ class KernelLowering {
                     }};
       }
       case Ops::CONTIGUOUS: return forward({u->src(0), idx, valid});
+      case Ops::GATHER: {
+        // The index's value at this position picks the source's position along the axis; a
+        // position outside [0, n) reads nothing and gives 0.
+        auto axis = static_cast<size_t>(u->arg_as<int64_t>());
+        UOpPtr n = dims_.at(u->src(0).get())[axis];
+        return Step{nullptr, {{u->src(1), idx, valid}}, [this, u, idx, valid, axis, n](const std::vector<UOpPtr>& v) {
+                      UOpPtr pos = UOp::make(Ops::CAST, dtypes::index, {v[0]});
+                      UOpPtr inside = logical_and(logical_not(lt(pos, 0)), lt(pos, n));
+                      std::vector<UOpPtr> src_idx(idx);
+                      src_idx[axis] = pos;
+                      UOpPtr gate = valid == true_() ? inside : logical_and(valid, inside);
+                      UOpPtr zero = UOp::const_(u->dtype(), int64_t{0});
+                      return where(inside, lower(u->src(0), src_idx, gate), zero);
+                    }};
+      }
       default: break;
     }
     if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) {

@@ -41,6 +41,7 @@ Shape node_shape(const UOp& u, const std::vector<const Shape*>& src) {
       for (int64_t a : u.arg_as<ReduceArg>().axes) out[a] = 1;
       return out;
     }
+    case Ops::GATHER: return *src[1];  // the index's shape
     default: break;
   }
   if (src.empty()) throw InternalError("no shape rule for " + to_string(u));
@@ -88,6 +89,7 @@ SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src, con
       for (int64_t a : u.arg_as<ReduceArg>().axes) out[a] = UOp::index_const(1);
       return out;
     }
+    case Ops::GATHER: return *src[1];
     default: break;
   }
   // Elementwise and the like: a symbolic axis of any full-rank source is the result's.

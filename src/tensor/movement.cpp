@@ -438,14 +438,13 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
     b.emplace_back(0, i == a ? shape_[i] : index.shape()[i]);
   }
   int64_t n = shape_[a];
-  // out[I] = sum_k (index[I] == k) * x[I with axis a set to k]: a one-hot over a new axis a+1.
-  Tensor x = shrink(b).unsqueeze(a);
+  // One indexed load per output: GATHER reads x at the index's value along axis a. Negative
+  // indices count from the end; anything still outside [0, n) reads 0.
+  Tensor x = shrink(b);
   Tensor idx = index.cast(dtypes::int32);
-  idx = (idx < 0).where(idx + static_cast<int64_t>(n), idx).unsqueeze(a + 1);
-  Shape ar_shape(ndim() + 1, 1);
-  ar_shape[a + 1] = n;
-  Tensor positions = Tensor::arange(n).reshape(ar_shape);
-  return (idx == positions).where(x, Tensor::zeros({}, dtype())).sum({a + 1});
+  idx = (idx < 0).where(idx + static_cast<int64_t>(n), idx);
+  UOpPtr node = UOp::make(Ops::GATHER, dtype(), {x.uop(), idx.uop()}, int64_t{a});
+  return Tensor(node, index.shape(), detail::sym_entries(index.symbolic_shape()));
 }
 
 }  // namespace lathe

@@ -210,6 +210,24 @@ TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
   EXPECT_EQ(r.layernorm().prepare().prepared_kernels().size(), 3u);
 }
 
+// gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel
+// has no reduction, negative indices count from the end, and an index outside reads 0.
+TEST(Schedule, GatherIsAnIndexedLoad) {
+  std::vector<float> table(50 * 3);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i);
+  Tensor x = Tensor::from_vector(table, {50, 3});
+  Tensor idx = Tensor::from_vector<int64_t>({7, -1, 0, 49, 50, -51}, {6, 1}).expand({6, 3});
+  Tensor y = x.gather(0, idx);
+  Schedule sched = schedule_of(y);
+  ASSERT_EQ(sched.items.size(), 1u);
+  EXPECT_EQ(count_ops(sched.items[0].ast, Ops::REDUCE), 0u);
+  std::vector<float> got = y.to_vector<float>();
+  std::vector<int64_t> rows{7, 49, 0, 49, -1, -1};  // -1: outside, reads 0
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < 3; ++c)
+      EXPECT_EQ(got[r * 3 + c], rows[r] < 0 ? 0.0f : table[static_cast<size_t>(rows[r]) * 3 + c]) << r << "," << c;
+}
+
 // An LSTM unrolled lazily over several steps: each gate reads its slice of one bias vector
 // through index expressions the lowering makes and drops along the way. Its memo once keyed
 // requests by node addresses, so a freed index node's address, reused by a new one, returned
