@@ -41,13 +41,11 @@ class Value {
  public:
   Value(Tensor t);  // NOLINT(google-explicit-constructor): every tensor is a value
   static Value sequence(std::vector<Tensor> items, DType dtype);
-  static Value none(bool of_sequence = false);
+  static Value none();
 
   bool is_tensor() const { return tensor_.has_value(); }
   bool is_sequence() const { return !tensor_ && !none_; }
   bool is_none() const { return none_; }
-  /// For an empty optional, whether it stands for a missing sequence.
-  bool is_none_of_sequence() const { return none_ && of_sequence_; }
   /// The tensor; throws OnnxError naming `what` when this is a sequence or nothing.
   const Tensor& tensor(const std::string& what = "value") const;
   /// The sequence's tensors; throws OnnxError naming `what` when this is not a sequence.
@@ -61,7 +59,6 @@ class Value {
   std::vector<Tensor> items_;
   DType dtype_ = dtypes::float32;
   bool none_ = false;
-  bool of_sequence_ = false;  // for an empty optional: whether it would hold a sequence
 };
 
 class PreparedModel;

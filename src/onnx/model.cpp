@@ -314,12 +314,12 @@ namespace {
 Value value_from_proto(const ::onnx::SequenceProto& s, const std::string& dir);
 
 // An optional with no value is empty, whatever element type it names.
-Value value_from_proto(const ::onnx::OptionalProto& o, const std::string& dir, bool of_sequence) {
+Value value_from_proto(const ::onnx::OptionalProto& o, const std::string& dir) {
   if (o.has_tensor_value()) return detail::tensor_from_proto(o.tensor_value(), dir);
   if (o.has_sequence_value()) return value_from_proto(o.sequence_value(), dir);
   if (o.has_map_value() || o.has_optional_value() || o.has_sparse_tensor_value())
     throw OnnxError("optional '" + o.name() + "': only optional tensors and sequences are supported");
-  return Value::none(of_sequence);
+  return Value::none();
 }
 
 Value value_from_proto(const ::onnx::SequenceProto& s, const std::string& dir) {
@@ -353,7 +353,7 @@ Value load_value_pb(const std::string& path, ValueKind kind, std::string* name) 
     case ValueKind::kOptionalSequence: {
       auto o = parse_file<::onnx::OptionalProto>(path, "an OptionalProto");
       if (name) *name = o.name();
-      return value_from_proto(o, dir, kind == ValueKind::kOptionalSequence);
+      return value_from_proto(o, dir);
     }
   }
   throw OnnxError("'" + path + "': unknown value kind");

@@ -131,11 +131,6 @@ std::vector<double> OpContext::attr_floats(const std::string& name) const {
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
 }
 
-const ::onnx::TypeProto* OpContext::attr_type(const std::string& name) const {
-  const auto* a = attr(name);
-  return a && a->has_tp() ? &a->tp() : nullptr;
-}
-
 Tensor OpContext::attr_t(const std::string& name) const {
   const auto* a = attr(name);
   if (!a || !a->has_t()) fail("attribute '" + name + "' (a tensor) is required");

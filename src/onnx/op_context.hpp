@@ -53,8 +53,6 @@ class OpContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<double> attr_floats(const std::string& name) const;
   Tensor attr_t(const std::string& name) const;
-  /// A type attribute (Optional's `type`), or null when absent.
-  const ::onnx::TypeProto* attr_type(const std::string& name) const;
   /// Runs the graph attribute `name` (If's branches, Loop's body) on `inputs`, in this node's scope.
   std::vector<Value> run_graph(const std::string& name, const std::vector<Value>& inputs) const;
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "onnx/ops.hpp"
@@ -318,10 +319,14 @@ Tensor einsum(const OpContext& c) {
   std::string eq;
   for (char ch : c.attr_s("equation", ""))
     if (ch != ' ') eq += ch;
-  for (size_t i = 0; i < eq.size(); ++i)
-    if (!std::isalpha(static_cast<unsigned char>(eq[i])) && eq[i] != ',' && eq[i] != '.' && eq.compare(i, 2, "->") != 0 &&
-        !(i > 0 && eq.compare(i - 1, 2, "->") == 0))
-      c.fail("equation '" + eq + "' has a character other than letters, ',', '...' and '->'");
+  {
+    std::string rest = eq;  // what is left once '->' and '...' are taken out: letters and commas
+    for (const char* token : {"->", "..."})
+      for (size_t at; (at = rest.find(token)) != std::string::npos;) rest.erase(at, std::strlen(token));
+    for (char ch : rest)
+      if (!std::isalpha(static_cast<unsigned char>(ch)) && ch != ',')
+        c.fail("equation '" + eq + "' has a character other than letters, ',', '...' and '->'");
+  }
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> terms;

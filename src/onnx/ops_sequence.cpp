@@ -100,9 +100,8 @@ DType dtype_attr(const OpContext& c) { return dtype_from_onnx(static_cast<int32_
 
 V optional(const OpContext& c) {
   if (c.given(0)) return V{c.value(0)};
-  const ::onnx::TypeProto* type = c.attr_type("type");
-  if (!type) c.fail("an Optional without an input needs the 'type' attribute");
-  return V{Value::none(type->has_sequence_type())};
+  if (!c.has_attr("type")) c.fail("an Optional without an input needs the 'type' attribute");
+  return V{Value::none()};
 }
 
 }  // namespace

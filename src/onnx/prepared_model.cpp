@@ -1,6 +1,6 @@
 // A model prepared once for a range of sizes: named input dimensions become Variables, inputs
 // are copied into buffers sized for the maxima, and each run rebinds the variables.
-#include <cstring>
+#include <algorithm>
 
 #include "ir/eval.hpp"
 #include "ir/toposort.hpp"
@@ -21,6 +21,7 @@ struct PreparedModel::Impl {
   std::vector<DType> output_dtypes;
   std::map<std::string, int64_t> sizes;
   ExecutionPlan plan;
+  std::vector<std::string> bound;  // the variables the plan's kernels read (a size may only shape a view)
 };
 
 PreparedModel::PreparedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -70,6 +71,9 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
   std::vector<Tensor> outs = build(given);
   for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
   impl->plan = Tensor::prepare(outs);
+  for (const PreparedKernel* k : impl->plan.prepared_kernels())
+    for (const RuntimeVar& v : k->runtime_vars)
+      if (std::find(impl->bound.begin(), impl->bound.end(), v.name) == impl->bound.end()) impl->bound.push_back(v.name);
   return PreparedModel(std::move(impl));
 }
 
@@ -110,12 +114,8 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
     Buffer front = Buffer::view(whole, 0, data[i].size() / static_cast<size_t>(whole.dtype().itemsize()), whole.dtype());
     front.copyin(data[i].data(), data[i].size());
   }
-  // Bind the variables the plan's kernels read (a size may only shape a view).
   std::vector<std::pair<std::string, int64_t>> binds;
-  for (const PreparedKernel* k : impl_->plan.prepared_kernels())
-    for (const RuntimeVar& v : k->runtime_vars)
-      if (sizes.count(v.name) && std::none_of(binds.begin(), binds.end(), [&](const auto& b) { return b.first == v.name; }))
-        binds.emplace_back(v.name, sizes.at(v.name));
+  for (const std::string& name : impl_->bound) binds.emplace_back(name, sizes.at(name));
   impl_->plan.execute_with_vars(binds);
   impl_->sizes = sizes;
   VarValues vals(sizes.begin(), sizes.end());

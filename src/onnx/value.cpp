@@ -14,10 +14,9 @@ Value Value::sequence(std::vector<Tensor> items, DType dtype) {
   return v;
 }
 
-Value Value::none(bool of_sequence) {
+Value Value::none() {
   Value v;
   v.none_ = true;
-  v.of_sequence_ = of_sequence;
   return v;
 }
 

@@ -72,8 +72,9 @@ TEST(OnnxValue, KindsAndTheirErrors) {
   EXPECT_EQ(s.items().size(), 2u);
   EXPECT_THROW(s.tensor("s"), OnnxError);
   EXPECT_THROW(Value::sequence({Tensor::ones({2}, dtypes::int32)}, dtypes::float32), OnnxError);
-  Value none = Value::none(true);
-  EXPECT_TRUE(none.is_none() && none.is_none_of_sequence());
+  Value none = Value::none();
+  EXPECT_TRUE(none.is_none());
+  EXPECT_FALSE(none.is_tensor() || none.is_sequence());
   EXPECT_THROW(none.tensor("n"), OnnxError);
 }
 

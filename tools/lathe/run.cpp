@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "lathe/lathe.hpp"
@@ -51,7 +52,7 @@ Tensor read_input(const std::string& file) {
 
 // Seeded data for an input not given: uniform [0, 1) floats, small integers, alternating bools.
 // A named dimension takes its size from `sizes`, else 1.
-Tensor random_input(const onnx::ValueInfo& in, uint64_t seed, const std::map<std::string, int64_t>& sizes = {}) {
+Tensor random_input(const onnx::ValueInfo& in, uint64_t seed, const std::map<std::string, int64_t>& sizes) {
   Shape shape;
   for (size_t i = 0; i < in.dims.size(); ++i) {
     auto named = sizes.find(in.dim_params[i]);
@@ -63,16 +64,31 @@ Tensor random_input(const onnx::ValueInfo& in, uint64_t seed, const std::map<std
   return (r * 10.0f).cast(in.dtype);
 }
 
-// Milliseconds of `iters` runs of the plan, sorted.
-std::vector<double> timed_runs(const ExecutionPlan& plan, int iters) {
+// Milliseconds of `iters` calls of `step`, sorted.
+std::vector<double> timed_runs(int iters, const std::function<void()>& step) {
   std::vector<double> times;
   for (int i = 0; i < std::max(1, iters); ++i) {
     auto t0 = Clock::now();
-    plan.execute();
+    step();
     times.push_back(ms_since(t0));
   }
   std::sort(times.begin(), times.end());
   return times;
+}
+
+void print_profile(const ExecutionPlan& plan) {
+  for (const KernelProfile& p : plan.execute_profiled())
+    std::printf("  %-36s %10.3f us  (%zu buffers)\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3, p.num_buffers);
+}
+
+// Seeded random data for every model input not in `inputs` (announced on stderr when `say`).
+void fill_missing_inputs(const onnx::Model& model, std::map<std::string, Tensor>& inputs, uint64_t seed,
+                         const std::map<std::string, int64_t>& sizes, bool say) {
+  for (const onnx::ValueInfo& in : model.inputs()) {
+    if (inputs.count(in.name)) continue;
+    if (say) std::fprintf(stderr, "lathe: input '%s' not given: using seeded random %s data\n", in.name.c_str(), in.dtype.name().c_str());
+    inputs.insert_or_assign(in.name, random_input(in, seed++, sizes));
+  }
 }
 
 // Inputs from NAME=FILE specs (.npy or TensorProto .pb).
@@ -103,13 +119,7 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
   onnx::PreparedModel pm = model.prepare(max_sizes);
   double prepare_ms = ms_since(t0);
   std::vector<Tensor> outs;
-  std::vector<double> times;
-  for (int i = 0; i < std::max(1, o.iters); ++i) {
-    auto t1 = Clock::now();
-    outs = pm.run(inputs);
-    times.push_back(ms_since(t1));
-  }
-  std::sort(times.begin(), times.end());
+  std::vector<double> times = timed_runs(o.iters, [&] { outs = pm.run(inputs); });
   std::string sizes;
   for (const auto& [name, v] : pm.sizes()) sizes += (sizes.empty() ? "" : ", ") + name + " = " + std::to_string(v);
   std::printf("prepared once for");
@@ -120,9 +130,7 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
   write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs (inputs and outputs copied)\n",
               pm.plan().prepared_kernels().size(), prepare_ms, times.front(), times[times.size() / 2], times.size());
-  if (o.profile)
-    for (const KernelProfile& p : pm.plan().execute_profiled())
-      std::printf("  %-36s %10.3f us  (%zu buffers)\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3, p.num_buffers);
+  if (o.profile) print_profile(pm.plan());
   return 0;
 }
 
@@ -131,15 +139,13 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
 int bench(const BenchOptions& o) {
   onnx::Model model = onnx::Model::load(o.model);
   std::map<std::string, Tensor> inputs = read_inputs(o.inputs);
-  uint64_t seed = 0;
-  for (const onnx::ValueInfo& in : model.inputs())
-    if (!inputs.count(in.name)) inputs.insert_or_assign(in.name, random_input(in, seed++));
+  fill_missing_inputs(model, inputs, 0, {}, false);
   std::vector<Tensor> outputs = model.build(inputs);
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
   double compile_ms = ms_since(t0);
   plan.execute();  // warm-up
-  std::vector<double> times = timed_runs(plan, o.iters);
+  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); });
   double lo = times.front(), med = times[times.size() / 2], hi = times.back();
   size_t kernels = plan.prepared_kernels().size();
   if (o.json) {
@@ -173,12 +179,7 @@ int run(const RunOptions& o) {
         throw Error("--max-size takes NAME=N with N >= 1, not '" + spec + "'");
       max_sizes[spec.substr(0, eq)] = v;
     }
-    uint64_t seed = o.seed;
-    for (const onnx::ValueInfo& in : model.inputs()) {
-      if (inputs.count(in.name)) continue;
-      std::fprintf(stderr, "lathe: input '%s' not given: using seeded random %s data\n", in.name.c_str(), in.dtype.name().c_str());
-      inputs.insert_or_assign(in.name, random_input(in, seed++, max_sizes));
-    }
+    fill_missing_inputs(model, inputs, o.seed, max_sizes, true);
     if (!max_sizes.empty()) return run_prepared(o, model, max_sizes, inputs);
     outputs = model.build(inputs);
     for (const onnx::ValueInfo& out : model.outputs()) names.push_back(out.name);
@@ -186,15 +187,13 @@ int run(const RunOptions& o) {
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
   double prepare_ms = ms_since(t0);
-  std::vector<double> times = timed_runs(plan, o.iters);
+  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); });
   std::vector<Tensor> outs;
   for (size_t i = 0; i < outputs.size(); ++i) outs.push_back(Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape()));
   write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs\n", plan.prepared_kernels().size(),
               prepare_ms, times.front(), times[times.size() / 2], times.size());
-  if (o.profile)
-    for (const KernelProfile& p : plan.execute_profiled())
-      std::printf("  %-36s %10.3f us  (%zu buffers)\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3, p.num_buffers);
+  if (o.profile) print_profile(plan);
   return 0;
 }
 
