@@ -327,7 +327,7 @@ class RealizeDecider {
         push_srcs(u, {false, true, false});
         continue;
       }
-      if (path.expanded_in_reduce && (is_alu(u->op()) || u->op() == Ops::CAST) && reads_memory(p) && alu_ops(p) >= 2) {
+      if (path.expanded_in_reduce && (is_alu(u->op()) || u->op() == Ops::CAST) && worth_storing(p)) {
         realized_[u] = true;
         continue;
       }
@@ -336,31 +336,24 @@ class RealizeDecider {
     }
   }
 
-  // How many ALU ops computing `u` takes, up to stored values: one op (a mean's division) is
-  // cheaper to redo per use than a kernel of its own.
-  size_t alu_ops(const UOpPtr& u) {
+  // Whether recomputing `u` per use costs more than storing it: it reads memory (a buffer, a
+  // reduction or a stored value; else it is built from constants) and takes two ALU ops or more
+  // (one, such as a mean's division, is cheaper to redo than a kernel of its own). The walk stops
+  // at stored values, so it stays within what this kernel would compute.
+  bool worth_storing(const UOpPtr& u) {
     size_t ops = 0;
-    for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return x.op() != Ops::REDUCE_AXIS && !realized(x.ptr()); }))
-      ops += (is_alu(n->op()) || n->op() == Ops::CAST) && n->op() != Ops::REDUCE_AXIS;
-    return ops;
-  }
-
-  // Whether a node's value comes from a buffer or a reduction (else it is built from constants
-  // and is as cheap to recompute as to load).
-  bool reads_memory(const UOpPtr& u) {
-    auto it = reads_memory_.find(u.get());
-    if (it != reads_memory_.end()) return it->second;
     bool reads = false;
-    for (const UOpPtr& n : toposort(u))
-      if (n->op() == Ops::BUFFER || n->op() == Ops::REDUCE_AXIS) reads = true;
-    reads_memory_.emplace(u.get(), reads);
-    return reads;
+    auto stops = [&](const UOp& x) { return x.op() == Ops::REDUCE_AXIS || x.op() == Ops::BUFFER || (&x != u.get() && realized(x.ptr())); };
+    for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !stops(x); })) {
+      if (stops(*n)) reads = true;
+      else ops += is_alu(n->op()) || n->op() == Ops::CAST;
+    }
+    return reads && ops >= 2;
   }
 
   const std::vector<UOpPtr>& order_;
   std::unordered_map<const UOp*, bool>& realized_;
   std::unordered_map<const UOp*, const UOp*> owner_;
-  std::unordered_map<const UOp*, bool> reads_memory_;  // keys stay alive: they are nodes of the graph
 };
 
 // A node that is only reshapes and shrinks of a stored buffer, landing on a contiguous range of
