@@ -98,8 +98,9 @@ void register_quant_ops(std::map<std::string, OpFn>& t) {
   // y = saturate(round(integer_op(x - x_zp, w - w_zp) * x_scale * w_scale / y_scale) + y_zp).
   t["QLinearMatMul"] = [](const OpContext& c) {
     Tensor acc = minus_zero_point(c.in(0), c.in(2), -2).matmul(minus_zero_point(c.in(3), c.in(5), -1));
-    Tensor a_scale = c.in(1).numel() > 1 ? c.in(1).reshape(Shape{c.in(1).numel(), 1}) : c.in(1).reshape(Shape{});
-    return V{requantize(acc, a_scale * c.in(4).reshape(Shape{c.in(4).numel() > 1 ? c.in(4).numel() : 1}), c.in(6), c.in(7))};
+    // a's scale per row (a column vector), b's per column (a row vector); scalars broadcast as they are.
+    Tensor a_scale = c.in(1).flatten().unsqueeze(-1), b_scale = c.in(4).flatten();
+    return V{requantize(acc, a_scale * b_scale, c.in(6), c.in(7))};
   };
   t["QLinearConv"] = [](const OpContext& c) {
     Tensor acc = integer_conv(c, 0, 2, 3, 5);
