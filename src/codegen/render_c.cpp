@@ -16,7 +16,54 @@ namespace lathe {
 namespace {
 
 constexpr const char* kPrelude = R"PRELUDE(#include <math.h>
+/* float16 and bfloat16 are stored as 16-bit integers and computed in float, so every target
+   gives the same answers. Conversions round to nearest even. A double (or a 64-bit integer) is
+   first rounded to float "to odd" (an inexact result keeps its lowest bit set), which makes the
+   second rounding to 16 bits exact. */
+typedef unsigned short lathe_f16;
 typedef unsigned short lathe_bf16;
+static inline float lathe_round_odd_f32(double d) {
+  union { float f; unsigned int u; } v;
+  v.f = (float)d;
+  if ((double)v.f != d && d == d) {
+    if (__builtin_fabs((double)v.f) > __builtin_fabs(d)) v.u -= 1u;
+    v.u |= 1u;
+  }
+  return v.f;
+}
+#ifdef __FLT16_MAX__
+/* The compiler has _Float16 on this target: its conversions are exact and use the hardware. */
+static inline float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
+static inline lathe_f16 lathe_f32_to_f16(float f) { _Float16 v = (_Float16)f; lathe_f16 h; __builtin_memcpy(&h, &v, 2); return h; }
+#else
+static inline float lathe_f16_to_f32(lathe_f16 h) {
+  union { unsigned int u; float f; } v;
+  unsigned int em = h & 0x7fffu;
+  v.u = em << 13;
+  v.f *= 0x1p112f; /* rebias the exponent; subnormal halves become normal floats, exactly */
+  if (em >= 0x7c00u) v.u = (em << 13) | 0x7f800000u;
+  v.u |= (unsigned int)(h & 0x8000u) << 16;
+  return v.f;
+}
+static inline lathe_f16 lathe_f32_to_f16(float f) {
+  union { unsigned int u; float f; } v, magic;
+  v.f = f;
+  unsigned int sign = (v.u >> 16) & 0x8000u, h;
+  v.u &= 0x7fffffffu;
+  if (v.u >= 0x47800000u) {        /* >= 2^16: infinity, or nan kept quiet */
+    h = v.u > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  } else if (v.u < 0x38800000u) {  /* below 2^-14: a subnormal half; the add rounds to nearest even */
+    magic.u = 126u << 23;
+    v.f += magic.f;
+    h = v.u - magic.u;
+  } else {                         /* normal: rebias, then round the 13 dropped bits to nearest even */
+    v.u += 0xc8000fffu + ((v.u >> 13) & 1u);
+    h = v.u >> 13;
+  }
+  return (lathe_f16)(h | sign);
+}
+#endif
+static inline lathe_f16 lathe_f64_to_f16(double d) { return lathe_f32_to_f16(lathe_round_odd_f32(d)); }
 static inline float lathe_bf16_to_f32(lathe_bf16 b) { union { unsigned int u; float f; } v; v.u = (unsigned int)b << 16; return v.f; }
 static inline lathe_bf16 lathe_f32_to_bf16(float f) {
   union { unsigned int u; float f; } v; v.f = f;
@@ -24,6 +71,7 @@ static inline lathe_bf16 lathe_f32_to_bf16(float f) {
   v.u += 0x7fffu + ((v.u >> 16) & 1u);
   return (lathe_bf16)(v.u >> 16);
 }
+static inline lathe_bf16 lathe_f64_to_bf16(double d) { return lathe_f32_to_bf16(lathe_round_odd_f32(d)); }
 /* float exp2, log2 and sin written out (Cephes polynomials, branch-free) so that loops over
    them vectorize; libm's scalar calls do not. exp2: < 1 ulp; log2, sin: ~1e-7 absolute. */
 #ifdef __clang__
@@ -98,8 +146,21 @@ std::string value_type(DType d) {
 
 // The C type a buffer of `d` stores.
 std::string storage_type(DType d) {
+  if (is_half(d)) return "lathe_f16";
   if (is_bf16(d)) return "lathe_bf16";
   return d.c_name();
+}
+
+// A 16-bit float's bits from the float it is computed in, and back.
+std::string to_storage(DType d, const std::string& x) {
+  if (is_half(d)) return "lathe_f32_to_f16(" + x + ")";
+  if (is_bf16(d)) return "lathe_f32_to_bf16(" + x + ")";
+  return x;
+}
+std::string from_storage(DType d, const std::string& x) {
+  if (is_half(d)) return "lathe_f16_to_f32(" + x + ")";
+  if (is_bf16(d)) return "lathe_bf16_to_f32(" + x + ")";
+  return x;
 }
 
 std::string float_literal(double v, bool is_double) {
@@ -298,7 +359,7 @@ class CRenderer {
   std::string load_expr(const UOpPtr& load) {
     const UOpPtr& idx = load->src(0);
     std::string access = expr(idx->src(0)) + "[" + expr(idx->src(1)) + "]";
-    if (is_bf16(load->dtype())) access = "lathe_bf16_to_f32(" + access + ")";
+    access = from_storage(load->dtype(), access);
     if (idx->src().size() == 3) {
       std::string zero = value_type(load->dtype()) == "float" || load->dtype().is_float() ? "0.0f" : "0";
       return "(" + expr(idx->src(2)) + " ? " + access + " : (" + value_type(load->dtype()) + ")" + zero + ")";
@@ -342,8 +403,13 @@ class CRenderer {
   std::string cast_expr(const UOpPtr& u) {
     DType to = u->dtype();
     std::string x = expr(u->src(0));
-    if (is_half(to)) return "((float)(_Float16)(" + x + "))";
-    if (is_bf16(to)) return "lathe_bf16_to_f32(lathe_f32_to_bf16((float)(" + x + ")))";
+    if (is_half(to) || is_bf16(to)) {
+      // From float (or a 16-bit float, computed as float) one rounding; from anything wider, via double.
+      DType from = u->src(0)->dtype();
+      bool narrow = value_type(from) == "float";
+      std::string bits = narrow ? to_storage(to, x) : std::string(is_half(to) ? "lathe_f64_to_f16" : "lathe_f64_to_bf16") + "((double)(" + x + "))";
+      return from_storage(to, bits);
+    }
     if (to.is_bool()) return "((" + x + ") != 0)";
     return "((" + value_type(to) + ")(" + x + "))";
   }
@@ -352,18 +418,15 @@ class CRenderer {
     DType from = u->src(0)->dtype(), to = u->dtype();
     std::string x = expr(u->src(0));
     std::string from_t = storage_type(from), to_t = storage_type(to);
-    if (is_half(from)) x = "(_Float16)(" + x + ")";
-    if (is_bf16(from)) x = "lathe_f32_to_bf16(" + x + ")";
-    std::string out = "({ union { " + from_t + " a; " + to_t + " b; } u_; u_.a = " + x + "; u_.b; })";
-    if (is_bf16(to)) out = "lathe_bf16_to_f32(" + out + ")";
-    return out;
+    std::string out = "({ union { " + from_t + " a; " + to_t + " b; } u_; u_.a = " + to_storage(from, x) + "; u_.b; })";
+    return from_storage(to, out);
   }
 
   void emit_node(std::ostringstream& body, int depth, const UOpPtr& u) {
     if (u->op() == Ops::STORE) {
       const UOpPtr& idx = u->src(0);
       std::string v = expr(u->src(1));
-      if (is_bf16(idx->src(0)->dtype().base())) v = "lathe_f32_to_bf16(" + v + ")";
+      v = to_storage(idx->src(0)->dtype().base(), v);
       std::string target = expr(idx->src(0)) + "[" + expr(idx->src(1)) + "]";
       if (idx->src().size() == 3) body << indent(depth) << "if (" << expr(idx->src(2)) << ") ";
       else body << indent(depth);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "codegen/half_arithmetic.hpp"
 #include "codegen/render_c.hpp"
 #include "device/buffer_registry.hpp"
 #include "device/cpu/c_compiler.hpp"
@@ -111,7 +112,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
     }
-    UOpPtr ast = apply_upcast(simplify(item.ast));
+    UOpPtr ast = round_half_arithmetic(apply_upcast(simplify(item.ast)));
     if (debug_level() >= 3) std::fprintf(stderr, "lathe: kernel AST\n%s", print_graph(ast).c_str());
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();

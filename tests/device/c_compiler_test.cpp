@@ -84,6 +84,44 @@ TEST_F(CompilerTest, MissingEntryPointIsReported) {
   EXPECT_THROW(load_cpu_program(c, 0, false), CompileError);
 }
 
+size_t cache_entries(const std::filesystem::path& dir) {
+  size_t n = 0;
+  if (std::filesystem::exists(dir / "kernels"))
+    for ([[maybe_unused]] auto& f : std::filesystem::directory_iterator(dir / "kernels")) ++n;
+  return n;
+}
+
+#if defined(__x86_64__)
+// Code built for one CPU must never be loaded on another: the identity (the memory cache's key)
+// and the disk cache's key carry the feature set the target resolves to, not just its name.
+TEST_F(CompilerTest, TargetsWithOtherFeaturesNeverShareACacheKey) {
+  CCompiler v3("clang", "x86-64-v3"), v4("clang", "x86-64-v4"), v3_again("clang", "x86-64-v3");
+  EXPECT_NE(v3.identity(), v4.identity());
+  EXPECT_EQ(v3.identity(), v3_again.identity());
+  EXPECT_EQ(v3.target(), "x86-64-v3");
+  ProgramSpec p = add_one_kernel("k_per_target", "/* per-target cache test */");
+  run_add_one(v3.compile(p));
+  EXPECT_EQ(cache_entries(dir_), 1u);
+  v4.compile(p);  // built (never loaded here: this CPU may lack AVX-512), and stored apart
+  EXPECT_EQ(cache_entries(dir_), 2u);
+  run_add_one(v3_again.compile(p));  // served from v3's entry
+  EXPECT_EQ(cache_entries(dir_), 2u);
+}
+
+TEST(CCompiler, UnknownTargetIsACompileErrorNamingIt) {
+  try {
+    CCompiler("clang", "no-such-cpu");
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-cpu"), std::string::npos) << e.what();
+  }
+}
+#endif
+
+TEST(CCompiler, TargetThatIsNotANameIsRefused) {
+  EXPECT_THROW(CCompiler("clang", "native; rm -rf /"), Error);
+}
+
 TEST(CompiledSpec, ConstructorsFillTheRightFields) {
   UOpPtr ast = UOp::index_const(1);
   CompiledSpec s = CompiledSpec::from_source("f", "ir", ast, 3);

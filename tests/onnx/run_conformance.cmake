@@ -2,10 +2,21 @@ cmake_minimum_required(VERSION 3.25)
 # Runs `lathe test-onnx` over a folder of ONNX backend-test cases and compares the cases that
 # pass with a checked-in list (failures_<folder>.txt beside it records why the others fail): a listed case that no longer passes fails the test (a regression);
 # a case that newly passes is reported, so the list can be updated.
-# Inputs: LATHE, DATA_DIR, EXPECTED, OUT.
-execute_process(COMMAND ${LATHE} test-onnx ${DATA_DIR} OUTPUT_FILE ${OUT} RESULT_VARIABLE rc)
+# Inputs: LATHE, DATA_DIR, EXPECTED, OUT; optional FILTER, a regular expression: only the cases
+# whose names match it run (and only those of the list are expected).
+if(FILTER)
+  file(GLOB cases LIST_DIRECTORIES true RELATIVE ${DATA_DIR} ${DATA_DIR}/test_*)
+  list(FILTER cases INCLUDE REGEX "${FILTER}")
+  list(TRANSFORM cases PREPEND ${DATA_DIR}/)
+else()
+  set(cases ${DATA_DIR})
+endif()
+execute_process(COMMAND ${LATHE} test-onnx ${cases} OUTPUT_FILE ${OUT} RESULT_VARIABLE rc)
 file(STRINGS ${OUT} lines)
 file(STRINGS ${EXPECTED} expected REGEX "^test_")
+if(FILTER)
+  list(FILTER expected INCLUDE REGEX "${FILTER}")
+endif()
 set(passing "")
 foreach(line IN LISTS lines)
   if(line MATCHES "^PASS (.*)$")

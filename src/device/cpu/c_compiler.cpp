@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -126,19 +127,34 @@ std::string cache_dir() {
 }
 
 const CCompiler& CCompiler::get() {
-  static const CCompiler c;
+  static const CCompiler c = [] {
+    const char* cc = std::getenv("LATHE_CC");
+    const char* target = std::getenv("LATHE_CPU_TARGET");
+    return CCompiler(cc && *cc ? cc : (on_path("clang") ? "clang" : "cc"), target && *target ? target : "native");
+  }();
   return c;
 }
 
-CCompiler::CCompiler() {
-  if (const char* cc = std::getenv("LATHE_CC"); cc && *cc) path_ = cc;
-  else path_ = on_path("clang") ? "clang" : "cc";
-  flags_ = "-x c -std=gnu11 -O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=fast "
+CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(path)), target_(std::move(target)) {
+  for (char c : target_)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      throw Error("LATHE_CPU_TARGET '" + target_ + "' is not a CPU name (letters, digits, '-', '_', '.')");
+#if defined(__x86_64__) || defined(__i386__)
+  std::string target_flag = "-march=" + target_;
+#else
+  std::string target_flag = "-mcpu=" + target_;  // aarch64 and others name CPUs with -mcpu
+#endif
+  flags_ = "-x c -std=gnu11 -O2 " + target_flag + " -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=fast "
            "-fno-signed-zeros -fno-trapping-math -fassociative-math -Wno-everything";
   int status;
   std::string version = run_capture(path_ + " --version 2>&1", status);
   if (status != 0) throw CompileError("the C compiler '" + path_ + "' does not run: " + version);
-  identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_;
+  // What the target means on this machine: the compiler's predefined macros name every feature
+  // it will use (__AVX512FP16__, __F16C__, ...), so code built for one CPU is never reused on another.
+  std::string features = run_capture(path_ + " " + target_flag + " -dM -E -x c /dev/null 2>&1", status);
+  if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + target_flag + ":\n" + features);
+  identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
+              hex(XXH3_64bits(features.data(), features.size()));
 }
 
 CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {

@@ -12,19 +12,28 @@ namespace lathe {
 
 class CCompiler {
  public:
-  /// The process-wide compiler: LATHE_CC, else clang, else cc.
+  /// The process-wide compiler: LATHE_CC, else clang, else cc, building for LATHE_CPU_TARGET.
   static const CCompiler& get();
 
-  /// The compiler's path, version and flags: part of every kernel cache key.
+  /// The compiler at `path` (a program name or path) building for the CPU `target` (a -march
+  /// name on x86, a -mcpu name elsewhere; "native": this machine). Throws Error for a target that
+  /// is not a plain name and CompileError when the compiler does not run or rejects the target.
+  CCompiler(std::string path, std::string target);
+
+  /// The compiler's path, version and flags, and a hash of the CPU features its target resolves
+  /// to on this machine: part of every kernel cache key (in memory and on disk).
   const std::string& identity() const { return identity_; }
+
+  /// The CPU the kernels are built for: LATHE_CPU_TARGET (a -march/-mcpu name), else "native".
+  const std::string& target() const { return target_; }
 
   /// Compiles `spec.src` into a shared object (CompiledSpec::bytes). Throws CompileError with the
   /// compiler's output when it fails.
   CompiledSpec compile(const ProgramSpec& spec) const;
 
  private:
-  CCompiler();
   std::string path_;
+  std::string target_;
   std::string flags_;
   std::string identity_;
 };
