@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What scripts/make-test-models.py needs to (re)generate the whole-model ONNX tests: PyTorch and
-# numpy from Debian (the exporter: torch.onnx.export) and node with ONNX Runtime's node binding
+# numpy from Debian (the exporter: torch.onnx.export; torchvision for the large CNNs) and node with ONNX Runtime's node binding
 # (the reference outputs: scripts/ort-reference.js). onnxruntime-node goes into build/ort (git-ignored;
 # ORT_DIR=... to put it elsewhere, then ORT_NODE_MODULES=$ORT_DIR/node_modules for the scripts).
 # Its post-install script is skipped: it only downloads GPU extras, and the CPU build ships in the package.
@@ -12,7 +12,7 @@ sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-torch python3-numpy
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-torch python3-torchvision python3-numpy
 # Debian's nodejs + npm, unless node and npm are already there: NodeSource's nodejs package bundles
 # npm and conflicts with Debian's npm package.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -16,7 +16,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py --large    # big variants -> build/models
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
-Needs python3-torch (1.13, Debian 12) and numpy, node and onnxruntime-node
+Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
 (scripts/install-model-deps.sh installs them). The Python `onnx` package is not needed.
 """
 import argparse
@@ -300,7 +300,20 @@ def large_models():
             build=lambda: LSTMClassifier(fin=64, hidden=256, layers=2, classes=10), seed=23,
             inputs=[("sequence", rng(33).standard_normal((1, 64, 64)).astype(np.float32))],
             outputs=["logits"], opset=14, training=torch.onnx.TrainingMode.EVAL),
+        **{name: torchvision_model(name, seed) for name, seed in [
+            ("squeezenet1_0", 24), ("shufflenet_v2_x0_5", 25), ("mobilenet_v2", 26), ("efficientnet_b0", 27)]},
     }
+
+
+def torchvision_model(arch, seed):
+    """A torchvision architecture (python3-torchvision) with seeded random weights and BatchNorm
+    statistics, on one 224x224 image: the networks users run, not lathe-shaped stand-ins."""
+    def build():
+        import torchvision
+        return getattr(torchvision.models, arch)(weights=None)
+    return dict(build=build, seed=seed, bn_seed=seed + 100,
+                inputs=[("image", rng(seed + 10).standard_normal((1, 3, 224, 224)).astype(np.float32))],
+                outputs=["logits"], opset=13, training=torch.onnx.TrainingMode.EVAL)
 
 
 # ------------------------------------------------------------------------------------------------

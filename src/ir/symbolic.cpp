@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "ir/alu.hpp"
 #include "ir/rewrite.hpp"
@@ -84,20 +85,29 @@ Linear decompose(const UOpPtr& x) {
 }
 
 // k*c*(y/c) + k*(y%c) == k*y in C semantics, whatever the sign of y: the pair a reshape leaves.
+// y/c may appear folded: for y = x/d it is x/(d*c) (truncating division by positive constants
+// composes), so chains of reshapes recombine level by level.
 void recombine_divmod(Linear& lin) {
   for (size_t i = 0; i < lin.terms.size(); ++i) {
     const UOpPtr m = lin.terms[i].first;
     const int64_t k = lin.terms[i].second;
     if (m->op() != Ops::MOD || !m->src(1)->is_const()) continue;
     int64_t c = int_value(m->src(1)), kc;
-    if (__builtin_mul_overflow(k, c, &kc)) continue;
+    if (c <= 0 || __builtin_mul_overflow(k, c, &kc)) continue;
+    const UOpPtr& y = m->src(0);
+    // y/c as a node: IDIV(y, c), or IDIV(x, d*c) when y is IDIV(x, d).
+    UOpPtr num = y, den = m->src(1);
+    if (y->op() == Ops::IDIV && y->src(1)->is_const() && int_value(y->src(1)) > 0) {
+      int64_t dc;
+      if (!__builtin_mul_overflow(int_value(y->src(1)), c, &dc)) num = y->src(0), den = cst(y, dc);
+    }
     auto is_div = [&](const auto& t) {
-      return t.first->op() == Ops::IDIV && t.first->src(0) == m->src(0) && t.first->src(1) == m->src(1) &&
-             t.second == kc;
+      if (t.first->op() != Ops::IDIV || t.second != kc) return false;
+      const UOpPtr& q = t.first;
+      return (q->src(0) == y && q->src(1) == m->src(1)) || (q->src(0) == num && q->src(1) == den);
     };
     auto d = std::find_if(lin.terms.begin(), lin.terms.end(), is_div);
     if (d == lin.terms.end()) continue;
-    UOpPtr y = m->src(0);
     lin.terms.erase(d);
     lin.terms.erase(std::find_if(lin.terms.begin(), lin.terms.end(), [&](const auto& t) { return t.first == m; }));
     lin.add(y, k);
@@ -199,6 +209,38 @@ DivSplit split_by(const Linear& lin, int64_t c, DType dt) {
   return {q_zero ? nullptr : rebuild(std::move(q), dt), rebuild(std::move(r), dt)};
 }
 
+// x = g*B + S where g divides c and every coefficient of B's terms, and S (the other terms and
+// the constant's remainder) always lies in [0, g): then x/c = B/(c/g) and x%c = (B%(c/g))*g + S
+// for x >= 0. This is what folds (32*a + b)/96 to a/3 when 0 <= b < 32. Tries the largest g first.
+struct GcdSplit {
+  int64_t g = 0;
+  UOpPtr big;    // B
+  UOpPtr small;  // S
+};
+
+std::optional<GcdSplit> split_by_gcd(const Linear& lin, int64_t c, DType dt) {
+  std::vector<int64_t> candidates;
+  for (const auto& [t, k] : lin.terms)
+    if (int64_t g = std::gcd(c, k); g > 1 && g < c) candidates.push_back(g);
+  std::sort(candidates.rbegin(), candidates.rend());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (int64_t g : candidates) {
+    Linear big, small;
+    for (const auto& [t, k] : lin.terms) {
+      if (k % g == 0) big.add(t, k / g);
+      else small.add(t, k);
+    }
+    if (small.terms.empty()) continue;  // the plain gcd rule's case
+    int64_t q0 = floordiv(lin.constant, g);
+    big.add_const(q0);
+    small.add_const(lin.constant - q0 * g);
+    UOpPtr s = rebuild(std::move(small), dt);
+    if (s->vmin() < 0 || s->vmax() >= g) continue;
+    return GcdSplit{g, rebuild(std::move(big), dt), s};
+  }
+  return std::nullopt;
+}
+
 UOpPtr fold_div(const Match& m) {
   UOpPtr x = m["x"];
   int64_t c = m.i("c");
@@ -215,9 +257,13 @@ UOpPtr fold_div(const Match& m) {
     return idiv(rebuild(std::move(lin), x->dtype()), c / g);
   }
   if (x->vmin() < 0) return nullptr;
+  if (x->op() == Ops::MOD && x->src(1)->is_const() && int_value(x->src(1)) % c == 0)  // (y % (c*m)) / c
+    return idiv(x->src(0), c) % (int_value(x->src(1)) / c);
   DivSplit s = split_by(lin, c, x->dtype());
-  if (!s.quotient || s.remainder->vmin() < 0) return nullptr;
-  return s.remainder->vmax() < c ? s.quotient : s.quotient + idiv(s.remainder, c);
+  if (s.quotient && s.remainder->vmin() >= 0)
+    return s.remainder->vmax() < c ? s.quotient : s.quotient + idiv(s.remainder, c);
+  if (auto g = split_by_gcd(lin, c, x->dtype())) return idiv(g->big, c / g->g);
+  return nullptr;
 }
 
 UOpPtr fold_mod(const Match& m) {
@@ -236,8 +282,9 @@ UOpPtr fold_mod(const Match& m) {
   }
   if (x->vmin() < 0) return nullptr;
   DivSplit s = split_by(lin, c, x->dtype());
-  if (!s.quotient || s.remainder->vmin() < 0) return nullptr;
-  return s.remainder->vmax() < c ? s.remainder : s.remainder % c;
+  if (s.quotient && s.remainder->vmin() >= 0) return s.remainder->vmax() < c ? s.remainder : s.remainder % c;
+  if (auto g = split_by_gcd(lin, c, x->dtype())) return (g->big % (c / g->g)) * g->g + g->small;
+  return nullptr;
 }
 
 // sum + k < c  ->  sum < c - k;   g*y < c  ->  y < floor((c - 1) / g) + 1.

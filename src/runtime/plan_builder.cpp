@@ -10,6 +10,7 @@
 #include "device/thread_pool.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "ir/valid.hpp"
 #include "opt/upcast.hpp"
 #include "runtime/plan_impl.hpp"
 
@@ -112,7 +113,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
     }
-    UOpPtr ast = round_half_arithmetic(apply_upcast(simplify(item.ast)));
+    UOpPtr ast = round_half_arithmetic(apply_upcast(simplify_valid(simplify(item.ast))));
     if (debug_level() >= 3) std::fprintf(stderr, "lathe: kernel AST\n%s", print_graph(ast).c_str());
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();

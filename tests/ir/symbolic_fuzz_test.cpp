@@ -26,7 +26,7 @@ class ExprGen {
 
   UOpPtr expr(int depth) {  // NOLINT(misc-no-recursion): depth is at most 5
     if (depth == 0 || pick(4) == 0) return leaf();
-    switch (pick(11)) {
+    switch (pick(13)) {
       case 0:
       case 1: return expr(depth - 1) + expr(depth - 1);
       case 2: return expr(depth - 1) - expr(depth - 1);
@@ -37,6 +37,16 @@ class ExprGen {
       case 7: return max(expr(depth - 1), expr(depth - 1));
       case 8: return min(expr(depth - 1), expr(depth - 1));
       case 9: return where(lt(expr(depth - 1), expr(depth - 1)), expr(depth - 1), expr(depth - 1));
+      case 10: {  // what a chain of reshapes leaves: x split into (x / cm, x / c % m, x % c), recombined
+        UOpPtr x = expr(depth - 1);
+        int64_t c = 1 + pick(6), m = 1 + pick(6);
+        return idiv(x, c * m) * (c * m) + (idiv(x, c) % m) * c + x % c;
+      }
+      case 11: {  // a partial common factor: (g*k*x + y) over a multiple of g
+        int64_t g = 2 + pick(8);
+        UOpPtr sum = expr(depth - 1) * UOp::index_const(g * (1 + pick(3))) + expr(depth - 1);
+        return pick(2) ? idiv(sum, UOp::index_const(g * (1 + pick(4)))) : sum % UOp::index_const(g * (1 + pick(4)));
+      }
       default: return -expr(depth - 1);
     }
   }

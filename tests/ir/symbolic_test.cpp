@@ -73,6 +73,27 @@ TEST(Symbolic, DivModByConstantsUseBounds) {
   EXPECT_SIMPLIFIES((x * 6 + 4) % 4, (x * 3 + 2) % 2 * 2);
 }
 
+TEST(Symbolic, DivModFoldAPartialCommonFactor) {
+  UOpPtr a = var("a", 0, 20);
+  UOpPtr b = var("b", 0, 31);
+  // 32a + b with 0 <= b < 32: dividing by 96 only looks at a.
+  EXPECT_SIMPLIFIES(idiv(a * 32 + b, 96), idiv(a, 3));
+  EXPECT_SIMPLIFIES((a * 32 + b) % 96, (a % 3) * 32 + b);
+  EXPECT_SIMPLIFIES(idiv(a * 32 + b + 64, 96), idiv(a + 2, 3));
+  // b may reach 32 here: nothing folds.
+  UOpPtr wide = var("w", 0, 32);
+  EXPECT_EQ(simplify(idiv(a * 32 + wide, 96)), idiv(a * 32 + wide, 96));
+}
+
+TEST(Symbolic, ReshapeChainsRecombine) {
+  UOpPtr x = var("x", 0, 10000);
+  // Three levels of a reshape's div/mod, as a split of 196 = 14 x 14 leaves them.
+  EXPECT_SIMPLIFIES(idiv(x, 196) * 196 + (idiv(x, 14) % 14) * 14 + x % 14, x);
+  EXPECT_SIMPLIFIES((idiv(x, 196) * 196 + (idiv(x, 14) % 14) * 14 + x % 14) % 14, x % 14);
+  EXPECT_SIMPLIFIES(idiv(x % 196, 14), idiv(x, 14) % 14);
+  EXPECT_SIMPLIFIES(idiv(x, 6) * 12 + (idiv(x, 2) % 3) * 4, idiv(x, 2) * 4);
+}
+
 TEST(Symbolic, DivModOfPossiblyNegativeValuesKeepTruncation) {
   UOpPtr x = var("xn", -9, 9);
   UOpPtr y = var("y", 0, 3);
