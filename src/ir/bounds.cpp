@@ -68,7 +68,11 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpPtr>& src, const Ar
       return dtype_bounds(dt);
     case Ops::BIND: return of(src[0]);
     case Ops::RANGE:
-    case Ops::SPECIAL: return {0, std::max<int64_t>(0, src[0]->vmax() - 1)};
+    case Ops::SPECIAL:
+      // A loop that may run zero times must not look like the constant 0 (which it is when it runs
+      // once): folded, whatever it indexes would leave the loop and run although the loop does not.
+      if (src[0]->vmin() < 1 && src[0]->vmax() <= 1) return {0, 1};
+      return {0, src[0]->vmax() - 1};
     default: break;
   }
   if (src.empty()) return dtype_bounds(dt);

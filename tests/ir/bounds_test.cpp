@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "ir/symbolic.hpp"
 #include "lathe/uop.hpp"
 
 namespace lathe {
@@ -17,6 +18,15 @@ TEST(Bounds, Leaves) {
   expect_bounds(UOp::range(UOp::variable("n", 1, 64), 0), 0, 63);
   expect_bounds(UOp::const_(dtypes::bool_, true), 1, 1);
   expect_bounds(UOp::make(Ops::BIND, dtypes::index, {UOp::variable("n", 1, 8), UOp::index_const(3)}), 1, 8);
+}
+
+TEST(Bounds, AnEmptyLoopIsNotTheConstantZero) {
+  UOpPtr empty = UOp::range(UOp::index_const(0), 0);
+  EXPECT_NE(simplify(empty * 5 + 1), UOp::index_const(1));  // its body must stay inside the loop
+  UOpPtr once = UOp::range(UOp::index_const(1), 1);
+  EXPECT_EQ(simplify(once * 5 + 1), UOp::index_const(1));  // one trip: index 0
+  UOpPtr maybe = UOp::range(UOp::variable("n", 0, 1), 2);  // zero or one trip
+  EXPECT_NE(simplify(maybe * 5), UOp::index_const(0));
 }
 
 TEST(Bounds, Arithmetic) {
