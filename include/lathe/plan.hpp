@@ -37,6 +37,7 @@ struct PreparedKernel {
   std::vector<uintptr_t> buffer_ptrs;               // raw addresses, computed once at prepare
   std::vector<BufferId> buffer_ids;
   std::vector<RuntimeVar> runtime_vars;             // every variable the AST reads, with bounds
+  WorkCount work;                                   // kernel->estimates at the current variable values
 };
 
 struct PreparedCopy {
@@ -68,6 +69,9 @@ struct KernelProfile {
   std::string device;
   size_t num_buffers = 0;
   std::chrono::nanoseconds elapsed{0};
+  WorkCount work;  // what the run did, from the kernel's estimates
+  double gflops() const { return elapsed.count() ? static_cast<double>(work.ops) / static_cast<double>(elapsed.count()) : 0.0; }
+  double gbps() const { return elapsed.count() ? static_cast<double>(work.mem) / static_cast<double>(elapsed.count()) : 0.0; }
 };
 
 class ExecutionPlan {
@@ -99,6 +103,9 @@ class ExecutionPlan {
   /// [min, max]; an unknown name or a value out of bounds throws Error before anything runs.
   void execute_with_vars(const std::vector<std::pair<std::string, int64_t>>& var_vals);
   std::vector<KernelProfile> execute_with_vars_profiled(const std::vector<std::pair<std::string, int64_t>>& var_vals);
+
+  /// The work of one execute() at the current variable values: the kernels' estimates summed.
+  WorkCount estimated_work() const;
 
   size_t output_buffer_idx() const;
   const std::unordered_map<uint64_t, size_t>& ast_to_buffer_map() const;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lathe/device.hpp"
@@ -16,6 +17,24 @@
 namespace lathe {
 
 using LaunchSize = std::array<size_t, 3>;
+
+/// A kernel's work at given variable values.
+struct WorkCount {
+  int64_t ops = 0;        // ALU operations on values (what GFLOP/s counts; a MULACC is two)
+  int64_t index_ops = 0;  // ALU operations computing addresses and gates
+  int64_t lds = 0;        // bytes moved by loads and stores, every execution counted
+  int64_t mem = 0;        // bytes of the buffers read or written, each at most once (what GB/s counts)
+  WorkCount& operator+=(const WorkCount& o);
+};
+
+/// A kernel's work as counted from its code when it is rendered (tinygrad's ProgramSpec
+/// estimates): each operation times the trip counts of the loops around it. Index expressions of
+/// the kernel's variables when its loop sizes are symbolic, constants otherwise; null: not counted.
+struct Estimates {
+  UOpPtr ops, index_ops, lds, mem;
+  /// The counts at these variable values (each variable the expressions read must be given).
+  WorkCount at(const std::unordered_map<std::string, int64_t>& vars = {}) const;
+};
 
 /// A rendered kernel: source code plus everything needed to compile and call it.
 struct ProgramSpec {
@@ -31,6 +50,7 @@ struct ProgramSpec {
   std::vector<size_t> outs;               // slots written by STORE
   std::vector<size_t> ins;                // slots read by LOAD and not written
   size_t buf_count = 0;                   // number of buffer arguments
+  Estimates estimates;                    // the work it does
 
   ProgramSpec() = default;
   ProgramSpec(std::string name, std::string src, DeviceSpec device, UOpPtr ast);

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "codegen/estimates.hpp"
 #include "codegen/linearize.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
@@ -249,6 +250,7 @@ class CRenderer {
       }
     }
     ProgramSpec spec(name_, src_header() + body.str() + "}\n", DeviceSpec{}, ast_);
+    spec.estimates = count_work(instrs);
     spec.set_var_names(var_names_);
     spec.set_buffer_metadata(globals_, outs_, ins_);
     for (const UOpPtr& v : vars_) {

@@ -1,6 +1,21 @@
 #include "lathe/program.hpp"
 
+#include "ir/eval.hpp"
+
 namespace lathe {
+
+WorkCount& WorkCount::operator+=(const WorkCount& o) {
+  ops += o.ops;
+  index_ops += o.index_ops;
+  lds += o.lds;
+  mem += o.mem;
+  return *this;
+}
+
+WorkCount Estimates::at(const std::unordered_map<std::string, int64_t>& vars) const {
+  auto value = [&](const UOpPtr& e) { return e ? evaluate_int(e, vars) : 0; };
+  return {value(ops), value(index_ops), value(lds), value(mem)};
+}
 
 ProgramSpec::ProgramSpec(std::string name_, std::string src_, DeviceSpec device_, UOpPtr ast_)
     : name(std::move(name_)), src(std::move(src_)), device(std::move(device_)), ast(std::move(ast_)) {}

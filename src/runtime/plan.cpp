@@ -36,13 +36,17 @@ void ExecutionPlan::Impl::refresh_values() {
       auto fixed = k->fixedvars.find(names[v]);
       k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
     }
+    // Sizes and counts that are constants need no variable values (and no map built for them).
     const auto& gs = k->kernel->global_size;
-    if (gs[0]->is_const() && gs[1]->is_const() && gs[2]->is_const()) {
-      for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(const_as_int(gs[d]->const_value()));
-      continue;
+    const Estimates& est = k->kernel->estimates;
+    VarValues vv;
+    auto is_static = [](const UOpPtr& e) { return !e || e->is_const(); };
+    if (!is_static(gs[0]) || !is_static(gs[1]) || !is_static(gs[2]) || !is_static(est.ops) || !is_static(est.index_ops) ||
+        !is_static(est.lds) || !is_static(est.mem)) {
+      vv.insert(var_values.begin(), var_values.end());
+      for (auto& [name, value] : k->fixedvars) vv[name] = value;
     }
-    VarValues vv(var_values.begin(), var_values.end());
-    for (auto& [name, value] : k->fixedvars) vv[name] = value;
+    k->work = est.at(vv);
     for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], vv));
   }
 }
@@ -57,9 +61,12 @@ void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
       k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
       if (!timed) continue;
       auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
-      if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed});
-      if (debug_level() >= 1)
-        std::fprintf(stderr, "lathe: %-40s %10.3f us\n", k->kernel->entry_point.c_str(), elapsed.count() / 1e3);
+      if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work});
+      if (debug_level() >= 1) {
+        double ns = static_cast<double>(elapsed.count());
+        std::fprintf(stderr, "lathe: %-40s %10.3f us %8.2f GFLOP/s %8.2f GB/s\n", k->kernel->entry_point.c_str(), ns / 1e3,
+                     ns > 0 ? static_cast<double>(k->work.ops) / ns : 0.0, ns > 0 ? static_cast<double>(k->work.mem) / ns : 0.0);
+      }
     } else if (const auto* c = std::get_if<PreparedCopy>(&op)) {
       const Buffer& src = buffers[c->src];
       const Buffer& dst = buffers[c->dst];
@@ -127,6 +134,12 @@ std::vector<std::reference_wrapper<const CachedKernel>> ExecutionPlan::kernels()
 }
 
 void ExecutionPlan::execute() const { impl_->run(nullptr); }
+
+WorkCount ExecutionPlan::estimated_work() const {
+  WorkCount total;
+  for (const PreparedKernel* k : prepared_kernels()) total += k->work;
+  return total;
+}
 
 std::vector<KernelProfile> ExecutionPlan::execute_profiled() const {
   std::vector<KernelProfile> profile;

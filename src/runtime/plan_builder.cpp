@@ -68,6 +68,7 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     k->outs = spec.outs;
     k->ins = spec.ins;
     k->host_parallel_safe = true;
+    k->estimates = spec.estimates;
     LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
     for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
     return k;
@@ -154,13 +155,15 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     if (const auto* v = std::get_if<PreparedBufferView>(&op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
+  impl.refresh_values();
   if (debug_level() >= 2) {
     std::fprintf(stderr, "lathe: schedule of %zu kernels, %zu views, %zu buffers\n", plan.prepared_kernels().size(),
                  impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())
-      std::fprintf(stderr, "  %s (%zu buffers)\n", k->kernel->entry_point.c_str(), k->buffer_indices.size());
+      std::fprintf(stderr, "  %-40s %zu buffers, %lld ops, %lld index ops, %lld bytes touched, %lld bytes loaded and stored\n",
+                   k->kernel->entry_point.c_str(), k->buffer_indices.size(), static_cast<long long>(k->work.ops),
+                   static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds));
   }
-  impl.refresh_values();
   impl.refresh_pointers();
   return plan;
 }

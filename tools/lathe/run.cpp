@@ -76,9 +76,21 @@ std::vector<double> timed_runs(int iters, const std::function<void()>& step) {
   return times;
 }
 
+// One line per kernel run: time and share of the run, the work its estimates count and the
+// rates that gives (GFLOP/s of value ops, GB/s of distinct bytes touched), then the totals.
 void print_profile(const ExecutionPlan& plan) {
-  for (const KernelProfile& p : plan.execute_profiled())
-    std::printf("  %-36s %10.3f us  (%zu buffers)\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3, p.num_buffers);
+  std::vector<KernelProfile> prof = plan.execute_profiled();
+  double total_ns = 0;
+  WorkCount total;
+  for (const KernelProfile& p : prof) total_ns += static_cast<double>(p.elapsed.count()), total += p.work;
+  std::printf("  %-36s %10s %6s %10s %10s %8s %8s\n", "kernel", "us", "share", "MFLOP", "MB", "GFLOP/s", "GB/s");
+  for (const KernelProfile& p : prof)
+    std::printf("  %-36s %10.3f %5.1f%% %10.3f %10.3f %8.2f %8.2f\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3,
+                total_ns > 0 ? 100.0 * static_cast<double>(p.elapsed.count()) / total_ns : 0.0, static_cast<double>(p.work.ops) / 1e6,
+                static_cast<double>(p.work.mem) / 1e6, p.gflops(), p.gbps());
+  std::printf("  %-36s %10.3f %5.1f%% %10.3f %10.3f %8.2f %8.2f\n", "total", total_ns / 1e3, 100.0, static_cast<double>(total.ops) / 1e6,
+              static_cast<double>(total.mem) / 1e6, total_ns > 0 ? static_cast<double>(total.ops) / total_ns : 0.0,
+              total_ns > 0 ? static_cast<double>(total.mem) / total_ns : 0.0);
 }
 
 // Seeded random data for every model input not in `inputs` (announced on stderr when `say`).
