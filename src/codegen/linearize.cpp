@@ -57,10 +57,6 @@ class Linearizer {
       depth_[upcasts_[i].get()] = -1;
       upcast_mask_ |= Mask{1} << bit_.at(upcasts_[i].get());
     }
-    for (const UOpPtr& u : order_) {
-      if (u->op() != Ops::REDUCE) continue;
-      for (size_t i = 1; i < u->src().size(); ++i) depth_[u->src(i).get()] = 1000 + static_cast<int>(i);
-    }
   }
 
   void compute_deps() {
@@ -71,8 +67,19 @@ class Linearizer {
       if (u->op() == Ops::REDUCE)
         for (size_t i = 1; i < u->src().size(); ++i) m &= ~(Mask{1} << bit_.at(u->src(i).get()));
       deps_[u.get()] = m;
-      host_[u.get()] = innermost(m & ~upcast_mask_);
-      level_[u.get()] = upcast_level(m);
+    }
+    // A REDUCE's loops nest inside the loop it is placed in, one level per range. Outer REDUCEs
+    // come later in the order, so walking it backwards places them before the ones they contain.
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const UOpPtr& u = *it;
+      if (u->op() != Ops::REDUCE) continue;
+      int host = innermost(deps_.at(u.get()) & ~upcast_mask_);
+      int base = host < 0 ? -1 : depth_.at(ranges_[static_cast<size_t>(host)].get());
+      for (size_t i = 1; i < u->src().size(); ++i) depth_[u->src(i).get()] = base + static_cast<int>(i);
+    }
+    for (const UOpPtr& u : order_) {
+      host_[u.get()] = innermost(deps_.at(u.get()) & ~upcast_mask_);
+      level_[u.get()] = upcast_level(deps_.at(u.get()));
     }
     for (const UOpPtr& red : order_)
       if (red->op() == Ops::REDUCE && (deps_[red.get()] & upcast_mask_))

@@ -9,6 +9,7 @@
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
+#include "schedule/realize.hpp"
 
 namespace lathe {
 namespace {
@@ -269,93 +270,6 @@ class KernelLowering {
   std::map<Key, UOpPtr> memo_;
 };
 
-// Decides the realize points beyond the obvious ones: a reduction is stored when its consumer
-// would read it again across the axes it reduced (through an EXPAND or inside another
-// reduction), or when two kernels would each compute it. And computed elementwise values (two
-// ALU ops or more) that a reduction reads through an EXPAND (a convolution's input, a matmul's
-// operand) are stored: fused, they would be recomputed for every output the broadcast feeds
-// (576 times per element in a 64-channel 3x3 convolution).
-class RealizeDecider {
- public:
-  RealizeDecider(const std::vector<UOpPtr>& order, std::unordered_map<const UOp*, bool>& realized)
-      : order_(order), realized_(realized) {}
-
-  void run() {
-    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      const UOpPtr& r = *it;
-      if (!realized(r) || r->op() == Ops::BUFFER) continue;
-      walk_kernel(r);
-    }
-  }
-
- private:
-  bool realized(const UOpPtr& u) const {
-    auto it = realized_.find(u.get());
-    return u->op() == Ops::BUFFER || (it != realized_.end() && it->second);
-  }
-
-  // How a node is reached from the kernel's root.
-  struct Path {
-    bool fusable;         // no EXPAND or reduction passed: a reduction here may join the kernel
-    bool in_reduce;       // under a reduction of this kernel
-    bool expanded_in_reduce;  // ... and then through an EXPAND
-  };
-
-  void walk_kernel(const UOpPtr& root) {
-    std::unordered_set<uintptr_t> seen;  // node address | path flags (nodes are 8-byte aligned)
-    std::vector<std::pair<const UOp*, Path>> stack;
-    auto push_srcs = [&](const UOp* u, Path path) {
-      for (const UOpPtr& s : u->src()) stack.emplace_back(s.get(), path);
-    };
-    const UOp* start = root.get();
-    bool root_reduces = root->op() == Ops::REDUCE_AXIS;
-    push_srcs(start, {!root_reduces, root_reduces, false});
-    while (!stack.empty()) {
-      auto [u, path] = stack.back();
-      stack.pop_back();
-      static_assert(alignof(UOp) >= 8);
-      uintptr_t key = reinterpret_cast<uintptr_t>(u) | static_cast<uintptr_t>(path.fusable | path.in_reduce << 1 | path.expanded_in_reduce << 2);
-      if (!seen.insert(key).second) continue;
-      UOpPtr p = u->ptr();
-      if (realized(p)) continue;
-      if (u->op() == Ops::REDUCE_AXIS) {
-        auto [owner, inserted] = owner_.emplace(u, start);
-        if (!path.fusable || (!inserted && owner->second != start)) {
-          realized_[u] = true;
-          continue;
-        }
-        push_srcs(u, {false, true, false});
-        continue;
-      }
-      if (path.expanded_in_reduce && (is_alu(u->op()) || u->op() == Ops::CAST) && worth_storing(p)) {
-        realized_[u] = true;
-        continue;
-      }
-      bool expands = u->op() == Ops::EXPAND;
-      push_srcs(u, {path.fusable && !expands, path.in_reduce, path.expanded_in_reduce || (path.in_reduce && expands)});
-    }
-  }
-
-  // Whether recomputing `u` per use costs more than storing it: it reads memory (a buffer, a
-  // reduction or a stored value; else it is built from constants) and takes two ALU ops or more
-  // (one, such as a mean's division, is cheaper to redo than a kernel of its own). The walk stops
-  // at stored values, so it stays within what this kernel would compute.
-  bool worth_storing(const UOpPtr& u) {
-    size_t ops = 0;
-    bool reads = false;
-    auto stops = [&](const UOp& x) { return x.op() == Ops::REDUCE_AXIS || x.op() == Ops::BUFFER || (&x != u.get() && realized(x.ptr())); };
-    for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !stops(x); })) {
-      if (stops(*n)) reads = true;
-      else ops += is_alu(n->op()) || n->op() == Ops::CAST;
-    }
-    return reads && ops >= 2;
-  }
-
-  const std::vector<UOpPtr>& order_;
-  std::unordered_map<const UOp*, bool>& realized_;
-  std::unordered_map<const UOp*, const UOp*> owner_;
-};
-
 // A node that is only reshapes and shrinks of a stored buffer, landing on a contiguous range of
 // it, needs no kernel: its buffer is a view. Returns the stored node and the element offset.
 std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
@@ -505,17 +419,11 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
     sched.sym_shapes.emplace(u.get(), node_sym_shape(*u, src_dims, sched.shapes.at(u.get())));
   }
 
-  std::unordered_map<const UOp*, size_t> users;
-  for (const UOpPtr& u : order)
-    for (const UOpPtr& s : u->src()) ++users[s.get()];
-
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
-  for (const UOpPtr& u : order) {
-    bool shared_reduce = u->op() == Ops::REDUCE_AXIS && users[u.get()] > 1;
-    if (u->op() == Ops::CONTIGUOUS || shared_reduce || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
-  }
-  RealizeDecider(order, realized).run();
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::CONTIGUOUS || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
+  choose_realized(order, sched.shapes, realized);
 
   std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses
   for (const UOpPtr& u : order) {

@@ -5,6 +5,7 @@
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "schedule/schedule.hpp"
+#include "schedule/work_budget.hpp"
 
 namespace lathe {
 namespace {
@@ -42,19 +43,15 @@ TEST(Schedule, ReductionFusesWhatFeedsItAndWhatFollows) {
   EXPECT_EQ(count_ops(s.items[0].ast, Ops::REDUCE), 1u);
 }
 
-TEST(Schedule, SoftmaxStoresTheReductionsItReadsAcrossTheirAxis) {
-  Tensor x = Tensor::rand({4, 16}, 1);
-  Schedule s = schedule_of(x.softmax(1));
-  ASSERT_LE(s.items.size(), 3u);
-  ASSERT_GE(s.items.size(), 2u);
-  // The last kernel is elementwise; every earlier one is a reduction a later kernel reads.
-  EXPECT_EQ(count_ops(s.items.back().ast, Ops::REDUCE), 0u);
-  for (size_t i = 0; i + 1 < s.items.size(); ++i) {
-    EXPECT_EQ(count_ops(s.items[i].ast, Ops::REDUCE), 1u) << "kernel " << i;
-    bool read_later = false;
-    for (size_t j = i + 1; j < s.items.size(); ++j)
-      for (size_t k = 1; k < s.items[j].bufs.size(); ++k) read_later |= s.items[j].bufs[k] == s.items[i].bufs[0];
-    EXPECT_TRUE(read_later) << "kernel " << i << " stores a value nothing reads";
+// A reduction read back across the axis it reduced is computed once per row: in the kernel that
+// reads it when the row's work is small (the linearizer places it outside the loop over the row),
+// else stored. Either way at most 3 kernels and no recomputation beyond the work budget.
+TEST(Schedule, SoftmaxComputesEachRowReductionOnce) {
+  for (Shape shape : {Shape{4, 16}, Shape{64, 1000}}) {
+    Tensor x = Tensor::rand(shape, 1);
+    Schedule s = schedule_of(x.softmax(1));
+    EXPECT_LE(s.items.size(), 3u);
+    EXPECT_WITHIN_WORK_BUDGET({x.softmax(1)});
   }
 }
 
@@ -189,8 +186,7 @@ TEST(Schedule, DeepElementwiseChainsLowerWithoutRecursion) {
 }
 
 // A computed value that a reduction reads through a broadcast (a convolution's input here) is
-// stored once, not recomputed for every output channel and tap; a single op (a mean's division)
-// is still recomputed.
+// stored once, not recomputed for every output channel and tap.
 TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
   Tensor x = Tensor::rand({1, 4, 8, 8}, 1), w1 = Tensor::rand({6, 4, 3, 3}, 2), w2 = Tensor::rand({5, 6, 3, 3}, 3);
   Tensor h = (x.conv2d(w1, std::nullopt, {1, 1}, {1, 1}) - 0.5f).relu();
@@ -205,9 +201,10 @@ TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
   Tensor h_stored = Tensor::from_vector(h.to_vector<float>(), h.shape());
   std::vector<float> want = h_stored.conv2d(w2, std::nullopt, {1, 1}, {1, 1}).to_vector<float>();
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
-  // The mean feeding layernorm's variance is one division: recomputed, not a kernel of its own.
+  // layernorm's mean and variance: at most a kernel each, and nothing recomputed.
   Tensor r = Tensor::rand({8, 32}, 4);
-  EXPECT_EQ(r.layernorm().prepare().prepared_kernels().size(), 3u);
+  EXPECT_LE(r.layernorm().prepare().prepared_kernels().size(), 3u);
+  EXPECT_WITHIN_WORK_BUDGET({r.layernorm()});
 }
 
 // gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel

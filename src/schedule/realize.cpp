@@ -1,0 +1,299 @@
+#include "schedule/realize.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
+namespace lathe {
+namespace {
+
+// A loop of some kernel: trips is how many times its body runs in one execution of the kernel
+// (its size times the trips of the loop around it).
+struct Loop {
+  int depth;
+  double trips;
+};
+
+// How a kernel reads a node: `sig` names the path of movement ops and reductions from the
+// kernel's root (two paths with one signature read the same index, which the lowering computes
+// once); `axis_loop[i]` is the innermost loop the index of axis i depends on (-1: none).
+struct View {
+  uint64_t sig;
+  std::vector<int> axis_loop;
+};
+
+struct NodeViews {
+  std::vector<View> views;
+  bool overflow = false;  // read in more distinct ways than are worth tracking: store it
+};
+
+constexpr size_t kMaxViews = 32;
+constexpr size_t kMaxCostWalk = 4096;
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  return x ^ (x >> 29);
+}
+
+bool is_leaf(Ops op) { return op == Ops::BUFFER || op == Ops::CONST || op == Ops::DEFINE_VAR || op == Ops::BIND; }
+
+bool is_computed(const UOp& u) {
+  if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
+  return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER;
+}
+
+bool is_elementwise(Ops op) { return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::CONTIGUOUS; }
+
+// A reshape as groups of axes whose element counts agree: (out axes, source axes) per group.
+std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> reshape_groups(const Shape& out, const Shape& src) {
+  std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> groups;
+  auto product = [](const Shape& s) {
+    int64_t p = 1;
+    for (int64_t d : s) p *= d;
+    return p;
+  };
+  // Empty tensors, and maximum sizes of symbolic ones that need not agree: one group.
+  if (product(out) == 0 || product(src) == 0 || product(out) != product(src)) {
+    groups.emplace_back();
+    for (size_t i = 0; i < out.size(); ++i) groups.back().first.push_back(i);
+    for (size_t j = 0; j < src.size(); ++j) groups.back().second.push_back(j);
+    return groups;
+  }
+  size_t i = 0, j = 0;
+  while (i < out.size() || j < src.size()) {
+    groups.emplace_back();
+    auto& [go, gs] = groups.back();
+    int64_t po = 1, ps = 1;
+    do {
+      if (po <= ps && i < out.size()) po *= out[i], go.push_back(i++);
+      else if (j < src.size()) ps *= src[j], gs.push_back(j++);
+      else po *= out[i], go.push_back(i++);
+    } while (po != ps || (i < out.size() && out[i] == 1) || (j < src.size() && src[j] == 1));
+  }
+  return groups;
+}
+
+class Decider {
+ public:
+  Decider(const std::unordered_map<const UOp*, Shape>& shapes, std::unordered_map<const UOp*, bool>& realized,
+          const FusionPrices& prices)
+      : shapes_(shapes), realized_(realized), p_(prices) {}
+
+  void run(const std::vector<UOpPtr>& order) {
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const UOp& u = **it;
+      if (is_leaf(u.op())) continue;
+      auto found = views_.find(&u);
+      NodeViews mine = found == views_.end() ? NodeViews{} : std::move(found->second);
+      if (found != views_.end()) views_.erase(found);
+      if (!stored(u) && is_computed(u) && worth_storing(u, mine)) realized_[&u] = true;
+      if (stored(u)) {
+        propagate(u, root_view(u), views_);
+        continue;
+      }
+      for (const View& v : mine.views) propagate(u, v, views_);
+    }
+  }
+
+ private:
+  bool stored(const UOp& u) const {
+    auto it = realized_.find(&u);
+    return u.op() == Ops::BUFFER || (it != realized_.end() && it->second);
+  }
+
+  const Shape& shape(const UOp& u) const { return shapes_.at(&u); }
+  static double numel(const Shape& s) {
+    double n = 1;
+    for (int64_t d : s) n *= static_cast<double>(d);
+    return n;
+  }
+
+  int new_loop(int parent, int64_t size) {
+    int depth = parent < 0 ? 0 : loops_[static_cast<size_t>(parent)].depth + 1;
+    double trips = static_cast<double>(size) * (parent < 0 ? 1.0 : loops_[static_cast<size_t>(parent)].trips);
+    loops_.push_back({depth, trips});
+    return static_cast<int>(loops_.size() - 1);
+  }
+
+  int deepest(const std::vector<int>& axis_loop) const {
+    int best = -1;
+    for (int l : axis_loop)
+      if (l >= 0 && (best < 0 || loops_[static_cast<size_t>(l)].depth > loops_[static_cast<size_t>(best)].depth)) best = l;
+    return best;
+  }
+
+  double evals(const View& v) const {
+    int l = deepest(v.axis_loop);
+    return l < 0 ? 1.0 : loops_[static_cast<size_t>(l)].trips;
+  }
+
+  // A kernel storing u: one loop per axis of size > 1, outermost first.
+  View root_view(const UOp& u) {
+    View v{mix(0x5EED, u.id()), {}};
+    int parent = -1;
+    for (int64_t d : shape(u)) {
+      if (d > 1) parent = new_loop(parent, d);
+      v.axis_loop.push_back(d > 1 ? parent : -1);
+    }
+    return v;
+  }
+
+  // How source i of u is read, given how u is read.
+  View source_view(const UOp& u, const View& v, size_t i) {
+    const UOp& s = *u.src(i);
+    const Shape& ss = shape(s);
+    if (is_elementwise(u.op())) return {v.sig, ss.empty() ? std::vector<int>{} : v.axis_loop};
+    View out{mix(v.sig, u.id() * 8 + i), std::vector<int>(ss.size(), -1)};
+    // A movement op's other sources are its symbolic sizes and a pad's value: scalars.
+    if (i > 0 && u.op() != Ops::GATHER) return out;
+    const Shape& us = shape(u);
+    switch (u.op()) {
+      case Ops::EXPAND:
+        for (size_t a = 0; a < ss.size(); ++a) out.axis_loop[a] = ss[a] == 1 && us[a] != 1 ? -1 : v.axis_loop[a];
+        break;
+      case Ops::PERMUTE: {
+        const auto& order = u.arg_as<std::vector<int64_t>>();
+        for (size_t a = 0; a < order.size(); ++a) out.axis_loop[static_cast<size_t>(order[a])] = v.axis_loop[a];
+        break;
+      }
+      case Ops::RESHAPE:
+        for (const auto& [go, gs] : reshape_groups(us, ss)) {
+          std::vector<int> in_group;
+          for (size_t a : go) in_group.push_back(v.axis_loop[a]);
+          int l = deepest(in_group);
+          for (size_t b : gs) out.axis_loop[b] = ss[b] > 1 ? l : -1;
+        }
+        break;
+      case Ops::PAD:
+      case Ops::SHRINK:
+      case Ops::FLIP: out.axis_loop = v.axis_loop; break;
+      case Ops::REDUCE_AXIS: {
+        out.axis_loop = v.axis_loop;
+        int parent = deepest(v.axis_loop);
+        for (int64_t a : u.arg_as<ReduceArg>().axes) {
+          auto ax = static_cast<size_t>(a);
+          out.axis_loop[ax] = -1;
+          if (ss[ax] > 1) out.axis_loop[ax] = parent = new_loop(parent, ss[ax]);
+        }
+        break;
+      }
+      case Ops::GATHER:
+        out.axis_loop = v.axis_loop;
+        if (i == 0) out.axis_loop[static_cast<size_t>(u.arg_as<int64_t>())] = deepest(v.axis_loop);
+        break;
+      default: break;
+    }
+    return out;
+  }
+
+  void propagate(const UOp& u, const View& v, std::unordered_map<const UOp*, NodeViews>& into) {
+    for (size_t i = 0; i < u.src().size(); ++i) {
+      const UOp& s = *u.src(i);
+      if (is_leaf(s.op()) || stored(s)) continue;
+      NodeViews& nv = into[&s];
+      if (nv.overflow) continue;
+      View sv = source_view(u, v, i);
+      if (std::any_of(nv.views.begin(), nv.views.end(), [&](const View& w) { return w.sig == sv.sig; })) continue;
+      if (nv.views.size() == kMaxViews) {
+        nv.overflow = true;
+        nv.views.clear();
+        continue;
+      }
+      nv.views.push_back(std::move(sv));
+    }
+  }
+
+  // The cost of one evaluation of u itself (its sources not included).
+  double unit_cost(const UOp& u) const {
+    switch (u.op()) {
+      case Ops::EXP2:
+      case Ops::LOG2:
+      case Ops::SIN:
+      case Ops::POW: return p_.transcendental;
+      case Ops::CAST: return p_.alu;
+      case Ops::GATHER: return p_.pad_gate;
+      case Ops::PAD: {
+        double axes = 0;
+        if (u.src().size() > 2) {
+          for (size_t a = 0; 2 + 2 * a + 1 < u.src().size(); ++a)
+            axes += !(u.src(2 + 2 * a)->is_const() && const_as_int(u.src(2 + 2 * a)->const_value()) == 0 &&
+                      u.src(3 + 2 * a)->is_const() && const_as_int(u.src(3 + 2 * a)->const_value()) == 0);
+        } else {
+          const auto& pad = u.arg_as<std::vector<int64_t>>();
+          for (size_t a = 0; a + 1 < pad.size(); a += 2) axes += pad[a] != 0 || pad[a + 1] != 0;
+        }
+        return p_.pad_gate * axes;
+      }
+      case Ops::RESHAPE: {
+        double splits = 0;
+        const Shape& src = shape(*u.src(0));
+        for (const auto& [go, gs] : reshape_groups(shape(u), src)) {
+          auto big = [](const Shape& sh, const std::vector<size_t>& axes) {
+            return std::count_if(axes.begin(), axes.end(), [&](size_t a) { return sh[a] > 1; });
+          };
+          auto outs = big(shape(u), go), ins = big(src, gs);
+          if (ins > 1) splits += static_cast<double>(outs == 1 ? ins - 1 : ins);
+        }
+        return p_.div_mod * splits;
+      }
+      default: return is_alu(u.op()) ? p_.alu : 0.0;
+    }
+  }
+
+  // The cost of one evaluation of u's fused subgraph, per element of u; stops (returning
+  // infinity) once it exceeds `limit`.
+  double cost_per_element(const UOp& u, double limit) {
+    size_t saved_loops = loops_.size();
+    double n = numel(shape(u)), budget = limit * n, total = 0;
+    std::unordered_set<uint64_t> seen;
+    std::vector<std::pair<const UOp*, View>> stack{{&u, root_view(u)}};
+    while (!stack.empty() && total <= budget) {
+      auto [x, v] = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(mix(v.sig, reinterpret_cast<uintptr_t>(x))).second) continue;
+      if (seen.size() > kMaxCostWalk) total = std::numeric_limits<double>::infinity();
+      double e = evals(v);
+      if (x != &u && (x->op() == Ops::BUFFER || stored(*x))) {
+        total += p_.load * e;
+        continue;
+      }
+      if (is_leaf(x->op())) continue;
+      total += unit_cost(*x) * e;
+      for (size_t i = 0; i < x->src().size(); ++i) {
+        View sv = source_view(*x, v, i);
+        if (x->op() == Ops::REDUCE_AXIS) total += p_.alu * evals(sv);  // the accumulate
+        stack.emplace_back(x->src(i).get(), std::move(sv));
+      }
+    }
+    loops_.resize(saved_loops);
+    return total > budget ? std::numeric_limits<double>::infinity() : total / n;
+  }
+
+  bool worth_storing(const UOp& u, const NodeViews& nv) {
+    if (nv.overflow) return true;
+    double n = numel(shape(u));
+    if (n == 0) return false;
+    double e = 0;
+    for (const View& v : nv.views) e += evals(v);
+    if (e <= n * (1 + 1e-9)) return false;
+    double limit = (n * p_.store + e * p_.load + p_.kernel) / (e - n);
+    return cost_per_element(u, limit) > limit;
+  }
+
+  const std::unordered_map<const UOp*, Shape>& shapes_;
+  std::unordered_map<const UOp*, bool>& realized_;
+  FusionPrices p_;
+  std::vector<Loop> loops_;
+  std::unordered_map<const UOp*, NodeViews> views_;
+};
+
+}  // namespace
+
+void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,
+                     std::unordered_map<const UOp*, bool>& realized, const FusionPrices& prices) {
+  Decider(shapes, realized, prices).run(order);
+}
+
+}  // namespace lathe

@@ -1,0 +1,43 @@
+// Which nodes are stored: fusion by cost.
+//
+// Fusing a node into the kernel that reads it is free when the kernel evaluates it once per
+// element; it multiplies work when the kernel evaluates it many times (a value broadcast into a
+// reduction, read through a convolution's window, a branch of a concatenation evaluated over the
+// whole result, a node two kernels compute). One rule decides, for every computed node u (an ALU
+// op, cast, reduction or gather; movement ops are only index arithmetic and are never stored):
+//
+//   store u  iff  c * (E - n) > n * S + E * L + K
+//
+// n is u's element count; E how many times the kernels reading u would evaluate it (from the loop
+// nests they would have: a node runs once per trip of every loop down to the innermost one its
+// index depends on, as the linearizer places it); c the cost of one evaluation of u's fused
+// subgraph (ALU ops, transcendentals, loads, padding gates, reshape divisions); S the cost of
+// storing an element, L of loading one, K of a kernel of its own. Nodes are decided consumers
+// first, so the highest node worth storing is stored and what it reads fuses into its kernel.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "lathe/uop.hpp"
+#include "schedule/shape.hpp"
+
+namespace lathe {
+
+/// The cost model's prices, in ALU operations.
+struct FusionPrices {
+  double alu = 1;             // an arithmetic op, comparison, cast
+  double transcendental = 10;  // exp2, log2, sin, pow: polynomials in the kernel
+  double load = 1;            // L
+  double store = 3;           // S: written, then read back by its readers
+  double kernel = 4000;       // K: a kernel launch (a threaded one wakes the pool) and its loops
+  double pad_gate = 4;        // per padded axis: two compares, an and, a select
+  double div_mod = 2;         // per axis a reshape must split with / and %
+};
+
+/// Marks in `realized` the nodes of `order` (a topological order of the whole graph) worth
+/// storing; nodes already marked (outputs, CONTIGUOUS, split reductions) stay stored.
+void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,
+                     std::unordered_map<const UOp*, bool>& realized, const FusionPrices& prices = {});
+
+}  // namespace lathe

@@ -1,0 +1,83 @@
+// The fusion budget: a plan executes at most 1.5x the ALU operations of its graph evaluated node
+// by node (each node computed once). Fusion is allowed to recompute cheap work, never to multiply
+// it. A failure names the kernel with the largest excess over the graph nodes it computes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/toposort.hpp"
+#include "lathe/lathe.hpp"
+#include "runtime/plan_builder.hpp"
+#include "schedule/schedule.hpp"
+
+namespace lathe::test {
+
+inline constexpr double kWorkBudget = 1.5;
+
+// The ALU operations of one graph node evaluated once: an elementwise op per element, a
+// reduction's accumulate per input element, movement ops none.
+inline int64_t node_ops(const UOp& u, const Schedule& s) {
+  if (u.op() == Ops::REDUCE_AXIS) return shape_numel(s.shapes.at(u.src(0).get()));
+  if (!is_alu(u.op())) return 0;
+  return shape_numel(s.shapes.at(&u)) * (u.op() == Ops::MULACC ? 2 : 1);
+}
+
+inline int64_t graph_ops(const std::vector<UOpPtr>& outputs, const Schedule& s) {
+  int64_t total = 0;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, outputs)))
+    if (u->op() != Ops::SINK) total += node_ops(*u, s);
+  return total;
+}
+
+struct BudgetReport {
+  int64_t graph = 0, plan = 0;
+  size_t kernels = 0;
+  std::string worst;  // the kernel with the largest excess, and its numbers
+};
+
+/// Schedules and prepares `outputs`, then compares executed ops with the graph's.
+inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
+  std::vector<UOpPtr> roots;
+  for (const Tensor& t : outputs) roots.push_back(t.uop());
+  Schedule s = create_schedule(roots);
+  ExecutionPlan plan = PlanBuilder::build(s, DeviceSpec{});
+  BudgetReport r;
+  r.graph = graph_ops(roots, s);
+  r.plan = plan.estimated_work().ops;
+  std::unordered_set<const UOp*> stored;
+  for (const ScheduleItem& item : s.items) stored.insert(item.bufs[0].get());
+  std::vector<const PreparedKernel*> kernels = plan.prepared_kernels();
+  r.kernels = kernels.size();
+  int64_t worst_excess = -1;
+  size_t k = 0;
+  for (const ScheduleItem& item : s.items) {
+    if (item.view_offset) continue;
+    const PreparedKernel* pk = kernels.at(k++);
+    // The graph nodes this kernel computes: those under its root that no other kernel stores.
+    int64_t own = 0;
+    for (const UOpPtr& u : toposort(item.bufs[0], [&](const UOp& x) { return &x == item.bufs[0].get() || !stored.count(&x); }))
+      if (u == item.bufs[0] || !stored.count(u.get())) own += node_ops(*u, s);
+    int64_t excess = pk->work.ops - own;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      r.worst = pk->kernel->entry_point + " executes " + std::to_string(pk->work.ops) + " ops for graph nodes of " +
+                std::to_string(own);
+    }
+  }
+  return r;
+}
+
+#define EXPECT_WITHIN_WORK_BUDGET(outputs)                                                                         \
+  do {                                                                                                             \
+    ::lathe::test::BudgetReport r_ = ::lathe::test::work_budget(outputs);                                          \
+    EXPECT_LE(static_cast<double>(r_.plan), ::lathe::test::kWorkBudget * static_cast<double>(r_.graph))           \
+        << "the plan (" << r_.kernels << " kernels) executes " << r_.plan << " ALU ops, its graph " << r_.graph      \
+        << "; the largest excess: " << r_.worst;                                                                   \
+  } while (0)
+
+}  // namespace lathe::test
