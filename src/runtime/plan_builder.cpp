@@ -109,7 +109,10 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.ast_to_buffer[item.bufs[0]->id()] = vi;
       index_of[item.bufs[0].get()] = vi;
       PreparedBufferView op{item.bufs[0]->id(), base, vi, {}};
-      if (auto w = writer.find(base); w != writer.end()) op.dependencies.push_back(w->second);
+      if (auto w = writer.find(base); w != writer.end()) {
+        op.dependencies.push_back(w->second);
+        writer[vi] = w->second;  // who reads the view waits for whoever wrote its memory
+      }
       impl.ops.emplace_back(op);
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;

@@ -12,6 +12,7 @@ namespace {
 struct Loop {
   int depth;
   double trips;
+  bool in_reduce;  // a reduction's loop, or inside one
 };
 
 // How a kernel reads a node: `sig` names the path of movement ops and reductions from the
@@ -19,6 +20,7 @@ struct Loop {
 // once); `axis_loop[i]` is the innermost loop the index of axis i depends on (-1: none).
 struct View {
   uint64_t sig;
+  int kernel;  // the stored node whose kernel reads it
   std::vector<int> axis_loop;
 };
 
@@ -42,6 +44,15 @@ bool is_leaf(Ops op) { return op == Ops::BUFFER || op == Ops::CONST || op == Ops
 bool is_computed(const UOp& u) {
   if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
   return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER;
+}
+
+// A sum of products read through broadcasts (matmul, convolution, einsum): what the optimizer
+// tiles, as long as it has the kernel to itself.
+bool is_contraction(const UOp& u) {
+  if (u.op() != Ops::REDUCE_AXIS || u.arg_as<ReduceArg>().op != Ops::ADD) return false;
+  const UOp* s = u.src(0).get();
+  while (s->op() == Ops::CAST) s = s->src(0).get();
+  return s->op() == Ops::MUL;
 }
 
 bool is_elementwise(Ops op) { return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::CONTIGUOUS; }
@@ -93,6 +104,11 @@ class Decider {
         propagate(u, root_view(u), views_);
         continue;
       }
+      if (mine.overflow) {  // read in too many ways to track: so are its sources, until one is stored
+        for (const UOpPtr& s : u.src())
+          if (!is_leaf(s->op()) && !stored(*s)) views_[s.get()] = NodeViews{{}, true};
+        continue;
+      }
       for (const View& v : mine.views) propagate(u, v, views_);
     }
   }
@@ -110,10 +126,9 @@ class Decider {
     return n;
   }
 
-  int new_loop(int parent, int64_t size) {
-    int depth = parent < 0 ? 0 : loops_[static_cast<size_t>(parent)].depth + 1;
-    double trips = static_cast<double>(size) * (parent < 0 ? 1.0 : loops_[static_cast<size_t>(parent)].trips);
-    loops_.push_back({depth, trips});
+  int new_loop(int parent, int64_t size, bool reduce) {
+    const Loop* p = parent < 0 ? nullptr : &loops_[static_cast<size_t>(parent)];
+    loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0), reduce || (p && p->in_reduce)});
     return static_cast<int>(loops_.size() - 1);
   }
 
@@ -131,10 +146,10 @@ class Decider {
 
   // A kernel storing u: one loop per axis of size > 1, outermost first.
   View root_view(const UOp& u) {
-    View v{mix(0x5EED, u.id()), {}};
+    View v{mix(0x5EED, u.id()), static_cast<int>(u.id()), {}};
     int parent = -1;
     for (int64_t d : shape(u)) {
-      if (d > 1) parent = new_loop(parent, d);
+      if (d > 1) parent = new_loop(parent, d, false);
       v.axis_loop.push_back(d > 1 ? parent : -1);
     }
     return v;
@@ -144,8 +159,8 @@ class Decider {
   View source_view(const UOp& u, const View& v, size_t i) {
     const UOp& s = *u.src(i);
     const Shape& ss = shape(s);
-    if (is_elementwise(u.op())) return {v.sig, ss.empty() ? std::vector<int>{} : v.axis_loop};
-    View out{mix(v.sig, u.id() * 8 + i), std::vector<int>(ss.size(), -1)};
+    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop};
+    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1)};
     // A movement op's other sources are its symbolic sizes and a pad's value: scalars.
     if (i > 0 && u.op() != Ops::GATHER) return out;
     const Shape& us = shape(u);
@@ -175,7 +190,7 @@ class Decider {
         for (int64_t a : u.arg_as<ReduceArg>().axes) {
           auto ax = static_cast<size_t>(a);
           out.axis_loop[ax] = -1;
-          if (ss[ax] > 1) out.axis_loop[ax] = parent = new_loop(parent, ss[ax]);
+          if (ss[ax] > 1) out.axis_loop[ax] = parent = new_loop(parent, ss[ax], true);
         }
         break;
       }
@@ -271,15 +286,38 @@ class Decider {
     return total > budget ? std::numeric_limits<double>::infinity() : total / n;
   }
 
+  // Store u iff E*c*speed_fused > n*c*speed_alone + n*S + E*L + K. The speeds are 1 except for a
+  // contraction, which runs at the optimizer's speed in a kernel of its own, and in its reader's
+  // kernel only when it is that kernel's only contraction, read once and not inside another
+  // reduction's loop.
   bool worth_storing(const UOp& u, const NodeViews& nv) {
     if (nv.overflow) return true;
     double n = numel(shape(u));
     if (n == 0) return false;
     double e = 0;
     for (const View& v : nv.views) e += evals(v);
-    if (e <= n * (1 + 1e-9)) return false;
-    double limit = (n * p_.store + e * p_.load + p_.kernel) / (e - n);
-    return cost_per_element(u, limit) > limit;
+    double alone = 1, fused = 1;
+    if (is_contraction(u) && numel(shape(*u.src(0))) >= p_.optimized_min) {
+      alone = p_.optimized;
+      const View& v = nv.views.front();
+      int placed = deepest(v.axis_loop);
+      bool nested = placed >= 0 && loops_[static_cast<size_t>(placed)].in_reduce;
+      if (nv.views.size() == 1 && !nested && !contractions_.count(v.kernel)) fused = p_.optimized;
+    }
+    double extra = e * fused - n * alone;  // c's multiplier
+    if (extra <= n * 1e-9) {
+      note_fused(u, nv);
+      return false;
+    }
+    double limit = (n * p_.store + e * p_.load + p_.kernel) / extra;
+    if (cost_per_element(u, limit) > limit) return true;
+    note_fused(u, nv);
+    return false;
+  }
+
+  void note_fused(const UOp& u, const NodeViews& nv) {
+    if (!is_contraction(u)) return;
+    for (const View& v : nv.views) contractions_.insert(v.kernel);
   }
 
   const std::unordered_map<const UOp*, Shape>& shapes_;
@@ -287,6 +325,7 @@ class Decider {
   FusionPrices p_;
   std::vector<Loop> loops_;
   std::unordered_map<const UOp*, NodeViews> views_;
+  std::unordered_set<int> contractions_;  // kernels (by stored node) that have fused a contraction
 };
 
 }  // namespace

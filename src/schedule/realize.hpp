@@ -12,8 +12,12 @@
 // nests they would have: a node runs once per trip of every loop down to the innermost one its
 // index depends on, as the linearizer places it); c the cost of one evaluation of u's fused
 // subgraph (ALU ops, transcendentals, loads, padding gates, reshape divisions); S the cost of
-// storing an element, L of loading one, K of a kernel of its own. Nodes are decided consumers
-// first, so the highest node worth storing is stored and what it reads fuses into its kernel.
+// storing an element, L of loading one, K of a kernel of its own. A contraction (matmul,
+// convolution) costs less per op in a kernel the optimizer can tile: one that holds it alone and
+// not inside another reduction's loop; fused elsewhere it costs full price, so a convolution is
+// not buried in a global pool or beside a second convolution unless it is small. Nodes are
+// decided consumers first, so the highest node worth storing is stored and what it reads fuses
+// into its kernel.
 #pragma once
 
 #include <unordered_map>
@@ -33,6 +37,8 @@ struct FusionPrices {
   double kernel = 4000;       // K: a kernel launch (a threaded one wakes the pool) and its loops
   double pad_gate = 4;        // per padded axis: two compares, an and, a select
   double div_mod = 2;         // per axis a reshape must split with / and %
+  double optimized = 0.2;     // a contraction's cost in a kernel the optimizer tiles, per op
+  double optimized_min = 65536;  // multiply-adds below which tiling gains nothing
 };
 
 /// Marks in `realized` the nodes of `order` (a topological order of the whole graph) worth

@@ -280,7 +280,13 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
     auto it = realized.find(n.get());
     return n->op() == Ops::BUFFER || (n != root && it != realized.end() && it->second);
   };
+  bool copies = false;  // a CONTIGUOUS on the way: a copy asked for
   while (!is_stored(u)) {
+    if (u->op() == Ops::CONTIGUOUS) {
+      copies = true;
+      u = u->src(0);
+      continue;
+    }
     if (u->op() != Ops::RESHAPE && u->op() != Ops::SHRINK) return std::nullopt;
     // A symbolic shrink is a view only as a prefix of the first axis: packed data stays packed.
     if (u->op() == Ops::SHRINK && u->src().size() > 1) {
@@ -296,7 +302,9 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
     chain.push_back(u);
     u = u->src(0);
   }
-  if (chain.empty()) return std::nullopt;
+  // A contiguous copy of a value this schedule already stores is that store: only an input
+  // buffer is copied (the copy must not change with the input).
+  if ((chain.empty() && !copies) || (copies && u->op() == Ops::BUFFER)) return std::nullopt;
   Shape shape = shapes.at(u.get());
   Shape strides = strides_of(shape);
   int64_t offset = 0;
@@ -421,8 +429,12 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
 
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
-  for (const UOpPtr& u : order)
+  for (const UOpPtr& u : order) {
     if (u->op() == Ops::CONTIGUOUS || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
+    // What a CONTIGUOUS stores is its source's value: store the source, so its other readers load
+    // it too, and the CONTIGUOUS is a view of it (an input buffer is still copied).
+    if (u->op() == Ops::CONTIGUOUS && u->src(0)->op() != Ops::BUFFER) realized[u->src(0).get()] = true;
+  }
   choose_realized(order, sched.shapes, realized);
 
   std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
       bool bad = ratio > lathe::test::kWorkBudget;
       over += bad;
       std::printf("%-24s %8zu %14lld %14lld %7.3f%s\n", dir.filename().c_str(), r.kernels, static_cast<long long>(r.graph),
-                  static_cast<long long>(r.plan), ratio, bad ? ("  OVER BUDGET: " + r.worst).c_str() : "");
+                  static_cast<long long>(r.plan), ratio, (std::string(bad ? "  OVER BUDGET; " : "  ") + "largest excess: " + r.worst).c_str());
     } catch (const lathe::Error& e) {
       std::printf("%-24s error: %s\n", dir.filename().c_str(), e.what());
       ++over;

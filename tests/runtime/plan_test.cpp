@@ -45,7 +45,7 @@ TEST(ExecutionPlan, ExecuteAllocatesAndCompilesNothing) {
 
 TEST(ExecutionPlan, PreparedKernelsDescribeTheirBuffers) {
   Tensor x = Tensor::rand({16, 8}, 1);
-  Tensor y = (x * 2.0f).contiguous().softmax(1);  // contiguous: at least two kernels
+  Tensor y = (x.contiguous() * 2.0f).softmax(1);  // an input's contiguous copy: at least two kernels
   ExecutionPlan plan = y.prepare();
   std::vector<const PreparedKernel*> ks = plan.prepared_kernels();
   ASSERT_GE(ks.size(), 2u);
@@ -68,6 +68,16 @@ TEST(ExecutionPlan, PreparedKernelsDescribeTheirBuffers) {
   EXPECT_EQ(plan.prepared_ops().size(), ks.size());
   EXPECT_EQ(plan.kernels().size(), ks.size());
   EXPECT_EQ(plan.output_buffer_idx(), ks.back()->buffer_indices[0]);
+}
+
+// A kernel reading a view of another kernel's output waits for that kernel.
+TEST(ExecutionPlan, ReadersOfAViewDependOnTheWriterOfItsBase) {
+  Tensor x = Tensor::rand({8, 8}, 1);
+  Tensor y = (x * 2.0f).contiguous();  // a view of the stored x * 2
+  ExecutionPlan plan = (y.permute({1, 0}) + 1.0f).prepare();
+  std::vector<const PreparedKernel*> ks = plan.prepared_kernels();
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[1]->dependencies, std::vector<uint64_t>{ks[0]->id});
 }
 
 TEST(ExecutionPlan, ProfilesOneEntryPerKernel) {

@@ -55,12 +55,26 @@ TEST(Schedule, SoftmaxComputesEachRowReductionOnce) {
   }
 }
 
+// contiguous() stores its source's value once: the CONTIGUOUS is a view of that store, and a
+// second reader of the source loads it instead of computing it again. An input is copied.
 TEST(Schedule, ContiguousIsARealizePoint) {
   Tensor x = Tensor::rand({4, 4}, 1);
-  Tensor k = (x * 2.0f).contiguous();
-  Schedule s = schedule_of(k.permute({1, 0}) + 1.0f);
-  ASSERT_EQ(s.items.size(), 2u);
-  EXPECT_EQ(s.items[1].bufs[1], s.items[0].bufs[0]);  // the second kernel reads what the first stored
+  Tensor y = x * 2.0f;
+  Tensor k = y.contiguous();
+  Schedule s = schedule_of(k.permute({1, 0}) + y.exp());
+  std::vector<const ScheduleItem*> kernels, views;
+  for (const ScheduleItem& it : s.items) (it.view_offset ? views : kernels).push_back(&it);
+  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(kernels[0]->bufs[0], y.uop());  // the first kernel stores y
+  EXPECT_EQ(views[0]->bufs, (std::vector<UOpPtr>{k.uop(), y.uop()}));
+  const std::vector<UOpPtr>& reads = kernels[1]->bufs;  // the second reads y, never x: no x * 2 again
+  EXPECT_NE(std::find(reads.begin(), reads.end(), y.uop()), reads.end());
+  EXPECT_EQ(std::find(reads.begin(), reads.end(), x.uop()), reads.end());
+  Schedule copy = schedule_of(x.contiguous() + 1.0f);
+  size_t copy_kernels = 0;
+  for (const ScheduleItem& it : copy.items) copy_kernels += !it.view_offset;
+  EXPECT_EQ(copy_kernels, 2u);
 }
 
 TEST(Schedule, SharedReductionIsStoredOnce) {

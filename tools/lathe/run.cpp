@@ -160,12 +160,14 @@ int bench(const BenchOptions& o) {
   std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); });
   double lo = times.front(), med = times[times.size() / 2], hi = times.back();
   size_t kernels = plan.prepared_kernels().size();
+  double gflop = static_cast<double>(plan.estimated_work().ops) / 1e9;
   if (o.json) {
-    std::printf("{\"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu}\n",
-                compile_ms, lo, med, hi, kernels, times.size());
+    std::printf("{\"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu, "
+                "\"gflop\": %.6f}\n",
+                compile_ms, lo, med, hi, kernels, times.size(), gflop);
   } else {
-    std::printf("%s: %zu kernels, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
-                o.model.c_str(), kernels, compile_ms, lo, med, hi, times.size());
+    std::printf("%s: %zu kernels, %.3f GFLOP, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
+                o.model.c_str(), kernels, gflop, compile_ms, lo, med, hi, times.size());
   }
   return 0;
 }
