@@ -271,6 +271,7 @@ UOpPtr fold_mod(const Match& m) {
   int64_t c = m.i("c");
   if (!intlike(x) || c <= 0) return nullptr;
   if (x->vmin() >= 0 && x->vmax() < c) return x;
+  if (x->vmin() >= 0 && x->vmin() / c == x->vmax() / c) return x + cst(x, -(x->vmin() / c) * c);  // one quotient throughout
   if (x->op() == Ops::MOD && x->src(1)->is_const() && int_value(x->src(1)) > 0 && int_value(x->src(1)) % c == 0)
     return x->src(0) % c;
   Linear lin = decompose(x);
@@ -375,5 +376,18 @@ const PatternMatcher& symbolic() {
 }
 
 UOpPtr simplify(const UOpPtr& u) { return graph_rewrite(u, symbolic()); }
+
+std::optional<LinearForm> linear_form(const UOpPtr& x) {
+  Linear lin = decompose(x);
+  if (!lin.ok) return std::nullopt;
+  return LinearForm{std::move(lin.terms), lin.constant};
+}
+
+UOpPtr from_linear_form(const LinearForm& f, DType dt) {
+  Linear lin;
+  lin.terms = f.terms;
+  lin.constant = f.constant;
+  return rebuild(std::move(lin), dt);
+}
 
 }  // namespace lathe

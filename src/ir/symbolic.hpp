@@ -7,6 +7,10 @@
 // rules that need floor semantics first check that their operands are non-negative.
 #pragma once
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "ir/pattern.hpp"
 
 namespace lathe {
@@ -21,5 +25,16 @@ const PatternMatcher& symbolic();
 
 /// `u` rewritten with symbolic() to a fixed point.
 UOpPtr simplify(const UOpPtr& u);
+
+/// An integer expression as sum(coefficient * term) + constant, each term neither a sum nor a
+/// product with a constant; the form the canonical sums are built from.
+struct LinearForm {
+  std::vector<std::pair<UOpPtr, int64_t>> terms;
+  int64_t constant = 0;
+};
+/// `x` as a LinearForm; nothing when a coefficient overflows int64.
+std::optional<LinearForm> linear_form(const UOpPtr& x);
+/// The canonical sum of `f` in dtype `dt`.
+UOpPtr from_linear_form(const LinearForm& f, DType dt);
 
 }  // namespace lathe

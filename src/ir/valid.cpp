@@ -1,5 +1,7 @@
 #include "ir/valid.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "ir/pattern.hpp"
@@ -21,10 +23,8 @@ UOpPtr substitute(const UOpPtr& root, const Substitution& map) {
   return graph_rewrite(root, pm, const_cast<Substitution*>(&map), Direction::TopDown);
 }
 
-bool is_index_leaf(const UOp& u) { return u.op() == Ops::RANGE || u.op() == Ops::DEFINE_VAR; }
-
-// The bounds the gate's clauses put on loop indices and variables: `x < c` caps x at c - 1,
-// `!(x < c)` (spelled `(x < c) != true`) raises it to c.
+// The bounds the gate's clauses put on integer expressions: `x < c` caps x at c - 1, `!(x < c)`
+// (spelled `(x < c) != true`) raises it to c.
 std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> bounds_from(const UOpPtr& gate) {
   std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> out;
   std::vector<const UOp*> stack{gate.get()};
@@ -38,7 +38,7 @@ std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> bounds_from(const UO
     }
     bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool() && const_as_int(g->src(1)->const_value()) == 1;
     const UOp* cmp = negated ? g->src(0).get() : g;
-    if (cmp->op() != Ops::CMPLT || !is_index_leaf(*cmp->src(0)) || !cmp->src(1)->is_const()) continue;
+    if (cmp->op() != Ops::CMPLT || !cmp->src(1)->is_const() || cmp->src(0)->dtype() != dtypes::index) continue;
     const UOp* x = cmp->src(0).get();
     int64_t c = const_as_int(cmp->src(1)->const_value());
     auto [it, fresh] = out.try_emplace(x, x->vmin(), x->vmax());
@@ -48,19 +48,64 @@ std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> bounds_from(const UO
   return out;
 }
 
+// A clause's sum, k times over, inside a bigger sum is replaced by k times its stand-in variable.
+struct SumStandIn {
+  LinearForm sum;
+  UOpPtr var;
+};
+
+UOpPtr replace_sums(const UOpPtr& root, const std::vector<SumStandIn>& sums) {
+  static const PatternMatcher pm({{UPat(Ops::ADD).named("s"), [](const Match& m) -> UOpPtr {
+                                     const UOpPtr& s = m["s"];
+                                     std::optional<LinearForm> f = linear_form(s);
+                                     if (s->dtype() != dtypes::index || !f) return nullptr;
+                                     for (const SumStandIn& e : m.ctx<const std::vector<SumStandIn>>()) {
+                                       auto coeff = [&](const UOpPtr& t) -> int64_t {
+                                         for (const auto& [u, c] : f->terms)
+                                           if (u == t) return c;
+                                         return 0;
+                                       };
+                                       const auto& [t0, a0] = e.sum.terms.front();
+                                       int64_t b0 = coeff(t0);
+                                       if (b0 == 0 || b0 % a0 != 0) continue;
+                                       int64_t k = b0 / a0;
+                                       bool all = std::all_of(e.sum.terms.begin(), e.sum.terms.end(),
+                                                              [&](const auto& t) { return coeff(t.first) == k * t.second; });
+                                       if (!all) continue;
+                                       // k*(sum of terms) = k*(var - constant)
+                                       std::erase_if(f->terms, [&](const auto& t) {
+                                         return std::any_of(e.sum.terms.begin(), e.sum.terms.end(), [&](const auto& u) { return u.first == t.first; });
+                                       });
+                                       f->terms.emplace_back(e.var, k);
+                                       f->constant -= k * e.sum.constant;
+                                       return from_linear_form(*f, s->dtype());
+                                     }
+                                     return nullptr;
+                                   }}});
+  return graph_rewrite(root, pm, const_cast<std::vector<SumStandIn>*>(&sums));
+}
+
 // An address `offset` simplified where `gate` holds; null when the gate narrows nothing or nothing
 // changes. Only addresses: the generated code computes both sides of a WHERE, so a value (or a
-// nested load's gate) must stay right where its gate does not hold.
+// nested load's gate) must stay right where its gate does not hold. A bounded loop index or
+// variable, or any other bounded expression, is replaced by a stand-in variable with the
+// narrower bounds (a bounded sum wherever it occurs inside a bigger sum), the address is
+// simplified, and the stand-ins are replaced back.
 UOpPtr simplify_under(const UOpPtr& gate, const UOpPtr& offset) {
   Substitution narrow, widen;
+  std::vector<SumStandIn> sums;
   for (const auto& [x, b] : bounds_from(gate)) {
     if ((b.first <= x->vmin() && b.second >= x->vmax()) || b.first > b.second) continue;
-    UOpPtr v = UOp::variable("valid" + std::to_string(x->id()), b.first, b.second);
-    narrow[x] = v;
+    UOpPtr v = UOp::variable("valid" + std::to_string(x->id()), std::max(b.first, x->vmin()), std::min(b.second, x->vmax()));
     widen[v.get()] = x->ptr();
+    std::optional<LinearForm> f = x->op() == Ops::ADD ? linear_form(x->ptr()) : std::nullopt;
+    if (f && f->terms.size() > 1) sums.push_back({std::move(*f), v});
+    else narrow[x] = v;
   }
-  if (narrow.empty()) return nullptr;
-  UOpPtr out = substitute(simplify(substitute(offset, narrow)), widen);
+  if (widen.empty()) return nullptr;
+  UOpPtr x = substitute(offset, narrow);
+  if (!sums.empty()) x = replace_sums(x, sums);
+  UOpPtr out = simplify(substitute(simplify(x), widen));
   return out == offset ? nullptr : out;
 }
 

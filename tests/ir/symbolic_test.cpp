@@ -91,6 +91,8 @@ TEST(Symbolic, ReshapeChainsRecombine) {
   EXPECT_SIMPLIFIES(idiv(x, 196) * 196 + (idiv(x, 14) % 14) * 14 + x % 14, x);
   EXPECT_SIMPLIFIES((idiv(x, 196) * 196 + (idiv(x, 14) % 14) * 14 + x % 14) % 14, x % 14);
   EXPECT_SIMPLIFIES(idiv(x % 196, 14), idiv(x, 14) % 14);
+  UOpPtr v = var("v", 1, 56);
+  EXPECT_SIMPLIFIES((v + 55) % 56, v - 1);  // the quotient is 1 for every v
   EXPECT_SIMPLIFIES(idiv(x, 6) * 12 + (idiv(x, 2) % 3) * 4, idiv(x, 2) * 4);
 }
 

@@ -27,6 +27,19 @@ TEST(SimplifyValid, UpperBoundsFoldToo) {
   EXPECT_EQ(simplify_valid(idx)->src(1), i);
 }
 
+// A 3x3 window over a padded 56x56 image stored flat: row y + ky - 1 and column x + kx - 1 are in
+// range where the gate holds, so the div/mod a reshape left on the flat offset folds away.
+TEST(SimplifyValid, GatedSumsFoldTheAddress) {
+  UOpPtr y = UOp::range(UOp::index_const(56), 0), x = UOp::range(UOp::index_const(56), 1);
+  UOpPtr k = UOp::range(UOp::index_const(9), 2);
+  UOpPtr row = simplify(y + idiv(k, 3)), col = simplify(x + k % 3);
+  UOpPtr gate = simplify(logical_and(logical_and(logical_not(lt(row, 1)), lt(row, 57)), logical_and(logical_not(lt(col, 1)), lt(col, 57))));
+  UOpPtr flat = simplify(row * 56 + col - 57);
+  UOpPtr offset = simplify(idiv(flat, 56) % 56 * 56 + flat % 56);  // a reshape to (56, 56) and back
+  UOpPtr out = simplify_valid(gated_index(offset, gate));
+  EXPECT_EQ(out->src(1), flat) << print_graph(out->src(1));
+}
+
 TEST(SimplifyValid, UngatedAndUnboundedAddressesAreLeftAlone) {
   UOpPtr i = UOp::range(UOp::index_const(96), 0);
   UOpPtr plain = UOp::make(Ops::INDEX, buf()->dtype(), {buf(), simplify((i - 48) % 48)});
