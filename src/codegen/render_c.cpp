@@ -232,6 +232,7 @@ class CRenderer {
             body << indent(depth) << value_type(in.u->dtype()) << " " << acc << " = " << identity(*in.u) << ";\n";
           } else {
             names_[in.u.get()] = acc + "[" + flat + "]";
+            acc_arrays_[in.u.get()] = acc;
             body << indent(depth) << value_type(in.u->dtype()) << " " << acc << "[" << size << "];\n";
             body << indent(depth) << "for (int i = 0; i < " << size << "; i++) " << acc << "[i] = " << identity(*in.u) << ";\n";
           }
@@ -440,7 +441,19 @@ class CRenderer {
       case Ops::LOAD: e = load_expr(u); break;
       case Ops::CAST: e = cast_expr(u); break;
       case Ops::BITCAST: e = bitcast_expr(u); break;
-      case Ops::REDUCE: return;  // its accumulator already names it
+      case Ops::REDUCE: {  // its accumulator already names it
+        auto arr = acc_arrays_.find(u.get());
+        if (arr == acc_arrays_.end()) return;
+        // What follows reads a copy of an upcast accumulator array: the array's only uses stay
+        // plain loops, so clang keeps it in vector registers (a load beside it in the epilogue
+        // would leave it in memory, 3x slower).
+        auto [size, flat] = upcast_index(u);
+        std::string res = "res" + std::to_string(next_id_++);
+        body << indent(depth) << value_type(u->dtype()) << " " << res << "[" << size << "];\n";
+        body << indent(depth) << "for (int i = 0; i < " << size << "; i++) " << res << "[i] = " << arr->second << "[i];\n";
+        names_[u.get()] = res + "[" + flat + "]";
+        return;
+      }
       default:
         if (!is_alu(u->op())) throw InternalError("the C renderer cannot emit " + to_string(*u));
         e = alu_expr(u);
@@ -455,6 +468,7 @@ class CRenderer {
   CRenderOptions opt_;
   UOpPtr threaded_range_;  // the outermost output loop, split across threads
   std::unordered_map<const UOp*, std::string> names_;
+  std::unordered_map<const UOp*, std::string> acc_arrays_;  // upcast REDUCE -> its accumulator array
   std::vector<size_t> globals_, outs_, ins_;
   std::vector<std::string> var_names_;
   std::vector<UOpPtr> vars_;
@@ -470,20 +484,22 @@ ProgramSpec render_c(const UOpPtr& ast, const std::string& name, const CRenderOp
 
 int choose_threads(const UOpPtr& ast, int max_threads) {
   if (max_threads <= 1) return 1;
-  int64_t work = 1, outer = 0, outer_axis = std::numeric_limits<int64_t>::max();
   std::set<const UOp*> reduce_ranges;
   for (const UOpPtr& u : toposort(ast)) {
     if (u->op() == Ops::REDUCE)
       for (size_t i = 1; i < u->src().size(); ++i) reduce_ranges.insert(u->src(i).get());
   }
+  int64_t outer = 0, outer_axis = std::numeric_limits<int64_t>::max();
   for (const UOpPtr& u : toposort(ast)) {
-    if (u->op() != Ops::RANGE) continue;
-    int64_t n = std::max<int64_t>(1, u->src(0)->vmax());
-    work = work > (int64_t{1} << 40) / n ? (int64_t{1} << 40) : work * n;
+    if (u->op() != Ops::RANGE || reduce_ranges.count(u.get()) || is_upcast_range(*u)) continue;
     int64_t axis = u->arg_as<std::vector<int64_t>>().at(0);
-    if (!reduce_ranges.count(u.get()) && !is_upcast_range(*u) && axis < outer_axis) outer_axis = axis, outer = n;
+    if (axis < outer_axis) outer_axis = axis, outer = std::max<int64_t>(1, u->src(0)->vmax());
   }
-  if (work < (int64_t{1} << 16) || outer < 2) return 1;
+  if (outer < 2) return 1;
+  // Waking the pool costs microseconds: worth it from about 2^18 operations (a load counts as one).
+  Estimates e = count_work(linearize(ast));
+  int64_t work = e.ops->vmax() + e.index_ops->vmax() + e.lds->vmax() / 4;
+  if (work < (int64_t{1} << 18)) return 1;
   return static_cast<int>(std::min<int64_t>(max_threads, outer));
 }
 
