@@ -1,10 +1,9 @@
 #include "opt/upcast.hpp"
 
-#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "codegen/linearize.hpp"
+#include "ir/axis.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -14,16 +13,6 @@ namespace {
 
 constexpr int64_t kColumns = 32;  // outputs per row of the tile: two AVX-512 vectors of float
 constexpr int64_t kRows = 4;
-
-bool noopt() {
-  static const bool off = [] {
-    const char* v = std::getenv("NOOPT");
-    return v && std::atoi(v) != 0;
-  }();
-  return off;
-}
-
-int64_t axis_of(const UOp& r) { return r.arg_as<std::vector<int64_t>>().at(0); }
 
 // Whether `range` appears in `index` as a plain addend (stride 1).
 bool unit_stride(const UOpPtr& index, const UOp* range) {
@@ -56,7 +45,6 @@ UOpPtr substitute(const UOpPtr& ast, const std::unordered_map<const UOp*, UOpPtr
 }  // namespace
 
 UOpPtr apply_upcast(const UOpPtr& ast) {
-  if (noopt()) return ast;
   std::vector<UOpPtr> order = toposort(ast);
   std::vector<UOpPtr> reduces, loads, ranges;
   for (const UOpPtr& u : order) {
@@ -97,7 +85,7 @@ UOpPtr apply_upcast(const UOpPtr& ast) {
   auto split = [&](const UOp* r, int64_t n) {
     UOpPtr outer = UOp::make(Ops::RANGE, dtypes::index, {UOp::index_const(r->src(0)->vmax() / n)},
                              std::vector<int64_t>{axis_of(*r)});
-    UOpPtr inner = UOp::make(Ops::RANGE, dtypes::index, {UOp::index_const(n)}, std::vector<int64_t>{next_axis++, kRangeUpcast});
+    UOpPtr inner = make_range(UOp::index_const(n), next_axis++, AxisKind::Upcast);
     map[r] = outer * n + inner;
   };
   if (row) split(row, kRows);

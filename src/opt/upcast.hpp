@@ -13,7 +13,6 @@
 namespace lathe {
 
 /// `ast` with its reduction upcast, or `ast` itself when the kernel does not qualify.
-/// Disabled by NOOPT=1.
 UOpPtr apply_upcast(const UOpPtr& ast);
 
 }  // namespace lathe

@@ -1,6 +1,7 @@
 #include "runtime/plan_builder.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "codegen/half_arithmetic.hpp"
@@ -117,7 +118,9 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
     }
-    UOpPtr ast = round_half_arithmetic(apply_upcast(simplify_valid(simplify(item.ast))));
+    static const bool noopt = std::getenv("NOOPT") && std::atoi(std::getenv("NOOPT")) != 0;
+    UOpPtr ast = simplify_valid(simplify(item.ast));
+    ast = round_half_arithmetic(noopt ? ast : apply_upcast(ast));
     if (debug_level() >= 3) std::fprintf(stderr, "lathe: kernel AST\n%s", print_graph(ast).c_str());
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();

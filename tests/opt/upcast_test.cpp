@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "codegen/linearize.hpp"
+#include "ir/axis.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
