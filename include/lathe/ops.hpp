@@ -44,7 +44,7 @@ enum OpFlag : uint32_t {
   X(BUFFER_VIEW, 1, 1, kBuffer)                                     \
   X(DEFINE_GLOBAL, 0, 0, kBuffer)                                   \
   X(DEFINE_LOCAL, 0, 0, kBuffer)                                    \
-  X(DEFINE_REG, 0, 0, kBuffer)                                      \
+  X(DEFINE_REG, 0, -1, kBuffer)                                      \
   X(INDEX, 2, 3, kBuffer)                                           \
   X(LOAD, 1, 3, kBuffer)                                            \
   X(STORE, 2, 3, kBuffer)                                           \

@@ -23,6 +23,7 @@
 namespace lathe {
 
 class ExecutionPlan;
+struct PrepareOptions;
 using Shape = std::vector<int64_t>;
 /// A shape whose dimensions may be symbolic (see SInt).
 using SymShape = std::vector<SInt>;
@@ -103,6 +104,8 @@ class Tensor {
   ExecutionPlan prepare() const;
   /// Several outputs in one plan, in order.
   static ExecutionPlan prepare(const std::vector<Tensor>& outputs);
+  /// The same with settings of its own (optimizations, threads, backend) instead of the defaults.
+  static ExecutionPlan prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options);
   /// Realizes and copies the values out; T must match the dtype.
   template <class T>
   std::vector<T> to_vector() const;

@@ -1,18 +1,43 @@
 #include "codegen/estimates.hpp"
 
+#include <algorithm>
 #include <map>
 #include <unordered_set>
 
+#include "ir/pattern.hpp"
+#include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 
 namespace lathe {
+namespace {
 
-Estimates count_work(const std::vector<Instr>& instrs) {
+// A count of one launch (a threaded loop's trip count may depend on the core id), summed over
+// every launch index: what all cores together do.
+UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
+  static const PatternMatcher at({{UPat(Ops::SPECIAL).named("s"), [](const Match& m) -> UOpPtr {
+                                     const auto& c = m.ctx<const std::pair<const UOp*, int64_t>>();
+                                     return m["s"].get() == c.first ? UOp::index_const(c.second) : nullptr;
+                                   }}});
+  UOpPtr total = simplify(count);
+  for (const UOpPtr& s : launches) {
+    UOpPtr sum = UOp::index_const(0);
+    for (int64_t i = 0; i < s->src(0)->vmax(); ++i) {
+      std::pair<const UOp*, int64_t> ctx{s.get(), i};
+      sum = sum + graph_rewrite(total, at, &ctx);
+    }
+    total = simplify(sum);
+  }
+  return total;
+}
+
+}  // namespace
+
+Estimates count_work(const std::vector<UOpPtr>& program) {
   std::unordered_set<const UOp*> addressing;
-  for (const Instr& in : instrs) {
-    if (in.kind != Instr::Kind::Node || (in.u->op() != Ops::LOAD && in.u->op() != Ops::STORE)) continue;
-    const UOpPtr& idx = in.u->src(0);
+  for (const UOpPtr& u : program) {
+    if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
+    const UOpPtr& idx = u->src(0);
     for (size_t i = 1; i < idx->src().size(); ++i)
       for (const UOpPtr& n : toposort(idx->src(i))) addressing.insert(n.get());
   }
@@ -20,37 +45,39 @@ Estimates count_work(const std::vector<Instr>& instrs) {
   UOpPtr ops = zero, index_ops = zero;
   std::map<int64_t, std::pair<UOpPtr, UOpPtr>> per_buffer;  // slot -> (bytes moved, buffer size)
   std::vector<UOpPtr> trips{UOp::index_const(1)};
-  for (const Instr& in : instrs) {
+  for (const UOpPtr& u : program) {
     const UOpPtr& n = trips.back();
-    switch (in.kind) {
-      case Instr::Kind::Open: trips.push_back(simplify(n * in.u->src(0))); break;
-      case Instr::Kind::Close: trips.pop_back(); break;
-      case Instr::Kind::AccInit: break;
-      case Instr::Kind::Accumulate: ops = ops + n; break;
-      case Instr::Kind::Node: {
-        const UOp& u = *in.u;
-        if (u.op() == Ops::LOAD || u.op() == Ops::STORE) {
-          const UOpPtr& buf = u.src(0)->src(0);
-          DType elem = buf->dtype().base();
-          auto [it, fresh] = per_buffer.try_emplace(buf->arg_as<int64_t>(), zero, nullptr);
-          it->second.first = it->second.first + n * elem.itemsize();
-          if (buf->dtype().ptr_size() >= 0) it->second.second = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
-        } else if (is_alu(u.op())) {
-          UOpPtr count = u.op() == Ops::MULACC ? n * 2 : n;
-          if (u.dtype().count() > 1) count = count * u.dtype().count();
-          if (addressing.count(&u)) index_ops = index_ops + count;
-          else ops = ops + count;
-        }
-        break;
-      }
+    if (u->op() == Ops::RANGE) {
+      trips.push_back(simplify(n * u->src(0)));
+    } else if (u->op() == Ops::END) {
+      for (const UOpPtr& s : u->src())
+        if (s->op() == Ops::RANGE) trips.pop_back();
+    } else if (u->op() == Ops::LOAD || u->op() == Ops::STORE) {
+      const UOpPtr& buf = u->src(0)->src(0);
+      if (buf->op() != Ops::DEFINE_GLOBAL) continue;
+      DType elem = buf->dtype().base();
+      auto [it, fresh] = per_buffer.try_emplace(buf->arg_as<int64_t>(), zero, nullptr);
+      it->second.first = it->second.first + n * elem.itemsize();
+      if (buf->dtype().ptr_size() >= 0) it->second.second = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
+    } else if (is_alu(u->op())) {
+      UOpPtr count = u->op() == Ops::MULACC ? n * 2 : n;
+      if (u->dtype().count() > 1) count = count * u->dtype().count();
+      if (addressing.count(u.get())) index_ops = index_ops + count;
+      else ops = ops + count;
     }
   }
+  std::vector<UOpPtr> launches;
+  for (const UOpPtr& u : program)
+    for (const UOpPtr& s : u->src())
+      for (const UOpPtr& n : toposort(s))
+        if (n->op() == Ops::SPECIAL && std::find(launches.begin(), launches.end(), n) == launches.end()) launches.push_back(n);
   UOpPtr lds = zero, mem = zero;
   for (auto& [slot, b] : per_buffer) {
-    lds = lds + b.first;
-    mem = mem + (b.second ? min(b.first, b.second) : b.first);
+    UOpPtr moved = all_launches(b.first, launches);
+    lds = lds + moved;
+    mem = mem + (b.second ? min(moved, b.second) : moved);
   }
-  return {simplify(ops), simplify(index_ops), simplify(lds), simplify(mem)};
+  return {all_launches(ops, launches), all_launches(index_ops, launches), simplify(lds), simplify(mem)};
 }
 
 }  // namespace lathe

@@ -1,17 +1,16 @@
-// A kernel's work, counted from its linearized instructions: every operation times the trip
-// counts of the loops around it (symbolic when a loop's size is). ALU operations that compute a
-// load's or store's address or gate are index operations; the rest are the kernel's `ops`.
-// Loads and stores count their bytes at every execution (`lds`); `mem` counts each buffer's
-// bytes at most once.
+// A kernel's work, counted from its linearized program: every operation times the trip counts of
+// the loops around it (symbolic when a loop's size is). ALU operations that compute an address or
+// a gate are index operations; the rest are the kernel's `ops`. Loads and stores of buffers count
+// their bytes at every execution (`lds`); `mem` counts each buffer's bytes at most once. Registers
+// (accumulators) are not memory.
 #pragma once
 
 #include <vector>
 
-#include "codegen/linearize.hpp"
 #include "lathe/program.hpp"
 
 namespace lathe {
 
-Estimates count_work(const std::vector<Instr>& instrs);
+Estimates count_work(const std::vector<UOpPtr>& program);
 
 }  // namespace lathe

@@ -1,8 +1,15 @@
-// linearize: orders a kernel AST into a flat list of instructions inside explicit loops.
+// linearize: orders a lowered kernel (reductions already accumulators, see accumulators.hpp) into
+// the flat program every renderer spells.
 //
-// Each node is placed in the innermost loop among the RANGEs it depends on, so loop-invariant
-// work is computed once outside the loops that do not need it. Output ranges nest in axis order;
-// a REDUCE opens its own ranges at the point where it is used, accumulating in the innermost.
+// The program lists what is computed at a point, in order: RANGE opens a loop over [0, its end),
+// END closes the loop of each RANGE among its sources, and every other entry (ALU ops, CAST,
+// BITCAST, LOAD, STORE, DEFINE_REG) computes its value where it stands. Parameters and plain
+// values (DEFINE_GLOBAL, DEFINE_VAR, SPECIAL, CONST, INDEX) are not listed: a renderer spells them
+// where they are used. Each node is placed in the innermost loop among the RANGEs it depends on,
+// so loop-invariant work is computed once outside the loops that do not need it; output loops nest
+// by axis; an END's loops open where the END is placed. Upcast loops (ir/axis.hpp) are opened
+// innermost, in every loop whose work needs them: a node inside them may appear more than once,
+// once in each such loop, and each appearance defines it for that loop.
 #pragma once
 
 #include <vector>
@@ -11,25 +18,10 @@
 
 namespace lathe {
 
-struct Instr {
-  enum class Kind : uint8_t {
-    Node,        // compute `u` (an ALU op, LOAD, STORE, ...)
-    Open,        // begin the loop over RANGE `u`
-    Close,       // end the loop over RANGE `u`
-    AccInit,     // declare REDUCE `u`'s accumulator with the identity of its op
-    Accumulate,  // fold REDUCE `u`'s source into its accumulator
-  };
-  Kind kind;
-  UOpPtr u;
-};
+/// The program of `sink` (a SINK of STOREs). Throws InternalError for more than 64 loops.
+std::vector<UOpPtr> linearize(const UOpPtr& sink);
 
-/// RANGE args are {axis} or {axis, kind}; an upcast range is a short loop the optimizer made
-/// to be run innermost, its reductions accumulating into arrays indexed by it.
-inline constexpr int64_t kRangeUpcast = 1;
-bool is_upcast_range(const UOp& r);
-
-/// The instructions of `sink` (a SINK of STOREs). Throws InternalError for a kernel with more
-/// than 64 ranges.
-std::vector<Instr> linearize(const UOpPtr& sink);
+/// Whether `op` is spelled where it is used rather than listed in a program.
+bool is_inline(Ops op);
 
 }  // namespace lathe

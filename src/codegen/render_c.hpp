@@ -1,23 +1,17 @@
-// The C renderer: a kernel AST becomes a C function with one uniform entry point,
+// The C renderer: a linearized kernel spelled as one C function,
 //   void <name>(void** bufs, const long long* vals)
-// so the runtime calls every kernel the same way. Buffers arrive in slot order; variables in
-// var_names order, with the core id last when the kernel is split across threads.
+// with buffers as `restrict` pointers in slot order and variables (then the core id) from vals.
 #pragma once
 
-#include "lathe/program.hpp"
+#include "codegen/renderer.hpp"
 
 namespace lathe {
 
-struct CRenderOptions {
-  /// Split the outermost loop across this many threads (1: not threaded).
-  int threads = 1;
+class CRenderer final : public Renderer {
+ public:
+  std::string language() const override { return "C"; }
+  RendererCaps caps() const override { return {}; }
+  std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const override;
 };
-
-/// Renders `ast` (SINK of STOREs, already simplified) as C.
-ProgramSpec render_c(const UOpPtr& ast, const std::string& name, const CRenderOptions& options = {});
-
-/// How many threads a kernel over `ast` should use on a machine with `max_threads` cores:
-/// splitting pays only for enough work.
-int choose_threads(const UOpPtr& ast, int max_threads);
 
 }  // namespace lathe

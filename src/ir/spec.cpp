@@ -82,6 +82,28 @@ std::string check_node(const UOp& u) {
     case Ops::RANGE:
     case Ops::SPECIAL:
       if (!u.src(0)->dtype().is_int() || !dt.is_int()) return "loop bounds must be integers";
+      if (u.op() == Ops::SPECIAL && !std::holds_alternative<std::string>(u.arg())) return "SPECIAL needs its launch index's name";
+      return "";
+    case Ops::DEFINE_REG:
+      if (!dt.is_ptr() || dt.addrspace() != AddrSpace::Reg || dt.ptr_size() < 1)
+        return "DEFINE_REG must be a register pointer of known size, not " + dt.name();
+      if (n > 0 && u.src(0)->dtype() != dt.base()) return "DEFINE_REG's initial value must be " + dt.base().name();
+      for (int i = 1; i < n; ++i)
+        if (u.src(i)->op() != Ops::RANGE) return "DEFINE_REG's sources after its initial value must be the loops around it";
+      return "";
+    case Ops::END: {
+      bool ranges = false;
+      for (int i = 0; i < n; ++i) {
+        bool r = u.src(i)->op() == Ops::RANGE;
+        if (!r && i > 0) return "END closes loops: its sources are a body, then RANGEs";
+        ranges |= r;
+      }
+      return ranges ? "" : "END closes no loop";
+    }
+    case Ops::REDUCE:
+      if (u.src(0)->dtype() != dt) return "REDUCE of " + u.src(0)->dtype().name() + " must be " + dt.name();
+      for (int i = 1; i < n; ++i)
+        if (u.src(i)->op() != Ops::RANGE) return "REDUCE's sources after its value must be RANGEs";
       return "";
     case Ops::INDEX:
       if (!u.src(0)->dtype().is_ptr()) return "INDEX of a non-pointer " + u.src(0)->dtype().name();

@@ -1,38 +1,15 @@
 #include "runtime/plan_builder.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <set>
 
-#include "codegen/half_arithmetic.hpp"
-#include "codegen/render_c.hpp"
 #include "device/buffer_registry.hpp"
-#include "device/cpu/c_compiler.hpp"
-#include "device/thread_pool.hpp"
-#include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
-#include "ir/valid.hpp"
-#include "opt/upcast.hpp"
+#include "runtime/compile_kernel.hpp"
 #include "runtime/plan_impl.hpp"
 
 namespace lathe {
 namespace {
-
-// "r_64_32_1a2b3c": r for kernels that reduce, E for elementwise ones, then the loop sizes.
-std::string kernel_name(const UOpPtr& ast) {
-  bool reduces = false;
-  std::vector<std::pair<int64_t, int64_t>> loops;
-  for (const UOpPtr& u : toposort(ast)) {
-    reduces |= u->op() == Ops::REDUCE;
-    if (u->op() == Ops::RANGE) loops.emplace_back(u->arg_as<std::vector<int64_t>>()[0], u->src(0)->vmax());
-  }
-  std::sort(loops.begin(), loops.end());
-  std::string name = reduces ? "r" : "E";
-  for (auto& [axis, n] : loops) name += "_" + std::to_string(n);
-  char h[8];
-  std::snprintf(h, sizeof h, "%06llx", static_cast<unsigned long long>(ast->hash() & 0xffffff));
-  return name + "_" + h;
-}
 
 std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
   std::vector<RuntimeVar> vars;
@@ -46,37 +23,7 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 
 }  // namespace
 
-std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device) {
-  if (device.type != "CPU") throw Error("device " + device.to_string() + " cannot run kernels in this build (CPU only)");
-  int threads = choose_threads(ast, detail::kernel_threads());
-  const CCompiler& cc = CCompiler::get();
-  KernelKey key{ast->hash(), device.to_string(), cc.identity() + " threads=" + std::to_string(threads)};
-  return get_or_compile_kernel(key, device.to_string(), [&] {
-    ProgramSpec spec = render_c(ast, kernel_name(ast), CRenderOptions{threads});
-    spec.device = device;
-    if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
-    CompiledSpec compiled = cc.compile(spec);
-    compiled.var_names = spec.var_names;
-    compiled.global_size = spec.global_size;
-    compiled.buf_count = spec.buf_count;
-    auto k = std::make_shared<CachedKernel>();
-    k->program = load_cpu_program(compiled, spec.var_names.size(), threads > 1);
-    k->device = device.to_string();
-    k->code = spec.src;
-    k->entry_point = spec.name;
-    k->var_names = spec.var_names;
-    k->globals = spec.globals;
-    k->outs = spec.outs;
-    k->ins = spec.ins;
-    k->host_parallel_safe = true;
-    k->estimates = spec.estimates;
-    LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
-    for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
-    return k;
-  });
-}
-
-ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device) {
+ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device, const PrepareOptions& options) {
   ExecutionPlan plan;
   ExecutionPlan::Impl& impl = *plan.impl_;
   impl.device = device;
@@ -118,14 +65,10 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
     }
-    static const bool noopt = std::getenv("NOOPT") && std::atoi(std::getenv("NOOPT")) != 0;
-    UOpPtr ast = simplify_valid(simplify(item.ast));
-    ast = round_half_arithmetic(noopt ? ast : apply_upcast(ast));
-    if (debug_level() >= 3) std::fprintf(stderr, "lathe: kernel AST\n%s", print_graph(ast).c_str());
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();
-    pk.ast = ast;
-    pk.kernel = compile_kernel(ast, device);
+    pk.ast = item.ast;
+    pk.kernel = compile_kernel(item.ast, device, options);
     pk.device = device;
     for (size_t slot : pk.kernel->globals) {
       const UOpPtr& node = item.bufs.at(slot);
@@ -141,7 +84,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       if (auto w = writer.find(pk.buffer_indices[pos]); w != writer.end() && !written) pk.dependencies.push_back(w->second);
     }
     for (size_t pos : pk.output_indices) writer[pk.buffer_indices[pos]] = pk.id;
-    pk.runtime_vars = variables_of(ast);
+    pk.runtime_vars = variables_of(item.ast);
     for (const RuntimeVar& v : pk.runtime_vars) {
       auto bound = sched.var_vals.find(v.name);  // the value given with Variable::bind, else min
       impl.var_values.emplace(v.name, bound != sched.var_vals.end() ? bound->second : v.min);

@@ -1,6 +1,6 @@
-// Builds an ExecutionPlan from a schedule: each kernel AST goes through the compile pipeline
-// (simplify -> render -> compile -> load, through the kernel cache), then is bound to the plan's
-// buffers as a PreparedKernel.
+// Builds an ExecutionPlan from a schedule: each kernel AST is compiled for the plan's device
+// (compile_kernel.hpp, through the kernel cache), then bound to the plan's buffers as a
+// PreparedKernel; views share their base's memory.
 #pragma once
 
 #include "lathe/plan.hpp"
@@ -10,10 +10,7 @@ namespace lathe {
 
 class PlanBuilder {
  public:
-  static ExecutionPlan build(const Schedule& schedule, const DeviceSpec& device);
+  static ExecutionPlan build(const Schedule& schedule, const DeviceSpec& device, const PrepareOptions& options = {});
 };
-
-/// The compile pipeline for one kernel AST, through the process-wide kernel cache.
-std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device);
 
 }  // namespace lathe

@@ -309,8 +309,12 @@ class Decider {
       note_fused(u, nv);
       return false;
     }
+    // The kernel price excuses recomputation only up to half of u's own work (K becomes
+    // min(K, c*n/2)): for a small tensor a kernel launch outweighs any arithmetic, yet fusion must
+    // never add more than half of a node's work, whatever the tensor's size.
     double limit = (n * p_.store + e * p_.load + p_.kernel) / extra;
-    if (cost_per_element(u, limit) > limit) return true;
+    double c = cost_per_element(u, limit);
+    if (c > limit || c * extra > n * p_.store + e * p_.load + 0.5 * c * n) return true;
     note_fused(u, nv);
     return false;
   }

@@ -6,13 +6,14 @@
 // whole result, a node two kernels compute). One rule decides, for every computed node u (an ALU
 // op, cast, reduction or gather; movement ops are only index arithmetic and are never stored):
 //
-//   store u  iff  c * (E - n) > n * S + E * L + K
+//   store u  iff  c * (E - n) > n * S + E * L + min(K, c * n / 2)
 //
 // n is u's element count; E how many times the kernels reading u would evaluate it (from the loop
 // nests they would have: a node runs once per trip of every loop down to the innermost one its
 // index depends on, as the linearizer places it); c the cost of one evaluation of u's fused
 // subgraph (ALU ops, transcendentals, loads, padding gates, reshape divisions); S the cost of
-// storing an element, L of loading one, K of a kernel of its own. A contraction (matmul,
+// storing an element, L of loading one, K of a kernel of its own (which excuses recomputation only
+// up to half of u's own work, so no node's work is ever more than 1.5x over). A contraction (matmul,
 // convolution) costs less per op in a kernel the optimizer can tile: one that holds it alone and
 // not inside another reduction's loop; fused elsewhere it costs full price, so a convolution is
 // not buried in a global pool or beside a second convolution unless it is small. Nodes are
@@ -31,7 +32,7 @@ namespace lathe {
 /// The cost model's prices, in ALU operations.
 struct FusionPrices {
   double alu = 1;             // an arithmetic op, comparison, cast
-  double transcendental = 10;  // exp2, log2, sin, pow: polynomials in the kernel
+  double transcendental = 35;  // exp2, log2, sin, pow: polynomials of about 35 ops (codegen/transcendental)
   double load = 1;            // L
   double store = 3;           // S: written, then read back by its readers
   double kernel = 4000;       // K: a kernel launch (a threaded one wakes the pool) and its loops

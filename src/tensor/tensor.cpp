@@ -147,10 +147,12 @@ Tensor& Tensor::realize() {
 
 ExecutionPlan Tensor::prepare() const { return prepare({*this}); }
 
-ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) {
+ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) { return prepare(outputs, PrepareOptions{}); }
+
+ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
-  return PlanBuilder::build(create_schedule(roots), DeviceSpec::default_device());
+  return PlanBuilder::build(create_schedule(roots), DeviceSpec::default_device(), options);
 }
 
 // ---- broadcasting and binary ops ------------------------------------------------------------------

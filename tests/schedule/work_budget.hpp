@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codegen/transcendental.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/plan_builder.hpp"
@@ -19,12 +20,28 @@ namespace lathe::test {
 
 inline constexpr double kWorkBudget = 1.5;
 
-// The ALU operations of one graph node evaluated once: an elementwise op per element, a
-// reduction's accumulate per input element, movement ops none.
+// The ALU operations exp2, log2 or sin costs where kernels compute it as a polynomial (float32
+// and the 16-bit floats, computed in float32): the ops of its decomposition.
+inline int64_t transcendental_ops(Ops op) {
+  UOpPtr buf = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1), {}, int64_t{0});
+  UOpPtr x = UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, buf->dtype(), {buf, UOp::index_const(0)})});
+  int64_t n = 0;
+  for (const UOpPtr& u : toposort(decompose_transcendentals(UOp::alu(op, {x})))) n += is_alu(u->op());
+  return n;
+}
+
+// The ALU operations of one graph node evaluated once: an elementwise op per element (a
+// transcendental as its polynomial's), a reduction's accumulate per input element, movement ops none.
 inline int64_t node_ops(const UOp& u, const Schedule& s) {
   if (u.op() == Ops::REDUCE_AXIS) return shape_numel(s.shapes.at(u.src(0).get()));
   if (!is_alu(u.op())) return 0;
-  return shape_numel(s.shapes.at(&u)) * (u.op() == Ops::MULACC ? 2 : 1);
+  int64_t per = u.op() == Ops::MULACC ? 2 : 1;
+  bool polynomial = (u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN) && u.dtype().scalar() != dtypes::float64;
+  if (polynomial) {
+    static const int64_t exp2 = transcendental_ops(Ops::EXP2), log2 = transcendental_ops(Ops::LOG2), sin = transcendental_ops(Ops::SIN);
+    per = u.op() == Ops::EXP2 ? exp2 : u.op() == Ops::LOG2 ? log2 : sin;
+  }
+  return shape_numel(s.shapes.at(&u)) * per;
 }
 
 inline int64_t graph_ops(const std::vector<UOpPtr>& outputs, const Schedule& s) {

@@ -6,11 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "device/backend.hpp"
 #include "lathe/program.hpp"
 
 namespace lathe {
 
-class CCompiler {
+class CCompiler final : public Compiler {
  public:
   /// The process-wide compiler: LATHE_CC, else clang, else cc, building for LATHE_CPU_TARGET.
   static const CCompiler& get();
@@ -22,14 +23,14 @@ class CCompiler {
 
   /// The compiler's path, version and flags, and a hash of the CPU features its target resolves
   /// to on this machine: part of every kernel cache key (in memory and on disk).
-  const std::string& identity() const { return identity_; }
+  const std::string& identity() const override { return identity_; }
 
   /// The CPU the kernels are built for: LATHE_CPU_TARGET (a -march/-mcpu name), else "native".
   const std::string& target() const { return target_; }
 
   /// Compiles `spec.src` into a shared object (CompiledSpec::bytes). Throws CompileError with the
   /// compiler's output when it fails.
-  CompiledSpec compile(const ProgramSpec& spec) const;
+  CompiledSpec compile(const ProgramSpec& spec) const override;
 
  private:
   std::string path_;

@@ -1,0 +1,139 @@
+#include "codegen/pipeline.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "codegen/accumulators.hpp"
+#include "codegen/estimates.hpp"
+#include "codegen/half_arithmetic.hpp"
+#include "codegen/linearize.hpp"
+#include "codegen/parallelize.hpp"
+#include "codegen/transcendental.hpp"
+#include "ir/axis.hpp"
+#include "ir/spec.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+#include "ir/valid.hpp"
+#include "opt/upcast.hpp"
+
+namespace lathe {
+namespace {
+
+int debug_level() {
+  const char* d = std::getenv("DEBUG");
+  return d ? std::atoi(d) : 0;
+}
+
+struct Step {
+  const char* name;
+  std::function<UOpPtr(const UOpPtr&)> run;
+};
+
+// The steps for one kernel; `threads` receives the thread count the split chose.
+std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads) {
+  return {
+      {"simplify", simplify},
+      {"simplify gates", simplify_valid},
+      {"optimize", [=](const UOpPtr& a) { return o.optimize ? apply_upcast(a) : a; }},
+      {"16-bit floats as float arithmetic", round_half_arithmetic},
+      {"transcendentals as polynomials",
+       [=](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
+      {"split across threads",
+       [o, &threads](const UOpPtr& a) {
+         threads = choose_threads(a, o.max_threads);
+         return split_for_threads(a, threads);
+       }},
+      {"reductions as accumulators", lower_reductions},
+  };
+}
+
+std::string kernel_name(const UOpPtr& ast) {
+  bool reduces = false;
+  std::vector<std::pair<int64_t, int64_t>> loops;
+  for (const UOpPtr& u : toposort(ast)) {
+    reduces |= u->op() == Ops::REDUCE;
+    if (u->op() == Ops::RANGE) loops.emplace_back(axis_of(*u), u->src(0)->vmax());
+  }
+  std::sort(loops.begin(), loops.end());
+  std::string name = reduces ? "r" : "E";
+  for (auto& [axis, n] : loops) name += "_" + std::to_string(n);
+  char h[8];
+  std::snprintf(h, sizeof h, "%06llx", static_cast<unsigned long long>(ast->hash() & 0xffffff));
+  return name + "_" + h;
+}
+
+KernelSignature signature_of(const UOpPtr& ast) {
+  std::map<int64_t, KernelSignature::Buffer> bufs;
+  std::set<std::string> vars;
+  bool core = false;
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() == Ops::DEFINE_GLOBAL) bufs.emplace(u->arg_as<int64_t>(), KernelSignature::Buffer{static_cast<size_t>(u->arg_as<int64_t>()), u->dtype().base(), false});
+    if (u->op() == Ops::DEFINE_VAR) vars.insert(u->arg_as<VarArg>().name);
+    if (u->op() == Ops::SPECIAL) core = true;
+  }
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) bufs.at(u->src(0)->src(0)->arg_as<int64_t>()).written = true;
+  KernelSignature sig;
+  for (auto& [slot, b] : bufs) sig.buffers.push_back(b);
+  sig.vars.assign(vars.begin(), vars.end());
+  if (core) sig.vars.push_back("core_id");
+  return sig;
+}
+
+}  // namespace
+
+std::string KernelOptions::key() const { return "opt=" + std::to_string(optimize) + " threads=" + std::to_string(max_threads); }
+
+std::vector<std::string> pipeline_steps() {
+  int threads = 1;
+  std::vector<std::string> names;
+  for (const Step& s : steps(nullptr, {}, threads)) names.emplace_back(s.name);
+  names.emplace_back("linearize");
+  names.emplace_back("render");
+  return names;
+}
+
+ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
+  int threads = 1, debug = debug_level();
+  UOpPtr cur = ast;
+  std::string name = kernel_name(ast);
+  if (options.verify) verify(cur);
+  for (const Step& step : steps(&renderer, options, threads)) {
+    cur = step.run(cur);
+    if (std::string(step.name) == "optimize") {
+      name = kernel_name(cur);
+      if (debug >= 3) std::fprintf(stderr, "lathe: kernel %s\n%s", name.c_str(), print_graph(cur).c_str());
+    }
+    if (debug >= 5) std::fprintf(stderr, "lathe: %s after %s\n%s", name.c_str(), step.name, print_graph(cur).c_str());
+    if (options.verify) verify(cur);
+  }
+  std::vector<UOpPtr> program = linearize(cur);
+  if (debug >= 5) {
+    std::string listing;
+    for (const UOpPtr& u : program) listing += "  " + to_string(*u) + "\n";
+    std::fprintf(stderr, "lathe: %s linearized\n%s", name.c_str(), listing.c_str());
+  }
+  KernelSignature sig = signature_of(cur);
+  ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, cur);
+  spec.set_var_names(sig.vars);
+  std::vector<size_t> globals, outs, ins;
+  for (const KernelSignature::Buffer& b : sig.buffers) {
+    globals.push_back(b.slot);
+    (b.written ? outs : ins).push_back(b.slot);
+  }
+  spec.set_buffer_metadata(globals, outs, ins);
+  for (const UOpPtr& u : toposort(cur))
+    if (u->op() == Ops::DEFINE_VAR) {
+      const auto& v = u->arg_as<VarArg>();
+      spec.add_var(Variable(v.name, v.min, v.max));
+    }
+  if (threads > 1) spec.global_size = LaunchSize{static_cast<size_t>(threads), 1, 1};
+  spec.estimates = count_work(program);
+  return spec;
+}
+
+}  // namespace lathe

@@ -1,0 +1,39 @@
+// The code generator as one visible list of named steps: a kernel AST from the scheduler becomes
+// a ProgramSpec through
+//
+//   simplify -> simplify gates -> optimize -> 16-bit floats as float arithmetic
+//   -> transcendentals as polynomials -> split across threads -> reductions as accumulators
+//   -> linearize -> render
+//
+// Each step is a graph rewrite over UOps (ir/, opt/, codegen/); after the steps the kernel is in
+// device-level form (launch indices as SPECIAL, accumulators as DEFINE_REG, 16-bit floats only
+// loaded, stored and cast), which linearize orders and a Renderer spells. DEBUG=5 prints the
+// kernel after every step; `verify` checks it between steps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/renderer.hpp"
+#include "lathe/program.hpp"
+
+namespace lathe {
+
+/// Settings of one kernel's code generation (a plan passes its own; see PrepareOptions).
+struct KernelOptions {
+  bool optimize = true;  // the optimizer's actions (off: the kernel as scheduled)
+  int max_threads = 1;   // split across at most this many threads
+  bool verify = false;   // check the graph between steps (tests, debug builds)
+  /// What distinguishes kernels built with these options, for cache keys.
+  std::string key() const;
+};
+
+/// The steps' names, in order.
+std::vector<std::string> pipeline_steps();
+
+/// `ast` (a SINK of STOREs from the scheduler) through every step, rendered by `renderer`. The
+/// kernel is named for its loops once optimized: "r_64_32_1a2b3c" (r: it reduces, E: elementwise;
+/// the loop sizes by axis; a hash). Throws SpecError when `verify` finds a malformed graph.
+ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options);
+
+}  // namespace lathe

@@ -1,0 +1,40 @@
+// A Renderer spells a linearized kernel in one language: kernel AST -> source, through the
+// codegen pipeline (pipeline.hpp), which decides everything a second language would otherwise
+// have to repeat (loops, accumulators, launch indices, 16-bit float casts, transcendentals).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+/// A kernel's arguments, in the order the runtime passes them: every kernel is called as
+/// `name(void** bufs, const long long* vals)`.
+struct KernelSignature {
+  struct Buffer {
+    size_t slot;    // bufs[slot]
+    DType dtype;    // its elements
+    bool written;   // stored to (else only read)
+  };
+  std::vector<Buffer> buffers;    // by slot
+  std::vector<std::string> vars;  // vals[i]: the variables by name, then launch indices ("core_id")
+};
+
+/// What a target does natively; the pipeline lowers what it does not.
+struct RendererCaps {
+  bool native_transcendentals = false;  // float32 exp2/log2/sin are fast, vectorizable instructions
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  /// A short name for the language ("C"), for debugging output.
+  virtual std::string language() const = 0;
+  virtual RendererCaps caps() const = 0;
+  /// The source of kernel `name`: `program` is the linearized kernel (linearize.hpp).
+  virtual std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const = 0;
+};
+
+}  // namespace lathe

@@ -1,0 +1,94 @@
+#include "codegen/transcendental.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "ir/pattern.hpp"
+#include "ir/rewrite.hpp"
+
+namespace lathe {
+namespace {
+
+UOpPtr f(double v) { return UOp::const_(dtypes::float32, v); }
+UOpPtr i(int64_t v) { return UOp::const_(dtypes::int32, v); }
+UOpPtr u(int64_t v) { return UOp::const_(dtypes::uint32, v); }
+UOpPtr op(Ops o, const UOpPtr& a, const UOpPtr& b) { return UOp::alu(o, {a, b}); }
+UOpPtr bits_of(const UOpPtr& x) { return UOp::make(Ops::BITCAST, dtypes::uint32, {x}); }
+UOpPtr float_of_bits(const UOpPtr& b) { return UOp::make(Ops::BITCAST, dtypes::float32, {b}); }
+UOpPtr is_nan(const UOpPtr& x) { return ne(x, x); }
+
+// Rounds to the nearest integer (halves away from zero), as a float.
+UOpPtr round_half_away(const UOpPtr& x) { return UOp::alu(Ops::TRUNC, {x + where(lt(x, f(0)), f(-0.5), f(0.5))}); }
+
+UOpPtr horner(const UOpPtr& x, std::initializer_list<double> coeffs) {
+  UOpPtr p;
+  for (double c : coeffs) p = p ? p * x + f(c) : f(c);
+  return p;
+}
+
+// 2^e as a float for e in [-126, 127], from its exponent bits.
+UOpPtr pow2(const UOpPtr& e) { return float_of_bits(UOp::make(Ops::BITCAST, dtypes::uint32, {op(Ops::SHL, e + i(127), i(23))})); }
+
+// exp2(x) = 2^n * p(x - n) with n = round(x) and p a polynomial on [-0.5, 0.5]. The scale 2^n is
+// built from exponent bits; results beyond the normal range take one exact step first (p + p for
+// n = 128, p * 2^(n + 126) below -126), so exactly one multiply rounds.
+UOpPtr exp2(const UOpPtr& x) {
+  UOpPtr xc = where(lt(x, f(-150)), f(-150), where(lt(f(128), x), f(128), x));
+  UOpPtr n = round_half_away(xc);
+  UOpPtr p = horner(xc - n, {1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2,
+                             2.402264791363012e-1, 6.931472028550421e-1, 1.0});
+  UOpPtr ni = cast(n, dtypes::int32);
+  UOpPtr high = lt(i(127), ni), low = lt(ni, i(-126));
+  UOpPtr stepped = where(high, p + p, where(low, p * pow2(where(low, ni + i(126), i(0))), p));
+  UOpPtr e = where(high, i(127), where(low, i(-126), ni));
+  return where(is_nan(x), x, stepped * pow2(e));
+}
+
+// log2(x) = e + log2(m) for x = m * 2^e with m in [sqrt(1/2), sqrt(2)), the latter from the series
+// of atanh in t = (m - 1) / (m + 1). Subnormal x is scaled by 2^23 first.
+UOpPtr log2(const UOpPtr& x) {
+  UOpPtr sub = lt(x, f(1.17549435e-38));
+  UOpPtr xs = where(sub, x * f(8388608.0), x);
+  UOpPtr b = bits_of(xs);
+  UOpPtr e = cast(op(Ops::AND, op(Ops::SHR, b, u(23)), u(255)), dtypes::int32) - i(127) - where(sub, i(23), i(0));
+  UOpPtr m = float_of_bits(op(Ops::OR, op(Ops::AND, b, u(0x007fffff)), u(0x3f800000)));
+  UOpPtr big = lt(f(1.41421356), m);
+  m = where(big, m * f(0.5), m);
+  e = where(big, e + i(1), e);
+  UOpPtr t = UOp::alu(Ops::FDIV, {m - f(1), m + f(1)});
+  UOpPtr t2 = t * t;
+  UOpPtr p = t * horner(t2, {0.111111111, 0.142857143, 0.2, 0.333333333, 1.0});
+  UOpPtr r = cast(e, dtypes::float32) + f(2.88539008) * p;
+  r = where(eq(x, f(0)), f(-std::numeric_limits<double>::infinity()), r);
+  r = where(lt(x, f(0)), f(std::numeric_limits<double>::quiet_NaN()), r);
+  r = where(eq(x, f(std::numeric_limits<double>::infinity())), x, r);
+  return where(is_nan(x), x, r);
+}
+
+// sin(x): k = round(x * 2/pi), r = x - k * pi/2 in three parts (Cody-Waite), then the sine or
+// cosine polynomial by the quadrant k mod 4.
+UOpPtr sin(const UOpPtr& x) {
+  UOpPtr k = round_half_away(x * f(0.636619772));
+  UOpPtr r = ((x - k * f(1.5703125)) - k * f(4.837512969970703125e-4)) - k * f(7.54978995489188216e-8);
+  UOpPtr r2 = r * r;
+  UOpPtr s = r + r * r2 * horner(r2, {-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1});
+  UOpPtr c = f(1) - f(0.5) * r2 + r2 * r2 * horner(r2, {2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2});
+  UOpPtr q = op(Ops::AND, cast(k, dtypes::int32), i(3));
+  UOpPtr v = where(ne(op(Ops::AND, q, i(1)), i(0)), c, s);
+  v = where(ne(op(Ops::AND, q, i(2)), i(0)), -v, v);
+  UOpPtr not_finite = eq(op(Ops::AND, bits_of(x), u(0x7f800000)), u(0x7f800000));
+  return where(not_finite, f(std::numeric_limits<double>::quiet_NaN()), v);
+}
+
+}  // namespace
+
+UOpPtr decompose_transcendentals(const UOpPtr& ast) {
+  static const PatternMatcher pm({
+      {UPat(Ops::EXP2).dtypes({dtypes::float32}).named("x"), [](const Match& m) { return exp2(m["x"]->src(0)); }},
+      {UPat(Ops::LOG2).dtypes({dtypes::float32}).named("x"), [](const Match& m) { return log2(m["x"]->src(0)); }},
+      {UPat(Ops::SIN).dtypes({dtypes::float32}).named("x"), [](const Match& m) { return sin(m["x"]->src(0)); }},
+  });
+  return graph_rewrite(ast, pm);
+}
+
+}  // namespace lathe

@@ -1,0 +1,62 @@
+#include "device/backend.hpp"
+
+#include <list>
+#include <mutex>
+
+#include "device/cpu/cpu_backend.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::list<Backend> backends;  // a list: references stay valid as backends are added
+};
+
+void add(Registry& r, Backend backend) {
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (Backend& b : r.backends)
+    if (b.device == backend.device && b.compiler == backend.compiler) {
+      b = std::move(backend);
+      return;
+    }
+  r.backends.push_back(std::move(backend));
+}
+
+// lathe's own backends are added before anything else is looked up or registered.
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry;  // leaked: backends outlive the static destruction of their users
+    for (Backend& b : cpu_backends()) add(*reg, std::move(b));
+    return reg;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+void register_backend(Backend backend) { add(registry(), std::move(backend)); }
+
+const Backend& find_backend(const DeviceSpec& device, const std::string& compiler) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string known;
+  for (const Backend& b : r.backends) {
+    if (b.device != device.type) continue;
+    if (compiler.empty() || b.compiler == compiler) return b;
+    known += (known.empty() ? "" : ", ") + b.compiler;
+  }
+  if (known.empty()) throw Error("device " + device.to_string() + " cannot run kernels in this build (no backend for it)");
+  throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (available: " + known + ")");
+}
+
+std::vector<std::string> backend_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> names;
+  for (const Backend& b : r.backends) names.push_back(b.device + "/" + b.compiler);
+  return names;
+}
+
+}  // namespace lathe

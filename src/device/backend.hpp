@@ -1,0 +1,48 @@
+// Backends: how a kernel reaches a device. A backend is a Renderer (kernel AST -> ProgramSpec,
+// codegen/), a Compiler (ProgramSpec -> CompiledSpec) and a loader (CompiledSpec -> Program),
+// registered in one table by device type and compiler name. The runtime looks backends up and
+// names none; lathe's own register themselves on the first lookup.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/renderer.hpp"
+#include "lathe/program.hpp"
+
+namespace lathe {
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  /// What the compiled code depends on besides the source (compiler, version, flags, target CPU):
+  /// part of every kernel cache key.
+  virtual const std::string& identity() const = 0;
+  /// Throws CompileError with the compiler's output when it fails.
+  virtual CompiledSpec compile(const ProgramSpec& spec) const = 0;
+};
+
+/// Makes the executable Program of a compiled kernel (`spec` is what it was compiled from).
+using ProgramLoader = std::function<std::unique_ptr<Program>(const CompiledSpec& compiled, const ProgramSpec& spec)>;
+
+struct Backend {
+  std::string device;    // the DeviceSpec::type it serves: "CPU"
+  std::string compiler;  // its name among that device's backends: "clang"
+  std::function<const Renderer&()> renderer;  // made on first use
+  std::function<const Compiler&()> compile;   // made on first use; throws CompileError when unusable
+  ProgramLoader load;
+};
+
+/// Adds `backend`, replacing one with the same device and compiler name.
+void register_backend(Backend backend);
+
+/// The backend for `device` named `compiler` (empty: the device's first). Throws Error naming the
+/// device's backends when none fits.
+const Backend& find_backend(const DeviceSpec& device, const std::string& compiler = "");
+
+/// "CPU/clang", ...: every registered backend.
+std::vector<std::string> backend_names();
+
+}  // namespace lathe

@@ -1,0 +1,62 @@
+#include "runtime/compile_kernel.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "device/backend.hpp"
+#include "device/thread_pool.hpp"
+#include "runtime/plan_impl.hpp"
+
+namespace lathe {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::atoi(v) != 0;
+}
+
+}  // namespace
+
+KernelOptions kernel_options(const PrepareOptions& o) {
+  KernelOptions k;
+  k.optimize = o.optimize.value_or(!env_flag("NOOPT"));
+  k.max_threads = o.threads.value_or(detail::kernel_threads());
+#ifdef NDEBUG
+  k.verify = o.verify.value_or(env_flag("LATHE_VERIFY"));
+#else
+  k.verify = o.verify.value_or(true);
+#endif
+  return k;
+}
+
+std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options) {
+  const Backend& backend = find_backend(device, options.compiler);
+  const Compiler& compiler = backend.compile();
+  KernelOptions ko = kernel_options(options);
+  KernelKey key{ast->hash(), device.to_string(), backend.compiler + " | " + compiler.identity() + " | " + ko.key()};
+  return get_or_compile_kernel(key, device.to_string(), [&] {
+    ProgramSpec spec = build_program(ast, backend.renderer(), ko);
+    spec.device = device;
+    if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
+    CompiledSpec compiled = compiler.compile(spec);
+    compiled.var_names = spec.var_names;
+    compiled.global_size = spec.global_size;
+    compiled.buf_count = spec.buf_count;
+    auto k = std::make_shared<CachedKernel>();
+    k->program = backend.load(compiled, spec);
+    k->device = device.to_string();
+    k->code = spec.src;
+    k->entry_point = spec.name;
+    k->var_names = spec.var_names;
+    k->globals = spec.globals;
+    k->outs = spec.outs;
+    k->ins = spec.ins;
+    k->host_parallel_safe = true;
+    k->estimates = spec.estimates;
+    LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
+    for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
+    return k;
+  });
+}
+
+}  // namespace lathe

@@ -1,0 +1,19 @@
+// A kernel AST to a CachedKernel: the device's backend (device/backend.hpp) renders, compiles and
+// loads it through the codegen pipeline (codegen/pipeline.hpp), once per process for each
+// (AST, device, backend, settings): the process-wide kernel cache.
+#pragma once
+
+#include <memory>
+
+#include "codegen/pipeline.hpp"
+#include "lathe/kernel.hpp"
+#include "lathe/plan.hpp"
+
+namespace lathe {
+
+/// The codegen settings `options` asks for, its unset fields from the environment.
+KernelOptions kernel_options(const PrepareOptions& options);
+
+std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {});
+
+}  // namespace lathe

@@ -1,0 +1,84 @@
+// The codegen pipeline: its named steps, what it tells the runtime about a kernel, threads.
+#include <gtest/gtest.h>
+
+#include "codegen/parallelize.hpp"
+#include "codegen/pipeline.hpp"
+#include "codegen/render_c.hpp"
+#include "codegen/test_kernels.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+using test::kernel_ast;
+
+const CRenderer kC;
+
+TEST(Pipeline, StepsAreAVisibleListEndingInLinearizeAndRender) {
+  std::vector<std::string> steps = pipeline_steps();
+  ASSERT_GE(steps.size(), 4u);
+  EXPECT_EQ(steps.front(), "simplify");
+  EXPECT_NE(std::find(steps.begin(), steps.end(), "optimize"), steps.end());
+  EXPECT_NE(std::find(steps.begin(), steps.end(), "reductions as accumulators"), steps.end());
+  EXPECT_EQ(steps[steps.size() - 2], "linearize");
+  EXPECT_EQ(steps.back(), "render");
+}
+
+TEST(Pipeline, EntryPointAndBufferMetadata) {
+  Tensor a = Tensor::rand({3, 5}, 1), b = Tensor::rand({3, 5}, 2);
+  ProgramSpec p = build_program(kernel_ast(a * b + 1.0f), kC, {.verify = true});
+  EXPECT_EQ(p.name.substr(0, 6), "E_3_5_");
+  EXPECT_NE(p.src.find("void " + p.name + "(void** bufs, const long long* vals)"), std::string::npos) << p.src;
+  EXPECT_EQ(p.globals, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(p.outs, (std::vector<size_t>{0}));
+  EXPECT_EQ(p.ins, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(p.buf_count, 3u);
+  EXPECT_TRUE(p.var_names.empty());
+  EXPECT_FALSE(p.global_size.has_value());
+  EXPECT_NE(p.src.find("float* restrict data0"), std::string::npos);
+  EXPECT_NE(p.src.find("const float* restrict data1"), std::string::npos);
+}
+
+TEST(Pipeline, ThreadedKernelTakesCoreIdLastAsALaunchIndex) {
+  Tensor a = Tensor::rand({256, 512}, 1);
+  UOpPtr ast = kernel_ast(a * 2.0f);
+  EXPECT_EQ(choose_threads(ast, 2), 2);
+  EXPECT_EQ(choose_threads(ast, 1), 1);
+  ProgramSpec p = build_program(ast, kC, {.max_threads = 2, .verify = true});
+  ASSERT_FALSE(p.var_names.empty());
+  EXPECT_EQ(p.var_names.back(), "core_id");
+  ASSERT_TRUE(p.global_size.has_value());
+  EXPECT_EQ((*p.global_size)[0], 2u);
+  bool special = false;
+  for (const UOpPtr& u : toposort(p.ast)) special |= u->op() == Ops::SPECIAL && u->arg_as<std::string>() == "core_id";
+  EXPECT_TRUE(special);  // the launch index is a UOp every renderer sees, not C text
+}
+
+TEST(Pipeline, SmallKernelsAreNotThreaded) {
+  Tensor a = Tensor::rand({4, 4}, 1);
+  EXPECT_EQ(choose_threads(kernel_ast(a * 2.0f), 8), 1);
+}
+
+TEST(Pipeline, DeviceLevelFormHasNoReduceNoSixteenBitArithmeticNoFloatTranscendentals) {
+  Tensor x = Tensor::rand({8, 32}, 1).cast(dtypes::float16);
+  UOpPtr ast = kernel_ast((x * x).exp().sum({1}));
+  ProgramSpec p = build_program(ast, kC, {.verify = true});
+  for (const UOpPtr& u : toposort(p.ast)) {
+    EXPECT_NE(u->op(), Ops::REDUCE);
+    EXPECT_NE(u->op(), Ops::EXP2);
+    if (is_alu(u->op())) {
+      EXPECT_NE(u->dtype().scalar(), dtypes::float16) << to_string(*u);
+    }
+  }
+}
+
+TEST(Pipeline, VerifyRejectsAMalformedKernel) {
+  UOpPtr buf = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 4), {}, int64_t{0});
+  UOpPtr bad = UOp::make(Ops::ADD, dtypes::float32, {UOp::const_(dtypes::float32, 1.0), UOp::const_(dtypes::int32, int64_t{1})});
+  UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, buf->dtype(), {buf, UOp::index_const(0)}), bad});
+  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, {store});
+  EXPECT_THROW(build_program(sink, kC, {.verify = true}), SpecError);
+}
+
+}  // namespace
+}  // namespace lathe
