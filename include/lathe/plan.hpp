@@ -20,10 +20,10 @@ namespace lathe {
 /// Settings of one prepare(); a field left unset takes its default from the environment, so tests
 /// and programs can build plans with different settings in one process.
 struct PrepareOptions {
-  std::optional<bool> optimize;  // kernel optimizations (default: on, off with NOOPT=1)
-  std::optional<int> threads;    // the most threads one kernel uses (default: LATHE_THREADS, else the cores)
-  std::string compiler;          // the device's backend by name (default: its first; "clang" on CPU)
-  std::optional<bool> verify;    // check each kernel's graph between codegen steps (default: LATHE_VERIFY=1, or a debug build)
+  std::optional<bool> optimize{};  // kernel optimizations (default: on, off with NOOPT=1)
+  std::optional<int> threads{};    // the most threads one kernel uses (default: LATHE_THREADS, else the cores)
+  std::string compiler{};          // the device's backend by name (default: its first; "clang" on CPU)
+  std::optional<bool> verify{};    // check each kernel's graph between codegen steps (default: LATHE_VERIFY=1, or a debug build)
 };
 
 /// A variable a kernel reads, with the bounds its values must stay in.

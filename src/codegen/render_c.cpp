@@ -210,6 +210,7 @@ class CSpeller {
       case Ops::END:
         for (const UOpPtr& s : u->src())
           if (s->op() == Ops::RANGE) --depth_, line("}");
+        copy_accumulators(u);
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
       case Ops::LOAD: return spell_load(u);
@@ -241,21 +242,26 @@ class CSpeller {
     line("for (int i = 0; i < " + std::to_string(size) + "; i++) " + reg + "[i] = " + init + ";");
   }
 
+  // Where an accumulator array's loops close, what follows reads a copy of it: the array's only
+  // uses stay plain loops, so clang keeps it in vector registers (a load beside it in the epilogue
+  // would leave it in memory, 3x slower).
+  void copy_accumulators(const UOpPtr& end) {
+    const UOpPtr& body = end->src(0);
+    if (body->op() != Ops::STORE) return;
+    const UOpPtr& reg = body->src(0)->src(0);
+    if (reg->op() != Ops::DEFINE_REG || reg->dtype().ptr_size() == 1) return;
+    std::string res = "res" + std::to_string(reg->arg_as<int64_t>()), size = std::to_string(reg->dtype().ptr_size());
+    line(c_type(reg->dtype().base()) + " " + res + "[" + size + "];");
+    line("for (int i = 0; i < " + size + "; i++) " + res + "[i] = " + regs_.at(reg.get()) + "[i];");
+    copied_[reg.get()] = res;
+  }
+
   void spell_load(const UOpPtr& u) {
     const UOpPtr& idx = u->src(0);
     const UOpPtr& base = idx->src(0);
     bool after_loops = u->src().size() > 1 && u->src(1)->op() == Ops::END;
-    if (base->op() == Ops::DEFINE_REG && after_loops && base->dtype().ptr_size() > 1 && !copied_.count(base.get())) {
-      // An accumulator array read after its loops is read from a copy: the array's only uses stay
-      // plain loops, so clang keeps it in vector registers (a load beside it would leave it in memory).
-      std::string res = "res" + std::to_string(base->arg_as<int64_t>()), size = std::to_string(base->dtype().ptr_size());
-      line(c_type(base->dtype().base()) + " " + res + "[" + size + "];");
-      line("for (int i = 0; i < " + size + "; i++) " + res + "[i] = " + regs_.at(base.get()) + "[i];");
-      copied_[base.get()] = res;
-    }
-    std::string access = base->op() == Ops::DEFINE_REG && after_loops && copied_.count(base.get())
-                             ? copied_.at(base.get()) + "[" + expr(idx->src(1)) + "]"
-                             : element(idx);
+    std::string access = after_loops && copied_.count(base.get()) ? copied_.at(base.get()) + "[" + expr(idx->src(1)) + "]"
+                                                                  : element(idx);
     if (idx->src().size() == 3) access = "(" + expr(idx->src(2)) + " ? " + access + " : (" + c_type(u->dtype()) + ")0)";
     define(u, "val", access);
   }

@@ -1,0 +1,68 @@
+// Golden kernels: the C the pipeline renders for a fixed set of kernels, compared exactly with
+// the files in tests/codegen/golden/. A change that claims to keep kernels as they are must keep
+// these; a change meant to alter them regenerates the files and shows the diff:
+//
+//   LATHE_UPDATE_GOLDEN=1 build/tests/codegen_tests --gtest_filter='Golden*'
+//
+// Settings are fixed (optimizations on, two threads at most), so no result depends on the machine.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "codegen/pipeline.hpp"
+#include "codegen/render_c.hpp"
+#include "codegen/test_kernels.hpp"
+
+namespace lathe {
+namespace {
+
+void expect_golden(const std::string& file, const Tensor& t) {
+  ProgramSpec p = build_program(test::kernel_ast(t), CRenderer(), {.optimize = true, .max_threads = 2, .verify = true});
+  std::string path = std::string(LATHE_GOLDEN_DIR) + "/" + file;
+  if (const char* up = std::getenv("LATHE_UPDATE_GOLDEN"); up && std::string(up) == "1") {
+    std::ofstream(path) << p.src;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "no golden file " << path << " (LATHE_UPDATE_GOLDEN=1 writes it)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(p.src, want.str()) << "the rendered kernel differs from " << path;
+}
+
+TEST(Golden, Elementwise) {
+  Tensor a = Tensor::rand({7, 13}, 1), b = Tensor::rand({7, 13}, 2);
+  expect_golden("elementwise.c", (a * b + 1.0f).relu());
+}
+
+TEST(Golden, RowReduction) {
+  expect_golden("row_sum.c", Tensor::rand({8, 37}, 1).sum({1}));
+}
+
+TEST(Golden, MatmulTile) {
+  expect_golden("matmul_tile.c", Tensor::rand({8, 40}, 1).matmul(Tensor::rand({40, 96}, 2)));
+}
+
+TEST(Golden, Convolution) {
+  Tensor x = Tensor::rand({1, 4, 8, 8}, 1), w = Tensor::rand({6, 4, 3, 3}, 2), b = Tensor::rand({6}, 3);
+  expect_golden("conv3x3.c", x.conv2d(w, b, {1, 1}, {1, 1}).relu());
+}
+
+TEST(Golden, SymbolicSize) {
+  Variable n("n", 1, 64);
+  Tensor x = Tensor::rand({64, 8}, 1);
+  expect_golden("symbolic.c", (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({0}));
+}
+
+TEST(Golden, ThreadedWithTranscendental) {
+  expect_golden("threaded_exp.c", Tensor::rand({256, 512}, 1).exp());
+}
+
+TEST(Golden, HalfPrecision) {
+  Tensor h = Tensor::rand({16, 16}, 1).cast(dtypes::float16);
+  expect_golden("half.c", (h * h + 1.0f).sum({1}));
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,47 @@
+// Settings per plan: one process builds plans with and without optimizations and with different
+// thread counts; each plan's kernels follow its own settings and they all agree.
+#include <gtest/gtest.h>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+std::vector<float> run(const ExecutionPlan& plan) {
+  plan.execute();
+  return plan.output_buffer()->to_vector<float>();
+}
+
+TEST(PrepareOptions, OptimizedAndUnoptimizedPlansInOneProcess) {
+  Tensor a = Tensor::rand({64, 96}, 1), b = Tensor::rand({96, 128}, 2);
+  Tensor c = a.matmul(b);
+  ExecutionPlan fast = Tensor::prepare({c}, {.optimize = true, .threads = 1});
+  ExecutionPlan plain = Tensor::prepare({c}, {.optimize = false, .threads = 1});
+  std::string fast_code = fast.kernels().at(0).get().code, plain_code = plain.kernels().at(0).get().code;
+  EXPECT_NE(fast_code, plain_code);
+  EXPECT_NE(fast_code.find("acc0["), std::string::npos) << "the optimized matmul keeps a tile of accumulators";
+  EXPECT_EQ(plain_code.find("acc0["), std::string::npos) << "the unoptimized one keeps one";
+  std::vector<float> x = run(fast), y = run(plain);
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-4 * (1 + std::abs(y[i]))) << i;
+}
+
+TEST(PrepareOptions, ThreadsPerPlan) {
+  Tensor a = Tensor::rand({512, 1024}, 1);
+  Tensor y = a * 2.0f + 1.0f;
+  ExecutionPlan one = Tensor::prepare({y}, {.threads = 1});
+  ExecutionPlan two = Tensor::prepare({y}, {.threads = 2});
+  EXPECT_TRUE(one.kernels().at(0).get().var_names.empty());
+  ASSERT_FALSE(two.kernels().at(0).get().var_names.empty());
+  EXPECT_EQ(two.kernels().at(0).get().var_names.back(), "core_id");
+  EXPECT_EQ(run(one), run(two));
+}
+
+TEST(PrepareOptions, UnsetFieldsTakeTheDefaults) {
+  Tensor y = Tensor::rand({8, 8}, 1).sum({1});
+  ExecutionPlan a = y.prepare(), b = Tensor::prepare({y}, PrepareOptions{});
+  EXPECT_EQ(a.kernels().at(0).get().code, b.kernels().at(0).get().code);
+}
+
+}  // namespace
+}  // namespace lathe
