@@ -5,6 +5,7 @@ run, and prints one table with ratios.
     cmake -S . -B build -G Ninja -DLATHE_BUILD_BENCH=ON && cmake --build build --target lathe_bench
     bash scripts/install-bench-deps.sh          # python3-numpy, python3-torch (Debian)
     python3 bench/compare.py [--anchors ../shared/anchors] [--threads 2]
+    python3 bench/compare.py --baseline OLD/build/bench/lathe_bench   # an earlier build, same run
 
 The peers come from the shared anchors (bench_numpy_torch.py, stream.c). The machine is a
 shared VM whose speed drifts, so everything is measured in this one run; compare ratios, not
@@ -95,17 +96,25 @@ def main():
     ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bench", "lathe_bench"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--baseline", help="another lathe_bench (an earlier build) measured in the same run")
     args = ap.parse_args()
 
     bw = stream_bandwidth(args.anchors, args.threads)
-    lathe = lathe_results(args.binary, args.threads)
+    if args.baseline:  # interleaved rounds, each side's faster median: the VM drifts between runs
+        rounds = [(lathe_results(args.binary, args.threads), lathe_results(args.baseline, args.threads)) for _ in range(2)]
+        def best(results):
+            return {k: min((r[k] for r in results if k in r), key=lambda v: v["ms"]) for k in results[0]}
+        lathe, base = best([r[0] for r in rounds]), best([r[1] for r in rounds])
+    else:
+        lathe, base = lathe_results(args.binary, args.threads), {}
     peers = anchor_results(args.anchors, args.threads)
     bw2 = stream_bandwidth(args.anchors, args.threads)  # again after: the VM's speed drifts
     add_bw = max(bw.get("add", 0), bw2.get("add", 0)) or None
 
     print(f"# {args.threads} threads; STREAM add (median GB/s, best of before/after): {add_bw}")
-    print("| workload | lathe | lathe GB/s | % of STREAM add | numpy | torch | lathe vs numpy | lathe vs torch |")
-    print("|---|---|---|---|---|---|---|---|")
+    extra_head, extra_rule = (" baseline | baseline / lathe |", "---|---|") if args.baseline else ("", "")
+    print("| workload | lathe | lathe GB/s | % of STREAM add | numpy | torch | lathe vs numpy | lathe vs torch |" + extra_head)
+    print("|---|---|---|---|---|---|---|---|" + extra_rule)
     for bench, anchor in WORKLOADS:
         l = lathe.get(bench)
         if not l:
@@ -115,8 +124,14 @@ def main():
         pct = f"{100 * gbs / add_bw:.0f}%" if gbs and add_bw else "-"
         vs_n = f"{n / l['ms']:.2f}x" if n else "-"
         vs_t = f"{t / l['ms']:.2f}x" if t else "-"
-        print(f"| {bench} ({anchor}) | {fmt(l['ms'])} | {fmt(gbs, 'GB/s') if gbs else '-'} | {pct} | {fmt(n)} | {fmt(t)} | {vs_n} | {vs_t} |")
+        extra = ""
+        if args.baseline:
+            b = base.get(bench)
+            extra = f" {fmt(b['ms'])} | {b['ms'] / l['ms']:.2f}x |" if b else " - | - |"
+        print(f"| {bench} ({anchor}) | {fmt(l['ms'])} | {fmt(gbs, 'GB/s') if gbs else '-'} | {pct} | {fmt(n)} | {fmt(t)} | {vs_n} | {vs_t} |{extra}")
     d = lathe.get("BM_Dispatch100Kernels")
+    if d and args.baseline and base.get("BM_Dispatch100Kernels"):
+        print(f"| dispatch per kernel, baseline | {base['BM_Dispatch100Kernels']['ms'] * 10:.3f} us | | | | | | |")
     if d:
         per_kernel_us = d["ms"] * 1e3 / 100
         n, t = peers.get(("dispatch add 16 (out=)", "numpy")), peers.get(("dispatch add 16 (out=)", "torch"))
