@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/axis.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 
@@ -42,30 +43,20 @@ UOpPtr lower(const Match& m) {
   const UOpPtr& red = m.root();
   Ctx& ctx = m.ctx<Ctx>();
   const UOpPtr& x = red->src(0);
-  std::vector<UOpPtr> own(red->src().begin() + 1, red->src().end());
-  std::vector<UOpPtr> upcasts, around;
-  for (const UOpPtr& r : live_ranges(x)) {
-    if (std::find(own.begin(), own.end(), r) != own.end()) continue;
-    (is_upcast_range(*r) ? upcasts : around).push_back(r);
-  }
-  std::sort(upcasts.begin(), upcasts.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); });
-  int64_t size = 1;
-  UOpPtr flat = UOp::index_const(0);
-  for (const UOpPtr& u : upcasts) {
-    int64_t n = u->src(0)->vmax();
-    flat = flat * n + u;
-    size *= n;
-  }
-  flat = simplify(flat);
+  std::vector<UOpPtr> own(red->src().begin() + 1, red->src().end()), around;
+  for (const UOpPtr& r : live_ranges(x))
+    if (std::find(own.begin(), own.end(), r) == own.end()) around.push_back(r);
   // 16-bit floats accumulate in float, rounded once when the result is used.
   DType out = red->dtype();
   bool widen = out.scalar() == dtypes::float16 || out.scalar() == dtypes::bfloat16;
-  DType dt = widen ? dtypes::float32 : out;
+  DType dt = widen ? dtypes::float32.vec(out.count()) : out;
   Ops op = red->arg_as<Ops>();
-  std::vector<UOpPtr> reg_src{identity(op, dt)};
+  UOpPtr init = identity(op, dt.scalar());
+  if (dt.count() > 1) init = UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(static_cast<size_t>(dt.count()), init));
+  std::vector<UOpPtr> reg_src{init};
   reg_src.insert(reg_src.end(), around.begin(), around.end());
-  UOpPtr reg = UOp::make(Ops::DEFINE_REG, dt.ptr(AddrSpace::Reg, size), std::move(reg_src), ctx.next_reg++);
-  UOpPtr slot = UOp::make(Ops::INDEX, reg->dtype(), {reg, flat});
+  UOpPtr reg = UOp::make(Ops::DEFINE_REG, dt.ptr(AddrSpace::Reg, 1), std::move(reg_src), ctx.next_reg++);
+  UOpPtr slot = UOp::make(Ops::INDEX, reg->dtype(), {reg, UOp::index_const(0)});
   UOpPtr acc = UOp::make(Ops::LOAD, dt, {slot, own.back()});
   UOpPtr update = UOp::make(Ops::STORE, dtypes::void_, {slot, UOp::alu(op, {acc, widen ? cast(x, dt) : x})});
   std::vector<UOpPtr> end_src{update};
@@ -80,7 +71,27 @@ UOpPtr lower(const Match& m) {
 UOpPtr lower_reductions(const UOpPtr& ast) {
   static const PatternMatcher pm({{UPat(Ops::REDUCE), lower}});
   Ctx ctx;
-  return graph_rewrite(ast, pm, &ctx);
+  UOpPtr lowered = graph_rewrite(ast, pm, &ctx);
+  // Reductions over the same loops (the unrolled copies of one, siblings) share those loops: one
+  // END closes them after every update.
+  std::map<std::vector<const UOp*>, std::vector<UOpPtr>> by_loops;
+  for (const UOpPtr& u : toposort(lowered)) {
+    if (u->op() != Ops::END) continue;
+    std::vector<const UOp*> loops;
+    for (size_t i = 1; i < u->src().size(); ++i) loops.push_back(u->src(i).get());
+    by_loops[loops].push_back(u);
+  }
+  Substitution merged;
+  for (auto& [loops, ends] : by_loops) {
+    if (ends.size() < 2) continue;
+    std::vector<UOpPtr> updates;
+    for (const UOpPtr& e : ends) updates.push_back(e->src(0));
+    std::vector<UOpPtr> src{UOp::make(Ops::NOOP, dtypes::void_, std::move(updates))};
+    src.insert(src.end(), ends[0]->src().begin() + 1, ends[0]->src().end());
+    UOpPtr end = UOp::make(Ops::END, dtypes::void_, std::move(src));
+    for (const UOpPtr& e : ends) merged[e.get()] = end;
+  }
+  return substitute(lowered, merged);
 }
 
 }  // namespace lathe

@@ -7,9 +7,8 @@
 // values (DEFINE_GLOBAL, DEFINE_VAR, SPECIAL, CONST, INDEX) are not listed: a renderer spells them
 // where they are used. Each node is placed in the innermost loop among the RANGEs it depends on,
 // so loop-invariant work is computed once outside the loops that do not need it; output loops nest
-// by axis; an END's loops open where the END is placed. Upcast loops (ir/axis.hpp) are opened
-// innermost, in every loop whose work needs them: a node inside them may appear more than once,
-// once in each such loop, and each appearance defines it for that loop.
+// by axis; an END's loops open where the END is placed. Upcast loops are gone by now
+// (codegen/expand.hpp): every RANGE is an ordinary loop.
 #pragma once
 
 #include <vector>

@@ -9,6 +9,7 @@
 
 #include "codegen/accumulators.hpp"
 #include "codegen/estimates.hpp"
+#include "codegen/expand.hpp"
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/parallelize.hpp"
@@ -28,6 +29,9 @@ int debug_level() {
   return d ? std::atoi(d) : 0;
 }
 
+// The widest vector an upcast axis becomes (the optimizer picks sizes for the target).
+constexpr int kMaxLanes = 64;
+
 struct Step {
   const char* name;
   std::function<UOpPtr(const UOpPtr&)> run;
@@ -42,6 +46,7 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
       {"16-bit floats as float arithmetic", round_half_arithmetic},
       {"transcendentals as polynomials",
        [=](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
+      {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},
       {"split across threads",
        [o, &threads](const UOpPtr& a) {
          threads = choose_threads(a, o.max_threads);

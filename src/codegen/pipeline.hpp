@@ -2,12 +2,12 @@
 // a ProgramSpec through
 //
 //   simplify -> simplify gates -> optimize -> 16-bit floats as float arithmetic
-//   -> transcendentals as polynomials -> split across threads -> reductions as accumulators
-//   -> linearize -> render
+//   -> transcendentals as polynomials -> upcast axes as vectors -> split across threads
+//   -> reductions as accumulators -> linearize -> render
 //
 // Each step is a graph rewrite over UOps (ir/, opt/, codegen/); after the steps the kernel is in
-// device-level form (launch indices as SPECIAL, accumulators as DEFINE_REG, 16-bit floats only
-// loaded, stored and cast), which linearize orders and a Renderer spells. DEBUG=5 prints the
+// device-level form (vectors as VECTORIZE/GEP and vector dtypes, launch indices as SPECIAL,
+// accumulators as DEFINE_REG, 16-bit floats only loaded, stored and cast), which linearize orders and a Renderer spells. DEBUG=5 prints the
 // kernel after every step; `verify` checks it between steps.
 #pragma once
 

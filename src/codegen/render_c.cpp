@@ -1,5 +1,6 @@
 #include "codegen/render_c.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -79,9 +80,28 @@ bool is_16bit_float(DType d) { return is_half(d) || is_bf16(d); }
 
 // The C type a value of `d` has: 16-bit floats are their bits.
 std::string c_type(DType d) {
+  if (d.count() > 1) {  // a vector type (vector.hpp-style typedef in the kernel): vf32x16, vi32x16 for a bool mask
+    DType e = d.is_bool() ? dtypes::int32 : d.scalar();
+    char kind = e.is_float() ? 'f' : e.is_unsigned() ? 'u' : 'i';
+    return std::string("v") + kind + std::to_string(e.itemsize() * 8) + "x" + std::to_string(d.count());
+  }
   if (is_half(d)) return "lathe_f16";
   if (is_bf16(d)) return "lathe_bf16";
   return d.c_name();
+}
+
+// The typedef behind a vector type's name: GCC-style vectors, which clang and gcc both compile.
+std::string vector_typedef(DType d) {
+  DType e = d.is_bool() ? dtypes::int32 : d.scalar();
+  return "typedef " + std::string(e.c_name()) + " " + c_type(d) + " __attribute__((vector_size(" +
+         std::to_string(e.itemsize() * d.count()) + ")));\n";
+}
+
+// The signed integer vector with lanes as wide as d's: what a comparison of d yields.
+DType lane_mask(DType d) {
+  int64_t bytes = (d.is_bool() ? dtypes::int32 : d.scalar()).itemsize();
+  DType i = bytes == 8 ? dtypes::int64 : bytes == 2 ? dtypes::int16 : bytes == 1 ? dtypes::int8 : dtypes::int32;
+  return i.vec(d.count());
 }
 
 std::string float_literal(double v, bool is_double) {
@@ -148,13 +168,14 @@ class CSpeller {
 
   std::string run(const std::vector<UOpPtr>& program) {
     for (const UOpPtr& u : program) {
-      for (const UOpPtr& s : u->src()) uses_16bit_ |= is_16bit_float(s->dtype().base());
-      uses_16bit_ |= is_16bit_float(u->dtype().base());
+      for (const UOpPtr& s : u->src()) note_types(s->dtype().base());
+      note_types(u->dtype().base());
       spell(u);
     }
     std::ostringstream src;
     src << "#include <math.h>\n";
     if (uses_16bit_) src << kHalfConversions;
+    for (const auto& [name, def] : vector_types_) src << def;
     src << "void " << name_ << "(void** bufs, const long long* vals) {\n";
     for (const KernelSignature::Buffer& b : sig_.buffers) {
       std::string t = c_type(b.dtype), q = b.written ? "" : "const ";
@@ -167,6 +188,17 @@ class CSpeller {
 
  private:
   std::string indent() const { return std::string(2 * depth_, ' '); }
+
+  void note_types(DType d) {
+    uses_16bit_ |= is_16bit_float(d);
+    if (d.count() > 1) {
+      vector_types_.emplace(c_type(d), vector_typedef(d));
+      if (d.is_bool() || d.scalar().itemsize() != 4) vector_types_.emplace(c_type(lane_mask(d)), vector_typedef(lane_mask(d)));
+      vector_types_.emplace(c_type(dtypes::bool_.vec(d.count())), vector_typedef(dtypes::bool_.vec(d.count())));
+    }
+  }
+
+  static bool is_vector(const UOpPtr& u) { return u->dtype().count() > 1; }
 
   void line(const std::string& s) { body_ << indent() << s << "\n"; }
 
@@ -191,12 +223,11 @@ class CSpeller {
     throw InternalError("the C renderer met " + to_string(*u) + " before it was computed");
   }
 
-  // The element an INDEX names: a buffer's or an accumulator's.
+  // The element an INDEX names: a buffer's, or an accumulator (a register of one value).
   std::string element(const UOpPtr& idx) {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + "]";
-    const std::string& reg = regs_.at(base.get());
-    return base->dtype().ptr_size() == 1 ? reg : reg + "[" + expr(idx->src(1)) + "]";
+    return regs_.at(base.get());
   }
 
   void spell(const UOpPtr& u) {
@@ -210,20 +241,29 @@ class CSpeller {
       case Ops::END:
         for (const UOpPtr& s : u->src())
           if (s->op() == Ops::RANGE) --depth_, line("}");
-        copy_accumulators(u);
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
       case Ops::LOAD: return spell_load(u);
       case Ops::STORE: {
         const UOpPtr& idx = u->src(0);
         std::string gate = idx->src().size() == 3 ? "if (" + expr(idx->src(2)) + ") " : "";
-        line(gate + element(idx) + " = " + expr(u->src(1)) + ";");
+        if (is_vector(u->src(1)) && idx->src(0)->op() == Ops::DEFINE_GLOBAL)  // a whole vector, unaligned
+          line(gate + "__builtin_memcpy(&" + element(idx) + ", &" + expr(u->src(1)) + ", sizeof(" + expr(u->src(1)) + "));");
+        else
+          line(gate + element(idx) + " = " + expr(u->src(1)) + ";");
         return;
       }
       case Ops::CAST: define(u, "cast", cast_expr(u)); return;
       case Ops::BITCAST: {
         DType from = u->src(0)->dtype(), to = u->dtype();
-        define(u, "cast", "({ union { " + c_type(from) + " a; " + c_type(to) + " b; } u_; u_.a = " + expr(u->src(0)) + "; u_.b; })");
+        if (is_vector(u)) define(u, "cast", "((" + c_type(to) + ")(" + expr(u->src(0)) + "))");
+        else define(u, "cast", "({ union { " + c_type(from) + " a; " + c_type(to) + " b; } u_; u_.a = " + expr(u->src(0)) + "; u_.b; })");
+        return;
+      }
+      case Ops::VECTORIZE: define(u, "vec", vectorize_expr(u)); return;
+      case Ops::GEP: {
+        std::string lane = expr(u->src(0)) + "[" + std::to_string(u->arg_as<int64_t>()) + "]";
+        define(u, "gep", u->src(0)->dtype().is_bool() ? "(" + lane + " != 0)" : lane);
         return;
       }
       default: break;
@@ -233,43 +273,64 @@ class CSpeller {
   }
 
   void spell_reg(const UOpPtr& u) {
+    if (u->dtype().ptr_size() != 1) throw InternalError("the C renderer keeps accumulators of one value, not " + to_string(*u));
     std::string reg = "acc" + std::to_string(u->arg_as<int64_t>());
     regs_[u.get()] = reg;
-    std::string t = c_type(u->dtype().base()), init = expr(u->src(0));
-    int64_t size = u->dtype().ptr_size();
-    if (size == 1) return line(t + " " + reg + " = " + init + ";");
-    line(t + " " + reg + "[" + std::to_string(size) + "];");
-    line("for (int i = 0; i < " + std::to_string(size) + "; i++) " + reg + "[i] = " + init + ";");
-  }
-
-  // Where an accumulator array's loops close, what follows reads a copy of it: the array's only
-  // uses stay plain loops, so clang keeps it in vector registers (a load beside it in the epilogue
-  // would leave it in memory, 3x slower).
-  void copy_accumulators(const UOpPtr& end) {
-    const UOpPtr& body = end->src(0);
-    if (body->op() != Ops::STORE) return;
-    const UOpPtr& reg = body->src(0)->src(0);
-    if (reg->op() != Ops::DEFINE_REG || reg->dtype().ptr_size() == 1) return;
-    std::string res = "res" + std::to_string(reg->arg_as<int64_t>()), size = std::to_string(reg->dtype().ptr_size());
-    line(c_type(reg->dtype().base()) + " " + res + "[" + size + "];");
-    line("for (int i = 0; i < " + size + "; i++) " + res + "[i] = " + regs_.at(reg.get()) + "[i];");
-    copied_[reg.get()] = res;
+    line(c_type(u->dtype().base()) + " " + reg + " = " + expr(u->src(0)) + ";");
   }
 
   void spell_load(const UOpPtr& u) {
     const UOpPtr& idx = u->src(0);
-    const UOpPtr& base = idx->src(0);
-    bool after_loops = u->src().size() > 1 && u->src(1)->op() == Ops::END;
-    std::string access = after_loops && copied_.count(base.get()) ? copied_.at(base.get()) + "[" + expr(idx->src(1)) + "]"
-                                                                  : element(idx);
+    if (is_vector(u) && idx->src(0)->op() == Ops::DEFINE_GLOBAL) {  // a whole vector, unaligned
+      std::string name = "val" + std::to_string(next_id_++), t = c_type(u->dtype());
+      names_[u.get()] = name;
+      std::string copy = "__builtin_memcpy(&" + name + ", &" + element(idx) + ", sizeof(" + name + "));";
+      if (idx->src().size() == 3) return line(t + " " + name + " = (" + t + "){}; if (" + expr(idx->src(2)) + ") " + copy);
+      return line(t + " " + name + "; " + copy);
+    }
+    std::string access = element(idx);
     if (idx->src().size() == 3) access = "(" + expr(idx->src(2)) + " ? " + access + " : (" + c_type(u->dtype()) + ")0)";
     define(u, "val", access);
+  }
+
+  // VECTORIZE of one value in every lane is a splat; bools are masks (-1 true).
+  std::string vectorize_expr(const UOpPtr& u) {
+    std::string t = c_type(u->dtype());
+    auto lane = [&](const UOpPtr& s) { return u->dtype().is_bool() ? "-(int)(" + expr(s) + ")" : expr(s); };
+    bool same = std::all_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return s == u->src(0); });
+    if (same) return "((" + t + "){} + " + lane(u->src(0)) + ")";
+    std::string out = "((" + t + "){";
+    for (size_t i = 0; i < u->src().size(); ++i) out += (i ? ", " : "") + lane(u->src(i));
+    return out + "})";
+  }
+
+  // A select on vectors: through bits, with the mask widened or narrowed to the lanes' width.
+  std::string select(const std::string& mask, const std::string& a, const std::string& b, DType d) {
+    std::string mt = c_type(lane_mask(d)), m = mask;
+    if (lane_mask(d) != dtypes::int32.vec(d.count())) m = "__builtin_convertvector(" + mask + ", " + mt + ")";
+    return "((" + c_type(d) + ")((" + m + " & (" + mt + ")(" + a + ")) | (~" + m + " & (" + mt + ")(" + b + "))))";
+  }
+
+  // A comparison of vectors as a bool mask (int32 lanes).
+  std::string compare(const std::string& cmp, DType operand) {
+    if (lane_mask(operand) == dtypes::int32.vec(operand.count())) return cmp;
+    return "__builtin_convertvector(" + cmp + ", " + c_type(dtypes::bool_.vec(operand.count())) + ")";
   }
 
   std::string alu_expr(const UOpPtr& u) {
     std::vector<std::string> args;
     for (const UOpPtr& s : u->src()) args.push_back(expr(s));
     DType d = u->dtype();
+    if (is_vector(u)) {
+      switch (u->op()) {
+        case Ops::WHERE: return select(args[0], args[1], args[2], d);
+        case Ops::MAX: return select(compare("(" + args[0] + " > " + args[1] + ")", d), args[0], args[1], d);
+        case Ops::CMPLT:
+        case Ops::CMPNE:
+        case Ops::CMPEQ: return compare(fill(alu_spellings().at(u->op()), args, ""), u->src(0)->dtype());
+        default: break;
+      }
+    }
     if (u->op() == Ops::TRUNC && !d.is_float()) return args[0];  // integers are already whole
     auto it = alu_spellings().find(u->op());
     if (it == alu_spellings().end()) throw InternalError("the C renderer has no spelling for " + to_string(*u));
@@ -279,6 +340,11 @@ class CSpeller {
   std::string cast_expr(const UOpPtr& u) {
     DType to = u->dtype(), from = u->src(0)->dtype();
     std::string x = expr(u->src(0));
+    if (is_vector(u)) {
+      if (from.is_bool()) return "__builtin_convertvector(-(" + x + "), " + c_type(to) + ")";
+      if (to.is_bool()) return compare("(" + x + " != (" + c_type(from) + "){})", from);
+      return "__builtin_convertvector(" + x + ", " + c_type(to) + ")";
+    }
     if (is_16bit_float(from)) {  // through float
       x = std::string(is_half(from) ? "lathe_f16_to_f32" : "lathe_bf16_to_f32") + "(" + x + ")";
       from = dtypes::float32;
@@ -299,8 +365,8 @@ class CSpeller {
   int next_id_ = 0;
   bool uses_16bit_ = false;
   std::unordered_map<const UOp*, std::string> names_;
-  std::unordered_map<const UOp*, std::string> regs_;    // DEFINE_REG -> its accumulator
-  std::unordered_map<const UOp*, std::string> copied_;  // DEFINE_REG -> the copy read after its loops
+  std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its accumulator
+  std::map<std::string, std::string> vector_types_;   // name -> typedef
 };
 
 }  // namespace

@@ -8,8 +8,9 @@ namespace lathe {
 
 enum class AxisKind : int64_t {
   Loop = 0,    // an ordinary loop
-  Upcast = 1,  // a short loop run innermost wherever its work is needed; a reduction over it
-               // keeps one accumulator per position
+  Upcast = 1,  // an output axis held in registers: vector lanes or unrolled copies, one
+               // accumulator per position (codegen/expand.hpp)
+  Unroll = 2,  // a reduce axis held in registers: its positions combined in the loop body
 };
 
 inline int64_t axis_of(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(0); }
@@ -20,6 +21,11 @@ inline AxisKind axis_kind(const UOp& range) {
 }
 
 inline bool is_upcast_range(const UOp& r) { return r.op() == Ops::RANGE && axis_kind(r) == AxisKind::Upcast; }
+
+/// Whether a loop over `r` is held in registers rather than iterated (Upcast or Unroll).
+inline bool is_register_range(const UOp& r) {
+  return r.op() == Ops::RANGE && (axis_kind(r) == AxisKind::Upcast || axis_kind(r) == AxisKind::Unroll);
+}
 
 /// A RANGE over [0, end) on `axis`, of `kind`.
 inline UOpPtr make_range(const UOpPtr& end, int64_t axis, AxisKind kind = AxisKind::Loop) {

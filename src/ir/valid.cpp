@@ -6,22 +6,12 @@
 
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 
 namespace lathe {
 namespace {
-
-using Substitution = std::unordered_map<const UOp*, UOpPtr>;
-
-UOpPtr substitute(const UOpPtr& root, const Substitution& map) {
-  static const PatternMatcher pm({{UPat(), [](const Match& m) -> UOpPtr {
-                                     const auto& mp = m.ctx<const Substitution>();
-                                     auto it = mp.find(m.root().get());
-                                     return it == mp.end() ? nullptr : it->second;
-                                   }}});
-  return graph_rewrite(root, pm, const_cast<Substitution*>(&map), Direction::TopDown);
-}
 
 // The bounds the gate's clauses put on integer expressions: `x < c` caps x at c - 1, `!(x < c)`
 // (spelled `(x < c) != true`) raises it to c.

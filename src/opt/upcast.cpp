@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "ir/axis.hpp"
-#include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 
@@ -31,15 +31,6 @@ bool depends_on(const UOpPtr& u, const UOp* range) {
   for (const UOpPtr& x : toposort(u))
     if (x.get() == range) return true;
   return false;
-}
-
-UOpPtr substitute(const UOpPtr& ast, const std::unordered_map<const UOp*, UOpPtr>& map) {
-  PatternMatcher pm({{UPat(), [](const Match& m) -> UOpPtr {
-                        const auto& mp = m.ctx<const std::unordered_map<const UOp*, UOpPtr>>();
-                        auto it = mp.find(m.root().get());
-                        return it == mp.end() ? nullptr : it->second;
-                      }}});
-  return graph_rewrite(ast, pm, const_cast<std::unordered_map<const UOp*, UOpPtr>*>(&map), Direction::TopDown);
 }
 
 }  // namespace
@@ -81,7 +72,7 @@ UOpPtr apply_upcast(const UOpPtr& ast) {
 
   int64_t next_axis = 0;
   for (const UOpPtr& r : ranges) next_axis = std::max(next_axis, axis_of(*r) + 1);
-  std::unordered_map<const UOp*, UOpPtr> map;
+  Substitution map;
   auto split = [&](const UOp* r, int64_t n) {
     UOpPtr outer = UOp::make(Ops::RANGE, dtypes::index, {UOp::index_const(r->src(0)->vmax() / n)},
                              std::vector<int64_t>{axis_of(*r)});

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include "codegen/linearize.hpp"
@@ -41,7 +42,8 @@ class TextCompiler final : public Compiler {
   std::string id_ = "toy interpreter";
 };
 
-// Runs a linearized program on the host: float32, int32/int64, bool and index values.
+// Runs a linearized program on the host: float32, int32/int64, bool and index values, scalars or
+// vectors (a value is its lanes).
 class Interpreter final : public Program {
  public:
   Interpreter(std::vector<UOpPtr> program, std::vector<std::string> vars) : program_(std::move(program)), vars_(std::move(vars)) {}
@@ -51,28 +53,30 @@ class Interpreter final : public Program {
   }
 
  private:
+  using Lanes = std::vector<ConstValue>;
   struct State {
-    std::unordered_map<const UOp*, ConstValue> values;
-    std::unordered_map<const UOp*, std::vector<ConstValue>> regs;
+    std::unordered_map<const UOp*, Lanes> values;
+    std::unordered_map<const UOp*, Lanes> regs;
     void* const* buffers;
     const int64_t* vals;
     int64_t core;
   };
 
-  ConstValue value(const UOpPtr& u, State& s) const {
+  Lanes value(const UOpPtr& u, State& s) const {
     if (auto it = s.values.find(u.get()); it != s.values.end()) return it->second;
     switch (u->op()) {
-      case Ops::CONST: return u->const_value();
+      case Ops::CONST: return {u->const_value()};
       case Ops::BIND: return value(u->src(0), s);
-      case Ops::SPECIAL: return s.core;
+      case Ops::SPECIAL: return {s.core};
       case Ops::DEFINE_VAR:
         for (size_t i = 0; i < vars_.size(); ++i)
-          if (vars_[i] == u->arg_as<VarArg>().name) return s.vals[i];
+          if (vars_[i] == u->arg_as<VarArg>().name) return {s.vals[i]};
         break;
       default: break;
     }
     throw Error("the toy interpreter has no value for " + to_string(*u));
   }
+  ConstValue scalar(const UOpPtr& u, State& s) const { return value(u, s).at(0); }
 
   static ConstValue read(const void* p, DType d) {
     if (d == dtypes::float32) return static_cast<double>(static_cast<const float*>(p)[0]);
@@ -99,15 +103,25 @@ class Interpreter final : public Program {
     throw Error("the toy interpreter cannot bitcast to " + to.name());
   }
 
-  // The element an INDEX names, or null where its gate is false.
-  ConstValue* reg_slot(const UOpPtr& idx, State& s) const {
-    return &s.regs.at(idx->src(0).get()).at(static_cast<size_t>(const_as_int(value(idx->src(1), s))));
-  }
-  void* global_slot(const UOpPtr& idx, State& s) const {
-    if (idx->src().size() == 3 && !std::get<bool>(value(idx->src(2), s))) return nullptr;
+  // The address an INDEX of a buffer names, or null where its gate is false.
+  void* global_slot(const UOpPtr& idx, State& s, int64_t lane = 0) const {
+    if (idx->src().size() == 3 && !std::get<bool>(scalar(idx->src(2), s))) return nullptr;
     DType d = idx->src(0)->dtype().base();
     auto* base = static_cast<char*>(s.buffers[idx->src(0)->arg_as<int64_t>()]);
-    return base + const_as_int(value(idx->src(1), s)) * d.itemsize();
+    return base + (const_as_int(scalar(idx->src(1), s)) + lane) * d.itemsize();
+  }
+
+  // Lanes of each source, the scalar ones repeated, for a lane-wise op.
+  Lanes lanewise(const UOpPtr& u, State& s, const std::function<ConstValue(const std::vector<ConstValue>&)>& f) const {
+    std::vector<Lanes> in;
+    for (const UOpPtr& x : u->src()) in.push_back(value(x, s));
+    Lanes out;
+    for (int64_t l = 0; l < u->dtype().count(); ++l) {
+      std::vector<ConstValue> args;
+      for (const Lanes& x : in) args.push_back(x.size() == 1 ? x[0] : x.at(static_cast<size_t>(l)));
+      out.push_back(f(args));
+    }
+    return out;
   }
 
   void run(void* const* buffers, const int64_t* vals, int64_t core) const {
@@ -120,15 +134,16 @@ class Interpreter final : public Program {
     std::vector<Loop> loops;
     for (size_t pc = 0; pc < program_.size();) {
       const UOpPtr& u = program_[pc];
+      DType d = u->dtype().scalar();
       switch (u->op()) {
         case Ops::RANGE: {
-          int64_t end = const_as_int(value(u->src(0), s));
+          int64_t end = const_as_int(scalar(u->src(0), s));
           if (end <= 0) {  // skip to the END that closes it
             while (!(program_[pc]->op() == Ops::END && std::count(program_[pc]->src().begin(), program_[pc]->src().end(), u))) ++pc;
             ++pc;
             continue;
           }
-          s.values[u.get()] = int64_t{0};
+          s.values[u.get()] = {int64_t{0}};
           loops.push_back({pc + 1, u.get(), end});
           ++pc;
           continue;
@@ -139,9 +154,9 @@ class Interpreter final : public Program {
           bool jumped = false;
           for (size_t k = 0; k < closes && !jumped; ++k) {
             Loop& l = loops.back();
-            int64_t next = const_as_int(s.values[l.range]) + 1;
+            int64_t next = const_as_int(s.values[l.range][0]) + 1;
             if (next < l.end) {
-              s.values[l.range] = next;
+              s.values[l.range] = {next};
               pc = l.body;
               jumped = true;
             } else {
@@ -151,33 +166,44 @@ class Interpreter final : public Program {
           if (!jumped) ++pc;
           continue;
         }
-        case Ops::DEFINE_REG:
-          s.regs[u.get()].assign(static_cast<size_t>(u->dtype().ptr_size()), value(u->src(0), s));
-          break;
+        case Ops::DEFINE_REG: s.regs[u.get()] = value(u->src(0), s); break;
         case Ops::LOAD: {
           const UOpPtr& idx = u->src(0);
           if (idx->src(0)->op() == Ops::DEFINE_REG) {
-            s.values[u.get()] = *reg_slot(idx, s);
-          } else {
-            void* p = global_slot(idx, s);
-            s.values[u.get()] = p ? read(p, u->dtype()) : cast_const(int64_t{0}, u->dtype());
+            s.values[u.get()] = s.regs.at(idx->src(0).get());
+            break;
           }
+          Lanes out;
+          for (int64_t l = 0; l < u->dtype().count(); ++l) {
+            void* p = global_slot(idx, s, l);
+            out.push_back(p ? read(p, d) : cast_const(int64_t{0}, d));
+          }
+          s.values[u.get()] = out;
           break;
         }
         case Ops::STORE: {
           const UOpPtr& idx = u->src(0);
-          ConstValue v = value(u->src(1), s);
-          if (idx->src(0)->op() == Ops::DEFINE_REG) *reg_slot(idx, s) = v;
-          else if (void* p = global_slot(idx, s)) write(p, idx->src(0)->dtype().base(), v);
+          Lanes v = value(u->src(1), s);
+          if (idx->src(0)->op() == Ops::DEFINE_REG) s.regs[idx->src(0).get()] = v;
+          else
+            for (size_t l = 0; l < v.size(); ++l)
+              if (void* p = global_slot(idx, s, static_cast<int64_t>(l))) write(p, idx->src(0)->dtype().base(), v[l]);
           break;
         }
-        case Ops::CAST: s.values[u.get()] = cast_const(value(u->src(0), s), u->dtype()); break;
-        case Ops::BITCAST: s.values[u.get()] = bitcast32(value(u->src(0), s), u->src(0)->dtype(), u->dtype()); break;
+        case Ops::VECTORIZE: {
+          Lanes out;
+          for (const UOpPtr& x : u->src()) out.push_back(scalar(x, s));
+          s.values[u.get()] = out;
+          break;
+        }
+        case Ops::GEP: s.values[u.get()] = {value(u->src(0), s).at(static_cast<size_t>(u->arg_as<int64_t>()))}; break;
+        case Ops::CAST: s.values[u.get()] = lanewise(u, s, [&](const auto& a) { return cast_const(a[0], d); }); break;
+        case Ops::BITCAST:
+          s.values[u.get()] = lanewise(u, s, [&](const auto& a) { return bitcast32(a[0], u->src(0)->dtype().scalar(), d); });
+          break;
         default: {
           if (!is_alu(u->op())) throw Error("the toy interpreter cannot run " + to_string(*u));
-          std::vector<ConstValue> in;
-          for (const UOpPtr& x : u->src()) in.push_back(value(x, s));
-          s.values[u.get()] = exec_alu(u->op(), u->dtype(), in).value_or(cast_const(int64_t{0}, u->dtype()));
+          s.values[u.get()] = lanewise(u, s, [&](const auto& a) { return exec_alu(u->op(), d, a).value_or(cast_const(int64_t{0}, d)); });
         }
       }
       ++pc;

@@ -1,0 +1,290 @@
+#include "codegen/expand.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "ir/axis.hpp"
+#include "ir/pattern.hpp"
+#include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+bool depends_on(const UOpPtr& u, const UOp* r) {
+  for (const UOpPtr& x : toposort(u))
+    if (x.get() == r) return true;
+  return false;
+}
+
+UOpPtr at(const UOpPtr& x, const UOpPtr& r, int64_t i) { return simplify(substitute(x, {{r.get(), UOp::index_const(i)}})); }
+
+// `op` folded over `values` as a balanced tree.
+UOpPtr combine(Ops op, std::vector<UOpPtr> values) {
+  while (values.size() > 1) {
+    std::vector<UOpPtr> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2) next.push_back(UOp::alu(op, {values[i], values[i + 1]}));
+    if (values.size() % 2) next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
+// x copied once per position of each range of `rs`.
+std::vector<UOpPtr> copies(const UOpPtr& x, const std::vector<UOpPtr>& rs) {
+  std::vector<UOpPtr> out{x};
+  for (const UOpPtr& r : rs) {
+    std::vector<UOpPtr> next;
+    for (const UOpPtr& c : out)
+      for (int64_t i = 0; i < r->src(0)->vmax(); ++i) next.push_back(at(c, r, i));
+    out = std::move(next);
+  }
+  return out;
+}
+
+// ---- unrolling --------------------------------------------------------------------------------
+
+struct Unrolled {
+  const UOp* vector_axis;
+};
+
+// A reduction over register axes (other than the vector axis) combines its copies in the body.
+UOpPtr unroll_reduce(const Match& m) {
+  const UOpPtr& red = m.root();
+  const auto& ctx = m.ctx<const Unrolled>();
+  std::vector<UOpPtr> unroll, keep;
+  for (size_t i = 1; i < red->src().size(); ++i) {
+    const UOpPtr& r = red->src(i);
+    (is_register_range(*r) && r.get() != ctx.vector_axis ? unroll : keep).push_back(r);
+  }
+  if (unroll.empty()) return nullptr;
+  UOpPtr body = combine(red->arg_as<Ops>(), copies(red->src(0), unroll));
+  if (keep.empty()) return body;
+  std::vector<UOpPtr> src{body};
+  src.insert(src.end(), keep.begin(), keep.end());
+  return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
+}
+
+// ---- vectorizing ------------------------------------------------------------------------------
+
+bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
+
+class Vectorizer {
+ public:
+  Vectorizer(const UOpPtr& axis) : v_(axis), w_(static_cast<int>(axis->src(0)->vmax())) {
+    std::vector<UOpPtr> lanes;
+    for (int i = 0; i < w_; ++i) lanes.push_back(UOp::index_const(i));
+    lanes_ = UOp::make(Ops::VECTORIZE, dtypes::index.vec(w_), std::move(lanes));
+  }
+
+  std::vector<UOpPtr> store(const UOpPtr& st) {
+    if (!dep(st)) return {st};
+    const UOpPtr& idx = st->src(0);
+    const UOpPtr &buf = idx->src(0), &off = idx->src(1);
+    UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
+    UOpPtr value = vec(st->src(1));
+    if (whole_vector(buf->dtype().base(), off, gate)) {
+      UOpPtr slot = index(idx, at(off, v_, 0), gate);
+      return {UOp::make(Ops::STORE, dtypes::void_, {slot, broadcast(value)})};
+    }
+    std::vector<UOpPtr> out;
+    for (int i = 0; i < w_; ++i)
+      out.push_back(UOp::make(Ops::STORE, dtypes::void_, {index(idx, at(off, v_, i), gate ? at(gate, v_, i) : nullptr), lane(value, i)}));
+    return out;
+  }
+
+ private:
+  bool dep(const UOpPtr& u) {
+    if (auto it = dep_.find(u.get()); it != dep_.end()) return it->second;
+    bool d = u == v_;
+    for (const UOpPtr& s : u->src()) d = d || dep(s);
+    dep_.emplace(u.get(), d);
+    return d;
+  }
+
+  static bool is_vector(const UOpPtr& u) { return u->dtype().count() > 1; }
+
+  UOpPtr broadcast(const UOpPtr& s) const {
+    if (is_vector(s)) return s;
+    return UOp::make(Ops::VECTORIZE, s->dtype().vec(w_), std::vector<UOpPtr>(static_cast<size_t>(w_), s));
+  }
+
+  static UOpPtr lane(const UOpPtr& v, int i) {
+    return v->dtype().count() > 1 ? UOp::make(Ops::GEP, v->dtype().scalar(), {v}, int64_t{i}) : v;
+  }
+
+  static UOpPtr index(const UOpPtr& idx, const UOpPtr& off, const UOpPtr& gate) {
+    std::vector<UOpPtr> src{idx->src(0), off};
+    if (gate) src.push_back(gate);
+    return UOp::make(Ops::INDEX, idx->dtype(), std::move(src));
+  }
+
+  // Whether the access at `off` is one vector: contiguous along the axis, under a gate the same for
+  // every lane, of a type kept whole in vectors.
+  bool whole_vector(DType elem, const UOpPtr& off, const UOpPtr& gate) {
+    if (elem.is_bool() || is_16bit_float(elem) || (gate && dep(gate))) return false;
+    UOpPtr x = UOp::variable("lane", 0, w_ - 2);
+    UOpPtr d = simplify(substitute(off, {{v_.get(), x + 1}}) - substitute(off, {{v_.get(), x}}));
+    return d->is_const() && const_as_int(d->const_value()) == 1;
+  }
+
+  UOpPtr vec(const UOpPtr& u) {
+    if (!dep(u)) return u;
+    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    UOpPtr out;
+    if (u == v_) out = lanes_;
+    else if (u->op() == Ops::LOAD) out = load(u);
+    else if (u->op() == Ops::REDUCE) out = reduce(u);
+    else if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) out = elementwise(u);
+    else throw InternalError("cannot vectorize " + to_string(*u));
+    memo_.emplace(u.get(), out);
+    return out;
+  }
+
+  UOpPtr load(const UOpPtr& u) {
+    const UOpPtr& idx = u->src(0);
+    const UOpPtr& off = idx->src(1);
+    UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
+    if (whole_vector(u->dtype(), off, gate)) return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), gate)});
+    std::vector<UOpPtr> lanes;
+    for (int i = 0; i < w_; ++i) lanes.push_back(UOp::make(Ops::LOAD, u->dtype(), {index(idx, at(off, v_, i), gate ? at(gate, v_, i) : nullptr)}));
+    return UOp::make(Ops::VECTORIZE, u->dtype().vec(w_), std::move(lanes));
+  }
+
+  // A reduction of vectors keeps a vector accumulator; one over the vector axis itself then
+  // combines its lanes. 16-bit floats accumulate in float.
+  UOpPtr reduce(const UOpPtr& u) {
+    Ops op = u->arg_as<Ops>();
+    DType d = u->dtype(), acc = is_16bit_float(d) ? dtypes::float32 : d;
+    UOpPtr x = broadcast(vec(u->src(0)));
+    if (acc != d) x = convert(x, acc.vec(w_));
+    std::vector<UOpPtr> src{x};
+    bool over_axis = false;
+    for (size_t i = 1; i < u->src().size(); ++i) {
+      if (u->src(i) == v_) over_axis = true;
+      else src.push_back(u->src(i));
+    }
+    UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, acc.vec(w_), std::move(src), op);
+    if (over_axis) {
+      std::vector<UOpPtr> lanes;
+      for (int i = 0; i < w_; ++i) lanes.push_back(lane(r, i));
+      r = combine(op, std::move(lanes));
+    }
+    return acc != d ? convert(r, is_vector(r) ? d.vec(w_) : d) : r;
+  }
+
+  // A cast of a vector: whole when the target can, else lane by lane.
+  UOpPtr convert(const UOpPtr& x, DType to) {
+    if (!is_vector(x)) return cast(x, to);
+    if (!is_16bit_float(x->dtype()) && !is_16bit_float(to)) return UOp::make(Ops::CAST, to, {x});
+    std::vector<UOpPtr> lanes;
+    for (int i = 0; i < w_; ++i) lanes.push_back(cast(lane(x, i), to.scalar()));
+    return UOp::make(Ops::VECTORIZE, to, std::move(lanes));
+  }
+
+  static bool per_lane(const UOp& u) {
+    switch (u.op()) {
+      case Ops::SQRT:
+      case Ops::POW:
+      case Ops::EXP2:
+      case Ops::LOG2:
+      case Ops::SIN: return true;
+      case Ops::CAST:
+      case Ops::BITCAST: return is_16bit_float(u.dtype()) || is_16bit_float(u.src(0)->dtype());
+      default: return false;
+    }
+  }
+
+  UOpPtr elementwise(const UOpPtr& u) {
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : u->src()) src.push_back(vec(s));
+    if (per_lane(*u)) {
+      std::vector<UOpPtr> lanes;
+      for (int i = 0; i < w_; ++i) {
+        std::vector<UOpPtr> ls;
+        for (const UOpPtr& s : src) ls.push_back(lane(s, i));
+        lanes.push_back(UOp::make(u->op(), u->dtype(), std::move(ls), u->arg()));
+      }
+      return UOp::make(Ops::VECTORIZE, u->dtype().vec(w_), std::move(lanes));
+    }
+    for (UOpPtr& s : src) s = broadcast(s);
+    if (u->op() == Ops::TRUNC && u->dtype().is_float()) return trunc(src[0], u->dtype());
+    return UOp::make(u->op(), u->dtype().vec(w_), std::move(src), u->arg());
+  }
+
+  // trunc(x) on float lanes: a conversion to integers and back, exact below 2^23 (2^52 for
+  // float64), where every larger float is whole already.
+  UOpPtr trunc(const UOpPtr& x, DType d) {
+    bool dbl = d.scalar() == dtypes::float64;
+    DType ints = (dbl ? dtypes::int64 : dtypes::int32).vec(w_), vd = d.vec(w_);
+    UOpPtr whole = UOp::make(Ops::CAST, vd, {UOp::make(Ops::CAST, ints, {x})});
+    UOpPtr big = broadcast(UOp::const_(d.scalar(), dbl ? 4503599627370496.0 : 8388608.0));
+    UOpPtr magnitude = UOp::alu(Ops::MAX, {x, UOp::alu(Ops::NEG, {x})});
+    return UOp::alu(Ops::WHERE, {UOp::alu(Ops::CMPLT, {magnitude, big}), whole, x});
+  }
+
+  UOpPtr v_;
+  int w_;
+  UOpPtr lanes_;
+  std::unordered_map<const UOp*, bool> dep_;
+  std::unordered_map<const UOp*, UOpPtr> memo_;
+};
+
+// The axis whose positions become vector lanes: a register axis of a power-of-two size up to
+// `max_lanes` along which a store (else a load) is contiguous; the innermost such one.
+UOpPtr pick_vector_axis(const UOpPtr& ast, int max_lanes) {
+  std::vector<UOpPtr> regs;
+  for (const UOpPtr& u : toposort(ast))
+    if (is_register_range(*u)) regs.push_back(u);
+  UOpPtr best;
+  int best_score = 0;
+  for (const UOpPtr& r : regs) {
+    int64_t n = r->src(0)->vmax();
+    if (n < 2 || n > max_lanes || (n & (n - 1)) != 0) continue;
+    UOpPtr x = UOp::variable("lane", 0, n - 2);
+    int score = 0;
+    for (const UOpPtr& u : toposort(ast)) {
+      if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
+      const UOpPtr& off = u->src(0)->src(1);
+      if (!depends_on(off, r.get())) continue;
+      UOpPtr d = simplify(substitute(off, {{r.get(), x + 1}}) - substitute(off, {{r.get(), x}}));
+      if (d->is_const() && const_as_int(d->const_value()) == 1) score = std::max(score, u->op() == Ops::STORE ? 2 : 1);
+    }
+    if (score > best_score || (score == best_score && score > 0 && axis_of(*r) > axis_of(*best))) best = r, best_score = score;
+  }
+  return best;
+}
+
+}  // namespace
+
+UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
+  std::vector<UOpPtr> regs;
+  for (const UOpPtr& u : toposort(ast))
+    if (is_register_range(*u)) regs.push_back(u);
+  if (regs.empty()) return ast;
+  UOpPtr vector_axis = pick_vector_axis(ast, max_lanes);
+  Unrolled ctx{vector_axis.get()};
+  static const PatternMatcher reduces({{UPat(Ops::REDUCE), unroll_reduce}});
+  UOpPtr unrolled = graph_rewrite(ast, reduces, &ctx);
+  std::vector<UOpPtr> stores;
+  for (const UOpPtr& st : unrolled->src()) {
+    std::vector<UOpPtr> rs;
+    for (const UOpPtr& r : regs)
+      if (r != vector_axis && depends_on(st, r.get())) rs.push_back(r);
+    for (const UOpPtr& c : copies(st, rs)) stores.push_back(c);
+  }
+  if (vector_axis) {
+    Vectorizer vz(vector_axis);
+    std::vector<UOpPtr> vs;
+    for (const UOpPtr& st : stores)
+      for (const UOpPtr& s : vz.store(st)) vs.push_back(s);
+    stores = std::move(vs);
+  }
+  return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
+}
+
+}  // namespace lathe

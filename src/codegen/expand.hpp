@@ -1,0 +1,23 @@
+// Upcast axes leave the loop nest: what the optimizer marked to run in registers (AxisKind::Upcast
+// on an output axis, AxisKind::Unroll on a reduce axis) stops being a loop.
+//
+// One such axis, of a power-of-two size up to `max_lanes`, along which the kernel stores (else
+// loads) contiguously, becomes the lanes of vector values: a node that depends on it is a vector,
+// a contiguous load or store is one vector access, a value that does not depend on it is broadcast,
+// other accesses are gathered or scattered lane by lane, and a reduction over it ends in a
+// horizontal combine of its lanes. Every other upcast or unroll axis is unrolled: each store that
+// depends on it is copied once per position, and a reduction over it combines its copies, so a
+// tile of outputs keeps one accumulator per position. Copies share what does not depend on the
+// axis (the graph is hash-consed).
+//
+// Operations the target cannot do on whole vectors (sqrt, pow, libm calls, 16-bit float
+// conversions, loads and stores of bool and 16-bit values) are done lane by lane.
+#pragma once
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes);
+
+}  // namespace lathe
