@@ -26,6 +26,7 @@ struct CachedKernel {
   std::array<UOpPtr, 3> global_size;      // symbolic launch size, evaluated at dispatch
   std::optional<std::array<UOpPtr, 3>> local_size;  // none: direct global-id execution
   Estimates estimates;                    // the work one execution does (see ProgramSpec)
+  std::string opts;                       // the optimizer's actions (see ProgramSpec)
 };
 
 /// What identifies a kernel: the AST's structural hash plus device and compiler identity.

@@ -51,6 +51,7 @@ struct ProgramSpec {
   std::vector<size_t> ins;                // slots read by LOAD and not written
   size_t buf_count = 0;                   // number of buffer arguments
   Estimates estimates;                    // the work it does
+  std::string opts;                       // the optimizer's actions applied ("UPCAST(1, 16) THREAD(0, 2)"), empty: none
 
   ProgramSpec() = default;
   ProgramSpec(std::string name, std::string src, DeviceSpec device, UOpPtr ast);

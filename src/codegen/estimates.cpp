@@ -57,7 +57,8 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
       if (buf->op() != Ops::DEFINE_GLOBAL) continue;
       DType elem = buf->dtype().base();
       auto [it, fresh] = per_buffer.try_emplace(buf->arg_as<int64_t>(), zero, nullptr);
-      it->second.first = it->second.first + n * elem.itemsize();
+      int lanes = (u->op() == Ops::LOAD ? u->dtype() : u->src(1)->dtype()).count();  // a vector access moves every lane
+      it->second.first = it->second.first + n * (elem.itemsize() * lanes);
       if (buf->dtype().ptr_size() >= 0) it->second.second = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
     } else if (is_alu(u->op())) {
       UOpPtr count = u->op() == Ops::MULACC ? n * 2 : n;

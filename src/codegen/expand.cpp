@@ -62,11 +62,18 @@ UOpPtr unroll_reduce(const Match& m) {
     (is_register_range(*r) && r.get() != ctx.vector_axis ? unroll : keep).push_back(r);
   }
   if (unroll.empty()) return nullptr;
-  UOpPtr body = combine(red->arg_as<Ops>(), copies(red->src(0), unroll));
-  if (keep.empty()) return body;
-  std::vector<UOpPtr> src{body};
-  src.insert(src.end(), keep.begin(), keep.end());
-  return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
+  // 16-bit floats combine in float, as their accumulators do.
+  DType d = red->dtype(), acc = d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16 ? dtypes::float32 : d;
+  std::vector<UOpPtr> parts = copies(red->src(0), unroll);
+  if (acc != d)
+    for (UOpPtr& p : parts) p = cast(p, acc);
+  UOpPtr body = combine(red->arg_as<Ops>(), std::move(parts));
+  if (!keep.empty()) {
+    std::vector<UOpPtr> src{body};
+    src.insert(src.end(), keep.begin(), keep.end());
+    body = UOp::make(Ops::REDUCE, acc, std::move(src), red->arg());
+  }
+  return acc != d ? cast(body, d) : body;
 }
 
 // ---- vectorizing ------------------------------------------------------------------------------
@@ -87,6 +94,8 @@ class Vectorizer {
     const UOpPtr &buf = idx->src(0), &off = idx->src(1);
     UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
     UOpPtr value = vec(st->src(1));
+    if (UOpPtr o = vec(off), g = gate ? vec(gate) : nullptr; !is_vector(value) && !is_vector(o) && !(g && is_vector(g)))
+      return {UOp::make(Ops::STORE, dtypes::void_, {index(idx, o, g), value})};
     if (whole_vector(buf->dtype().base(), off, gate)) {
       UOpPtr slot = index(idx, at(off, v_, 0), gate);
       return {UOp::make(Ops::STORE, dtypes::void_, {slot, broadcast(value)})};
@@ -149,6 +158,8 @@ class Vectorizer {
     const UOpPtr& idx = u->src(0);
     const UOpPtr& off = idx->src(1);
     UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
+    if (UOpPtr o = vec(off), g = gate ? vec(gate) : nullptr; !is_vector(o) && !(g && is_vector(g)))
+      return UOp::make(Ops::LOAD, u->dtype(), {index(idx, o, g)});
     if (whole_vector(u->dtype(), off, gate)) return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), gate)});
     std::vector<UOpPtr> lanes;
     for (int i = 0; i < w_; ++i) lanes.push_back(UOp::make(Ops::LOAD, u->dtype(), {index(idx, at(off, v_, i), gate ? at(gate, v_, i) : nullptr)}));
@@ -156,19 +167,18 @@ class Vectorizer {
   }
 
   // A reduction of vectors keeps a vector accumulator; one over the vector axis itself then
-  // combines its lanes. 16-bit floats accumulate in float.
+  // combines its lanes (and its result is one scalar). 16-bit floats accumulate in float.
   UOpPtr reduce(const UOpPtr& u) {
     Ops op = u->arg_as<Ops>();
     DType d = u->dtype(), acc = is_16bit_float(d) ? dtypes::float32 : d;
-    UOpPtr x = broadcast(vec(u->src(0)));
-    if (acc != d) x = convert(x, acc.vec(w_));
+    UOpPtr x = vec(u->src(0));
+    bool over_axis = std::find(u->src().begin() + 1, u->src().end(), v_) != u->src().end();
+    if (over_axis) x = broadcast(x);
+    if (acc != d) x = convert(x, is_vector(x) ? acc.vec(w_) : acc);
     std::vector<UOpPtr> src{x};
-    bool over_axis = false;
-    for (size_t i = 1; i < u->src().size(); ++i) {
-      if (u->src(i) == v_) over_axis = true;
-      else src.push_back(u->src(i));
-    }
-    UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, acc.vec(w_), std::move(src), op);
+    for (size_t i = 1; i < u->src().size(); ++i)
+      if (u->src(i) != v_) src.push_back(u->src(i));
+    UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, x->dtype(), std::move(src), op);
     if (over_axis) {
       std::vector<UOpPtr> lanes;
       for (int i = 0; i < w_; ++i) lanes.push_back(lane(r, i));
@@ -201,7 +211,13 @@ class Vectorizer {
 
   UOpPtr elementwise(const UOpPtr& u) {
     std::vector<UOpPtr> src;
-    for (const UOpPtr& s : u->src()) src.push_back(vec(s));
+    bool any_vector = false;
+    for (const UOpPtr& s : u->src()) {
+      src.push_back(vec(s));
+      any_vector = any_vector || is_vector(src.back());
+    }
+    // Only a reduction over the axis made this depend on it: the value is the same in every lane.
+    if (!any_vector) return UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
     if (per_lane(*u)) {
       std::vector<UOpPtr> lanes;
       for (int i = 0; i < w_; ++i) {
@@ -234,29 +250,27 @@ class Vectorizer {
   std::unordered_map<const UOp*, UOpPtr> memo_;
 };
 
-// The axis whose positions become vector lanes: a register axis of a power-of-two size up to
-// `max_lanes` along which a store (else a load) is contiguous; the innermost such one.
+// The axis whose positions become vector lanes: the first register axis the optimizer made (the
+// smallest axis id) of a power-of-two size up to `max_lanes` along which some load or store is
+// contiguous.
 UOpPtr pick_vector_axis(const UOpPtr& ast, int max_lanes) {
   std::vector<UOpPtr> regs;
   for (const UOpPtr& u : toposort(ast))
     if (is_register_range(*u)) regs.push_back(u);
-  UOpPtr best;
-  int best_score = 0;
+  std::sort(regs.begin(), regs.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); });
   for (const UOpPtr& r : regs) {
     int64_t n = r->src(0)->vmax();
     if (n < 2 || n > max_lanes || (n & (n - 1)) != 0) continue;
     UOpPtr x = UOp::variable("lane", 0, n - 2);
-    int score = 0;
     for (const UOpPtr& u : toposort(ast)) {
       if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
       const UOpPtr& off = u->src(0)->src(1);
       if (!depends_on(off, r.get())) continue;
       UOpPtr d = simplify(substitute(off, {{r.get(), x + 1}}) - substitute(off, {{r.get(), x}}));
-      if (d->is_const() && const_as_int(d->const_value()) == 1) score = std::max(score, u->op() == Ops::STORE ? 2 : 1);
+      if (d->is_const() && const_as_int(d->const_value()) == 1) return r;
     }
-    if (score > best_score || (score == best_score && score > 0 && axis_of(*r) > axis_of(*best))) best = r, best_score = score;
   }
-  return best;
+  return nullptr;
 }
 
 }  // namespace

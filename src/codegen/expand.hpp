@@ -1,8 +1,9 @@
 // Upcast axes leave the loop nest: what the optimizer marked to run in registers (AxisKind::Upcast
 // on an output axis, AxisKind::Unroll on a reduce axis) stops being a loop.
 //
-// One such axis, of a power-of-two size up to `max_lanes`, along which the kernel stores (else
-// loads) contiguously, becomes the lanes of vector values: a node that depends on it is a vector,
+// One such axis, the first the optimizer made (the smallest axis id) of a power-of-two size up to
+// `max_lanes` along which the kernel loads or stores contiguously, becomes the lanes of vector
+// values: a node that depends on it is a vector,
 // a contiguous load or store is one vector access, a value that does not depend on it is broadcast,
 // other accesses are gathered or scattered lane by lane, and a reduction over it ends in a
 // horizontal combine of its lanes. Every other upcast or unroll axis is unrolled: each store that

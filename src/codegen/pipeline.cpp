@@ -19,7 +19,7 @@
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "ir/valid.hpp"
-#include "opt/upcast.hpp"
+#include "opt/action.hpp"
 
 namespace lathe {
 namespace {
@@ -37,20 +37,25 @@ struct Step {
   std::function<UOpPtr(const UOpPtr&)> run;
 };
 
-// The steps for one kernel; `threads` receives the thread count the split chose.
-std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads) {
+// The steps for one kernel; `threads` receives the thread count of the split, `applied` the
+// optimizer's actions.
+std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
   return {
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
-      {"optimize", [=](const UOpPtr& a) { return o.optimize ? apply_upcast(a) : a; }},
+      {"optimize",
+       [&o, &applied](const UOpPtr& a) {
+         applied = chosen_opts(a, o);
+         return apply_opts(a, applied);
+       }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},
       {"transcendentals as polynomials",
        [=](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
       {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},
       {"split across threads",
-       [o, &threads](const UOpPtr& a) {
-         threads = choose_threads(a, o.max_threads);
-         return split_for_threads(a, threads);
+       [&threads](const UOpPtr& a) {
+         threads = threads_of(a);
+         return split_for_threads(a);
        }},
       {"reductions as accumulators", lower_reductions},
   };
@@ -91,12 +96,27 @@ KernelSignature signature_of(const UOpPtr& ast) {
 
 }  // namespace
 
-std::string KernelOptions::key() const { return "opt=" + std::to_string(optimize) + " threads=" + std::to_string(max_threads); }
+std::string KernelOptions::key() const {
+  std::string k = "opt=" + std::to_string(optimize) + " threads=" + std::to_string(max_threads) +
+                  " vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers);
+  if (opts) k += " opts=" + to_string(*opts);
+  return k;
+}
+
+UOpPtr optimizer_input(const UOpPtr& ast) { return simplify_valid(simplify(ast)); }
+
+std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
+  if (!o.optimize) return {};
+  if (o.opts) return *o.opts;
+  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
+}
 
 std::vector<std::string> pipeline_steps() {
   int threads = 1;
+  std::vector<Opt> applied;
+  KernelOptions o;
   std::vector<std::string> names;
-  for (const Step& s : steps(nullptr, {}, threads)) names.emplace_back(s.name);
+  for (const Step& s : steps(nullptr, o, threads, applied)) names.emplace_back(s.name);
   names.emplace_back("linearize");
   names.emplace_back("render");
   return names;
@@ -104,14 +124,16 @@ std::vector<std::string> pipeline_steps() {
 
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
   int threads = 1, debug = debug_level();
+  std::vector<Opt> applied;
   UOpPtr cur = ast;
   std::string name = kernel_name(ast);
   if (options.verify) verify(cur);
-  for (const Step& step : steps(&renderer, options, threads)) {
+  for (const Step& step : steps(&renderer, options, threads, applied)) {
     cur = step.run(cur);
     if (std::string(step.name) == "optimize") {
       name = kernel_name(cur);
-      if (debug >= 3) std::fprintf(stderr, "lathe: kernel %s\n%s", name.c_str(), print_graph(cur).c_str());
+      if (debug >= 3)
+        std::fprintf(stderr, "lathe: kernel %s [%s]\n%s", name.c_str(), to_string(applied).c_str(), print_graph(cur).c_str());
     }
     if (debug >= 5) std::fprintf(stderr, "lathe: %s after %s\n%s", name.c_str(), step.name, print_graph(cur).c_str());
     if (options.verify) verify(cur);
@@ -125,6 +147,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
   KernelSignature sig = signature_of(cur);
   ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, cur);
   spec.set_var_names(sig.vars);
+  spec.opts = to_string(applied);
   std::vector<size_t> globals, outs, ins;
   for (const KernelSignature::Buffer& b : sig.buffers) {
     globals.push_back(b.slot);

@@ -14,8 +14,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "codegen/renderer.hpp"
 #include "lathe/program.hpp"
+#include "opt/heuristic.hpp"
 
 namespace lathe {
 
@@ -24,6 +27,9 @@ struct KernelOptions {
   bool optimize = true;  // the optimizer's actions (off: the kernel as scheduled)
   int max_threads = 1;   // split across at most this many threads
   bool verify = false;   // check the graph between steps (tests, debug builds)
+  int vector_bytes = 16;      // the target's vector registers (Compiler::target)
+  int vector_registers = 16;
+  std::optional<std::vector<Opt>> opts{};  // these actions instead of the heuristics' (BEAM, tests)
   /// What distinguishes kernels built with these options, for cache keys.
   std::string key() const;
 };
@@ -31,9 +37,16 @@ struct KernelOptions {
 /// The steps' names, in order.
 std::vector<std::string> pipeline_steps();
 
+/// `ast` in the form the optimizer sees it (after the simplify steps).
+UOpPtr optimizer_input(const UOpPtr& ast);
+
+/// The actions the optimize step applies to `ast` (from optimizer_input) under `options`.
+std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& options);
+
 /// `ast` (a SINK of STOREs from the scheduler) through every step, rendered by `renderer`. The
 /// kernel is named for its loops once optimized: "r_64_32_1a2b3c" (r: it reduces, E: elementwise;
-/// the loop sizes by axis; a hash). Throws SpecError when `verify` finds a malformed graph.
+/// the loop sizes by axis; a hash); ProgramSpec::opts lists the actions applied. Throws SpecError
+/// when `verify` finds a malformed graph and OptError when an explicit action does not fit.
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options);
 
 }  // namespace lathe

@@ -90,10 +90,11 @@ std::string c_type(DType d) {
   return d.c_name();
 }
 
-// The typedef behind a vector type's name: GCC-style vectors, which clang and gcc both compile.
+// The typedef behind a vector type's name: GCC-style vectors, which clang and gcc both compile
+// (16-bit float lanes hold their bits, as scalars do: they are only moved, never computed on).
 std::string vector_typedef(DType d) {
   DType e = d.is_bool() ? dtypes::int32 : d.scalar();
-  return "typedef " + std::string(e.c_name()) + " " + c_type(d) + " __attribute__((vector_size(" +
+  return "typedef " + std::string(is_16bit_float(e) ? "unsigned short" : e.c_name()) + " " + c_type(d) + " __attribute__((vector_size(" +
          std::to_string(e.itemsize() * d.count()) + ")));\n";
 }
 
@@ -321,6 +322,15 @@ class CSpeller {
     std::vector<std::string> args;
     for (const UOpPtr& s : u->src()) args.push_back(expr(s));
     DType d = u->dtype();
+    if (is_vector(u) && u->src(0)->dtype().is_bool()) {  // masks (-1 true): orders and arithmetic as logic
+      switch (u->op()) {
+        case Ops::CMPLT: return "(~" + args[0] + " & " + args[1] + ")";
+        case Ops::MAX:
+        case Ops::ADD: return "(" + args[0] + " | " + args[1] + ")";
+        case Ops::MUL: return "(" + args[0] + " & " + args[1] + ")";
+        default: break;
+      }
+    }
     if (is_vector(u)) {
       switch (u->op()) {
         case Ops::WHERE: return select(args[0], args[1], args[2], d);

@@ -11,6 +11,7 @@
 
 #include "codegen/renderer.hpp"
 #include "lathe/program.hpp"
+#include "opt/heuristic.hpp"
 
 namespace lathe {
 
@@ -22,6 +23,8 @@ class Compiler {
   virtual const std::string& identity() const = 0;
   /// Throws CompileError with the compiler's output when it fails.
   virtual CompiledSpec compile(const ProgramSpec& spec) const = 0;
+  /// The vector registers of the code it builds (the optimizer sizes its tiles by them).
+  virtual OptTarget vectors() const { return {}; }
 };
 
 /// Makes the executable Program of a compiled kernel (`spec` is what it was compiled from).

@@ -5,6 +5,7 @@
 
 #include "device/backend.hpp"
 #include "device/thread_pool.hpp"
+#include "ir/eval.hpp"
 #include "runtime/plan_impl.hpp"
 
 namespace lathe {
@@ -29,10 +30,15 @@ KernelOptions kernel_options(const PrepareOptions& o) {
   return k;
 }
 
-std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options) {
+std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options,
+                                             const std::optional<std::vector<Opt>>& opts) {
   const Backend& backend = find_backend(device, options.compiler);
   const Compiler& compiler = backend.compile();
   KernelOptions ko = kernel_options(options);
+  OptTarget target = compiler.vectors();
+  ko.vector_bytes = target.vector_bytes;
+  ko.vector_registers = target.vector_registers;
+  if (opts) ko.opts = opts;
   KernelKey key{ast->hash(), device.to_string(), backend.compiler + " | " + compiler.identity() + " | " + ko.key()};
   return get_or_compile_kernel(key, device.to_string(), [&] {
     ProgramSpec spec = build_program(ast, backend.renderer(), ko);
@@ -53,10 +59,23 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     k->ins = spec.ins;
     k->host_parallel_safe = true;
     k->estimates = spec.estimates;
+    k->opts = spec.opts;
     LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
     for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
     return k;
   });
+}
+
+void launch_on(const CachedKernel& kernel, const PreparedKernel& bound) {
+  std::unordered_map<std::string, int64_t> values = bound.fixedvars;
+  for (size_t i = 0; i < bound.kernel->var_names.size(); ++i) values.emplace(bound.kernel->var_names[i], bound.vals[i]);
+  std::vector<int64_t> vals;
+  for (const std::string& name : kernel.var_names) vals.push_back(name == "core_id" ? 0 : values.at(name));
+  LaunchSize launch{};
+  for (int d = 0; d < 3; ++d) launch[d] = static_cast<size_t>(evaluate_int(kernel.global_size[d], values));
+  std::vector<void*> ptrs;
+  for (uintptr_t p : bound.buffer_ptrs) ptrs.push_back(reinterpret_cast<void*>(p));
+  kernel.program->execute(ptrs.data(), vals.data(), launch, std::nullopt);
 }
 
 }  // namespace lathe

@@ -14,6 +14,12 @@ namespace lathe {
 /// The codegen settings `options` asks for, its unset fields from the environment.
 KernelOptions kernel_options(const PrepareOptions& options);
 
-std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {});
+/// The kernel of `ast` for `device`, with `opts` as its actions when given (else the heuristics').
+std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {},
+                                             const std::optional<std::vector<Opt>>& opts = std::nullopt);
+
+/// Runs `kernel`, compiled from `bound.ast` (perhaps with other actions), on the buffers and
+/// variable values `bound` has in its plan.
+void launch_on(const CachedKernel& kernel, const PreparedKernel& bound);
 
 }  // namespace lathe

@@ -1,7 +1,6 @@
 // The codegen pipeline: its named steps, what it tells the runtime about a kernel, threads.
 #include <gtest/gtest.h>
 
-#include "codegen/parallelize.hpp"
 #include "codegen/pipeline.hpp"
 #include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
@@ -42,9 +41,9 @@ TEST(Pipeline, EntryPointAndBufferMetadata) {
 TEST(Pipeline, ThreadedKernelTakesCoreIdLastAsALaunchIndex) {
   Tensor a = Tensor::rand({256, 512}, 1);
   UOpPtr ast = kernel_ast(a * 2.0f);
-  EXPECT_EQ(choose_threads(ast, 2), 2);
-  EXPECT_EQ(choose_threads(ast, 1), 1);
+  EXPECT_EQ(build_program(ast, kC, {.max_threads = 1, .verify = true}).global_size, std::nullopt);
   ProgramSpec p = build_program(ast, kC, {.max_threads = 2, .verify = true});
+  EXPECT_NE(p.opts.find("THREAD(0, 2)"), std::string::npos) << p.opts;
   ASSERT_FALSE(p.var_names.empty());
   EXPECT_EQ(p.var_names.back(), "core_id");
   ASSERT_TRUE(p.global_size.has_value());
@@ -56,7 +55,17 @@ TEST(Pipeline, ThreadedKernelTakesCoreIdLastAsALaunchIndex) {
 
 TEST(Pipeline, SmallKernelsAreNotThreaded) {
   Tensor a = Tensor::rand({4, 4}, 1);
-  EXPECT_EQ(choose_threads(kernel_ast(a * 2.0f), 8), 1);
+  EXPECT_EQ(build_program(kernel_ast(a * 2.0f), kC, {.max_threads = 8, .verify = true}).global_size, std::nullopt);
+}
+
+TEST(Pipeline, ExplicitActionsReplaceTheHeuristicsAndAreRecorded) {
+  Tensor a = Tensor::rand({256, 512}, 1);
+  UOpPtr ast = kernel_ast(a * 2.0f);
+  ProgramSpec p = build_program(ast, kC, {.max_threads = 2, .opts = std::vector<Opt>{{OptOp::UPCAST, 1, 4}}});
+  EXPECT_EQ(p.opts, "UPCAST(1, 4)");
+  EXPECT_EQ(p.global_size, std::nullopt);
+  EXPECT_EQ(build_program(ast, kC, {.optimize = false, .max_threads = 2}).opts, "");
+  EXPECT_THROW(build_program(ast, kC, {.opts = std::vector<Opt>{{OptOp::UPCAST, 1, 3}}}), OptError);
 }
 
 TEST(Pipeline, DeviceLevelFormHasNoReduceNoSixteenBitArithmeticNoFloatTranscendentals) {

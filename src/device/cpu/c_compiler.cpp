@@ -153,6 +153,10 @@ CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(pat
   // it will use (__AVX512FP16__, __F16C__, ...), so code built for one CPU is never reused on another.
   std::string features = run_capture(path_ + " " + target_flag + " -dM -E -x c /dev/null 2>&1", status);
   if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + target_flag + ":\n" + features);
+  auto has = [&](const char* macro) { return features.find(std::string("#define ") + macro + " ") != std::string::npos; };
+  vectors_ = has("__AVX512F__") ? OptTarget{64, 32, 1} : has("__AVX__") ? OptTarget{32, 16, 1}
+             : has("__ARM_NEON") || has("__aarch64__")                  ? OptTarget{16, 32, 1}
+                                                                        : OptTarget{16, 16, 1};
   identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
               hex(XXH3_64bits(features.data(), features.size()));
 }

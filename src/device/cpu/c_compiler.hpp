@@ -32,7 +32,12 @@ class CCompiler final : public Compiler {
   /// compiler's output when it fails.
   CompiledSpec compile(const ProgramSpec& spec) const override;
 
+  /// From the target's predefined macros: AVX-512 64-byte vectors (32 registers), AVX 32 bytes
+  /// (16), else 16 bytes (NEON: 32 registers).
+  OptTarget vectors() const override { return vectors_; }
+
  private:
+  OptTarget vectors_;
   std::string path_;
   std::string target_;
   std::string flags_;

@@ -55,31 +55,93 @@ static inline lathe_bf16 lathe_f32_to_bf16(float f) {
   return (lathe_bf16)(v.u >> 16);
 }
 static inline lathe_bf16 lathe_f64_to_bf16(double d) { return lathe_f32_to_bf16(lathe_round_odd_f32(d)); }
-void r_16_16_6a8556(void** bufs, const long long* vals) {
+typedef unsigned short vf16x4 __attribute__((vector_size(8)));
+typedef float vf32x4 __attribute__((vector_size(16)));
+typedef short vi16x4 __attribute__((vector_size(8)));
+typedef int vi32x4 __attribute__((vector_size(16)));
+void r_16_4_4_2727b6(void** bufs, const long long* vals) {
   lathe_f16* restrict data0 = (lathe_f16*)bufs[0];
   const float* restrict data1 = (const float*)bufs[1];
   (void)vals;
-  float cast0 = ((float)(lathe_f16_to_f32(((lathe_f16)15360u))));
+  vf32x4 vec0 = ((vf32x4){} + 0.0f);
+  float cast1 = ((float)(lathe_f16_to_f32(((lathe_f16)15360u))));
+  vf32x4 vec2 = ((vf32x4){} + cast1);
   for (long long ridx0 = 0; ridx0 < 16ll; ridx0++) {
-    float acc0 = 0.0f;
-    long long alu1 = (ridx0 * 16ll);
-    for (long long ridx1 = 0; ridx1 < 16ll; ridx1++) {
-      float val2 = acc0;
-      long long alu3 = (ridx1 + alu1);
-      float val4 = data1[alu3];
-      lathe_f16 cast5 = lathe_f32_to_f16(val4);
-      float cast6 = ((float)(lathe_f16_to_f32(cast5)));
-      float alu7 = (cast6 * cast6);
-      lathe_f16 cast8 = lathe_f32_to_f16(alu7);
-      float cast9 = ((float)(lathe_f16_to_f32(cast8)));
-      float alu10 = (cast9 + cast0);
-      lathe_f16 cast11 = lathe_f32_to_f16(alu10);
-      float cast12 = ((float)(lathe_f16_to_f32(cast11)));
-      float alu13 = (val2 + cast12);
-      acc0 = alu13;
+    vf32x4 acc0 = vec0;
+    long long alu3 = (ridx0 * 16ll);
+    for (long long ridx1 = 0; ridx1 < 4ll; ridx1++) {
+      vf32x4 val4 = acc0;
+      long long alu5 = (ridx1 * 4ll);
+      long long alu6 = (alu5 + alu3);
+      vf32x4 val7; __builtin_memcpy(&val7, &data1[alu6], sizeof(val7));
+      float gep8 = val7[0];
+      lathe_f16 cast9 = lathe_f32_to_f16(gep8);
+      float gep10 = val7[1];
+      lathe_f16 cast11 = lathe_f32_to_f16(gep10);
+      float gep12 = val7[2];
+      lathe_f16 cast13 = lathe_f32_to_f16(gep12);
+      float gep14 = val7[3];
+      lathe_f16 cast15 = lathe_f32_to_f16(gep14);
+      vf16x4 vec16 = ((vf16x4){cast9, cast11, cast13, cast15});
+      lathe_f16 gep17 = vec16[0];
+      float cast18 = ((float)(lathe_f16_to_f32(gep17)));
+      lathe_f16 gep19 = vec16[1];
+      float cast20 = ((float)(lathe_f16_to_f32(gep19)));
+      lathe_f16 gep21 = vec16[2];
+      float cast22 = ((float)(lathe_f16_to_f32(gep21)));
+      lathe_f16 gep23 = vec16[3];
+      float cast24 = ((float)(lathe_f16_to_f32(gep23)));
+      vf32x4 vec25 = ((vf32x4){cast18, cast20, cast22, cast24});
+      vf32x4 alu26 = (vec25 * vec25);
+      float gep27 = alu26[0];
+      lathe_f16 cast28 = lathe_f32_to_f16(gep27);
+      float gep29 = alu26[1];
+      lathe_f16 cast30 = lathe_f32_to_f16(gep29);
+      float gep31 = alu26[2];
+      lathe_f16 cast32 = lathe_f32_to_f16(gep31);
+      float gep33 = alu26[3];
+      lathe_f16 cast34 = lathe_f32_to_f16(gep33);
+      vf16x4 vec35 = ((vf16x4){cast28, cast30, cast32, cast34});
+      lathe_f16 gep36 = vec35[0];
+      float cast37 = ((float)(lathe_f16_to_f32(gep36)));
+      lathe_f16 gep38 = vec35[1];
+      float cast39 = ((float)(lathe_f16_to_f32(gep38)));
+      lathe_f16 gep40 = vec35[2];
+      float cast41 = ((float)(lathe_f16_to_f32(gep40)));
+      lathe_f16 gep42 = vec35[3];
+      float cast43 = ((float)(lathe_f16_to_f32(gep42)));
+      vf32x4 vec44 = ((vf32x4){cast37, cast39, cast41, cast43});
+      vf32x4 alu45 = (vec44 + vec2);
+      float gep46 = alu45[0];
+      lathe_f16 cast47 = lathe_f32_to_f16(gep46);
+      float gep48 = alu45[1];
+      lathe_f16 cast49 = lathe_f32_to_f16(gep48);
+      float gep50 = alu45[2];
+      lathe_f16 cast51 = lathe_f32_to_f16(gep50);
+      float gep52 = alu45[3];
+      lathe_f16 cast53 = lathe_f32_to_f16(gep52);
+      vf16x4 vec54 = ((vf16x4){cast47, cast49, cast51, cast53});
+      lathe_f16 gep55 = vec54[0];
+      float cast56 = ((float)(lathe_f16_to_f32(gep55)));
+      lathe_f16 gep57 = vec54[1];
+      float cast58 = ((float)(lathe_f16_to_f32(gep57)));
+      lathe_f16 gep59 = vec54[2];
+      float cast60 = ((float)(lathe_f16_to_f32(gep59)));
+      lathe_f16 gep61 = vec54[3];
+      float cast62 = ((float)(lathe_f16_to_f32(gep61)));
+      vf32x4 vec63 = ((vf32x4){cast56, cast58, cast60, cast62});
+      vf32x4 alu64 = (val4 + vec63);
+      acc0 = alu64;
     }
-    float val14 = acc0;
-    lathe_f16 cast15 = lathe_f32_to_f16(val14);
-    data0[ridx0] = cast15;
+    vf32x4 val65 = acc0;
+    float gep66 = val65[0];
+    float gep67 = val65[1];
+    float alu68 = (gep66 + gep67);
+    float gep69 = val65[2];
+    float gep70 = val65[3];
+    float alu71 = (gep69 + gep70);
+    float alu72 = (alu68 + alu71);
+    lathe_f16 cast73 = lathe_f32_to_f16(alu72);
+    data0[ridx0] = cast73;
   }
 }

@@ -1,0 +1,204 @@
+#include "opt/action.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "ir/axis.hpp"
+#include "ir/pattern.hpp"
+#include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD"};
+
+std::string describe(const Loop& l) {
+  return "loop " + std::to_string(l.axis) + " (" + (l.reduce ? "a reduction's, " : "") + "size " + std::to_string(l.size) + ")";
+}
+
+[[noreturn]] void refuse(const Opt& o, const std::string& why) { throw OptError(to_string(o) + " does not fit: " + why); }
+
+Loop find(const UOpPtr& ast, const Opt& o, int64_t axis) {
+  for (const Loop& l : kernel_loops(ast))
+    if (l.axis == axis) return l;
+  refuse(o, "the kernel has no loop " + std::to_string(axis));
+}
+
+int64_t next_axis(const UOpPtr& ast) {
+  int64_t n = 0;
+  for (const Loop& l : kernel_loops(ast)) n = std::max(n, l.axis + 1);
+  return n;
+}
+
+bool depends_on(const UOpPtr& u, const UOp* r) {
+  for (const UOpPtr& x : toposort(u))
+    if (x.get() == r) return true;
+  return false;
+}
+
+// A reduction's loop list with `r` replaced by `with` (in its place).
+UOpPtr replace_in_reductions(const UOpPtr& ast, const UOpPtr& r, const std::vector<UOpPtr>& with) {
+  struct Ctx {
+    const UOp* r;
+    const std::vector<UOpPtr>* with;
+  } ctx{r.get(), &with};
+  static const PatternMatcher pm({{UPat(Ops::REDUCE).named("red"), [](const Match& m) -> UOpPtr {
+                                     const auto& c = m.ctx<const Ctx>();
+                                     const UOpPtr& red = m["red"];
+                                     auto it = std::find_if(red->src().begin() + 1, red->src().end(),
+                                                            [&](const UOpPtr& s) { return s.get() == c.r; });
+                                     if (it == red->src().end()) return nullptr;
+                                     std::vector<UOpPtr> src(red->src().begin(), it);
+                                     src.insert(src.end(), c.with->begin(), c.with->end());
+                                     src.insert(src.end(), it + 1, red->src().end());
+                                     return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
+                                   }}});
+  return graph_rewrite(ast, pm, &ctx);
+}
+
+// The loop splits into (outer, a new inner loop of n of `kind`): its index is outer * n + inner.
+UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind) {
+  UOpPtr outer = make_range(UOp::index_const(l.size / n), l.axis);
+  UOpPtr inner = make_range(UOp::index_const(n), next_axis(ast), kind);
+  UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {outer, inner}) : ast;
+  return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
+}
+
+UOpPtr identity(Ops op, DType d) {
+  if (op == Ops::ADD) return UOp::const_(d, int64_t{0});
+  if (op == Ops::MUL) return UOp::const_(d, int64_t{1});
+  if (d.is_float()) return UOp::const_(d, -std::numeric_limits<double>::infinity());
+  return UOp::const_(d, d.min());
+}
+
+// The loop runs to `padded`; every access its index reaches past `size` is gated, and a reduction
+// over it adds its identity there.
+UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
+  UOpPtr r = make_range(UOp::index_const(padded), l.axis, static_cast<AxisKind>(l.kind));
+  UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {r}) : ast;
+  out = substitute(out, {{l.range.get(), r}});
+  struct Ctx {
+    UOpPtr r, inside;
+  } ctx{r, lt(r, l.size)};
+  static const PatternMatcher pm({
+      {UPat(Ops::INDEX).named("i"), [](const Match& m) -> UOpPtr {
+         const auto& c = m.ctx<const Ctx>();
+         const UOpPtr& i = m["i"];
+         if (!depends_on(i->src(1), c.r.get())) return nullptr;
+         if (i->src().size() == 3 && depends_on(i->src(2), c.inside.get())) return nullptr;  // gated already
+         UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), c.inside) : c.inside;
+         return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});
+       }},
+      {UPat(Ops::REDUCE).named("red"), [](const Match& m) -> UOpPtr {
+         const auto& c = m.ctx<const Ctx>();
+         const UOpPtr& red = m["red"];
+         if (std::find(red->src().begin() + 1, red->src().end(), c.r) == red->src().end()) return nullptr;
+         const UOpPtr& x = red->src(0);
+         if (x->op() == Ops::WHERE && x->src(0) == c.inside) return nullptr;  // masked already
+         std::vector<UOpPtr> src(red->src().begin(), red->src().end());
+         src[0] = where(c.inside, x, identity(red->arg_as<Ops>(), x->dtype()));
+         return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
+       }},
+  });
+  return simplify(graph_rewrite(out, pm, &ctx));
+}
+
+}  // namespace
+
+std::string to_string(const Opt& o) {
+  return std::string(kNames[static_cast<int>(o.op)]) + "(" + std::to_string(o.axis) + ", " + std::to_string(o.amount) + ")";
+}
+
+std::string to_string(const std::vector<Opt>& opts) {
+  std::string s;
+  for (const Opt& o : opts) s += (s.empty() ? "" : " ") + to_string(o);
+  return s;
+}
+
+std::vector<Opt> parse_opts(const std::string& text) {
+  std::vector<Opt> out;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    std::string rest;
+    while (word.find(')') == std::string::npos && in >> rest) word += " " + rest;
+    size_t open = word.find('('), comma = word.find(','), close = word.find(')');
+    if (open == std::string::npos || comma == std::string::npos || close == std::string::npos)
+      throw OptError("not an optimization action: '" + word + "'");
+    std::string name = word.substr(0, open);
+    auto it = std::find(std::begin(kNames), std::end(kNames), name);
+    if (it == std::end(kNames)) throw OptError("unknown optimization action '" + name + "'");
+    try {
+      out.push_back({static_cast<OptOp>(it - std::begin(kNames)), std::stoll(word.substr(open + 1, comma - open - 1)),
+                     std::stoll(word.substr(comma + 1, close - comma - 1))});
+    } catch (const std::logic_error&) {
+      throw OptError("not an optimization action: '" + word + "'");
+    }
+  }
+  return out;
+}
+
+std::vector<Loop> kernel_loops(const UOpPtr& ast) {
+  std::set<const UOp*> reduce_loops;
+  std::vector<UOpPtr> order = toposort(ast);
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::REDUCE)
+      for (size_t i = 1; i < u->src().size(); ++i) reduce_loops.insert(u->src(i).get());
+  std::vector<Loop> loops;
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::RANGE)
+      loops.push_back({u, axis_of(*u), u->src(0)->vmax(), !u->src(0)->is_const(), reduce_loops.count(u.get()) > 0,
+                       static_cast<int>(axis_kind(*u))});
+  std::sort(loops.begin(), loops.end(), [](const Loop& a, const Loop& b) { return a.axis < b.axis; });
+  return loops;
+}
+
+UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
+  Loop l = find(ast, o, o.axis);
+  int64_t n = o.amount;
+  auto need = [&](bool ok, const std::string& why) {
+    if (!ok) refuse(o, describe(l) + " " + why);
+  };
+  need(l.kind == static_cast<int>(AxisKind::Loop), "is not an ordinary loop");
+  if (o.op != OptOp::SWAP && o.op != OptOp::THREAD) need(!l.symbolic, "has a symbolic size");
+  switch (o.op) {
+    case OptOp::UPCAST:
+    case OptOp::UNROLL:
+    case OptOp::TILE:
+      need(o.op == OptOp::TILE || l.reduce == (o.op == OptOp::UNROLL), o.op == OptOp::UNROLL ? "is not a reduction's" : "is a reduction's");
+      need(n >= 2 && n <= l.size && l.size % n == 0, "is not a multiple of " + std::to_string(n));
+      need(o.op != OptOp::TILE || n < l.size, "is not larger than the tile");
+      return split(ast, l, n, o.op == OptOp::UPCAST ? AxisKind::Upcast : o.op == OptOp::UNROLL ? AxisKind::Unroll : AxisKind::Loop);
+    case OptOp::PADTO:
+      need(n >= 2 && l.size % n != 0, "needs no padding to a multiple of " + std::to_string(n));
+      return pad(ast, l, (l.size + n - 1) / n * n);
+    case OptOp::SWAP: {
+      Loop b = find(ast, o, n);
+      need(!l.reduce && !b.reduce && b.kind == static_cast<int>(AxisKind::Loop) && b.axis != l.axis,
+           "cannot trade places with loop " + std::to_string(n));
+      UOpPtr ra = make_range(l.range->src(0), b.axis), rb = make_range(b.range->src(0), l.axis);
+      return substitute(ast, {{l.range.get(), ra}, {b.range.get(), rb}});
+    }
+    case OptOp::THREAD: {
+      need(!l.reduce, "is a reduction's");
+      for (const Loop& other : kernel_loops(ast))
+        need(other.reduce || other.axis >= l.axis || other.kind != static_cast<int>(AxisKind::Loop), "is not the outermost loop");
+      need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
+      return substitute(ast, {{l.range.get(), make_range(l.range->src(0), l.axis, AxisKind::Thread, n)}});
+    }
+  }
+  refuse(o, "unknown action");
+}
+
+UOpPtr apply_opts(const UOpPtr& ast, const std::vector<Opt>& opts) {
+  UOpPtr out = ast;
+  for (const Opt& o : opts) out = apply_opt(out, o);
+  return out;
+}
+
+}  // namespace lathe

@@ -1,0 +1,66 @@
+// Optimization actions: each changes one loop of a kernel AST. A kernel's loops are its RANGEs,
+// named by axis id (RANGE arg {axis, kind...}, ir/axis.hpp): output loops nest by axis, a
+// reduction's loops are its REDUCE's.
+//
+//   UPCAST(axis, n)  an output loop's innermost n positions go to registers (vector lanes or
+//                    unrolled copies, codegen/expand.hpp): axis -> axis * n + new upcast axis
+//   UNROLL(axis, n)  the same for a reduction's loop: n positions combined per iteration
+//   TILE(axis, n)    an ordinary loop of n inside the loop (cache blocking): the new axis nests
+//                    inside every earlier output loop
+//   PADTO(axis, m)   the loop runs to the next multiple of m; loads past the end read 0, stores
+//                    past it do not happen, a reduction adds its identity there
+//   SWAP(axis, b)    two output loops trade places in the nest
+//   THREAD(axis, n)  the outermost output loop is split across n threads
+//
+// An action that does not fit (no such loop, a loop of the wrong kind, a size it does not
+// divide, a symbolic size) throws OptError: a search can try anything. The applied list is part
+// of a kernel's identity (cache key, ProgramSpec::opts).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lathe/error.hpp"
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+class OptError : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD };
+
+struct Opt {
+  OptOp op;
+  int64_t axis;
+  int64_t amount;
+  friend bool operator==(const Opt&, const Opt&) = default;
+};
+
+/// "UPCAST(3, 16)".
+std::string to_string(const Opt& opt);
+/// "UPCAST(3, 16) UNROLL(5, 4)": the list as one string (empty for none).
+std::string to_string(const std::vector<Opt>& opts);
+/// The list back from to_string; throws OptError for anything else.
+std::vector<Opt> parse_opts(const std::string& s);
+
+/// One loop of a kernel, as the actions see it.
+struct Loop {
+  UOpPtr range;
+  int64_t axis;
+  int64_t size;    // its trip count (the maximum for a symbolic one)
+  bool symbolic;   // the trip count is a variable's
+  bool reduce;     // one of a reduction's loops
+  int kind;        // AxisKind
+};
+
+/// The kernel's loops, by axis.
+std::vector<Loop> kernel_loops(const UOpPtr& ast);
+
+/// `ast` with `opt` applied; throws OptError when it does not fit.
+UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt);
+UOpPtr apply_opts(const UOpPtr& ast, const std::vector<Opt>& opts);
+
+}  // namespace lathe

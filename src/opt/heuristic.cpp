@@ -1,0 +1,243 @@
+#include "opt/heuristic.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "ir/axis.hpp"
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+// A load or store of the kernel: its offset, and whether it runs in a reduction's loop.
+struct Access {
+  UOpPtr offset;
+  bool store;
+  bool hot;
+  int itemsize;
+};
+
+std::vector<Access> accesses(const UOpPtr& ast) {
+  std::set<const UOp*> hot;
+  std::vector<UOpPtr> order = toposort(ast);
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::REDUCE)
+      for (const UOpPtr& x : toposort(u->src(0)))
+        if (x->op() == Ops::LOAD) hot.insert(x.get());
+  std::vector<Access> out;
+  for (const UOpPtr& u : order) {
+    if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
+    const UOpPtr& idx = u->src(0);
+    if (idx->op() != Ops::INDEX) continue;
+    DType elem = u->op() == Ops::LOAD ? u->dtype() : u->src(1)->dtype();
+    out.push_back({idx->src(1), u->op() == Ops::STORE, hot.count(u.get()) > 0, static_cast<int>(elem.itemsize())});
+  }
+  return out;
+}
+
+bool depends_on(const UOpPtr& u, const UOp* r) {
+  for (const UOpPtr& x : toposort(u))
+    if (x.get() == r) return true;
+  return false;
+}
+
+// How far `offset` moves when `loop` steps by one: 0 when it does not depend on it, nothing when
+// the step is not the same everywhere.
+std::optional<int64_t> stride(const UOpPtr& offset, const Loop& loop) {
+  if (!depends_on(offset, loop.range.get())) return 0;
+  if (loop.size < 2) return 0;
+  UOpPtr x = UOp::variable("lathe.step", 0, loop.size - 2);
+  UOpPtr d = simplify(substitute(offset, {{loop.range.get(), x + 1}}) - substitute(offset, {{loop.range.get(), x}}));
+  if (!d->is_const()) return std::nullopt;
+  return const_as_int(d->const_value());
+}
+
+// The most lanes (a power of two from 4 to `max_lanes`) that divide `size`; 0 when none.
+int lanes_for(int64_t size, int max_lanes) {
+  for (int l = max_lanes; l >= 4; l /= 2)
+    if (size % l == 0) return l;
+  return 0;
+}
+
+// The largest divisor of `size` in [2, most]; 1 when none.
+int64_t divisor_up_to(int64_t size, int64_t most) {
+  for (int64_t d = std::min(size, most); d >= 2; --d)
+    if (size % d == 0) return d;
+  return 1;
+}
+
+bool ordinary(const Loop& l) { return l.kind == static_cast<int>(AxisKind::Loop) && !l.symbolic; }
+
+std::optional<Loop> loop_at(const UOpPtr& ast, int64_t axis) {
+  for (const Loop& l : kernel_loops(ast))
+    if (l.axis == axis) return l;
+  return std::nullopt;
+}
+
+class Planner {
+ public:
+  Planner(const UOpPtr& ast, const OptTarget& t) : cur_(ast), t_(t) {}
+
+  std::vector<Opt> plan() {
+    std::vector<Access> acc = accesses(cur_);
+    if (acc.empty()) return opts_;
+    int item = 4;
+    for (const Access& a : acc) item = std::max(item, a.itemsize);
+    int max_lanes = std::max(1, t_.vector_bytes / item);
+    budget_ = std::max(4, t_.vector_registers / 2);
+    if (std::optional<Loop> v = vector_axis(acc, max_lanes)) tile(acc, *v, lanes_for(v->size, max_lanes));
+    threads();
+    return opts_;
+  }
+
+ private:
+  bool apply(Opt o) {
+    try {
+      cur_ = apply_opt(cur_, o);
+    } catch (const OptError&) {
+      return false;
+    }
+    opts_.push_back(o);
+    return true;
+  }
+
+  // The loop whose positions become vector lanes: the most lanes first, then the most accesses
+  // made contiguous (weighted: a load in a reduction's loop 4, a store 2, another load 1; an
+  // access made strided counts against), an output loop before a reduction's, the innermost.
+  std::optional<Loop> vector_axis(const std::vector<Access>& acc, int max_lanes) {
+    std::optional<Loop> best;
+    std::tuple<int, int, bool, int64_t> best_key{};
+    for (const Loop& l : kernel_loops(cur_)) {
+      if (!ordinary(l)) continue;
+      int lanes = lanes_for(l.size, max_lanes);
+      if (!lanes) continue;
+      int score = 0;
+      for (const Access& a : acc) {
+        std::optional<int64_t> s = stride(a.offset, l);
+        if (s == 0) continue;
+        int w = a.hot ? 4 : a.store ? 2 : 1;
+        score += s == 1 ? w : -w;
+      }
+      if (score <= 0) continue;
+      std::tuple<int, int, bool, int64_t> key{lanes, score, !l.reduce, l.axis};
+      if (!best || key > best_key) best = l, best_key = key;
+    }
+    return best;
+  }
+
+  // The register tile around the vector axis `v` split by `lanes`.
+  void tile(const std::vector<Access>& acc, const Loop& v, int lanes) {
+    // The operands read along the vector axis inside a reduction.
+    std::vector<UOpPtr> vector_operands, hot;
+    for (const Access& a : acc)
+      if (a.hot) {
+        hot.push_back(a.offset);
+        if (stride(a.offset, v) == 1) vector_operands.push_back(a.offset);
+      }
+    if (!apply({v.reduce ? OptOp::UNROLL : OptOp::UPCAST, v.axis, lanes})) return;
+    std::optional<Loop> left = loop_at(cur_, v.axis);  // what is left of the vector axis (none: 1)
+    int64_t outer_size = left ? left->size : 1;
+    if (hot.empty()) return;
+    if (v.reduce) return reduce_tile(hot, v.axis, outer_size);
+
+    // Rows: an output loop the vector operands do not depend on and some other hot load does.
+    // Each (rows, vectors) fits the register budget; the most accumulators win, then more vectors.
+    std::optional<Loop> best_row;
+    int64_t best_rows = 1, best_vectors = 1;
+    bool can_double = outer_size % 2 == 0;
+    std::vector<Loop> loops = kernel_loops(cur_);
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      const Loop& r = *it;
+      if (!ordinary(r) || r.reduce || r.axis == v.axis || r.size < 2) continue;
+      bool reused = !vector_operands.empty();
+      for (const UOpPtr& o : vector_operands) reused = reused && stride(o, r) == 0;
+      bool feeds = false;
+      for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
+      if (!reused || !feeds) continue;
+      for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
+        if (vectors == 2 && !can_double) continue;
+        int64_t rows = divisor_up_to(r.size, budget_ / vectors);
+        if (rows * vectors > best_rows * best_vectors) best_row = r, best_rows = rows, best_vectors = vectors;
+      }
+    }
+    if (!best_row) {
+      if (can_double) apply({OptOp::UPCAST, v.axis, 2});
+      return;
+    }
+    if (best_vectors == 2) apply({OptOp::UPCAST, v.axis, 2});
+    if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
+  }
+
+  // A reduction along the vector axis: the output loops that some hot load does not depend on
+  // while another does (the rows and columns of A @ B^T) each take up to 4 positions; with none,
+  // the reduction keeps several partial sums.
+  void reduce_tile(const std::vector<UOpPtr>& hot, int64_t axis, int64_t outer_size) {
+    int upcasts = 0;
+    std::vector<Loop> loops = kernel_loops(cur_);
+    for (auto it = loops.rbegin(); it != loops.rend() && upcasts < 2; ++it) {
+      const Loop& r = *it;
+      if (!ordinary(r) || r.reduce || r.size < 2) continue;
+      bool some_not = false, some = false;
+      for (const UOpPtr& o : hot) (stride(o, r) == 0 ? some_not : some) = true;
+      if (!some_not || !some) continue;
+      int64_t n = divisor_up_to(r.size, 4);
+      if (n > 1 && apply({OptOp::UPCAST, r.axis, n})) ++upcasts;
+    }
+    if (upcasts == 0 && outer_size >= 8) {
+      int64_t n = outer_size % 4 == 0 ? 4 : outer_size % 2 == 0 ? 2 : 1;
+      if (n > 1) apply({OptOp::UNROLL, axis, n});
+    }
+  }
+
+  // Threads: the outermost output loop that splits into even parts (or many), moved outermost.
+  void threads() {
+    if (t_.threads <= 1 || estimated_ops(cur_) < (int64_t{1} << 18)) return;
+    std::vector<Loop> outs;
+    for (const Loop& l : kernel_loops(cur_))
+      if (!l.reduce && l.kind == static_cast<int>(AxisKind::Loop)) outs.push_back(l);
+    if (outs.empty()) return;
+    int64_t n = t_.threads;
+    for (const Loop& l : outs) {
+      int64_t least = l.range->src(0)->vmin();
+      if (least < n || (l.size % n != 0 && l.size < 4 * n)) continue;
+      if (l.axis != outs.front().axis && !apply({OptOp::SWAP, outs.front().axis, l.axis})) continue;
+      apply({OptOp::THREAD, outs.front().axis, n});
+      return;
+    }
+    if (outs.front().size >= 2) apply({OptOp::THREAD, outs.front().axis, std::min(n, outs.front().size)});
+  }
+
+  UOpPtr cur_;
+  OptTarget t_;
+  int64_t budget_ = 8;
+  std::vector<Opt> opts_;
+};
+
+}  // namespace
+
+int64_t estimated_ops(const UOpPtr& ast) {
+  // Each node runs once per position of the loops it depends on (a reduction's own loops end at it).
+  std::unordered_map<const UOp*, std::set<const UOp*>> loops;
+  int64_t total = 0;
+  for (const UOpPtr& u : toposort(ast)) {
+    std::set<const UOp*>& mine = loops[u.get()];
+    for (const UOpPtr& s : u->src()) mine.insert(loops[s.get()].begin(), loops[s.get()].end());
+    if (u->op() == Ops::RANGE) mine.insert(u.get());
+    if (u->op() == Ops::REDUCE)
+      for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
+    if (!is_alu(u->op()) && u->op() != Ops::LOAD && u->op() != Ops::STORE && u->op() != Ops::CAST) continue;
+    int64_t trips = 1;
+    for (const UOp* r : mine) trips = std::min<int64_t>(trips * std::max<int64_t>(r->src(0)->vmax(), 1), int64_t{1} << 50);
+    total = std::min<int64_t>(total + trips, int64_t{1} << 60);
+  }
+  return total;
+}
+
+std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target) { return Planner(ast, target).plan(); }
+
+}  // namespace lathe

@@ -1,0 +1,34 @@
+// The default optimizer: actions (action.hpp) picked from a kernel's shape, deterministically.
+//
+//   1. the vector axis: the loop along which the accesses in the hot loop are contiguous (an
+//      output loop, else a reduction's), split by the most lanes of the target's vector width
+//      that divide it (UPCAST on an output loop, UNROLL on a reduction's);
+//   2. a register tile for a contraction (a reduction whose body reads an operand along the
+//      vector axis): a second vector (UPCAST by 2) and rows (UPCAST of the innermost other
+//      output loop the vector operand does not depend on), as many as the registers hold, so
+//      each load of the vector operand feeds rows x vectors multiply-adds; a reduction over the
+//      vector axis keeps several partial sums instead (UNROLL);
+//   3. threads: the outermost output loop that splits evenly (moved outermost by SWAP) is
+//      split across the target's threads when the kernel's work pays for waking them.
+#pragma once
+
+#include <vector>
+
+#include "opt/action.hpp"
+
+namespace lathe {
+
+/// What the optimizer needs to know about the machine a kernel is built for.
+struct OptTarget {
+  int vector_bytes = 16;      // the widest vector register
+  int vector_registers = 16;  // how many of them
+  int threads = 1;            // the most threads one kernel may use
+};
+
+/// The actions for `ast` on `target`, in the order they apply (each one fits).
+std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target);
+
+/// A rough count of the operations `ast` performs (loop trips times the nodes they run).
+int64_t estimated_ops(const UOpPtr& ast);
+
+}  // namespace lathe

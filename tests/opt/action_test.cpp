@@ -1,0 +1,154 @@
+// Optimization actions: each one, alone and in lists, gives the unoptimized kernel's results on
+// odd sizes (primes, sizes no tile divides, 1); one that does not fit is an OptError.
+#include <gtest/gtest.h>
+
+#include "opt/opt_testing.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::axis_sized;
+using test::close;
+using test::grid_data;
+using test::one_kernel_plan;
+using test::reference;
+using test::run_with;
+
+Tensor matrix(int64_t rows, int64_t cols, uint64_t seed) {
+  return Tensor::from_vector(grid_data(rows * cols, seed), {rows, cols});
+}
+
+TEST(Action, PrintsAndParsesBack) {
+  std::vector<Opt> opts{{OptOp::UPCAST, 1, 16}, {OptOp::UNROLL, 2, 4}, {OptOp::TILE, 0, 8},
+                        {OptOp::PADTO, 3, 32}, {OptOp::SWAP, 0, 1},  {OptOp::THREAD, 0, 2}};
+  EXPECT_EQ(to_string(opts), "UPCAST(1, 16) UNROLL(2, 4) TILE(0, 8) PADTO(3, 32) SWAP(0, 1) THREAD(0, 2)");
+  EXPECT_EQ(parse_opts(to_string(opts)), opts);
+  EXPECT_TRUE(parse_opts("").empty());
+  EXPECT_THROW(parse_opts("UPCAST(1)"), OptError);
+  EXPECT_THROW(parse_opts("SPLAT(1, 2)"), OptError);
+  EXPECT_THROW(parse_opts("UPCAST(x, 2)"), OptError);
+}
+
+// A 13x7 @ 7x48 matmul: rows prime, the reduction prime, columns three vectors of 16.
+struct Matmul : ::testing::Test {
+  ExecutionPlan plan = one_kernel_plan(matrix(13, 7, 1).matmul(matrix(7, 48, 2)));
+  int64_t m = axis_sized(plan, 13), n = axis_sized(plan, 48), k = axis_sized(plan, 7, true);
+  std::vector<float> want = reference(plan);
+
+  void SetUp() override {
+    ASSERT_GE(m, 0);
+    ASSERT_GE(n, 0);
+    ASSERT_GE(k, 0);
+  }
+  ::testing::AssertionResult same(const std::vector<Opt>& opts) { return close(run_with(plan, opts), want); }
+};
+
+TEST_F(Matmul, UpcastAsVectorLanesAndUnrolledCopies) {
+  EXPECT_TRUE(same({{OptOp::UPCAST, n, 16}}));
+  EXPECT_TRUE(same({{OptOp::UPCAST, n, 16}, {OptOp::UPCAST, n, 3}}));
+  EXPECT_TRUE(same({{OptOp::UPCAST, n, 3}}));
+  EXPECT_TRUE(same({{OptOp::UPCAST, m, 13}}));
+  EXPECT_TRUE(same({{OptOp::UPCAST, n, 48}}));
+}
+
+TEST_F(Matmul, UnrollTheReduction) {
+  EXPECT_TRUE(same({{OptOp::UNROLL, k, 7}}));
+  EXPECT_TRUE(same({{OptOp::UPCAST, n, 16}, {OptOp::UNROLL, k, 7}}));
+}
+
+TEST_F(Matmul, TileSwapAndThreads) {
+  EXPECT_TRUE(same({{OptOp::TILE, n, 16}}));
+  EXPECT_TRUE(same({{OptOp::SWAP, m, n}}));
+  EXPECT_TRUE(same({{OptOp::THREAD, m, 2}}));   // 13 rows: 7 and 6
+  EXPECT_TRUE(same({{OptOp::THREAD, m, 13}}));  // more threads than cores
+  EXPECT_TRUE(same({{OptOp::SWAP, m, n}, {OptOp::THREAD, m, 2}}));
+}
+
+TEST_F(Matmul, PadToTheTileThenUpcast) {
+  EXPECT_TRUE(same({{OptOp::PADTO, m, 8}}));
+  EXPECT_TRUE(same({{OptOp::PADTO, m, 8}, {OptOp::UPCAST, m, 8}}));
+  EXPECT_TRUE(same({{OptOp::PADTO, k, 4}, {OptOp::UNROLL, k, 4}}));  // the reduction adds 0 past its end
+  EXPECT_TRUE(same({{OptOp::PADTO, n, 32}, {OptOp::UPCAST, n, 32}, {OptOp::THREAD, m, 2}}));
+}
+
+TEST_F(Matmul, WhatDoesNotFitIsAnError) {
+  auto fails = [&](const Opt& o, const char* why) {
+    try {
+      run_with(plan, {o});
+      ADD_FAILURE() << to_string(o) << " was accepted";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  fails({OptOp::UPCAST, m, 4}, "not a multiple of 4");
+  fails({OptOp::UPCAST, k, 7}, "is a reduction's");
+  fails({OptOp::UNROLL, n, 16}, "is not a reduction's");
+  fails({OptOp::UPCAST, 99, 2}, "has no loop 99");
+  fails({OptOp::UPCAST, n, 1}, "not a multiple of 1");
+  fails({OptOp::PADTO, n, 16}, "needs no padding");
+  fails({OptOp::THREAD, n, 2}, "not the outermost loop");
+  fails({OptOp::THREAD, k, 2}, "is a reduction's");
+  fails({OptOp::SWAP, m, k}, "cannot trade places");
+  fails({OptOp::TILE, n, 48}, "not larger than the tile");
+  EXPECT_THROW(run_with(plan, {{OptOp::UPCAST, n, 16}, {OptOp::UPCAST, n, 16}}), OptError);  // 3 left
+}
+
+TEST(Action, ReductionsOtherThanSumPadWithTheirIdentity) {
+  std::vector<float> data = grid_data(5 * 11, 3);
+  for (float& x : data) x -= 10.0f;  // all negative: a pad of 0 would win a max
+  ExecutionPlan plan = one_kernel_plan(Tensor::from_vector(data, {5, 11}).max({1}));
+  int64_t k = axis_sized(plan, 11, true);
+  std::vector<float> want = reference(plan);
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::PADTO, k, 16}, {OptOp::UNROLL, k, 16}}), want));
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::PADTO, k, 4}, {OptOp::UNROLL, k, 4}}), want));
+}
+
+TEST(Action, NonContiguousInputsAndBroadcasts) {
+  // (x^T + row) over a transposed 17x24 view: loads strided along the vector axis.
+  Tensor x = matrix(24, 17, 4).transpose(0, 1);
+  Tensor row = Tensor::from_vector(grid_data(24, 5), {1, 24});
+  ExecutionPlan plan = one_kernel_plan((x + row).exp());
+  int64_t r = axis_sized(plan, 17), c = axis_sized(plan, 24);
+  std::vector<float> want = reference(plan);
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::UPCAST, c, 8}}), want));
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::UPCAST, r, 17}}), want));
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::PADTO, r, 4}, {OptOp::UPCAST, r, 4}, {OptOp::THREAD, r, 2}}), want));
+}
+
+TEST(Action, IntegerAndDoubleAndHalfKernels) {
+  Tensor i = Tensor::from_vector(std::vector<int32_t>{1, -2, 3, 4, 5, -6, 7, 8, 9, 10, -11, 12, 13, 14, 15, 16, 17, 18}, {3, 6});
+  ExecutionPlan ip = one_kernel_plan(i.sum({0}));
+  EXPECT_EQ(run_with<int32_t>(ip, {{OptOp::UPCAST, axis_sized(ip, 6), 6}}), reference<int32_t>(ip));
+  EXPECT_EQ(run_with<int32_t>(ip, {{OptOp::UNROLL, axis_sized(ip, 3, true), 3}}), reference<int32_t>(ip));
+
+  Tensor d = Tensor::from_vector(grid_data(9 * 16, 6), {9, 16}).cast(dtypes::float64).realize();
+  ExecutionPlan dp = one_kernel_plan((d * d).sum({1}));
+  EXPECT_TRUE(close(run_with<double>(dp, {{OptOp::UNROLL, axis_sized(dp, 16, true), 8}}), reference<double>(dp), 1e-12));
+
+  Tensor h = Tensor::from_vector(grid_data(5 * 32, 7), {5, 32}).cast(dtypes::float16).realize();
+  ExecutionPlan hp = one_kernel_plan((h * 2.0f + 1.0f).cast(dtypes::float32));
+  EXPECT_TRUE(close(run_with(hp, {{OptOp::UPCAST, axis_sized(hp, 32), 16}}), reference(hp)));
+}
+
+TEST(Action, ConvolutionLoops) {
+  // 3x3 convolution, 5 -> 6 channels over 9x11, padding 1: every loop takes every action.
+  Tensor x = Tensor::from_vector(grid_data(2 * 5 * 9 * 11, 8), {2, 5, 9, 11});
+  Tensor w = Tensor::from_vector(grid_data(6 * 5 * 9, 9), {6, 5, 3, 3});
+  ExecutionPlan plan = one_kernel_plan(x.conv2d(w, std::nullopt, {1, 1}, {1, 1}));
+  std::vector<float> want = reference(plan);
+  for (const Loop& l : test::loops_of(plan)) {
+    SCOPED_TRACE("loop " + std::to_string(l.axis) + " of " + std::to_string(l.size));
+    OptOp split = l.reduce ? OptOp::UNROLL : OptOp::UPCAST;
+    EXPECT_TRUE(close(run_with(plan, {{split, l.axis, l.size}}), want));
+    if (l.size % 4) {
+      EXPECT_TRUE(close(run_with(plan, {{OptOp::PADTO, l.axis, 4}, {split, l.axis, 4}}), want));
+    }
+    if (!l.reduce && l.size > 2 && l.size % 2 == 0) {
+      EXPECT_TRUE(close(run_with(plan, {{OptOp::TILE, l.axis, 2}}), want));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,150 @@
+// The default heuristics: what they choose for the kernels they are for, and that every choice,
+// for every target width, gives the unoptimized kernel's results on odd sizes.
+#include <gtest/gtest.h>
+
+#include "codegen/test_kernels.hpp"
+#include "opt/opt_testing.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::close;
+using test::grid_data;
+
+const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 2}, kSse{16, 16, 1};
+
+Tensor data(const Shape& shape, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::from_vector(grid_data(n, seed), shape);
+}
+
+std::vector<Opt> opts_for(const Tensor& t, const OptTarget& target) {
+  return hand_coded_opts(optimizer_input(test::kernel_ast(t)), target);
+}
+
+int64_t loop_sized(const Tensor& t, int64_t size, bool reduce = false) {
+  for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(t))))
+    if (l.size == size && l.reduce == reduce) return l.axis;
+  return -1;
+}
+
+bool has(const std::vector<Opt>& opts, const Opt& o) { return std::find(opts.begin(), opts.end(), o) != opts.end(); }
+
+TEST(Heuristic, MatmulGetsARegisterTileOfVectorsAndRows) {
+  Tensor c = data({64, 96}, 1).matmul(data({96, 256}, 2));
+  int64_t m = loop_sized(c, 64), n = loop_sized(c, 256);
+  std::vector<Opt> opts = opts_for(c, kAvx512);
+  ASSERT_GE(opts.size(), 3u) << to_string(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::UPCAST, n, 16})) << to_string(opts);  // 16 float lanes
+  EXPECT_EQ(opts[1], (Opt{OptOp::UPCAST, n, 2})) << to_string(opts);   // two vectors
+  EXPECT_EQ(opts[2], (Opt{OptOp::UPCAST, m, 8})) << to_string(opts);   // 8 rows: 16 accumulators
+  EXPECT_TRUE(has(opts, {OptOp::THREAD, m, 2})) << to_string(opts);
+  std::vector<Opt> narrow = opts_for(c, kAvx2);
+  EXPECT_EQ(narrow[0], (Opt{OptOp::UPCAST, n, 8})) << to_string(narrow);
+  EXPECT_TRUE(has(narrow, {OptOp::UPCAST, m, 4})) << to_string(narrow);  // 16 registers hold fewer rows
+}
+
+TEST(Heuristic, ConvolutionVectorizesOutputChannelsAndUnrollsPixels) {
+  Tensor x = data({1, 32, 14, 14}, 3), w = data({64, 32, 3, 3}, 4);
+  Tensor y = x.conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  ASSERT_GE(opts.size(), 3u) << to_string(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::UPCAST, loop_sized(y, 64), 16})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, loop_sized(y, 14), 7})) << to_string(opts);
+}
+
+TEST(Heuristic, RowReductionsVectorizeTheReductionWithPartialSums) {
+  Tensor s = data({64, 4096}, 5).sum({1});
+  int64_t k = loop_sized(s, 4096, true);
+  std::vector<Opt> opts = opts_for(s, kAvx512);
+  ASSERT_GE(opts.size(), 2u) << to_string(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::UNROLL, k, 16})) << to_string(opts);
+  EXPECT_EQ(opts[1], (Opt{OptOp::UNROLL, k, 4})) << to_string(opts);
+}
+
+TEST(Heuristic, ElementwiseKernelsVectorizeAlongTheirStores) {
+  Tensor e = data({64, 48}, 6) * 2.0f;
+  EXPECT_EQ(opts_for(e, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(e, 48), 16}));
+  // Transposed: the store is contiguous along the inner output loop, the load is not.
+  Tensor t = data({48, 64}, 7).transpose(0, 1) * 2.0f;
+  EXPECT_EQ(opts_for(t, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(t, 48), 16}));
+}
+
+TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
+  auto threaded = [](const std::vector<Opt>& opts) {
+    return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+  };
+  EXPECT_FALSE(threaded(opts_for(data({4, 4}, 8) * 2.0f, kAvx512)));
+  EXPECT_TRUE(threaded(opts_for(data({256, 512}, 8) * 2.0f, kAvx512)));
+  EXPECT_FALSE(threaded(opts_for(data({256, 512}, 8) * 2.0f, kSse)));  // one thread allowed
+  // An outermost loop of 3 splits badly in 2: the next one (64) is moved outermost instead.
+  Tensor odd = data({3, 64, 512}, 9) * 2.0f;
+  std::vector<Opt> opts = opts_for(odd, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::SWAP, loop_sized(odd, 3), loop_sized(odd, 64)})) << to_string(opts);
+}
+
+// Every kernel, every target: the heuristics' actions give the unoptimized results.
+TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
+  Tensor conv_in = data({2, 6, 11, 13}, 10);
+  std::vector<std::pair<std::string, Tensor>> kernels = {
+      {"matmul 1x1x1", data({1, 1}, 1).matmul(data({1, 1}, 2))},
+      {"matmul 13x7x48", data({13, 7}, 1).matmul(data({7, 48}, 2))},
+      {"matmul 17x31x33", data({17, 31}, 1).matmul(data({31, 33}, 2))},
+      {"matmul 64x64x64", data({64, 64}, 1).matmul(data({64, 64}, 2))},
+      {"matmul 3x5x1000", data({3, 5}, 1).matmul(data({5, 1000}, 2))},
+      {"matmul 1x256x40", data({1, 256}, 1).matmul(data({256, 40}, 2))},
+      {"matmul A @ B^T", data({9, 32}, 1).matmul(data({24, 32}, 2).transpose(0, 1))},
+      {"batched matmul", data({3, 8, 16}, 1).matmul(data({3, 16, 32}, 2))},
+      {"conv 3x3 pad 1", conv_in.conv2d(data({16, 6, 3, 3}, 3), data({16}, 4), {1, 1}, {1, 1})},
+      {"conv 3x3 stride 2", conv_in.conv2d(data({32, 6, 3, 3}, 3), std::nullopt, {2, 2}, {1, 1})},
+      {"conv 3x3 dilation 2", conv_in.conv2d(data({8, 6, 3, 3}, 3), std::nullopt, {1, 1}, {2, 2}, {2, 2})},
+      {"conv 5x5 groups 2", conv_in.conv2d(data({4, 3, 5, 5}, 3), std::nullopt, {1, 1}, {2, 2}, {1, 1}, 2)},
+      {"conv depthwise", conv_in.conv2d(data({6, 1, 3, 3}, 3), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 6)},
+      {"conv 1x1", conv_in.conv2d(data({48, 6, 1, 1}, 3))},
+      {"max pool", conv_in.max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1})},
+      {"sum 1000", data({1000}, 5).sum()},
+      {"row sums 7x37", data({7, 37}, 5).sum({1})},
+      {"column sums 37x7", data({37, 7}, 5).sum({0})},
+      {"row max 5x4096", data({5, 4096}, 5).max({1})},
+      {"exp 3x50", data({3, 50}, 6).exp()},
+      {"broadcast add", data({17, 1, 5}, 6) + data({1, 3, 5}, 7)},
+      {"transposed copy", (data({31, 17}, 6).transpose(0, 1) + 1.0f)},
+  };
+  for (const auto& [name, t] : kernels) {
+    SCOPED_TRACE(name);
+    ExecutionPlan plan = test::one_kernel_plan(t);
+    if (plan.prepared_kernels().size() != 1) continue;
+    std::vector<float> want = test::reference(plan);
+    UOpPtr ast = optimizer_input(plan.prepared_kernels()[0]->ast);
+    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+      std::vector<Opt> opts = hand_coded_opts(ast, target);
+      SCOPED_TRACE(to_string(opts));
+      EXPECT_TRUE(close(test::run_with(plan, opts), want, 1e-5));
+    }
+  }
+}
+
+// Graphs of several kernels: the whole plan optimized and not, on this machine's target.
+TEST(Heuristic, WholePlansAgreeWithUnoptimizedPlans) {
+  std::vector<std::pair<std::string, Tensor>> graphs = {
+      {"softmax 7x37", data({7, 37}, 1).softmax(1)},
+      {"softmax 3x1", data({3, 1}, 1).softmax(1)},
+      {"layernorm 5x64", data({5, 64}, 2).layernorm({1})},
+      {"log_softmax 2x3x31", data({2, 3, 31}, 3).log_softmax(2)},
+      {"mlp", (data({5, 33}, 4).matmul(data({33, 64}, 5)) + data({64}, 6)).relu().matmul(data({64, 10}, 7))},
+      {"attention", data({2, 7, 16}, 8).scaled_dot_product_attention(data({2, 9, 16}, 9), data({2, 9, 16}, 10))},
+  };
+  for (const auto& [name, t] : graphs) {
+    SCOPED_TRACE(name);
+    ExecutionPlan off = Tensor::prepare({t}, PrepareOptions{.optimize = false, .threads = 1});
+    ExecutionPlan on = Tensor::prepare({t}, PrepareOptions{.optimize = true, .threads = 2});
+    off.execute();
+    on.execute();
+    EXPECT_TRUE(close(on.output_buffer()->to_vector<float>(), off.output_buffer()->to_vector<float>(), 1e-5));
+  }
+}
+
+}  // namespace
+}  // namespace lathe
