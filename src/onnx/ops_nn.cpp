@@ -59,7 +59,7 @@ double lowest_of(DType dt) { return dt.is_float() ? -std::numeric_limits<double>
 // 1-D ops run as 2-D with a unit height.
 Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
-// Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1*..*Kn), stacked
+// Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1..Kn), stacked
 // as views (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
                bool add_bias = true) {
@@ -67,15 +67,17 @@ Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::
   int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
   if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
-  Tensor win = lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());  // (N, C, O.., K)
+  Tensor win = lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());  // (N, C, O.., K..)
   Shape xs{n, groups, 1, cg}, ws{1, groups, o / groups, cg};
-  for (int64_t i = 2; i < win.ndim() - 1; ++i) xs.push_back(win.shape()[i]), ws.push_back(1);
-  int64_t kk = win.shape().back();
-  xs.push_back(kk), ws.push_back(kk);
+  size_t nk = k.size();
+  for (size_t i = 0; i < nk; ++i) xs.push_back(win.shape()[2 + i]), ws.push_back(1);
+  for (int64_t kk : k) xs.push_back(kk), ws.push_back(kk);
   Tensor prod = win.reshape(xs) * w.reshape(ws);
-  Tensor r = prod.sum({3, prod.ndim() - 1});
+  std::vector<int64_t> axes{3};
+  for (size_t i = 0; i < nk; ++i) axes.push_back(prod.ndim() - 1 - static_cast<int64_t>(i));
+  Tensor r = prod.sum(axes);
   Shape outs{n, o};
-  for (int64_t i = 2; i < win.ndim() - 1; ++i) outs.push_back(win.shape()[i]);
+  for (size_t i = 0; i < nk; ++i) outs.push_back(win.shape()[2 + i]);
   r = r.reshape(outs);
   if (add_bias && c.has(2)) {
     Shape bs(outs.size(), 1);
@@ -129,13 +131,17 @@ Tensor pool(const OpContext& c, bool is_max) {
     std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
     if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode for 3-D pooling is not supported");
     Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
+    std::vector<int64_t> window_axes;  // the last n axes
+    for (size_t i = 0; i < n; ++i) window_axes.push_back(-1 - static_cast<int64_t>(i));
     Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, c.op().c_str());
-    if (is_max) return win.max({-1});
-    Tensor sum = win.sum({-1});
-    if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(win.shape().back())).cast(x.dtype());
+    if (is_max) return win.max(window_axes);
+    Tensor sum = win.sum(window_axes);
+    int64_t taps = 1;
+    for (int64_t kk : kernel) taps *= kk;
+    if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(taps)).cast(x.dtype());
     Shape one_batch = x.shape();
     one_batch[0] = 1;  // the same share for every batch entry (and the batch may be symbolic)
-    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum({-1});
+    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum(window_axes);
     return (sum / ones).cast(x.dtype());
   }
   if (x.ndim() != 3 && x.ndim() != 4) c.fail("pooling needs (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
@@ -191,8 +197,9 @@ V max_pool_with_indices(const OpContext& c) {
   if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
   std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
   Tensor padded = x.pad(pad_pairs(pads, x.ndim()), lowest_of(x.dtype()));
-  Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, "MaxPool");  // (N, C, OH, OW, KH*KW)
+  Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, "MaxPool");  // (N, C, OH, OW, KH, KW)
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];
+  win = win.reshape({n, ch, oh, ow, kernel[0] * kernel[1]});
   Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it
   auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
   Tensor row = Tensor::arange(0, static_cast<double>(oh), 1, dtypes::int64).reshape({1, 1, oh, 1}) * i64(strides[0]) - i64(pads[0]) +

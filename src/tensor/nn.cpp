@@ -10,6 +10,10 @@
 namespace lathe {
 namespace {
 
+// Multiply-adds per output element from which a convolution stores its input and weight in the
+// layouts its kernel reads fastest.
+constexpr int64_t kLargeConvolution = 512;
+
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -69,7 +73,7 @@ Tensor Tensor::layernorm(std::vector<int64_t> axes, double eps) const {
 
 namespace {
 
-// Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH*KW), a view of x.
+// Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH, KW), a view of x.
 Tensor windows(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                std::pair<int64_t, int64_t> dilation, const char* op) {
   return detail::sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second},
@@ -115,7 +119,6 @@ Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, c
                                const std::vector<int64_t>& d, const char* op) {
   size_t n = k.size();
   std::vector<int64_t> out(n);
-  int64_t taps = 1;
   for (size_t i = 0; i < n; ++i) {
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0) throw ShapeError(std::string(op) + ": kernel, stride and dilation must be positive");
     int64_t span = d[i] * (k[i] - 1) + 1, size = x.shape()[2 + i];
@@ -125,15 +128,11 @@ Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, c
       throw ShapeError(std::string(op) + ": a " + dims + " window does not fit input " + shape_to_string(x.shape()));
     }
     out[i] = (size - span) / s[i] + 1;
-    taps *= k[i];
   }
-  // Each axis becomes (O_i) plus a trailing K_i (a view: no copies, no gathers); then the K_i merge.
+  // Each axis becomes (O_i) plus a trailing K_i (a view: no copies, no gathers).
   Tensor t = x;
   for (size_t i = 0; i < n; ++i) t = fold_axis(t, static_cast<int64_t>(2 + i), k[i], s[i], d[i], out[i]);
-  SymShape all = t.symbolic_shape();
-  SymShape merged(all.begin(), all.begin() + 2 + static_cast<std::ptrdiff_t>(n));
-  merged.push_back(taps);
-  return t.reshape(merged);
+  return t;
 }
 
 namespace {
@@ -152,17 +151,25 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (groups <= 0 || c % groups != 0 || o % groups != 0 || cg != c / groups)
     throw ShapeError("conv2d: input " + shape_to_string(shape_) + " and weight " + shape_to_string(weight.shape()) +
                      " do not agree for " + std::to_string(groups) + " groups");
-  Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  Tensor win = windows(x, {weight.shape()[2], weight.shape()[3]}, stride, dilation, "conv2d");  // (N, C, OH, OW, K)
-  int64_t oh = win.shape()[2], ow = win.shape()[3], k = win.shape()[4], og = o / groups;
   SymShape dims = symbolic_shape();
   for (size_t i = 1; i < 4; ++i)
     if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + detail::sym_shape_to_string(dims));
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
+  // A large convolution reads each input element many times: it reads a stored copy of its
+  // (padded) input, so no padding gate or fused work is repeated in its innermost loop, and its
+  // weight stored with the output channels innermost, so a block of output channels is one
+  // vector load per tap. (For a constant weight, that copy is made once, at prepare.)
+  bool large = og * cg * kh * kw >= kLargeConvolution;
+  Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+  if (large) x = x.contiguous();
+  Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
+  int64_t oh = win.shape()[2], ow = win.shape()[3];
   SInt batch = dims[0];
-  Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, k});
-  Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, k});
+  Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
+  Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
+  if (large && og > 1) ww = ww.permute({0, 1, 3, 4, 5, 6, 7, 2}).contiguous().permute({0, 1, 7, 2, 3, 4, 5, 6});
   std::tie(xw, ww) = widen_for_products(xw, ww);
-  Tensor out = (xw * ww).sum({3, 6}).reshape({batch, o, oh, ow});
+  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
   if (bias) {
     if (bias->shape() != Shape{o}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
     out = out + bias->reshape({1, o, 1, 1});
@@ -175,14 +182,14 @@ Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std:
   require_nchw(*this, "max_pool2d");
   double lowest = dtype().is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dtype().min());
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}}, lowest);
-  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "max_pool2d").max({-1});
+  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "max_pool2d").max({-2, -1});
 }
 
 Tensor Tensor::avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,
                           std::pair<int64_t, int64_t> padding) const {
   require_nchw(*this, "avg_pool2d");
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "avg_pool2d").mean({-1});
+  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "avg_pool2d").mean({-2, -1});
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal) const {

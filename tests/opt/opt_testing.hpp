@@ -16,17 +16,21 @@
 
 namespace lathe::test {
 
-/// The plan of `t`, a single unoptimized kernel, run once.
+/// The unoptimized plan of `t`, run once. Its last kernel computes `t`; any before it prepare
+/// that kernel's inputs (a convolution's padded input and weight layout).
 inline ExecutionPlan one_kernel_plan(const Tensor& t) {
   ExecutionPlan plan = Tensor::prepare({t}, PrepareOptions{.optimize = false, .threads = 1});
-  EXPECT_EQ(plan.prepared_kernels().size(), 1u);
+  EXPECT_GE(plan.prepared_kernels().size(), 1u);
   plan.execute();
   return plan;
 }
 
+/// The kernel of `plan` that computes its output.
+inline const PreparedKernel& last_kernel(const ExecutionPlan& plan) { return *plan.prepared_kernels().back(); }
+
 /// The kernel's loops as the optimizer sees them.
 inline std::vector<Loop> loops_of(const ExecutionPlan& plan) {
-  return kernel_loops(optimizer_input(plan.prepared_kernels().at(0)->ast));
+  return kernel_loops(optimizer_input(last_kernel(plan).ast));
 }
 
 /// The axis of the kernel's loop of `size` (an output loop, or a reduction's); -1 when none.
@@ -40,7 +44,7 @@ inline int64_t axis_sized(const ExecutionPlan& plan, int64_t size, bool reduce =
 /// first filled with NaN so nothing of the earlier run survives.
 template <class T = float>
 std::vector<T> run_with(const ExecutionPlan& plan, const std::vector<Opt>& opts, int threads = 2) {
-  const PreparedKernel& k = *plan.prepared_kernels().at(0);
+  const PreparedKernel& k = last_kernel(plan);
   auto kernel = compile_kernel(k.ast, plan.device(), PrepareOptions{.threads = threads, .verify = true}, opts);
   Buffer out = *plan.output_buffer();
   std::vector<unsigned char> poison(out.nbytes(), 0xff);
