@@ -51,6 +51,11 @@ class Buffer {
   const DeviceSpec& device() const;
   bool is_view() const;
   bool is_allocated() const;
+  /// Marks the contents as fixed once written (a model's weights). A plan computes what depends
+  /// only on constant buffers once, when it is prepared, and again only after the plan hands one
+  /// of its buffers out for writing (buffer_mut_by_id, buffers_mut, buffer_at_mut).
+  void set_constant(bool constant = true);
+  bool is_constant() const;
 
   /// Allocates the memory if it is not yet allocated (for a view: its base's).
   void ensure_allocated() const;

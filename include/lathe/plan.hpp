@@ -48,6 +48,7 @@ struct PreparedKernel {
   std::vector<BufferId> buffer_ids;
   std::vector<RuntimeVar> runtime_vars;             // every variable the AST reads, with bounds
   WorkCount work;                                   // kernel->estimates at the current variable values
+  bool constant = false;                            // reads only constants: runs at prepare, not in execute()
 };
 
 struct PreparedCopy {

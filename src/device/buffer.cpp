@@ -18,6 +18,7 @@ struct BufferState {
   std::shared_ptr<BufferState> base;  // set for views
   size_t offset_bytes = 0;
   mutable void* ptr = nullptr;  // owned memory (non-views)
+  std::atomic<bool> constant{false};
   mutable std::mutex mu;
 
   size_t nbytes() const { return size * static_cast<size_t>(dtype.itemsize()); }
@@ -86,6 +87,9 @@ size_t Buffer::size() const { return state_->size; }
 size_t Buffer::nbytes() const { return state_->nbytes(); }
 const DeviceSpec& Buffer::device() const { return state_->device; }
 bool Buffer::is_view() const { return state_->base != nullptr; }
+
+void Buffer::set_constant(bool constant) { state_->constant.store(constant); }
+bool Buffer::is_constant() const { return state_ && (state_->constant.load() || (state_->base && state_->base->constant.load())); }
 
 bool Buffer::is_allocated() const {
   const detail::BufferState& owner = state_->base ? *state_->base : *state_;

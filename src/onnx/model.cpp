@@ -110,7 +110,10 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
   if (bytes.size() != nbytes)
     throw OnnxError(what + ": holds " + std::to_string(bytes.size()) + " bytes of data, its shape " + shape_to_string(shape) +
                     " of " + dt.name() + " needs " + std::to_string(nbytes));
-  return lathe::detail::tensor_from_bytes(bytes.data(), bytes.size(), dt, shape);
+  Tensor out = lathe::detail::tensor_from_bytes(bytes.data(), bytes.size(), dt, shape);
+  // A model's weights and constants never change: plans fold what depends only on them.
+  if (out.is_realized()) out.buffer().set_constant();
+  return out;
 }
 
 }  // namespace detail

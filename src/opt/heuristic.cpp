@@ -73,6 +73,12 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 
 bool ordinary(const Loop& l) { return l.kind == static_cast<int>(AxisKind::Loop) && !l.symbolic; }
 
+int64_t next_axis(const UOpPtr& ast) {
+  int64_t n = 0;
+  for (const Loop& l : kernel_loops(ast)) n = std::max(n, l.axis + 1);
+  return n;
+}
+
 std::optional<Loop> loop_at(const UOpPtr& ast, int64_t axis) {
   for (const Loop& l : kernel_loops(ast))
     if (l.axis == axis) return l;
@@ -90,7 +96,7 @@ class Planner {
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
     budget_ = std::max(4, t_.vector_registers / 2);
-    if (std::optional<Loop> v = vector_axis(acc, max_lanes)) tile(acc, *v, lanes_for(v->size, max_lanes));
+    if (std::optional<Loop> v = vector_axis(max_lanes)) tile(*v, lanes_for(v->size, max_lanes));
     threads();
     return opts_;
   }
@@ -109,16 +115,25 @@ class Planner {
   // The loop whose positions become vector lanes: the most lanes first, then the most accesses
   // made contiguous (weighted: a load in a reduction's loop 4, a store 2, another load 1; an
   // access made strided counts against), an output loop before a reduction's, the innermost.
-  std::optional<Loop> vector_axis(const std::vector<Access>& acc, int max_lanes) {
+  // Contiguity is judged on the split loop's lanes, so a blocked layout (o / 32, o % 32) counts.
+  std::optional<Loop> vector_axis(int max_lanes) {
     std::optional<Loop> best;
     std::tuple<int, int, bool, int64_t> best_key{};
     for (const Loop& l : kernel_loops(cur_)) {
       if (!ordinary(l)) continue;
       int lanes = lanes_for(l.size, max_lanes);
       if (!lanes) continue;
+      UOpPtr split;
+      try {
+        split = apply_opt(cur_, {l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, lanes});
+      } catch (const OptError&) {
+        continue;
+      }
+      std::optional<Loop> lane = loop_at(split, next_axis(cur_));
+      if (!lane) continue;
       int score = 0;
-      for (const Access& a : acc) {
-        std::optional<int64_t> s = stride(a.offset, l);
+      for (const Access& a : accesses(split)) {
+        std::optional<int64_t> s = stride(a.offset, *lane);
         if (s == 0) continue;
         int w = a.hot ? 4 : a.store ? 2 : 1;
         score += s == 1 ? w : -w;
@@ -131,15 +146,17 @@ class Planner {
   }
 
   // The register tile around the vector axis `v` split by `lanes`.
-  void tile(const std::vector<Access>& acc, const Loop& v, int lanes) {
-    // The operands read along the vector axis inside a reduction.
+  void tile(const Loop& v, int lanes) {
+    int64_t lane_axis = next_axis(cur_);
+    if (!apply({v.reduce ? OptOp::UNROLL : OptOp::UPCAST, v.axis, lanes})) return;
+    // The operands read along the vector lanes inside a reduction.
+    std::optional<Loop> lane = loop_at(cur_, lane_axis);
     std::vector<UOpPtr> vector_operands, hot;
-    for (const Access& a : acc)
+    for (const Access& a : accesses(cur_))
       if (a.hot) {
         hot.push_back(a.offset);
-        if (stride(a.offset, v) == 1) vector_operands.push_back(a.offset);
+        if (lane && stride(a.offset, *lane) == 1) vector_operands.push_back(a.offset);
       }
-    if (!apply({v.reduce ? OptOp::UNROLL : OptOp::UPCAST, v.axis, lanes})) return;
     std::optional<Loop> left = loop_at(cur_, v.axis);  // what is left of the vector axis (none: 1)
     int64_t outer_size = left ? left->size : 1;
     if (hot.empty()) return;

@@ -53,10 +53,25 @@ void ExecutionPlan::Impl::refresh_values() {
 
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
   if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
+  if (constants_stale.exchange(false)) run_ops(true, nullptr);
+  run_ops(false, profile);
+}
+
+void ExecutionPlan::Impl::buffers_handed_out() {
+  for (const PreparedOp& op : ops)
+    if (const auto* k = std::get_if<PreparedKernel>(&op); k && k->constant) {
+      constants_stale.store(true);
+      return;
+    }
+}
+
+void ExecutionPlan::Impl::run_ops(bool constant, std::vector<KernelProfile>* profile) const {
   bool timed = profile || debug_level() >= 1;
   for (size_t i = 0; i < ops.size(); ++i) {
     const PreparedOp& op = ops[i];
-    if (const auto* k = std::get_if<PreparedKernel>(&op)) {
+    const auto* k = std::get_if<PreparedKernel>(&op);
+    if ((k && k->constant) != constant) continue;
+    if (k) {
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
       if (!timed) continue;
@@ -106,15 +121,20 @@ const Buffer* ExecutionPlan::buffer(uint64_t ast_id) const {
 }
 
 Buffer* ExecutionPlan::buffer_mut_by_id(uint64_t ast_id) {
+  impl_->buffers_handed_out();
   auto it = impl_->ast_to_buffer.find(ast_id);
   return it == impl_->ast_to_buffer.end() ? nullptr : &impl_->buffers[it->second];
 }
 
 const DeviceSpec& ExecutionPlan::device() const { return impl_->device; }
 const std::vector<Buffer>& ExecutionPlan::buffers() const { return impl_->buffers; }
-std::vector<Buffer>& ExecutionPlan::buffers_mut() { return impl_->buffers; }
+std::vector<Buffer>& ExecutionPlan::buffers_mut() {
+  impl_->buffers_handed_out();
+  return impl_->buffers;
+}
 
 Buffer* ExecutionPlan::buffer_at_mut(size_t index) {
+  impl_->buffers_handed_out();
   return index < impl_->buffers.size() ? &impl_->buffers[index] : nullptr;
 }
 
@@ -137,7 +157,8 @@ void ExecutionPlan::execute() const { impl_->run(nullptr); }
 
 WorkCount ExecutionPlan::estimated_work() const {
   WorkCount total;
-  for (const PreparedKernel* k : prepared_kernels()) total += k->work;
+  for (const PreparedKernel* k : prepared_kernels())
+    if (!k->constant) total += k->work;  // what execute() runs
   return total;
 }
 
@@ -195,6 +216,7 @@ void ExecutionPlan::release_all_buffers(const std::function<void(uint64_t)>& rem
     impl_->buffers[i].release();
   }
   impl_->needs_pointers.store(true);
+  impl_->buffers_handed_out();
 }
 
 }  // namespace lathe

@@ -21,6 +21,35 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
   return vars;
 }
 
+// Marks the kernels that read only constant buffers (a model's weights, or what such kernels
+// wrote) and no variable, and write no output of the plan: they run once, at prepare. Returns
+// the buffers they write, kept for the plan's lifetime.
+std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& outputs) {
+  std::set<size_t> constant;
+  for (size_t i = 0; i < impl.buffers.size(); ++i)
+    if (impl.buffers[i].is_constant()) constant.insert(i);
+  std::set<size_t> written;
+  for (PreparedOp& op : impl.ops) {
+    if (auto* v = std::get_if<PreparedBufferView>(&op)) {
+      if (constant.count(v->base)) constant.insert(v->view);
+      continue;
+    }
+    auto* k = std::get_if<PreparedKernel>(&op);
+    if (!k || !k->runtime_vars.empty()) continue;
+    bool reads = false, only_constants = true;
+    for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) {
+      size_t b = k->buffer_indices[pos];
+      bool out = std::find(k->output_indices.begin(), k->output_indices.end(), pos) != k->output_indices.end();
+      if (out) only_constants = only_constants && !outputs.count(b);
+      else reads = true, only_constants = only_constants && constant.count(b);
+    }
+    if (!reads || !only_constants) continue;
+    k->constant = true;
+    for (size_t pos : k->output_indices) constant.insert(k->buffer_indices[pos]), written.insert(k->buffer_indices[pos]);
+  }
+  return written;
+}
+
 }  // namespace
 
 ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device, const PrepareOptions& options) {
@@ -102,18 +131,22 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   // A buffer that an output (or input) views is kept with it, never released as an intermediate.
   for (const PreparedOp& op : impl.ops)
     if (const auto* v = std::get_if<PreparedBufferView>(&op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
+  std::set<size_t> folded = fold_constants(impl, std::set<size_t>(impl.outputs.begin(), impl.outputs.end()));
   for (size_t i = 0; i < impl.buffers.size(); ++i)
-    if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
+    if (!inputs_or_outputs.count(i) && !folded.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   impl.refresh_values();
   if (debug_level() >= 2) {
-    std::fprintf(stderr, "lathe: schedule of %zu kernels, %zu views, %zu buffers\n", plan.prepared_kernels().size(),
-                 impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
+    size_t once = 0;
+    for (const PreparedKernel* k : plan.prepared_kernels()) once += k->constant;
+    std::fprintf(stderr, "lathe: schedule of %zu kernels (%zu on constants, run at prepare), %zu views, %zu buffers\n",
+                 plan.prepared_kernels().size(), once, impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())
       std::fprintf(stderr, "  %-40s %zu buffers, %lld ops, %lld index ops, %lld bytes touched, %lld bytes loaded and stored\n",
                    k->kernel->entry_point.c_str(), k->buffer_indices.size(), static_cast<long long>(k->work.ops),
                    static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds));
   }
   impl.refresh_pointers();
+  impl.run_ops(true, nullptr);  // what depends only on constants, once
   return plan;
 }
 

@@ -19,12 +19,19 @@ struct ExecutionPlan::Impl {
   std::unordered_map<uint64_t, size_t> ast_to_buffer;
   std::unordered_map<std::string, int64_t> var_values;  // current binding of every variable
   mutable std::atomic<bool> needs_pointers{false};      // set when buffers were released
+  mutable std::atomic<bool> constants_stale{false};     // set when a buffer was handed out to write
 
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();
   /// Re-evaluates every kernel's launch size and positional values from var_values.
   void refresh_values();
+  /// Runs the kernels that read only constants (again, if the constants may have changed), then
+  /// the others.
   void run(std::vector<KernelProfile>* profile) const;
+  /// Runs the ops of one kind: the kernels that read only constants, or everything else.
+  void run_ops(bool constant, std::vector<KernelProfile>* profile) const;
+  /// Called when the caller may write a buffer: what was computed from constants is recomputed.
+  void buffers_handed_out();
 };
 
 /// DEBUG level from the environment (0 when unset).

@@ -167,7 +167,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   SInt batch = dims[0];
   Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
-  if (large && og > 1) ww = ww.permute({0, 1, 3, 4, 5, 6, 7, 2}).contiguous().permute({0, 1, 7, 2, 3, 4, 5, 6});
+  if (large && og > 1) {
+    // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
+    // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
+    int64_t b = og % 32 == 0 ? 32 : og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og;
+    ww = ww.reshape({groups, og / b, b, cg, kh, kw}).permute({0, 1, 3, 4, 5, 2}).contiguous();
+    ww = ww.permute({0, 1, 5, 2, 3, 4}).reshape({1, groups, og, cg, 1, 1, kh, kw});
+  }
   std::tie(xw, ww) = widen_for_products(xw, ww);
   Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
   if (bias) {

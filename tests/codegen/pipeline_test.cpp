@@ -23,6 +23,39 @@ TEST(Pipeline, StepsAreAVisibleListEndingInLinearizeAndRender) {
   EXPECT_EQ(steps.back(), "render");
 }
 
+// The bodies of the innermost loops of rendered C: each `for` whose block holds no other `for`.
+std::vector<std::string> innermost_loops(const std::string& src) {
+  std::vector<std::string> out;
+  for (size_t at = src.find("for ("); at != std::string::npos; at = src.find("for (", at + 1)) {
+    size_t open = src.find('{', at), end = open;
+    for (int depth = 0; end < src.size(); ++end) {
+      depth += src[end] == '{' ? 1 : src[end] == '}' ? -1 : 0;
+      if (depth == 0) break;
+    }
+    std::string body = src.substr(open + 1, end - open - 1);
+    if (body.find("for (") == std::string::npos) out.push_back(body);
+  }
+  return out;
+}
+
+// A 3x3 stride-1 padded convolution's taps are plain address arithmetic: its padded input is
+// stored, its window is one loop per kernel axis, so no division, modulo or padding gate is
+// left in the innermost loop (for every vector width the optimizer may target).
+TEST(Pipeline, PaddedConvolutionHasNoIndexMathOrGateInItsInnermostLoop) {
+  Tensor x = Tensor::rand({1, 32, 14, 14}, 1), w = Tensor::rand({64, 32, 3, 3}, 2), b = Tensor::rand({64}, 3);
+  for (bool optimize : {false, true}) {
+    ProgramSpec p = build_program(kernel_ast(x.conv2d(w, b, {1, 1}, {1, 1}).relu()), kC, {.optimize = optimize, .verify = true});
+    std::vector<std::string> loops = innermost_loops(p.src);
+    ASSERT_FALSE(loops.empty()) << p.src;
+    for (const std::string& body : loops) {
+      EXPECT_EQ(body.find('/'), std::string::npos) << body;
+      EXPECT_EQ(body.find('%'), std::string::npos) << body;
+      EXPECT_EQ(body.find('?'), std::string::npos) << body;  // a gated load
+      EXPECT_EQ(body.find("_Bool"), std::string::npos) << body;
+    }
+  }
+}
+
 TEST(Pipeline, EntryPointAndBufferMetadata) {
   Tensor a = Tensor::rand({3, 5}, 1), b = Tensor::rand({3, 5}, 2);
   ProgramSpec p = build_program(kernel_ast(a * b + 1.0f), kC, {.verify = true});

@@ -1,0 +1,81 @@
+// Kernels that read only constant buffers (a model's weights) run once, when the plan is
+// prepared; execute() runs the rest, and a buffer handed out for writing brings them back.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+Tensor weights(const Shape& shape, uint64_t seed, bool constant) {
+  Tensor w = Tensor::rand(shape, seed);
+  w.realize();
+  Tensor copy = Tensor::from_vector(w.to_vector<float>(), shape);
+  if (constant) copy.buffer().set_constant();
+  return copy;
+}
+
+size_t count_constant(const ExecutionPlan& plan) {
+  size_t n = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) n += k->constant;
+  return n;
+}
+
+// A convolution large enough to store its weight in its own layout, so the plan has a kernel on
+// the weight alone; and a weight-only kernel (w * 2 + 1, stored) feeding a matmul.
+struct Graph {
+  Tensor x, y;
+  explicit Graph(bool constant) {
+    x = Tensor::rand({1, 16, 9, 9}, 1);
+    x.realize();
+    Tensor w = weights({32, 16, 3, 3}, 2, constant), m = weights({32, 7}, 3, constant);
+    Tensor feat = x.conv2d(w, std::nullopt, {1, 1}, {1, 1}).relu().mean({2, 3});  // (1, 32)
+    y = feat.matmul((m * 2.0f + 1.0f).contiguous());
+  }
+};
+
+TEST(ConstantFolding, KernelsOnConstantsRunAtPrepareAndResultsAgree) {
+  Graph folded(true), plain(false);
+  ExecutionPlan fp = Tensor::prepare({folded.y}), pp = Tensor::prepare({plain.y});
+  EXPECT_GE(count_constant(fp), 2u);  // the weight's layout and w * 2 + 1
+  EXPECT_EQ(count_constant(pp), 0u);
+  fp.execute();
+  pp.execute();
+  std::vector<float> a = fp.output_buffer()->to_vector<float>(), b = pp.output_buffer()->to_vector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f * std::max(1.0f, std::abs(b[i]))) << i;
+  // execute() runs only the others, and counts only their work.
+  EXPECT_EQ(fp.execute_profiled().size(), fp.prepared_kernels().size() - count_constant(fp));
+  EXPECT_LE(fp.estimated_work().lds, pp.estimated_work().lds);
+}
+
+TEST(ConstantFolding, ABufferHandedOutForWritingIsFoldedAgain) {
+  Tensor x = Tensor::rand({4, 8}, 1);
+  x.realize();
+  Tensor m = weights({8, 3}, 2, true);
+  Tensor y = x.matmul((m * 2.0f).contiguous());
+  ExecutionPlan plan = Tensor::prepare({y});
+  ASSERT_EQ(count_constant(plan), 1u);
+  plan.execute();
+  std::vector<float> before = plan.output_buffer()->to_vector<float>();
+  std::vector<float> zeros(8 * 3, 0.0f);
+  plan.buffer_mut_by_id(m.uop_id())->copyin(zeros.data(), zeros.size() * sizeof(float));
+  plan.execute();
+  for (float v : plan.output_buffer()->to_vector<float>()) EXPECT_EQ(v, 0.0f);
+  EXPECT_NE(before, std::vector<float>(before.size(), 0.0f));
+}
+
+TEST(ConstantFolding, ReleasedIntermediatesKeepWhatWasFolded) {
+  Graph g(true);
+  ExecutionPlan plan = Tensor::prepare({g.y});
+  plan.execute();
+  std::vector<float> want = plan.output_buffer()->to_vector<float>();
+  plan.release_intermediate_buffers(nullptr);
+  plan.execute();
+  EXPECT_EQ(plan.output_buffer()->to_vector<float>(), want);
+}
+
+}  // namespace
+}  // namespace lathe
