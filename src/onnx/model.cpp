@@ -110,8 +110,11 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
   if (bytes.size() != nbytes)
     throw OnnxError(what + ": holds " + std::to_string(bytes.size()) + " bytes of data, its shape " + shape_to_string(shape) +
                     " of " + dt.name() + " needs " + std::to_string(nbytes));
-  Tensor out = lathe::detail::tensor_from_bytes(bytes.data(), bytes.size(), dt, shape);
-  // A model's weights and constants never change: plans fold what depends only on them.
+  return lathe::detail::tensor_from_bytes(bytes.data(), bytes.size(), dt, shape);
+}
+
+Tensor constant_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir) {
+  Tensor out = tensor_from_proto(t, base_dir);
   if (out.is_realized()) out.buffer().set_constant();
   return out;
 }
@@ -161,7 +164,7 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
 std::vector<Value> run_subgraph(const ::onnx::GraphProto& g, const std::map<std::string, Value>& outer,
                                 const std::vector<Value>& inputs, int64_t opset, const std::string& base_dir) {
   std::map<std::string, Value> env = outer;  // a subgraph sees its enclosing graph's values
-  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), tensor_from_proto(t, base_dir));
+  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), constant_from_proto(t, base_dir));
   if (inputs.size() > static_cast<size_t>(g.input_size()))
     throw OnnxError("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) + " inputs, given " + std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) env.insert_or_assign(g.input(static_cast<int>(i)).name(), inputs[i]);
@@ -281,7 +284,7 @@ Value fit_input(const ValueInfo& in, const Value& v) {
 std::vector<Value> Model::build_values(const std::map<std::string, Value>& given) const {
   const auto& g = impl_->proto.graph();
   std::map<std::string, Value> env;
-  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), detail::tensor_from_proto(t, impl_->base_dir));
+  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, impl_->base_dir));
   for (const ValueInfo& in : impl_->inputs) {
     auto it = given.find(in.name);
     if (it == given.end()) throw OnnxError("input '" + in.name + "' is not given");

@@ -134,7 +134,7 @@ std::vector<double> OpContext::attr_floats(const std::string& name) const {
 Tensor OpContext::attr_t(const std::string& name) const {
   const auto* a = attr(name);
   if (!a || !a->has_t()) fail("attribute '" + name + "' (a tensor) is required");
-  return tensor_from_proto(a->t(), base_dir_);
+  return constant_from_proto(a->t(), base_dir_);
 }
 
 const std::map<std::string, OpFn>& op_table() {

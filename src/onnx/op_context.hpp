@@ -99,6 +99,9 @@ const std::map<std::string, ValueOpFn>& value_op_table();
 
 /// A TensorProto as a realized Tensor (raw or typed data, or external data under `base_dir`).
 Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir);
+/// The same, marked constant (an initializer or a Constant node's value): plans compute what
+/// depends only on such tensors once, at prepare.
+Tensor constant_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir);
 DType dtype_from_onnx(int32_t elem_type, const std::string& what);
 
 }  // namespace lathe::onnx::detail

@@ -2,6 +2,7 @@
 // serves every size up to the maximum. Checked against building the model for each size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lathe/lathe.hpp"
@@ -42,6 +43,28 @@ void check_every_batch(const std::string& name, Shape sample) {
 
 TEST(OnnxPreparedModel, CnnServesEveryBatchFromOnePlan) { check_every_batch("cnn_dynamic_batch", {0, 3, 16, 16}); }
 TEST(OnnxPreparedModel, MlpServesEveryBatchFromOnePlan) { check_every_batch("mlp_dynamic_batch", {0, 32}); }
+
+// A model's initializers are constants: the kernels that read only them (the convolutions' weight
+// layouts) run at prepare; everything that reads the input runs in execute(), whatever file the
+// input came from, and the answer is ONNX Runtime's.
+TEST(OnnxPreparedModel, WeightWorkIsFoldedInputWorkIsNot) {
+  Model m = Model::load(kModels + "/cnn_resnet/model.onnx");
+  Tensor x = load_tensor_pb(kModels + "/cnn_resnet/test_data_set_0/input_0.pb");
+  ExecutionPlan plan = Tensor::prepare(m.build({{m.inputs()[0].name, x}}));
+  size_t folded = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    folded += k->constant;
+    bool reads_input = std::find(k->buffer_ids.begin(), k->buffer_ids.end(), x.buffer().id()) != k->buffer_ids.end();
+    EXPECT_FALSE(reads_input && k->constant) << k->kernel->entry_point;
+  }
+  EXPECT_GE(folded, 1u);
+  EXPECT_LT(folded, plan.prepared_kernels().size());
+  plan.execute();
+  Tensor want = load_tensor_pb(kModels + "/cnn_resnet/test_data_set_0/output_0.pb");
+  std::vector<float> got = plan.output_buffer()->to_vector<float>(), w = want.to_vector<float>();
+  ASSERT_EQ(got.size(), w.size());
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(got[i], w[i], 1e-4 * (1 + std::fabs(w[i]))) << i;
+}
 
 TEST(OnnxPreparedModel, BadSizesAreErrorsThatChangeNothing) {
   Model m = Model::load(kModels + "/mlp_dynamic_batch/model.onnx");
