@@ -68,15 +68,47 @@ void BM_Softmax4096(benchmark::State& state) {
 }
 BENCHMARK(BM_Softmax4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// 512x512 matmul: 2*n^3 FLOP.
-void BM_Matmul512(benchmark::State& state) {
-  Tensor a = Tensor::rand({512, 512}, 1), b = Tensor::rand({512, 512}, 2);
+// n x n matmul: 2*n^3 FLOP.
+void BM_Matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = Tensor::rand({n, n}, 1), b = Tensor::rand({n, n}, 2);
   lathe::ExecutionPlan plan = a.matmul(b).prepare();
   plan.execute();
   for (auto _ : state) plan.execute();
-  state.counters["GFLOPs"] = benchmark::Counter(2.0 * 512 * 512 * 512 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Matmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A convolution with bias, padding 1: (batch, c, hw, hw) -> (batch, o, hw, hw), kernel k x k,
+// `groups` groups. The weight is a model's (constant): its layout is prepared once.
+void conv_bench(benchmark::State& state, int64_t batch, int64_t c, int64_t o, int64_t hw, int64_t k, int64_t groups) {
+  Tensor x = Tensor::rand({batch, c, hw, hw}, 1);
+  Tensor w = Tensor::rand({o, c / groups, k, k}, 2).realize(), bias = Tensor::rand({o}, 3).realize();
+  w.buffer().set_constant();
+  bias.buffer().set_constant();
+  lathe::ExecutionPlan plan = x.conv2d(w, bias, {1, 1}, {k / 2, k / 2}, {1, 1}, groups).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  double flop = 2.0 * batch * o * hw * hw * (c / groups) * k * k;
+  state.counters["GFLOPs"] = benchmark::Counter(flop * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetBytesProcessed(state.iterations() * 4 * batch * hw * hw * (c + o));
+}
+void BM_Conv3x3(benchmark::State& state) { conv_bench(state, 8, 64, 64, 56, 3, 1); }
+void BM_ConvDepthwise3x3(benchmark::State& state) { conv_bench(state, 8, 64, 64, 56, 3, 64); }
+void BM_Conv1x1(benchmark::State& state) { conv_bench(state, 8, 64, 256, 56, 1, 1); }
+BENCHMARK(BM_Conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvDepthwise3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv1x1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// layernorm over the last axis of 4096 x 1024 (no affine): 8 bytes per element.
+void BM_Layernorm4096x1024(benchmark::State& state) {
+  Tensor x = Tensor::rand({4096, 1024}, 1);
+  lathe::ExecutionPlan plan = x.layernorm({1}).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.SetBytesProcessed(state.iterations() * 4096 * 1024 * 8);
+}
+BENCHMARK(BM_Layernorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Rebinding a variable costs a bounds check and a refresh of the kernels' values, not a compile:
 // execute_with_vars beside execute of the same plan (a KV-cache style shrink, 4096 x 64 rows).

@@ -181,8 +181,12 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       Loop b = find(ast, o, n);
       need(!l.reduce && !b.reduce && b.kind == static_cast<int>(AxisKind::Loop) && b.axis != l.axis,
            "cannot trade places with loop " + std::to_string(n));
+      // Through a placeholder: with equal sizes, one loop's new range is the other's old one.
       UOpPtr ra = make_range(l.range->src(0), b.axis), rb = make_range(b.range->src(0), l.axis);
-      return substitute(ast, {{l.range.get(), ra}, {b.range.get(), rb}});
+      UOpPtr held = make_range(l.range->src(0), next_axis(ast));
+      UOpPtr out = substitute(ast, {{l.range.get(), held}});
+      out = substitute(out, {{b.range.get(), rb}});
+      return substitute(out, {{held.get(), ra}});
     }
     case OptOp::THREAD: {
       need(!l.reduce, "is a reduction's");

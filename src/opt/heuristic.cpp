@@ -188,6 +188,34 @@ class Planner {
     }
     if (best_vectors == 2) apply({OptOp::UPCAST, v.axis, 2});
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
+    order(best_row->axis, v.axis);
+  }
+
+  // The bytes an access reaches over the loops its offset depends on.
+  int64_t footprint(const Access& a) const {
+    int64_t n = a.itemsize;
+    for (const Loop& l : kernel_loops(cur_))
+      if (stride(a.offset, l) != 0) n = std::min<int64_t>(n * l.size, int64_t{1} << 50);
+    return n;
+  }
+
+  // Of the loops left of the rows and of the vectors, the outer one makes the other operand be
+  // read again on each of its steps: the outer one is the one whose re-reads cost less (a matmul
+  // of square matrices walks column blocks outside row blocks: a row block of A is smaller to
+  // stream again than the whole of B).
+  void order(int64_t row_axis, int64_t vector_axis) {
+    std::optional<Loop> rows = loop_at(cur_, row_axis), vectors = loop_at(cur_, vector_axis);
+    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors) || vectors->axis < rows->axis) return;
+    int64_t row_operand = 0, vector_operand = 0;  // bytes read by the loads that follow only one of them
+    for (const Access& a : accesses(cur_)) {
+      if (!a.hot) continue;
+      bool r = stride(a.offset, *rows) != 0, v = stride(a.offset, *vectors) != 0;
+      if (r && !v) row_operand += footprint(a);
+      if (v && !r) vector_operand += footprint(a);
+    }
+    // rows outside: the vector operand is read rows->size times; vectors outside: the row operand
+    if (static_cast<double>(vectors->size) * row_operand < static_cast<double>(rows->size) * vector_operand)
+      apply({OptOp::SWAP, rows->axis, vectors->axis});
   }
 
   // A reduction along the vector axis: the output loops that some hot load does not depend on

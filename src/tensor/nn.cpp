@@ -13,6 +13,8 @@ namespace {
 // Multiply-adds per output element from which a convolution stores its input and weight in the
 // layouts its kernel reads fastest.
 constexpr int64_t kLargeConvolution = 512;
+// Multiply-adds from which a matmul stores its right operand in column blocks.
+constexpr int64_t kLargeMatmul = int64_t{1} << 24;
 
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
@@ -23,6 +25,30 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
     return {a.cast(acc), b.cast(acc)};
   }
   return {a, b};
+}
+
+// The output-channel block of a weight stored for a vectorized kernel: 32, 16 or 8 channels, or
+// 0 when none of them divides `n`.
+int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 0; }
+
+// The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B) and viewed back:
+// a block of B columns is contiguous along K, so the kernel streams it from one run of memory
+// (unblocked, each step of K jumps a whole row). For a constant operand (a model's weight) the
+// copy is made once, at prepare.
+Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
+  if (b.is_symbolic()) return b;
+  int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
+  int64_t blk = channel_block(n);
+  if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
+  Shape lead(b.shape().begin(), b.shape().end() - 2);
+  int64_t nd = static_cast<int64_t>(lead.size());
+  Shape split = lead;
+  split.insert(split.end(), {k, n / blk, blk});
+  std::vector<int64_t> to_blocks, back;
+  for (int64_t i = 0; i < nd; ++i) to_blocks.push_back(i), back.push_back(i);
+  to_blocks.insert(to_blocks.end(), {nd + 1, nd, nd + 2});  // (..., N/B, K, B)
+  back.insert(back.end(), {nd + 1, nd, nd + 2});            // and back to (..., K, N/B, B)
+  return b.reshape(split).permute(to_blocks).contiguous().permute(back).reshape(b.shape());
 }
 
 }  // namespace
@@ -42,6 +68,7 @@ Tensor Tensor::matmul(const Tensor& other) const {
                        " cannot be broadcast together");
   }
   std::tie(a, b) = widen_for_products(a, b);
+  b = with_column_blocks(b, a.symbolic_shape()[static_cast<size_t>(a.ndim() - 2)]);
   // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);
   Tensor r = prod.sum({-1});
@@ -170,7 +197,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (large && og > 1) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
-    int64_t b = og % 32 == 0 ? 32 : og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og;
+    int64_t b = channel_block(og) ? channel_block(og) : og;
     ww = ww.reshape({groups, og / b, b, cg, kh, kw}).permute({0, 1, 3, 4, 5, 2}).contiguous();
     ww = ww.permute({0, 1, 5, 2, 3, 4}).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }

@@ -63,6 +63,11 @@ TEST_F(Matmul, TileSwapAndThreads) {
   EXPECT_TRUE(same({{OptOp::THREAD, m, 2}}));   // 13 rows: 7 and 6
   EXPECT_TRUE(same({{OptOp::THREAD, m, 13}}));  // more threads than cores
   EXPECT_TRUE(same({{OptOp::SWAP, m, n}, {OptOp::THREAD, m, 2}}));
+  // Loops of the same size trade places too (each one's new range is the other's old one).
+  ExecutionPlan square = one_kernel_plan(matrix(16, 5, 3).matmul(matrix(5, 32, 4)));
+  int64_t rows = axis_sized(square, 16), cols = axis_sized(square, 32);
+  std::vector<Opt> tile{{OptOp::UPCAST, cols, 16}, {OptOp::UPCAST, rows, 8}, {OptOp::SWAP, rows, cols}};  // 2 and 2 left
+  EXPECT_TRUE(close(run_with(square, tile), reference(square)));
 }
 
 TEST_F(Matmul, PadToTheTileThenUpcast) {

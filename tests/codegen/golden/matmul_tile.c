@@ -1,19 +1,19 @@
 #include <math.h>
 typedef float vf32x4 __attribute__((vector_size(16)));
 typedef int vi32x4 __attribute__((vector_size(16)));
-void r_2_12_40_4_2_4_ba1f5f(void** bufs, const long long* vals) {
+void r_12_2_40_4_2_4_ffb205(void** bufs, const long long* vals) {
   float* restrict data0 = (float*)bufs[0];
   const float* restrict data1 = (const float*)bufs[1];
   const float* restrict data2 = (const float*)bufs[2];
   (void)vals;
   vf32x4 vec0 = ((vf32x4){} + 0.0f);
-  for (long long ridx0 = 0; ridx0 < 2ll; ridx0++) {
-    long long alu1 = (ridx0 * 384ll);
-    long long alu2 = (ridx0 * 160ll);
-    for (long long ridx1 = 0; ridx1 < 12ll; ridx1++) {
-      long long alu3 = (ridx1 * 8ll);
-      long long alu4 = (alu1 + alu3);
+  for (long long ridx0 = 0; ridx0 < 12ll; ridx0++) {
+    long long alu1 = (ridx0 * 8ll);
+    for (long long ridx1 = 0; ridx1 < 2ll; ridx1++) {
+      long long alu2 = (ridx1 * 384ll);
+      long long alu3 = (alu2 + alu1);
       vf32x4 acc0 = vec0;
+      long long alu4 = (ridx1 * 160ll);
       vf32x4 acc1 = vec0;
       vf32x4 acc2 = vec0;
       vf32x4 acc3 = vec0;
@@ -23,11 +23,11 @@ void r_2_12_40_4_2_4_ba1f5f(void** bufs, const long long* vals) {
       vf32x4 acc7 = vec0;
       for (long long ridx2 = 0; ridx2 < 40ll; ridx2++) {
         vf32x4 val5 = acc0;
-        long long alu6 = (ridx2 + alu2);
+        long long alu6 = (ridx2 + alu4);
         float val7 = data1[alu6];
         vf32x4 vec8 = ((vf32x4){} + val7);
         long long alu9 = (ridx2 * 96ll);
-        long long alu10 = (alu9 + alu3);
+        long long alu10 = (alu9 + alu1);
         vf32x4 val11; __builtin_memcpy(&val11, &data2[alu10], sizeof(val11));
         vf32x4 alu12 = (vec8 * val11);
         vf32x4 alu13 = (val5 + alu12);
@@ -73,26 +73,26 @@ void r_2_12_40_4_2_4_ba1f5f(void** bufs, const long long* vals) {
         acc7 = alu45;
       }
       vf32x4 val46 = acc0;
-      __builtin_memcpy(&data0[alu4], &val46, sizeof(val46));
-      long long alu47 = (alu4 + 4ll);
+      __builtin_memcpy(&data0[alu3], &val46, sizeof(val46));
+      long long alu47 = (alu3 + 4ll);
       vf32x4 val48 = acc1;
       __builtin_memcpy(&data0[alu47], &val48, sizeof(val48));
-      long long alu49 = (alu4 + 96ll);
+      long long alu49 = (alu3 + 96ll);
       vf32x4 val50 = acc2;
       __builtin_memcpy(&data0[alu49], &val50, sizeof(val50));
-      long long alu51 = (alu4 + 100ll);
+      long long alu51 = (alu3 + 100ll);
       vf32x4 val52 = acc3;
       __builtin_memcpy(&data0[alu51], &val52, sizeof(val52));
-      long long alu53 = (alu4 + 192ll);
+      long long alu53 = (alu3 + 192ll);
       vf32x4 val54 = acc4;
       __builtin_memcpy(&data0[alu53], &val54, sizeof(val54));
-      long long alu55 = (alu4 + 196ll);
+      long long alu55 = (alu3 + 196ll);
       vf32x4 val56 = acc5;
       __builtin_memcpy(&data0[alu55], &val56, sizeof(val56));
-      long long alu57 = (alu4 + 288ll);
+      long long alu57 = (alu3 + 288ll);
       vf32x4 val58 = acc6;
       __builtin_memcpy(&data0[alu57], &val58, sizeof(val58));
-      long long alu59 = (alu4 + 292ll);
+      long long alu59 = (alu3 + 292ll);
       vf32x4 val60 = acc7;
       __builtin_memcpy(&data0[alu59], &val60, sizeof(val60));
     }
