@@ -21,14 +21,22 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# lathe benchmark -> the anchor workload (bench_numpy_torch.py's name) it is compared with
+# lathe benchmark -> the anchor workload (bench_numpy_torch.py's name, or torch_extra.py's) it is
+# compared with, and what its rate is a fraction of: "bw" (STREAM add) or "fma" (FMA peak)
 WORKLOADS = [
-    ("BM_MulAdd16M", "ew a*b+1 16M (out=)"),
-    ("BM_FusedChain16M", "ew relu(a*b+c)*.5 (out=)"),
-    ("BM_Sum16M", "sum 16M"),
-    ("BM_Softmax4096", "softmax 4096x4096"),
-    ("BM_Matmul512", "matmul 512"),
+    ("BM_MulAdd16M", "ew a*b+1 16M (out=)", "bw"),
+    ("BM_FusedChain16M", "ew relu(a*b+c)*.5 (out=)", "bw"),
+    ("BM_Sum16M", "sum 16M", "bw"),
+    ("BM_Softmax4096", "softmax 4096x4096", "bw"),
+    ("BM_Layernorm4096x1024", "layernorm 4096x1024", "bw"),
+    ("BM_Matmul/512", "matmul 512", "fma"),
+    ("BM_Matmul/1024", "matmul 1024", "fma"),
+    ("BM_Matmul/2048", "matmul 2048", "fma"),
+    ("BM_Conv3x3", "conv2d 8x64x56x56 3x3 NCHW", "fma"),
+    ("BM_ConvDepthwise3x3", "depthwise 8x64x56x56 3x3", "bw"),
+    ("BM_Conv1x1", "conv1x1 8x64x56x56 -> 256", "fma"),
 ]
+EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 -> 256"]
 
 
 def run(cmd, env=None, cwd=None):
@@ -44,7 +52,7 @@ def lathe_results(binary, threads):
     for b in json.loads(out)["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
-        name = b["run_name"].split("/")[0]
+        name = b["run_name"].replace("/real_time", "")
         ms = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
         res[name] = {"ms": ms, "gbs": b.get("bytes_per_second", 0) / 1e9, "counters": b}
     return res
@@ -59,16 +67,36 @@ def anchor_results(anchors, threads):
         return {}
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "anchors.json")
-        only = ",".join(w[1] for w in WORKLOADS) + ",dispatch add 16"
+        only = ",".join(w[1] for w in WORKLOADS if w[1] not in EXTRA) + ",dispatch add 16"
         run([py, os.path.join(anchors, "bench_numpy_torch.py"), "--threads", str(threads), "--lib", "both", "--reps", "5",
              "--wait-quiet", "2", "--only", only, "--json", js])
         with open(js) as f:
             data = json.load(f)
+        extra = run([py, os.path.join(ROOT, "bench", "torch_extra.py"), "--threads", str(threads)])
     rows = data["results"] if isinstance(data, dict) else data
     res = {}
     for r in rows:
         res[(r["name"], r["lib"])] = r["med_ms"]
+    for r in json.loads(extra):
+        res[(r["name"], r["lib"])] = r["med_ms"]
     return res
+
+
+def fma_peak(anchors, threads):
+    """The FMA peak (median GFLOP/s over the widest vectors the CPU has) from the anchors' peak.c."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "peak")
+        try:
+            run(["gcc", "-O2", "-march=native", "-fopenmp", os.path.join(anchors, "peak.c"), "-o", exe])
+            out = run([exe], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+        except (subprocess.CalledProcessError, FileNotFoundError):
+            return None
+    best = None
+    for line in out.splitlines():
+        m = re.match(r"fma\d+_GFLOPs\s+best\s+[\d.]+\s+median\s+([\d.]+)", line)
+        if m:
+            best = max(best or 0.0, float(m.group(1)))
+    return best
 
 
 def stream_bandwidth(anchors, threads):
@@ -111,24 +139,32 @@ def main():
     bw2 = stream_bandwidth(args.anchors, args.threads)  # again after: the VM's speed drifts
     add_bw = max(bw.get("add", 0), bw2.get("add", 0)) or None
 
-    print(f"# {args.threads} threads; STREAM add (median GB/s, best of before/after): {add_bw}")
+    peak = fma_peak(args.anchors, args.threads)
+
+    print(f"# {args.threads} threads; STREAM add (median GB/s, best of before/after): {add_bw}; FMA peak (median GFLOP/s): {peak}")
     extra_head, extra_rule = (" baseline | baseline / lathe |", "---|---|") if args.baseline else ("", "")
-    print("| workload | lathe | lathe GB/s | % of STREAM add | numpy | torch | lathe vs numpy | lathe vs torch |" + extra_head)
+    print("| workload | lathe | lathe GB/s or GFLOP/s | % of limit | numpy | torch | lathe vs numpy | lathe vs torch |" + extra_head)
     print("|---|---|---|---|---|---|---|---|" + extra_rule)
-    for bench, anchor in WORKLOADS:
+    for bench, anchor, limit in WORKLOADS:
         l = lathe.get(bench)
         if not l:
             continue
         n, t = peers.get((anchor, "numpy")), peers.get((anchor, "torch"))
-        gbs = l["gbs"] or None
-        pct = f"{100 * gbs / add_bw:.0f}%" if gbs and add_bw else "-"
+        if limit == "fma":
+            rate = l["counters"].get("GFLOPs", 0) or None  # Google Benchmark reports the rate
+            rate_s = f"{rate:.0f} GFLOP/s" if rate else "-"
+            pct = f"{100 * rate / peak:.0f}% of FMA peak" if rate and peak else "-"
+        else:
+            rate = l["gbs"] or None
+            rate_s = fmt(rate, "GB/s") if rate else "-"
+            pct = f"{100 * rate / add_bw:.0f}% of STREAM" if rate and add_bw else "-"
         vs_n = f"{n / l['ms']:.2f}x" if n else "-"
         vs_t = f"{t / l['ms']:.2f}x" if t else "-"
         extra = ""
         if args.baseline:
             b = base.get(bench)
             extra = f" {fmt(b['ms'])} | {b['ms'] / l['ms']:.2f}x |" if b else " - | - |"
-        print(f"| {bench} ({anchor}) | {fmt(l['ms'])} | {fmt(gbs, 'GB/s') if gbs else '-'} | {pct} | {fmt(n)} | {fmt(t)} | {vs_n} | {vs_t} |{extra}")
+        print(f"| {bench} ({anchor}) | {fmt(l['ms'])} | {rate_s} | {pct} | {fmt(n)} | {fmt(t)} | {vs_n} | {vs_t} |{extra}")
     d = lathe.get("BM_Dispatch100Kernels")
     if d and args.baseline and base.get("BM_Dispatch100Kernels"):
         print(f"| dispatch per kernel, baseline | {base['BM_Dispatch100Kernels']['ms'] * 10:.3f} us | | | | | | |")

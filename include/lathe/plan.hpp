@@ -24,6 +24,7 @@ struct PrepareOptions {
   std::optional<int> threads{};    // the most threads one kernel uses (default: LATHE_THREADS, else the cores)
   std::string compiler{};          // the device's backend by name (default: its first; "clang" on CPU)
   std::optional<bool> verify{};    // check each kernel's graph between codegen steps (default: LATHE_VERIFY=1, or a debug build)
+  std::optional<int> beam{};       // BEAM search width: actions chosen by timing, stored on disk (default: BEAM, else 0: off)
 };
 
 /// A variable a kernel reads, with the bounds its values must stay in.

@@ -1,10 +1,12 @@
 #include "runtime/plan_builder.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <set>
 
 #include "device/buffer_registry.hpp"
 #include "ir/toposort.hpp"
+#include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/plan_impl.hpp"
 
@@ -20,6 +22,25 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
     }
   return vars;
 }
+
+// A line on stderr that says how far a slow step is, once it has taken a second.
+class Progress {
+ public:
+  void show(const std::string& what) {
+    if (!shown_ && std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+    shown_ = true;
+    std::fprintf(stderr, "\rlathe: %s\033[K", what.c_str());
+    std::fflush(stderr);
+  }
+  void done() {
+    if (shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  bool shown_ = false;
+};
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote) and no variable, and write no output of the plan: they run once, at prepare. Returns
@@ -73,6 +94,9 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   std::set<size_t> inputs_or_outputs;
 
   std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
+  size_t total = 0, compiled = 0;
+  for (const ScheduleItem& item : sched.items) total += !item.view_offset;
+  Progress progress;
   for (const ScheduleItem& item : sched.items) {
     if (item.view_offset) {
       size_t base = buffer_index(item.bufs[1]);
@@ -98,6 +122,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     pk.id = item.bufs[0]->id();
     pk.ast = item.ast;
     pk.kernel = compile_kernel(item.ast, device, options);
+    progress.show("compiled kernel " + std::to_string(++compiled) + "/" + std::to_string(total));
     pk.device = device;
     for (size_t slot : pk.kernel->globals) {
       const UOpPtr& node = item.bufs.at(slot);
@@ -146,6 +171,14 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
                    static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds));
   }
   impl.refresh_pointers();
+  progress.done();
+  if (int width = beam_width(options); width > 0 && kernel_options(options).optimize) {
+    size_t i = 0;
+    for (PreparedOp& op : impl.ops)
+      if (auto* k = std::get_if<PreparedKernel>(&op))
+        k->kernel = beam_search(*k, device, options, width, "kernel " + std::to_string(++i) + "/" + std::to_string(total));
+    impl.refresh_values();
+  }
   impl.run_ops(true, nullptr);  // what depends only on constants, once
   return plan;
 }

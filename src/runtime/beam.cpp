@@ -1,0 +1,195 @@
+#include "runtime/beam.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "device/backend.hpp"
+#include "device/cpu/c_compiler.hpp"
+#include "ir/axis.hpp"
+#include "lathe/error.hpp"
+#include "opt/action.hpp"
+#include "runtime/compile_kernel.hpp"
+
+namespace lathe {
+namespace {
+
+constexpr int kRounds = 4;             // action lists of at most this many actions beyond the start
+constexpr size_t kChildrenPerRound = 24;  // the best candidates' children first
+constexpr double kNotWorthIt = 20e-6;     // a kernel this fast keeps the heuristics' actions
+constexpr double kBetter = 0.99;        // a candidate must be 1% faster to count as found
+
+struct Candidate {
+  std::vector<Opt> opts;
+  std::shared_ptr<CachedKernel> kernel;
+  double seconds = 0;
+};
+
+// The fastest of a few runs, after a warm-up; runs repeat until 20 ms are spent or 10 runs.
+double time_kernel(const CachedKernel& kernel, const PreparedKernel& bound) {
+  launch_on(kernel, bound);
+  double best = 1e30, spent = 0;
+  for (int i = 0; i < 10 && (i < 3 || spent < 0.02); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    launch_on(kernel, bound);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    spent += s;
+  }
+  return best;
+}
+
+// Every action list one action longer than `opts` that applies to `ast`.
+std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>& opts, int max_threads) {
+  UOpPtr cur;
+  try {
+    cur = apply_opts(ast, opts);
+  } catch (const OptError&) {
+    return {};
+  }
+  bool threaded = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+  std::vector<Opt> moves;
+  std::vector<Loop> loops = kernel_loops(cur);
+  std::vector<int64_t> outputs;
+  for (const Loop& l : loops) {
+    if (l.kind != static_cast<int>(AxisKind::Loop) || l.symbolic) continue;
+    if (!l.reduce) outputs.push_back(l.axis);
+    for (int64_t n : {2, 3, 4, 7, 8, 16})
+      if (n < l.size || (n == l.size && n <= 16))
+        if (l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
+  }
+  for (size_t i = 0; i + 1 < outputs.size(); ++i) moves.push_back({OptOp::SWAP, outputs[i], outputs[i + 1]});
+  if (!threaded && max_threads > 1 && !outputs.empty()) moves.push_back({OptOp::THREAD, outputs.front(), max_threads});
+  std::vector<std::vector<Opt>> out;
+  for (const Opt& m : moves) {
+    std::vector<Opt> next = opts;
+    // Threads stay last: they split whatever loop is outermost when the rest is done.
+    auto t = std::find_if(next.begin(), next.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+    next.insert(t, m);
+    try {
+      apply_opts(ast, next);
+    } catch (const OptError&) {
+      continue;
+    }
+    out.push_back(std::move(next));
+  }
+  return out;
+}
+
+std::string disk_path(const PreparedKernel& bound, const DeviceSpec& device, const PrepareOptions& options) {
+  std::string dir = cache_dir();
+  if (dir.empty()) return "";
+  const Backend& backend = find_backend(device, options.compiler);
+  KernelOptions ko = kernel_options(options);
+  std::string key = std::to_string(bound.ast->hash()) + "|" + device.to_string() + "|" + backend.compiler + "|" +
+                    backend.compile().identity() + "|threads " + std::to_string(ko.max_threads);
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
+  return dir + "/beam/" + name;
+}
+
+std::optional<std::vector<Opt>> load_choice(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  try {
+    return parse_opts(line);
+  } catch (const OptError&) {
+    return std::nullopt;  // a damaged entry is searched again
+  }
+}
+
+void store_choice(const std::string& path, const std::vector<Opt>& opts) {
+  if (path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string tmp = path + ".tmp" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp);
+    out << to_string(opts) << "\n";
+    if (!out) return;
+  }
+  std::filesystem::rename(tmp, path, ec);  // whole or not at all, with another process at once
+}
+
+}  // namespace
+
+int beam_width(const PrepareOptions& options) {
+  if (options.beam) return std::max(0, *options.beam);
+  const char* b = std::getenv("BEAM");
+  return b ? std::max(0, std::atoi(b)) : 0;
+}
+
+std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const DeviceSpec& device, const PrepareOptions& options,
+                                          int width, const std::string& label) {
+  std::string path = disk_path(bound, device, options);
+  if (std::optional<std::vector<Opt>> stored = load_choice(path)) {
+    try {
+      return compile_kernel(bound.ast, device, options, *stored);
+    } catch (const OptError&) {
+      // stale: search again
+    }
+  }
+  UOpPtr ast = optimizer_input(bound.ast);
+  int max_threads = kernel_options(options).max_threads;
+  // One candidate at a time: building kernels from several threads at once deadlocked in the
+  // UOp intern table (a node's last reference dropped under its lock), so the compiles are not
+  // run in parallel until that is fixed.
+  auto evaluate = [&](const std::vector<std::vector<Opt>>& lists) {
+    std::vector<Candidate> out;
+    for (const std::vector<Opt>& opts : lists) {
+      try {
+        std::shared_ptr<CachedKernel> k = compile_kernel(bound.ast, device, options, opts);
+        out.push_back({opts, k, time_kernel(*k, bound)});
+      } catch (const Error&) {
+        // an action list that does not compile is not a candidate
+      }
+    }
+    return out;
+  };
+  std::vector<Candidate> beam = evaluate({chosen_opts(ast, kernel_options(options))});
+  if (beam.empty()) return compile_kernel(bound.ast, device, options);
+  if (beam.front().seconds < kNotWorthIt) return beam.front().kernel;
+  for (Candidate& c : evaluate({{}})) beam.push_back(std::move(c));
+  auto faster = [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; };
+  std::sort(beam.begin(), beam.end(), faster);
+  std::set<std::string> seen;
+  for (const Candidate& c : beam) seen.insert(to_string(c.opts));
+  size_t tried = beam.size();
+  auto progress = [&] {
+    std::fprintf(stderr, "\rlathe: BEAM %s %s: %zu candidates, best %.1f us [%s]\033[K", label.c_str(),
+                 bound.kernel->entry_point.c_str(), tried, beam.front().seconds * 1e6, to_string(beam.front().opts).c_str());
+    std::fflush(stderr);
+  };
+  progress();
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::vector<Opt>> next;
+    for (const Candidate& c : beam)
+      for (std::vector<Opt>& child : children(ast, c.opts, max_threads))
+        if (next.size() < kChildrenPerRound && seen.insert(to_string(child)).second) next.push_back(std::move(child));
+    if (next.empty()) break;
+    std::vector<Candidate> found = evaluate(std::move(next));
+    tried += found.size();
+    double best = beam.front().seconds;
+    beam.insert(beam.end(), found.begin(), found.end());
+    std::sort(beam.begin(), beam.end(), faster);
+    if (beam.size() > static_cast<size_t>(width)) beam.resize(static_cast<size_t>(width));
+    progress();
+    if (beam.front().seconds > best * kBetter) break;
+  }
+  std::fprintf(stderr, "\n");
+  store_choice(path, beam.front().opts);
+  return beam.front().kernel;
+}
+
+}  // namespace lathe
