@@ -29,12 +29,6 @@ Loop find(const UOpPtr& ast, const Opt& o, int64_t axis) {
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
-int64_t next_axis(const UOpPtr& ast) {
-  int64_t n = 0;
-  for (const Loop& l : kernel_loops(ast)) n = std::max(n, l.axis + 1);
-  return n;
-}
-
 bool depends_on(const UOpPtr& u, const UOp* r) {
   for (const UOpPtr& x : toposort(u))
     if (x.get() == r) return true;
@@ -156,6 +150,12 @@ std::vector<Loop> kernel_loops(const UOpPtr& ast) {
                        static_cast<int>(axis_kind(*u))});
   std::sort(loops.begin(), loops.end(), [](const Loop& a, const Loop& b) { return a.axis < b.axis; });
   return loops;
+}
+
+int64_t next_axis(const UOpPtr& ast) {
+  int64_t n = 0;
+  for (const Loop& l : kernel_loops(ast)) n = std::max(n, l.axis + 1);
+  return n;
 }
 
 UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {

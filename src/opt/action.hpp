@@ -58,6 +58,8 @@ struct Loop {
 
 /// The kernel's loops, by axis.
 std::vector<Loop> kernel_loops(const UOpPtr& ast);
+/// The axis id a new loop of `ast` takes (one past the largest).
+int64_t next_axis(const UOpPtr& ast);
 
 /// `ast` with `opt` applied; throws OptError when it does not fit.
 UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt);

@@ -73,12 +73,6 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 
 bool ordinary(const Loop& l) { return l.kind == static_cast<int>(AxisKind::Loop) && !l.symbolic; }
 
-int64_t next_axis(const UOpPtr& ast) {
-  int64_t n = 0;
-  for (const Loop& l : kernel_loops(ast)) n = std::max(n, l.axis + 1);
-  return n;
-}
-
 std::optional<Loop> loop_at(const UOpPtr& ast, int64_t axis) {
   for (const Loop& l : kernel_loops(ast))
     if (l.axis == axis) return l;
