@@ -9,6 +9,7 @@
 namespace lathe {
 
 ConstValue evaluate(const UOpPtr& root, const VarValues& vars) {
+  if (root->op() == Ops::CONST) return root->const_value();  // most sizes and counts: no walk, no map
   // A node without a value is only an error once something needs it: the variable under a BIND
   // takes the bound value and needs none of its own.
   std::unordered_map<const UOp*, ConstValue> value;

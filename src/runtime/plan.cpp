@@ -53,25 +53,23 @@ void ExecutionPlan::Impl::refresh_values() {
 
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
   if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
-  if (constants_stale.exchange(false)) run_ops(true, nullptr);
-  run_ops(false, profile);
+  if (constants_stale.load(std::memory_order_relaxed) && constants_stale.exchange(false)) run_ops(folded, profile);
+  run_ops(executed, profile);
 }
 
-void ExecutionPlan::Impl::buffers_handed_out() {
-  for (const PreparedOp& op : ops)
-    if (const auto* k = std::get_if<PreparedKernel>(&op); k && k->constant) {
-      constants_stale.store(true);
-      return;
-    }
+void ExecutionPlan::Impl::handed_out(size_t buffer) {
+  if (feeds_folded.count(buffer)) constants_stale.store(true);
 }
 
-void ExecutionPlan::Impl::run_ops(bool constant, std::vector<KernelProfile>* profile) const {
+void ExecutionPlan::Impl::all_handed_out() {
+  if (!folded.empty()) constants_stale.store(true);
+}
+
+void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<KernelProfile>* profile) const {
   bool timed = profile || debug_level() >= 1;
-  for (size_t i = 0; i < ops.size(); ++i) {
+  for (size_t i : which) {
     const PreparedOp& op = ops[i];
-    const auto* k = std::get_if<PreparedKernel>(&op);
-    if ((k && k->constant) != constant) continue;
-    if (k) {
+    if (const auto* k = std::get_if<PreparedKernel>(&op)) {
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
       if (!timed) continue;
@@ -121,21 +119,23 @@ const Buffer* ExecutionPlan::buffer(uint64_t ast_id) const {
 }
 
 Buffer* ExecutionPlan::buffer_mut_by_id(uint64_t ast_id) {
-  impl_->buffers_handed_out();
   auto it = impl_->ast_to_buffer.find(ast_id);
-  return it == impl_->ast_to_buffer.end() ? nullptr : &impl_->buffers[it->second];
+  if (it == impl_->ast_to_buffer.end()) return nullptr;
+  impl_->handed_out(it->second);
+  return &impl_->buffers[it->second];
 }
 
 const DeviceSpec& ExecutionPlan::device() const { return impl_->device; }
 const std::vector<Buffer>& ExecutionPlan::buffers() const { return impl_->buffers; }
 std::vector<Buffer>& ExecutionPlan::buffers_mut() {
-  impl_->buffers_handed_out();
+  impl_->all_handed_out();
   return impl_->buffers;
 }
 
 Buffer* ExecutionPlan::buffer_at_mut(size_t index) {
-  impl_->buffers_handed_out();
-  return index < impl_->buffers.size() ? &impl_->buffers[index] : nullptr;
+  if (index >= impl_->buffers.size()) return nullptr;
+  impl_->handed_out(index);
+  return &impl_->buffers[index];
 }
 
 std::vector<const PreparedKernel*> ExecutionPlan::prepared_kernels() const {
@@ -157,8 +157,8 @@ void ExecutionPlan::execute() const { impl_->run(nullptr); }
 
 WorkCount ExecutionPlan::estimated_work() const {
   WorkCount total;
-  for (const PreparedKernel* k : prepared_kernels())
-    if (!k->constant) total += k->work;  // what execute() runs
+  for (size_t i : impl_->executed)  // what execute() runs
+    if (const auto* k = std::get_if<PreparedKernel>(&impl_->ops[i])) total += k->work;
   return total;
 }
 
@@ -216,7 +216,7 @@ void ExecutionPlan::release_all_buffers(const std::function<void(uint64_t)>& rem
     impl_->buffers[i].release();
   }
   impl_->needs_pointers.store(true);
-  impl_->buffers_handed_out();
+  impl_->all_handed_out();  // the folded results were released too
 }
 
 }  // namespace lathe

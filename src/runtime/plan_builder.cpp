@@ -43,31 +43,39 @@ class Progress {
 };
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
-// wrote) and no variable, and write no output of the plan: they run once, at prepare. Returns
-// the buffers they write, kept for the plan's lifetime.
-std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& outputs) {
+// wrote) and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
+// what they view): they run once, at prepare. Splits impl.ops into what execute() runs and the
+// folded kernels, and notes every buffer the folded kernels touch. Returns the buffers they
+// write, kept for the plan's lifetime.
+std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable) {
   std::set<size_t> constant;
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (impl.buffers[i].is_constant()) constant.insert(i);
   std::set<size_t> written;
-  for (PreparedOp& op : impl.ops) {
-    if (auto* v = std::get_if<PreparedBufferView>(&op)) {
-      if (constant.count(v->base)) constant.insert(v->view);
-      continue;
-    }
+  for (size_t i = 0; i < impl.ops.size(); ++i) {
+    PreparedOp& op = impl.ops[i];
     auto* k = std::get_if<PreparedKernel>(&op);
-    if (!k || !k->runtime_vars.empty()) continue;
-    bool reads = false, only_constants = true;
-    for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) {
+    if (auto* v = std::get_if<PreparedBufferView>(&op); v && constant.count(v->base)) constant.insert(v->view);
+    bool reads = false, only_constants = k && k->runtime_vars.empty();
+    for (size_t pos = 0; only_constants && pos < k->buffer_indices.size(); ++pos) {
       size_t b = k->buffer_indices[pos];
       bool out = std::find(k->output_indices.begin(), k->output_indices.end(), pos) != k->output_indices.end();
-      if (out) only_constants = only_constants && !outputs.count(b);
-      else reads = true, only_constants = only_constants && constant.count(b);
+      if (out) only_constants = !reachable.count(b);
+      else reads = true, only_constants = constant.count(b) > 0;
     }
-    if (!reads || !only_constants) continue;
+    if (!reads || !only_constants) {
+      impl.executed.push_back(i);
+      continue;
+    }
     k->constant = true;
+    impl.folded.push_back(i);
+    for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) impl.feeds_folded.insert(k->buffer_indices[pos]);
     for (size_t pos : k->output_indices) constant.insert(k->buffer_indices[pos]), written.insert(k->buffer_indices[pos]);
   }
+  // A view shares its base's memory: writing either changes what the folded kernels saw.
+  for (const PreparedOp& op : impl.ops)
+    if (const auto* v = std::get_if<PreparedBufferView>(&op); v && (impl.feeds_folded.count(v->base) || impl.feeds_folded.count(v->view)))
+      impl.feeds_folded.insert({v->base, v->view});
   return written;
 }
 
@@ -153,18 +161,17 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     impl.outputs.push_back(i);
     inputs_or_outputs.insert(i);
   }
-  // A buffer that an output (or input) views is kept with it, never released as an intermediate.
-  for (const PreparedOp& op : impl.ops)
-    if (const auto* v = std::get_if<PreparedBufferView>(&op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
-  std::set<size_t> folded = fold_constants(impl, std::set<size_t>(impl.outputs.begin(), impl.outputs.end()));
+  // A buffer that an output (or input) views is kept with it, never released as an intermediate;
+  // latest first, so a view of a view reaches the memory under both.
+  for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)
+    if (const auto* v = std::get_if<PreparedBufferView>(&*op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
+  std::set<size_t> folded = fold_constants(impl, inputs_or_outputs);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !folded.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   impl.refresh_values();
   if (debug_level() >= 2) {
-    size_t once = 0;
-    for (const PreparedKernel* k : plan.prepared_kernels()) once += k->constant;
     std::fprintf(stderr, "lathe: schedule of %zu kernels (%zu on constants, run at prepare), %zu views, %zu buffers\n",
-                 plan.prepared_kernels().size(), once, impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
+                 plan.prepared_kernels().size(), impl.folded.size(), impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())
       std::fprintf(stderr, "  %-40s %zu buffers, %lld ops, %lld index ops, %lld bytes touched, %lld bytes loaded and stored\n",
                    k->kernel->entry_point.c_str(), k->buffer_indices.size(), static_cast<long long>(k->work.ops),
@@ -172,14 +179,16 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   }
   impl.refresh_pointers();
   progress.done();
+  impl.run_ops(impl.folded, nullptr);  // what depends only on constants, once
+  // BEAM times the kernels execute() runs, on their real inputs (the folded ones computed).
   if (int width = beam_width(options); width > 0 && kernel_options(options).optimize) {
-    size_t i = 0;
-    for (PreparedOp& op : impl.ops)
-      if (auto* k = std::get_if<PreparedKernel>(&op))
-        k->kernel = beam_search(*k, device, options, width, "kernel " + std::to_string(++i) + "/" + std::to_string(total));
+    size_t n = 0, searched = 0;
+    for (size_t i : impl.executed) n += std::holds_alternative<PreparedKernel>(impl.ops[i]);
+    for (size_t i : impl.executed)
+      if (auto* k = std::get_if<PreparedKernel>(&impl.ops[i]))
+        k->kernel = beam_search(*k, device, options, width, "kernel " + std::to_string(++searched) + "/" + std::to_string(n));
     impl.refresh_values();
   }
-  impl.run_ops(true, nullptr);  // what depends only on constants, once
   return plan;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <unordered_set>
 #include <vector>
 
 #include "lathe/plan.hpp"
@@ -19,19 +20,24 @@ struct ExecutionPlan::Impl {
   std::unordered_map<uint64_t, size_t> ast_to_buffer;
   std::unordered_map<std::string, int64_t> var_values;  // current binding of every variable
   mutable std::atomic<bool> needs_pointers{false};      // set when buffers were released
-  mutable std::atomic<bool> constants_stale{false};     // set when a buffer was handed out to write
+  std::vector<size_t> executed;                // indices of the ops execute() runs, in order
+  std::vector<size_t> folded;                  // indices of the kernels on constants only, run at prepare
+  std::unordered_set<size_t> feeds_folded;     // buffers the folded kernels read or write
+  mutable std::atomic<bool> constants_stale{false};     // set when such a buffer was handed out to write
 
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();
   /// Re-evaluates every kernel's launch size and positional values from var_values.
   void refresh_values();
-  /// Runs the kernels that read only constants (again, if the constants may have changed), then
-  /// the others.
+  /// Runs the folded kernels again if a buffer they touch was handed out for writing, then the
+  /// others.
   void run(std::vector<KernelProfile>* profile) const;
-  /// Runs the ops of one kind: the kernels that read only constants, or everything else.
-  void run_ops(bool constant, std::vector<KernelProfile>* profile) const;
-  /// Called when the caller may write a buffer: what was computed from constants is recomputed.
-  void buffers_handed_out();
+  /// Runs the ops at `which` (indices into ops), in order.
+  void run_ops(const std::vector<size_t>& which, std::vector<KernelProfile>* profile) const;
+  /// The caller may write `buffer` (or, all_handed_out, any buffer): what was folded from it is
+  /// computed again at the next run.
+  void handed_out(size_t buffer);
+  void all_handed_out();
 };
 
 /// DEBUG level from the environment (0 when unset).
