@@ -2,6 +2,7 @@
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,19 +11,22 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "device/backend.hpp"
-#include "device/cpu/c_compiler.hpp"
+#include "device/cpu/c_compiler.hpp"  // cache_dir()
 #include "ir/axis.hpp"
 #include "lathe/error.hpp"
 #include "opt/action.hpp"
 #include "runtime/compile_kernel.hpp"
+#include "runtime/progress.hpp"
 
 namespace lathe {
 namespace {
 
+// Part of every stored choice's key: bump it when the actions or the code they make change, so
+// choices timed on older code are searched again.
+constexpr const char* kFormat = "beam 1";
 constexpr int kRounds = 4;             // action lists of at most this many actions beyond the start
 constexpr size_t kChildrenPerRound = 24;  // the best candidates' children first
 constexpr double kNotWorthIt = 20e-6;     // a kernel this fast keeps the heuristics' actions
@@ -61,11 +65,11 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
   std::vector<Loop> loops = kernel_loops(cur);
   std::vector<int64_t> outputs;
   for (const Loop& l : loops) {
-    if (l.kind != static_cast<int>(AxisKind::Loop) || l.symbolic) continue;
-    if (!l.reduce) outputs.push_back(l.axis);
+    if (l.kind != static_cast<int>(AxisKind::Loop)) continue;
+    if (!l.reduce) outputs.push_back(l.axis);  // a symbolic loop can still swap or take threads
+    if (l.symbolic) continue;
     for (int64_t n : {2, 3, 4, 7, 8, 16})
-      if (n < l.size || (n == l.size && n <= 16))
-        if (l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
+      if (n <= l.size && l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
   }
   for (size_t i = 0; i + 1 < outputs.size(); ++i) moves.push_back({OptOp::SWAP, outputs[i], outputs[i + 1]});
   if (!threaded && max_threads > 1 && !outputs.empty()) moves.push_back({OptOp::THREAD, outputs.front(), max_threads});
@@ -90,7 +94,7 @@ std::string disk_path(const PreparedKernel& bound, const DeviceSpec& device, con
   if (dir.empty()) return "";
   const Backend& backend = find_backend(device, options.compiler);
   KernelOptions ko = kernel_options(options);
-  std::string key = std::to_string(bound.ast->hash()) + "|" + device.to_string() + "|" + backend.compiler + "|" +
+  std::string key = std::string(kFormat) + "|" + std::to_string(bound.ast->hash()) + "|" + device.to_string() + "|" + backend.compiler + "|" +
                     backend.compile().identity() + "|threads " + std::to_string(ko.max_threads);
   char name[32];
   std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
@@ -113,13 +117,10 @@ void store_choice(const std::string& path, const std::vector<Opt>& opts) {
   if (path.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp);
-    out << to_string(opts) << "\n";
-    if (!out) return;
-  }
-  std::filesystem::rename(tmp, path, ec);  // whole or not at all, with another process at once
+  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  bool written = static_cast<bool>(std::ofstream(tmp) << to_string(opts) << "\n");
+  if (written) std::filesystem::rename(tmp, path, ec);  // whole or not at all, with another process at once
+  if (!written || ec) std::filesystem::remove(tmp, ec);
 }
 
 }  // namespace
@@ -136,8 +137,8 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
   if (std::optional<std::vector<Opt>> stored = load_choice(path)) {
     try {
       return compile_kernel(bound.ast, device, options, *stored);
-    } catch (const OptError&) {
-      // stale: search again
+    } catch (const Error&) {
+      // no longer fits this kernel or compiler: search again
     }
   }
   UOpPtr ast = optimizer_input(bound.ast);
@@ -157,38 +158,40 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
     }
     return out;
   };
-  std::vector<Candidate> beam = evaluate({chosen_opts(ast, kernel_options(options))});
-  if (beam.empty()) return compile_kernel(bound.ast, device, options);
-  if (beam.front().seconds < kNotWorthIt) return beam.front().kernel;
-  for (Candidate& c : evaluate({{}})) beam.push_back(std::move(c));
-  auto faster = [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; };
-  std::sort(beam.begin(), beam.end(), faster);
-  std::set<std::string> seen;
-  for (const Candidate& c : beam) seen.insert(to_string(c.opts));
-  size_t tried = beam.size();
-  auto progress = [&] {
-    std::fprintf(stderr, "\rlathe: BEAM %s %s: %zu candidates, best %.1f us [%s]\033[K", label.c_str(),
-                 bound.kernel->entry_point.c_str(), tried, beam.front().seconds * 1e6, to_string(beam.front().opts).c_str());
-    std::fflush(stderr);
-  };
-  progress();
-  for (int round = 0; round < kRounds; ++round) {
-    std::vector<std::vector<Opt>> next;
-    for (const Candidate& c : beam)
-      for (std::vector<Opt>& child : children(ast, c.opts, max_threads))
-        if (next.size() < kChildrenPerRound && seen.insert(to_string(child)).second) next.push_back(std::move(child));
-    if (next.empty()) break;
-    std::vector<Candidate> found = evaluate(std::move(next));
-    tried += found.size();
-    double best = beam.front().seconds;
-    beam.insert(beam.end(), found.begin(), found.end());
+  // The start: the kernel the plan has (the heuristics' actions), and none.
+  std::vector<Candidate> beam{{parse_opts(bound.kernel->opts), bound.kernel, time_kernel(*bound.kernel, bound)}};
+  if (beam.front().seconds >= kNotWorthIt) {
+    for (Candidate& c : evaluate({{}})) beam.push_back(std::move(c));
+    auto faster = [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; };
     std::sort(beam.begin(), beam.end(), faster);
-    if (beam.size() > static_cast<size_t>(width)) beam.resize(static_cast<size_t>(width));
-    progress();
-    if (beam.front().seconds > best * kBetter) break;
+    std::set<std::string> seen;
+    for (const Candidate& c : beam) seen.insert(to_string(c.opts));
+    size_t tried = beam.size();
+    ProgressLine progress(std::chrono::milliseconds(0));
+    auto show = [&] {
+      char best[32];
+      std::snprintf(best, sizeof best, "%.1f us", beam.front().seconds * 1e6);
+      progress.show("BEAM " + label + " " + bound.kernel->entry_point + ": " + std::to_string(tried) + " candidates, best " + best +
+                    " [" + to_string(beam.front().opts) + "]");
+    };
+    show();
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<std::vector<Opt>> next;
+      for (const Candidate& c : beam)
+        for (std::vector<Opt>& child : children(ast, c.opts, max_threads))
+          if (next.size() < kChildrenPerRound && seen.insert(to_string(child)).second) next.push_back(std::move(child));
+      if (next.empty()) break;
+      std::vector<Candidate> found = evaluate(next);
+      tried += found.size();
+      double best = beam.front().seconds;
+      beam.insert(beam.end(), found.begin(), found.end());
+      std::sort(beam.begin(), beam.end(), faster);
+      if (beam.size() > static_cast<size_t>(width)) beam.resize(static_cast<size_t>(width));
+      show();
+      if (beam.front().seconds > best * kBetter) break;
+    }
   }
-  std::fprintf(stderr, "\n");
-  store_choice(path, beam.front().opts);
+  store_choice(path, beam.front().opts);  // a kernel too fast to search keeps the heuristics' choice, stored too
   return beam.front().kernel;
 }
 

@@ -1,8 +1,8 @@
 // BEAM search: a kernel's optimization actions chosen by timing candidates on the plan's real
 // buffers instead of by the heuristics. Each round extends every surviving action list by one
 // action (an upcast or unroll of a loop, a swap of two loops, threads), compiles the new lists
-// in parallel, times them, and keeps the `width` fastest; it stops when a round finds nothing
-// faster. The winner is stored on disk under the cache directory, keyed by the kernel's
+// (one at a time), times them, and keeps the `width` fastest; it stops when a round finds
+// nothing faster. The winner is stored on disk under the cache directory, keyed by the kernel's
 // structural hash, the device and the compiler's identity (which names the CPU's features), so
 // the search is paid once per kernel and machine.
 #pragma once

@@ -1,6 +1,5 @@
 #include "runtime/plan_builder.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <set>
 
@@ -9,6 +8,7 @@
 #include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/plan_impl.hpp"
+#include "runtime/progress.hpp"
 
 namespace lathe {
 namespace {
@@ -22,25 +22,6 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
     }
   return vars;
 }
-
-// A line on stderr that says how far a slow step is, once it has taken a second.
-class Progress {
- public:
-  void show(const std::string& what) {
-    if (!shown_ && std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
-    shown_ = true;
-    std::fprintf(stderr, "\rlathe: %s\033[K", what.c_str());
-    std::fflush(stderr);
-  }
-  void done() {
-    if (shown_) std::fprintf(stderr, "\n");
-    shown_ = false;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  bool shown_ = false;
-};
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote) and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
@@ -104,7 +85,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
   size_t total = 0, compiled = 0;
   for (const ScheduleItem& item : sched.items) total += !item.view_offset;
-  Progress progress;
+  ProgressLine progress(std::chrono::seconds(1));
   for (const ScheduleItem& item : sched.items) {
     if (item.view_offset) {
       size_t base = buffer_index(item.bufs[1]);

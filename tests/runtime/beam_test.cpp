@@ -2,24 +2,49 @@
 // under the cache directory, and the next prepare takes it from there without searching.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
 
-TEST(Beam, ChoosesByTimingStoresTheChoiceAndAgreesWithTheUnoptimizedKernel) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("lathe_beam_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  const char* old = std::getenv("LATHE_CACHE_DIR");
-  std::string saved = old ? old : "";
-  ::setenv("LATHE_CACHE_DIR", dir.c_str(), 1);
+namespace fs = std::filesystem;
 
+// LATHE_CACHE_DIR pointed at a fresh folder for the test's lifetime, restored and removed after
+// (also when an assertion ends the test early).
+class ScratchCache {
+ public:
+  ScratchCache() : dir_(fs::temp_directory_path() / ("lathe_beam_test_" + std::to_string(::getpid()))) {
+    if (const char* old = std::getenv("LATHE_CACHE_DIR")) old_ = old;
+    fs::remove_all(dir_);
+    ::setenv("LATHE_CACHE_DIR", dir_.c_str(), 1);
+  }
+  ~ScratchCache() {
+    if (old_) ::setenv("LATHE_CACHE_DIR", old_->c_str(), 1);
+    else ::unsetenv("LATHE_CACHE_DIR");
+    fs::remove_all(dir_);
+  }
+  std::vector<fs::path> stored() const {
+    std::vector<fs::path> out;
+    if (fs::exists(dir_ / "beam"))
+      for (const auto& e : fs::directory_iterator(dir_ / "beam"))
+        if (e.is_regular_file()) out.push_back(e.path());
+    return out;
+  }
+
+ private:
+  fs::path dir_;
+  std::optional<std::string> old_;
+};
+
+TEST(Beam, ChoosesByTimingStoresTheChoiceAndAgreesWithTheUnoptimizedKernel) {
+  ScratchCache cache;
   Tensor a = Tensor::rand({160, 96}, 1), b = Tensor::rand({96, 176}, 2);
   Tensor c = a.matmul(b);
   ExecutionPlan plain = Tensor::prepare({c}, PrepareOptions{.optimize = false, .threads = 1});
@@ -28,24 +53,26 @@ TEST(Beam, ChoosesByTimingStoresTheChoiceAndAgreesWithTheUnoptimizedKernel) {
 
   ExecutionPlan searched = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
   searched.execute();
-  std::vector<float> got = searched.output_buffer()->to_vector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << i;
+  EXPECT_ALLCLOSE(searched.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
 
-  size_t stored = 0;
-  if (fs::exists(dir / "beam"))
-    for (const auto& e : fs::directory_iterator(dir / "beam")) stored += e.is_regular_file();
-  EXPECT_GE(stored, 1u);
-
-  // Again: the stored choice, the same actions.
+  // One choice stored per kernel; the next prepare takes it as it is: here a choice written by
+  // hand, which no search would make, so what the plan gets can only have come from the file.
+  std::vector<fs::path> stored = cache.stored();
+  ASSERT_EQ(stored.size(), searched.prepared_kernels().size());
+  ASSERT_EQ(stored.size(), 1u);
+  std::ofstream(stored[0]) << "THREAD(0, 2)\n";
   ExecutionPlan again = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
-  ASSERT_EQ(again.prepared_kernels().size(), searched.prepared_kernels().size());
-  for (size_t i = 0; i < again.prepared_kernels().size(); ++i)
-    EXPECT_EQ(again.prepared_kernels()[i]->kernel->opts, searched.prepared_kernels()[i]->kernel->opts);
+  ASSERT_EQ(again.prepared_kernels().size(), 1u);
+  EXPECT_EQ(again.prepared_kernels()[0]->kernel->opts, "THREAD(0, 2)");
+  again.execute();
+  EXPECT_ALLCLOSE(again.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
 
-  if (old) ::setenv("LATHE_CACHE_DIR", saved.c_str(), 1);
-  else ::unsetenv("LATHE_CACHE_DIR");
-  fs::remove_all(dir);
+  // A stored choice that no longer fits the kernel is searched again, not an error.
+  std::ofstream(stored[0]) << "UPCAST(0, 7)\n";  // 160 rows are no multiple of 7
+  ExecutionPlan refit = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
+  refit.execute();
+  EXPECT_ALLCLOSE(refit.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
+  EXPECT_NE(refit.prepared_kernels()[0]->kernel->opts, "UPCAST(0, 7)");
 }
 
 }  // namespace
