@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/pattern.hpp"
+#include "ir/alu.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
@@ -14,13 +15,6 @@
 
 namespace lathe {
 namespace {
-
-UOpPtr identity(Ops op, DType d) {
-  if (op == Ops::ADD) return UOp::const_(d, int64_t{0});
-  if (op == Ops::MUL) return UOp::const_(d, int64_t{1});
-  if (d.is_float()) return UOp::const_(d, -std::numeric_limits<double>::infinity());
-  return UOp::const_(d, d.min());
-}
 
 // The ranges a node's value depends on: every RANGE under it, except those an END closes.
 std::vector<UOpPtr> live_ranges(const UOpPtr& u) {
@@ -51,7 +45,7 @@ UOpPtr lower(const Match& m) {
   bool widen = out.scalar() == dtypes::float16 || out.scalar() == dtypes::bfloat16;
   DType dt = widen ? dtypes::float32.vec(out.count()) : out;
   Ops op = red->arg_as<Ops>();
-  UOpPtr init = identity(op, dt.scalar());
+  UOpPtr init = reduce_identity(op, dt.scalar());
   if (dt.count() > 1) init = UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(static_cast<size_t>(dt.count()), init));
   std::vector<UOpPtr> reg_src{init};
   reg_src.insert(reg_src.end(), around.begin(), around.end());

@@ -7,6 +7,7 @@
 #include "ir/axis.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/step.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -14,12 +15,6 @@
 
 namespace lathe {
 namespace {
-
-bool depends_on(const UOpPtr& u, const UOp* r) {
-  for (const UOpPtr& x : toposort(u))
-    if (x.get() == r) return true;
-  return false;
-}
 
 UOpPtr at(const UOpPtr& x, const UOpPtr& r, int64_t i) { return simplify(substitute(x, {{r.get(), UOp::index_const(i)}})); }
 
@@ -136,9 +131,7 @@ class Vectorizer {
   // every lane, of a type kept whole in vectors.
   bool whole_vector(DType elem, const UOpPtr& off, const UOpPtr& gate) {
     if (elem.is_bool() || is_16bit_float(elem) || (gate && dep(gate))) return false;
-    UOpPtr x = UOp::variable("lane", 0, w_ - 2);
-    UOpPtr d = simplify(substitute(off, {{v_.get(), x + 1}}) - substitute(off, {{v_.get(), x}}));
-    return d->is_const() && const_as_int(d->const_value()) == 1;
+    return step_along(off, v_) == 1;
   }
 
   UOpPtr vec(const UOpPtr& u) {
@@ -261,14 +254,8 @@ UOpPtr pick_vector_axis(const UOpPtr& ast, int max_lanes) {
   for (const UOpPtr& r : regs) {
     int64_t n = r->src(0)->vmax();
     if (n < 2 || n > max_lanes || (n & (n - 1)) != 0) continue;
-    UOpPtr x = UOp::variable("lane", 0, n - 2);
-    for (const UOpPtr& u : toposort(ast)) {
-      if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
-      const UOpPtr& off = u->src(0)->src(1);
-      if (!depends_on(off, r.get())) continue;
-      UOpPtr d = simplify(substitute(off, {{r.get(), x + 1}}) - substitute(off, {{r.get(), x}}));
-      if (d->is_const() && const_as_int(d->const_value()) == 1) return r;
-    }
+    for (const UOpPtr& u : toposort(ast))
+      if ((u->op() == Ops::LOAD || u->op() == Ops::STORE) && step_along(u->src(0)->src(1), r) == 1) return r;
   }
   return nullptr;
 }
@@ -288,7 +275,7 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   for (const UOpPtr& st : unrolled->src()) {
     std::vector<UOpPtr> rs;
     for (const UOpPtr& r : regs)
-      if (r != vector_axis && depends_on(st, r.get())) rs.push_back(r);
+      if (r != vector_axis && varies_with(st, r.get())) rs.push_back(r);
     for (const UOpPtr& c : copies(st, rs)) stores.push_back(c);
   }
   if (vector_axis) {

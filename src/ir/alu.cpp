@@ -122,4 +122,10 @@ std::optional<ConstValue> exec_alu(Ops op, DType dt, std::span<const ConstValue>
   return std::nullopt;
 }
 
+UOpPtr reduce_identity(Ops op, DType d) {
+  if (op == Ops::ADD) return UOp::const_(d, int64_t{0});
+  if (op == Ops::MUL) return UOp::const_(d, int64_t{1});
+  return UOp::const_(d, d.min());  // a float's min is -inf
+}
+
 }  // namespace lathe

@@ -13,4 +13,8 @@ namespace lathe {
 /// undefined (division by zero, an out-of-range shift) or the op is not an ALU op.
 std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstValue> srcs);
 
+/// The identity of a reduction by `op` (ADD, MUL or MAX) in `dtype`: 0, 1, or the lowest value
+/// (-inf for floats).
+UOpPtr reduce_identity(Ops op, DType dtype);
+
 }  // namespace lathe

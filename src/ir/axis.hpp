@@ -21,8 +21,6 @@ inline AxisKind axis_kind(const UOp& range) {
   return a.size() > 1 ? static_cast<AxisKind>(a[1]) : AxisKind::Loop;
 }
 
-inline bool is_upcast_range(const UOp& r) { return r.op() == Ops::RANGE && axis_kind(r) == AxisKind::Upcast; }
-
 /// Whether a loop over `r` is held in registers rather than iterated (Upcast or Unroll).
 inline bool is_register_range(const UOp& r) {
   return r.op() == Ops::RANGE && (axis_kind(r) == AxisKind::Upcast || axis_kind(r) == AxisKind::Unroll);

@@ -5,7 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "ir/alu.hpp"
 #include "ir/axis.hpp"
+#include "ir/step.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/substitute.hpp"
@@ -27,12 +29,6 @@ Loop find(const UOpPtr& ast, const Opt& o, int64_t axis) {
   for (const Loop& l : kernel_loops(ast))
     if (l.axis == axis) return l;
   refuse(o, "the kernel has no loop " + std::to_string(axis));
-}
-
-bool depends_on(const UOpPtr& u, const UOp* r) {
-  for (const UOpPtr& x : toposort(u))
-    if (x.get() == r) return true;
-  return false;
 }
 
 // A reduction's loop list with `r` replaced by `with` (in its place).
@@ -63,13 +59,6 @@ UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind) {
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
 
-UOpPtr identity(Ops op, DType d) {
-  if (op == Ops::ADD) return UOp::const_(d, int64_t{0});
-  if (op == Ops::MUL) return UOp::const_(d, int64_t{1});
-  if (d.is_float()) return UOp::const_(d, -std::numeric_limits<double>::infinity());
-  return UOp::const_(d, d.min());
-}
-
 // The loop runs to `padded`; every access its index reaches past `size` is gated, and a reduction
 // over it adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
@@ -83,8 +72,8 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
       {UPat(Ops::INDEX).named("i"), [](const Match& m) -> UOpPtr {
          const auto& c = m.ctx<const Ctx>();
          const UOpPtr& i = m["i"];
-         if (!depends_on(i->src(1), c.r.get())) return nullptr;
-         if (i->src().size() == 3 && depends_on(i->src(2), c.inside.get())) return nullptr;  // gated already
+         if (!varies_with(i->src(1), c.r.get())) return nullptr;
+         if (i->src().size() == 3 && varies_with(i->src(2), c.inside.get())) return nullptr;  // gated already
          UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), c.inside) : c.inside;
          return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});
        }},
@@ -95,7 +84,7 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
          const UOpPtr& x = red->src(0);
          if (x->op() == Ops::WHERE && x->src(0) == c.inside) return nullptr;  // masked already
          std::vector<UOpPtr> src(red->src().begin(), red->src().end());
-         src[0] = where(c.inside, x, identity(red->arg_as<Ops>(), x->dtype()));
+         src[0] = where(c.inside, x, reduce_identity(red->arg_as<Ops>(), x->dtype()));
          return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
        }},
   });

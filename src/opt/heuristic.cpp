@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/axis.hpp"
+#include "ir/step.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -40,22 +41,8 @@ std::vector<Access> accesses(const UOpPtr& ast) {
   return out;
 }
 
-bool depends_on(const UOpPtr& u, const UOp* r) {
-  for (const UOpPtr& x : toposort(u))
-    if (x.get() == r) return true;
-  return false;
-}
-
-// How far `offset` moves when `loop` steps by one: 0 when it does not depend on it, nothing when
-// the step is not the same everywhere.
-std::optional<int64_t> stride(const UOpPtr& offset, const Loop& loop) {
-  if (!depends_on(offset, loop.range.get())) return 0;
-  if (loop.size < 2) return 0;
-  UOpPtr x = UOp::variable("lathe.step", 0, loop.size - 2);
-  UOpPtr d = simplify(substitute(offset, {{loop.range.get(), x + 1}}) - substitute(offset, {{loop.range.get(), x}}));
-  if (!d->is_const()) return std::nullopt;
-  return const_as_int(d->const_value());
-}
+// How far `offset` moves when `loop` steps by one (ir/step.hpp).
+std::optional<int64_t> stride(const UOpPtr& offset, const Loop& loop) { return step_along(offset, loop.range); }
 
 // The most lanes (a power of two from 4 to `max_lanes`) that divide `size`; 0 when none.
 int lanes_for(int64_t size, int max_lanes) {
@@ -199,7 +186,7 @@ class Planner {
   // stream again than the whole of B).
   void order(int64_t row_axis, int64_t vector_axis) {
     std::optional<Loop> rows = loop_at(cur_, row_axis), vectors = loop_at(cur_, vector_axis);
-    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors) || vectors->axis < rows->axis) return;
+    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors)) return;
     int64_t row_operand = 0, vector_operand = 0;  // bytes read by the loads that follow only one of them
     for (const Access& a : accesses(cur_)) {
       if (!a.hot) continue;
@@ -208,7 +195,10 @@ class Planner {
       if (v && !r) vector_operand += footprint(a);
     }
     // rows outside: the vector operand is read rows->size times; vectors outside: the row operand
-    if (static_cast<double>(vectors->size) * row_operand < static_cast<double>(rows->size) * vector_operand)
+    double rows_outside = static_cast<double>(rows->size) * vector_operand;
+    double vectors_outside = static_cast<double>(vectors->size) * row_operand;
+    bool rows_are_outside = rows->axis < vectors->axis;
+    if (rows_are_outside ? vectors_outside < rows_outside : rows_outside < vectors_outside)
       apply({OptOp::SWAP, rows->axis, vectors->axis});
   }
 

@@ -1,0 +1,30 @@
+#include "ir/step.hpp"
+
+#include <algorithm>
+
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+
+bool varies_with(const UOpPtr& u, const UOp* r) {
+  auto outside_reductions_over_r = [r](const UOp& n) {
+    return n.op() != Ops::REDUCE ||
+           std::none_of(n.src().begin() + 1, n.src().end(), [r](const UOpPtr& s) { return s.get() == r; });
+  };
+  for (const UOpPtr& n : toposort(u, outside_reductions_over_r))
+    if (n.get() == r) return true;
+  return false;
+}
+
+std::optional<int64_t> step_along(const UOpPtr& x, const UOpPtr& r) {
+  int64_t size = r->src(0)->vmax();
+  if (size < 2 || !varies_with(x, r.get())) return 0;
+  UOpPtr at = UOp::variable("lathe.step", 0, size - 2);
+  UOpPtr d = simplify(substitute(x, {{r.get(), at + 1}}) - substitute(x, {{r.get(), at}}));
+  if (!d->is_const()) return std::nullopt;
+  return const_as_int(d->const_value());
+}
+
+}  // namespace lathe
