@@ -10,8 +10,8 @@
 namespace lathe {
 namespace {
 
-// Multiply-adds per output element from which a convolution stores its input and weight in the
-// layouts its kernel reads fastest.
+// Multiply-adds per output pixel of a group (its output channels x input channels x taps) from
+// which a convolution stores its input and weight in the layouts its kernel reads fastest.
 constexpr int64_t kLargeConvolution = 512;
 // Multiply-adds from which a matmul stores its right operand in column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
@@ -67,8 +67,8 @@ Tensor Tensor::matmul(const Tensor& other) const {
       throw ShapeError("matmul: batch dimensions of " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()) +
                        " cannot be broadcast together");
   }
+  b = with_column_blocks(b, a.symbolic_shape()[static_cast<size_t>(a.ndim() - 2)]);  // before widening: int8 stays int8
   std::tie(a, b) = widen_for_products(a, b);
-  b = with_column_blocks(b, a.symbolic_shape()[static_cast<size_t>(a.ndim() - 2)]);
   // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);
   Tensor r = prod.sum({-1});
@@ -188,7 +188,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // vector load per tap. (For a constant weight, that copy is made once, at prepare.)
   bool large = og * cg * kh * kw >= kLargeConvolution;
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  if (large) x = x.contiguous();
+  if (large && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   int64_t oh = win.shape()[2], ow = win.shape()[3];
   SInt batch = dims[0];
