@@ -252,6 +252,9 @@ TEST(Backend, AToyBackendRunsThroughTheSameInterfaces) {
   Tensor big = Tensor::rand({512, 600}, 5) * 3.0f;
   std::vector<float> want = run_with(big, "clang", 2), got = run_with(big, "toy", 2);
   EXPECT_EQ(got, want);
+  ExecutionPlan split = Tensor::prepare({big}, PrepareOptions{.threads = 2, .compiler = "toy"});
+  ASSERT_FALSE(split.kernels().at(0).get().var_names.empty());
+  EXPECT_EQ(split.kernels().at(0).get().var_names.back(), "core_id");  // it really was split
   // Its source is its renderer's text.
   ExecutionPlan plan = Tensor::prepare({a.sum({1})}, PrepareOptions{.compiler = "toy"});
   EXPECT_EQ(plan.kernels().at(0).get().code.rfind("kernel ", 0), 0u);

@@ -42,6 +42,7 @@ TEST(Heuristic, MatmulGetsARegisterTileOfVectorsAndRows) {
   EXPECT_EQ(opts[2], (Opt{OptOp::UPCAST, m, 8})) << to_string(opts);   // 8 rows: 16 accumulators
   EXPECT_TRUE(has(opts, {OptOp::THREAD, m, 2})) << to_string(opts);
   std::vector<Opt> narrow = opts_for(c, kAvx2);
+  ASSERT_FALSE(narrow.empty());
   EXPECT_EQ(narrow[0], (Opt{OptOp::UPCAST, n, 8})) << to_string(narrow);
   EXPECT_TRUE(has(narrow, {OptOp::UPCAST, m, 4})) << to_string(narrow);  // 16 registers hold fewer rows
 }

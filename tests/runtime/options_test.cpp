@@ -2,6 +2,9 @@
 // thread counts; each plan's kernels follow its own settings and they all agree.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "device/thread_pool.hpp"
 #include "lathe/lathe.hpp"
 
 namespace lathe {
@@ -37,10 +40,19 @@ TEST(PrepareOptions, ThreadsPerPlan) {
   EXPECT_EQ(run(one), run(two));
 }
 
-TEST(PrepareOptions, UnsetFieldsTakeTheDefaults) {
-  Tensor y = Tensor::rand({8, 8}, 1).sum({1});
-  ExecutionPlan a = y.prepare(), b = Tensor::prepare({y}, PrepareOptions{});
-  EXPECT_EQ(a.kernels().at(0).get().code, b.kernels().at(0).get().code);
+// An unset field takes the environment's default: optimization on unless NOOPT=1, as many
+// threads as LATHE_THREADS or the cores allow.
+TEST(PrepareOptions, UnsetFieldsTakeTheEnvironmentsDefaults) {
+  Tensor y = Tensor::rand({256, 1024}, 1).sum({1});
+  auto code = [&](const PrepareOptions& o) { return Tensor::prepare({y}, o).kernels().at(0).get().code; };
+  int threads = detail::kernel_threads();
+  std::string unset = code({}), on = code({.optimize = true, .threads = threads}), off = code({.optimize = false, .threads = threads});
+  ASSERT_NE(on, off);  // the test needs a kernel the optimizer changes
+  EXPECT_EQ(unset, on);
+  ::setenv("NOOPT", "1", 1);
+  std::string unset_noopt = code({});
+  ::unsetenv("NOOPT");
+  EXPECT_EQ(unset_noopt, off);
 }
 
 }  // namespace

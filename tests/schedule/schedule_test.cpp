@@ -29,6 +29,22 @@ TEST(Schedule, ElementwiseChainIsOneKernelReadingEachInputOnce) {
   EXPECT_EQ(count_ops(k.ast, Ops::REDUCE), 0u);
 }
 
+// A large convolution reads its weight in output-channel blocks (one copy kernel) and a stored
+// copy of its input only where that input is not stored already: padded, it is copied with its
+// padding; a stored input without padding is read in place.
+TEST(Schedule, LargeConvolutionCopiesItsInputOnlyToPadIt) {
+  Tensor x = Tensor::rand({1, 32, 9, 9}, 1), w1 = Tensor::rand({64, 32, 1, 1}, 2), w3 = Tensor::rand({64, 32, 3, 3}, 3);
+  x.realize(), w1.realize(), w3.realize();
+  auto kernels = [](const Tensor& t) {
+    size_t n = 0;
+    for (const ScheduleItem& it : schedule_of(t).items) n += !it.view_offset;
+    return n;
+  };
+  EXPECT_EQ(kernels(x.conv2d(w1)), 2u);                                          // weight blocks, convolution
+  EXPECT_EQ(kernels(x.conv2d(w3, std::nullopt, {1, 1}, {1, 1})), 3u);           // and the padded input
+  EXPECT_EQ(kernels((x * 2.0f).conv2d(w1)), 3u);                                 // a computed input is stored once
+}
+
 TEST(Schedule, MovementOpsBecomeIndexArithmeticNotCopies) {
   Tensor x = Tensor::rand({4, 6}, 1);
   Schedule s = schedule_of(x.permute({1, 0}).flip({0}) + 1.0f);
