@@ -186,7 +186,10 @@ class Planner {
   // stream again than the whole of B).
   void order(int64_t row_axis, int64_t vector_axis) {
     std::optional<Loop> rows = loop_at(cur_, row_axis), vectors = loop_at(cur_, vector_axis);
-    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors)) return;
+    // Only rows outside vectors is reconsidered: moving a convolution's pixel loop outside its
+    // output-channel blocks by this count made it 15% slower (the count ignores the windows'
+    // overlap, which the caches catch).
+    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors) || vectors->axis < rows->axis) return;
     int64_t row_operand = 0, vector_operand = 0;  // bytes read by the loads that follow only one of them
     for (const Access& a : accesses(cur_)) {
       if (!a.hot) continue;
@@ -195,10 +198,7 @@ class Planner {
       if (v && !r) vector_operand += footprint(a);
     }
     // rows outside: the vector operand is read rows->size times; vectors outside: the row operand
-    double rows_outside = static_cast<double>(rows->size) * vector_operand;
-    double vectors_outside = static_cast<double>(vectors->size) * row_operand;
-    bool rows_are_outside = rows->axis < vectors->axis;
-    if (rows_are_outside ? vectors_outside < rows_outside : rows_outside < vectors_outside)
+    if (static_cast<double>(vectors->size) * row_operand < static_cast<double>(rows->size) * vector_operand)
       apply({OptOp::SWAP, rows->axis, vectors->axis});
   }
 
