@@ -7,9 +7,12 @@ run, and prints one table with ratios.
     python3 bench/compare.py [--anchors ../shared/anchors] [--threads 2]
     python3 bench/compare.py --baseline OLD/build/bench/lathe_bench   # an earlier build, same run
 
-The peers come from the shared anchors (bench_numpy_torch.py, stream.c). The machine is a
-shared VM whose speed drifts, so everything is measured in this one run; compare ratios, not
-numbers from another day. Missing peers are reported as such, never invented.
+The peers come from the shared anchors (bench_numpy_torch.py, stream.c, peak.c) and
+bench/torch_extra.py. The machine is a shared VM whose speed drifts (up to 2x within minutes), so
+everything is measured in this one run, lathe and the peers in two interleaved rounds with each
+side's faster median kept, STREAM before and after; compare ratios, not numbers from another
+day. Missing peers are reported as such, never invented. numpy/torch use the OpenBLAS the
+environment selects: unset OPENBLAS_CORETYPE to let it use its AVX-512 kernels.
 """
 import argparse
 import json
@@ -133,16 +136,22 @@ def main():
     ap.add_argument("--baseline", help="another lathe_bench (an earlier build) measured in the same run")
     args = ap.parse_args()
 
+    # The VM's speed drifts by up to 2x over minutes: lathe (and the baseline) and the peers are
+    # each measured in two interleaved rounds, and each side keeps its faster median per workload.
     bw = stream_bandwidth(args.anchors, args.threads)
-    if args.baseline:  # interleaved rounds, each side's faster median: the VM drifts between runs
-        rounds = [(lathe_results(args.binary, args.threads), lathe_results(args.baseline, args.threads)) for _ in range(2)]
-        def best(results):
-            return {k: min((r[k] for r in results if k in r), key=lambda v: v["ms"]) for k in results[0]}
-        lathe, base = best([r[0] for r in rounds]), best([r[1] for r in rounds])
-    else:
-        lathe, base = lathe_results(args.binary, args.threads), {}
-    peers = anchor_results(args.anchors, args.threads)
-    bw2 = stream_bandwidth(args.anchors, args.threads)  # again after: the VM's speed drifts
+    lathe_runs, base_runs, peer_runs = [], [], []
+    for _ in range(2):
+        lathe_runs.append(lathe_results(args.binary, args.threads))
+        if args.baseline:
+            base_runs.append(lathe_results(args.baseline, args.threads))
+        peer_runs.append(anchor_results(args.anchors, args.threads))
+
+    def best(results):
+        return {k: min((r[k] for r in results if k in r), key=lambda v: v["ms"]) for k in results[0]}
+
+    lathe, base = best(lathe_runs), (best(base_runs) if base_runs else {})
+    peers = {k: min(r[k] for r in peer_runs if k in r) for k in peer_runs[0]} if peer_runs[0] else {}
+    bw2 = stream_bandwidth(args.anchors, args.threads)  # again after
     add_bw = max(bw.get("add", 0), bw2.get("add", 0)) or None
 
     peak = fma_peak(args.anchors, args.threads)
