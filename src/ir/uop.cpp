@@ -162,8 +162,12 @@ UOpPtr InternTable::intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
     const UOp* u = it->second;
     if (u->op_ != op || u->dtype_ != dtype || u->src_ != src || !arg_equal(u->arg_, arg)) continue;
     // A node whose last reference is being dropped right now is still listed until its deleter
-    // takes this lock; it cannot be revived, so a fresh node takes its place.
-    if (UOpPtr alive = u->weak_from_this().lock()) return alive;
+    // takes this lock; it cannot be revived, so a fresh node takes its place. The weak pointer is
+    // taken as weak_ptr<UOp>, not <const UOp>: libstdc++ converts between the two through a
+    // temporary shared_ptr, which could be the node's last reference and run its deleter here,
+    // under the lock that deleter waits for.
+    std::weak_ptr<UOp> weak = const_cast<UOp*>(u)->weak_from_this();
+    if (std::shared_ptr<UOp> alive = weak.lock()) return alive;
   }
   UOpPtr made(new UOp(op, dtype, std::move(src), std::move(arg), h, bounds), UOpDeleter{});
   sh.nodes.emplace(h, made.get());

@@ -60,7 +60,7 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
   } catch (const OptError&) {
     return {};
   }
-  bool threaded = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+  bool threaded = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD || o.op == OptOp::GROUP; });
   std::vector<Opt> moves;
   std::vector<Loop> loops = kernel_loops(cur);
   std::vector<int64_t> outputs;
@@ -68,6 +68,7 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
     if (l.kind != static_cast<int>(AxisKind::Loop)) continue;
     if (!l.reduce) outputs.push_back(l.axis);  // a symbolic loop can still swap or take threads
     if (l.symbolic) continue;
+    if (l.reduce && !threaded && max_threads > 1) moves.push_back({OptOp::GROUP, l.axis, max_threads});
     for (int64_t n : {2, 3, 4, 7, 8, 16})
       if (n <= l.size && l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
   }
@@ -76,8 +77,8 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
   std::vector<std::vector<Opt>> out;
   for (const Opt& m : moves) {
     std::vector<Opt> next = opts;
-    // Threads stay last: they split whatever loop is outermost when the rest is done.
-    auto t = std::find_if(next.begin(), next.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+    // Threads stay last: they split whatever loop is outermost (or grouped) when the rest is done.
+    auto t = std::find_if(next.begin(), next.end(), [](const Opt& o) { return o.op == OptOp::THREAD || o.op == OptOp::GROUP; });
     next.insert(t, m);
     try {
       apply_opts(ast, next);
@@ -143,19 +144,15 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
   }
   UOpPtr ast = optimizer_input(bound.ast);
   int max_threads = kernel_options(options).max_threads;
-  // One candidate at a time: building kernels from several threads at once deadlocked in the
-  // UOp intern table (a node's last reference dropped under its lock), so the compiles are not
-  // run in parallel until that is fixed.
+  // Candidates compile all at once, then are timed one by one (a timing has the machine to itself).
   auto evaluate = [&](const std::vector<std::vector<Opt>>& lists) {
+    std::vector<KernelRequest> requests;
+    for (const std::vector<Opt>& opts : lists) requests.push_back({bound.ast, opts});
+    std::vector<std::exception_ptr> errors;
+    std::vector<std::shared_ptr<CachedKernel>> kernels = compile_kernels(requests, device, options, {}, &errors);
     std::vector<Candidate> out;
-    for (const std::vector<Opt>& opts : lists) {
-      try {
-        std::shared_ptr<CachedKernel> k = compile_kernel(bound.ast, device, options, opts);
-        out.push_back({opts, k, time_kernel(*k, bound)});
-      } catch (const Error&) {
-        // an action list that does not compile is not a candidate
-      }
-    }
+    for (size_t i = 0; i < lists.size(); ++i)
+      if (kernels[i]) out.push_back({lists[i], kernels[i], time_kernel(*kernels[i], bound)});  // one that fails is no candidate
     return out;
   };
   // The start: the kernel the plan has (the heuristics' actions), and none.

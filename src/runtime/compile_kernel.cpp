@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
+#include "codegen/parallelize.hpp"
 #include "device/backend.hpp"
 #include "device/thread_pool.hpp"
 #include "ir/eval.hpp"
@@ -57,13 +59,39 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     k->globals = spec.globals;
     k->outs = spec.outs;
     k->ins = spec.ins;
-    k->host_parallel_safe = true;
+    k->host_parallel_safe = !has_shared_scratch(spec.ast);  // a grouped reduction's scratch: one launch at a time
     k->estimates = spec.estimates;
     k->opts = spec.opts;
     LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
     for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
     return k;
   });
+}
+
+std::vector<std::shared_ptr<CachedKernel>> compile_kernels(const std::vector<KernelRequest>& requests, const DeviceSpec& device,
+                                                           const PrepareOptions& options, const std::function<void(size_t)>& done,
+                                                           std::vector<std::exception_ptr>* errors) {
+  std::vector<std::shared_ptr<CachedKernel>> kernels(requests.size());
+  std::vector<std::exception_ptr> failed(requests.size());
+  std::mutex mu;
+  size_t finished = 0;
+  detail::parallel_for(requests.size(), [&](size_t i) {
+    try {
+      kernels[i] = compile_kernel(requests[i].ast, device, options, requests[i].opts);
+    } catch (...) {
+      failed[i] = std::current_exception();  // nothing may leave a pool task
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    ++finished;
+    if (done) done(finished);
+  });
+  if (errors) {
+    *errors = std::move(failed);
+    return kernels;
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  return kernels;
 }
 
 void launch_on(const CachedKernel& kernel, const PreparedKernel& bound) {

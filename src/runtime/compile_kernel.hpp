@@ -3,6 +3,8 @@
 // (AST, device, backend, settings): the process-wide kernel cache.
 #pragma once
 
+#include <exception>
+#include <functional>
 #include <memory>
 
 #include "codegen/pipeline.hpp"
@@ -17,6 +19,21 @@ KernelOptions kernel_options(const PrepareOptions& options);
 /// The kernel of `ast` for `device`, with `opts` as its actions when given (else the heuristics').
 std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {},
                                              const std::optional<std::vector<Opt>>& opts = std::nullopt);
+
+/// One kernel to compile: an AST and, when given, the actions to apply (else the heuristics').
+struct KernelRequest {
+  UOpPtr ast;
+  std::optional<std::vector<Opt>> opts;
+};
+
+/// Compiles every request at once across the thread pool and returns the kernels in order.
+/// `done(n)` is called (under a lock) as each finishes, n counting them. A failure is rethrown
+/// once all are done (the first in order), unless `errors` is given: then its slot holds the
+/// failure and the kernel is null.
+std::vector<std::shared_ptr<CachedKernel>> compile_kernels(const std::vector<KernelRequest>& requests, const DeviceSpec& device,
+                                                           const PrepareOptions& options,
+                                                           const std::function<void(size_t done)>& done = {},
+                                                           std::vector<std::exception_ptr>* errors = nullptr);
 
 /// Runs `kernel`, compiled from `bound.ast` (perhaps with other actions), on the buffers and
 /// variable values `bound` has in its plan.

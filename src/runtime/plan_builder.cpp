@@ -83,9 +83,16 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   std::set<size_t> inputs_or_outputs;
 
   std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
-  size_t total = 0, compiled = 0;
-  for (const ScheduleItem& item : sched.items) total += !item.view_offset;
+  // Every kernel first, all at once: compiling is most of a cold prepare.
+  std::vector<KernelRequest> requests;
+  for (const ScheduleItem& item : sched.items)
+    if (!item.view_offset) requests.push_back({item.ast, std::nullopt});
   ProgressLine progress(std::chrono::seconds(1));
+  std::vector<std::shared_ptr<CachedKernel>> kernels = compile_kernels(requests, device, options, [&](size_t done) {
+    progress.show("compiled kernel " + std::to_string(done) + "/" + std::to_string(requests.size()));
+  });
+  progress.done();
+  size_t next_kernel = 0;
   for (const ScheduleItem& item : sched.items) {
     if (item.view_offset) {
       size_t base = buffer_index(item.bufs[1]);
@@ -110,8 +117,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();
     pk.ast = item.ast;
-    pk.kernel = compile_kernel(item.ast, device, options);
-    progress.show("compiled kernel " + std::to_string(++compiled) + "/" + std::to_string(total));
+    pk.kernel = kernels[next_kernel++];
     pk.device = device;
     for (size_t slot : pk.kernel->globals) {
       const UOpPtr& node = item.bufs.at(slot);
@@ -159,7 +165,6 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
                    static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds));
   }
   impl.refresh_pointers();
-  progress.done();
   impl.run_ops(impl.folded, nullptr);  // what depends only on constants, once
   // BEAM times the kernels execute() runs, on their real inputs (the folded ones computed).
   if (int width = beam_width(options); width > 0 && kernel_options(options).optimize) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 
@@ -118,6 +119,26 @@ TEST(UOp, InterningIsThreadSafe) {
   }
   for (auto& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t) EXPECT_EQ(roots[t], roots[0]);
+}
+
+// Threads making and dropping the same nodes at once: one thread finds a node in the table while
+// another drops its last reference. Looking it up must never release that reference under the
+// table's lock (the deleter then waits on the same lock: this test hung).
+TEST(UOp, InterningWhileOtherThreadsReleaseTheSameNodesDoesNotDeadlock) {
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::atomic<int64_t> made{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&made] {
+      UOpPtr x = UOp::variable("x", 0, 10);
+      for (int round = 0; round < 20000; ++round) {
+        UOpPtr n = (x + round % 7) * 3;  // made, found by the other threads, dropped
+        made += n->op() == Ops::MUL;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(made.load(), kThreads * 20000);
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "device/thread_pool.hpp"
 #include "lathe/error.hpp"
@@ -73,7 +75,8 @@ bool load_cached(const std::string& path, std::vector<uint8_t>& bytes) {
 }
 
 void store_cached(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  // Unique per process and thread: two threads may store the same source's kernel at once.
+  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) return;
@@ -90,14 +93,16 @@ using KernelFn = void (*)(void**, const long long*);
 
 class CpuProgram : public Program {
  public:
-  CpuProgram(void* handle, KernelFn fn, size_t num_vals, bool threaded)
-      : handle_(handle), fn_(fn), num_vals_(num_vals), threaded_(threaded) {}
+  CpuProgram(void* handle, KernelFn fn, size_t num_vals, bool threaded, bool one_launch_at_a_time)
+      : handle_(handle), fn_(fn), num_vals_(num_vals), threaded_(threaded), serial_(one_launch_at_a_time) {}
   ~CpuProgram() override { dlclose(handle_); }
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize& global,
                const std::optional<LaunchSize>&) const override {
     void** bufs = const_cast<void**>(buffers);
     const auto* v = reinterpret_cast<const long long*>(vals);
+    std::unique_lock<std::mutex> alone(launch_mu_, std::defer_lock);
+    if (serial_) alone.lock();  // the kernel's scratch serves one launch at a time
     if (!threaded_) return fn_(bufs, v);
     // Each core gets its own copy of the values with its id last (on the stack: no allocation).
     auto run_core = [&](size_t core) {
@@ -115,6 +120,8 @@ class CpuProgram : public Program {
   KernelFn fn_;
   size_t num_vals_;
   bool threaded_;
+  bool serial_;
+  mutable std::mutex launch_mu_;
 };
 
 }  // namespace
@@ -189,7 +196,7 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
   return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
 }
 
-std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded) {
+std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded, bool one_launch_at_a_time) {
   // dlopen recognises an already loaded object by its path, so every load gets a fresh file
   // name; the file is unlinked at once (the mapping keeps the code).
   const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -216,7 +223,7 @@ std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t n
     ::dlclose(handle);
     throw InternalError("threaded kernel " + compiled.name + " with " + std::to_string(num_vals) + " values");
   }
-  return std::make_unique<CpuProgram>(handle, fn, num_vals, threaded);
+  return std::make_unique<CpuProgram>(handle, fn, num_vals, threaded, one_launch_at_a_time);
 }
 
 }  // namespace lathe

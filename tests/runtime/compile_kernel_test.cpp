@@ -1,0 +1,80 @@
+// Compiling many kernels at once: compile_kernels returns them in order and keeps each request's
+// failure to itself; plans prepared from several threads at once compute what plain loops do.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "lathe/lathe.hpp"
+#include "runtime/compile_kernel.hpp"
+#include "runtime/plan_impl.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::data;
+using test::f32;
+
+// out[i][j] = max(0, sum_k a[i][k] * b[k][j] + 1)
+std::vector<float> matmul_relu(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t k, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 1;
+      for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      out[i * n + j] = static_cast<float>(acc > 0 ? acc : 0);
+    }
+  return out;
+}
+
+UOpPtr first_ast(const Tensor& t) { return t.prepare().prepared_kernels().at(0)->ast; }
+
+TEST(CompileKernels, ReturnsTheKernelsInOrderAndKeepsAFailureToItsSlot) {
+  Tensor a = f32(data(13 * 7, 1), {13, 7}), b = f32(data(7 * 5, 2), {7, 5});
+  UOpPtr mm = first_ast((a.matmul(b) + 1.0f).relu()), add = first_ast(a * 2.0f + 3.0f);
+  std::vector<KernelRequest> requests{{mm, std::nullopt},
+                                      {add, std::vector<Opt>{}},
+                                      {mm, std::vector<Opt>{{OptOp::UPCAST, 0, 4}}},  // 13 rows: 4 does not divide
+                                      {add, std::nullopt}};
+  std::vector<std::exception_ptr> errors;
+  size_t last_done = 0;
+  auto kernels = compile_kernels(requests, DeviceSpec{}, {}, [&](size_t done) { last_done = done; }, &errors);
+  ASSERT_EQ(kernels.size(), 4u);
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_EQ(last_done, 4u);
+  EXPECT_NE(kernels[0], nullptr);
+  EXPECT_EQ(kernels[1]->opts, "");
+  EXPECT_EQ(kernels[2], nullptr);
+  ASSERT_TRUE(errors[2]);
+  EXPECT_THROW(std::rethrow_exception(errors[2]), OptError);
+  EXPECT_FALSE(errors[0] || errors[1] || errors[3]);
+  EXPECT_NE(kernels[0]->entry_point, kernels[3]->entry_point);
+  // Without a place for failures, the failure reaches the caller.
+  EXPECT_THROW(compile_kernels(requests, DeviceSpec{}, {}), OptError);
+}
+
+TEST(CompileKernels, PlansPreparedFromSeveralThreadsAtOnceComputeThePlainLoopsResult) {
+  constexpr int kThreads = 4;
+  std::vector<std::vector<float>> got(kThreads), want(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      int64_t m = 17 + t, k = 31, n = 9 + 2 * t;  // other shapes per thread, and one shared inner size
+      std::vector<float> av = data(static_cast<size_t>(m * k), 10 + t), bv = data(static_cast<size_t>(k * n), 20 + t);
+      Tensor a = f32(av, {m, k}), b = f32(bv, {k, n});
+      PrepareOptions options;
+      options.optimize = t % 2 == 0;
+      ExecutionPlan plan = Tensor::prepare({(a.matmul(b) + 1.0f).relu()}, options);
+      plan.execute();
+      got[t] = plan.output_buffer()->to_vector<float>();
+      want[t] = matmul_relu(av, bv, m, k, n);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[t].size(), want[t].size()) << "thread " << t;
+    for (size_t i = 0; i < got[t].size(); ++i) EXPECT_NEAR(got[t][i], want[t][i], 1e-4 * (1 + std::abs(want[t][i]))) << "thread " << t << " at " << i;
+  }
+}
+
+}  // namespace
+}  // namespace lathe
