@@ -1,5 +1,12 @@
 #include "codegen/parallelize.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "ir/alu.hpp"
+#include "ir/substitute.hpp"
+#include "lathe/error.hpp"
+
 #include "ir/axis.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
@@ -9,16 +16,35 @@
 namespace lathe {
 namespace {
 
-UOpPtr thread_loop(const UOpPtr& ast) {
+UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind) {
   for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Ops::RANGE && axis_kind(*u) == AxisKind::Thread) return u;
+    if (u->op() == Ops::RANGE && axis_kind(*u) == kind) return u;
   return nullptr;
 }
+
+UOpPtr thread_loop(const UOpPtr& ast) { return loop_of_kind(ast, AxisKind::Thread); }
+
+// What `n` cores' index `core` takes of a loop over `end`: [start, start + mine).
+struct Chunk {
+  UOpPtr start, mine;
+};
+Chunk chunk_of(const UOpPtr& end, const UOpPtr& core, int64_t n) {
+  UOpPtr chunk = simplify(idiv(end + (n - 1), UOp::index_const(n)));
+  UOpPtr start = simplify(core * chunk);
+  return {start, simplify(min(chunk, end - start))};  // the last cores may get less, or nothing
+}
+
+UOpPtr core_id(int64_t threads) {
+  return UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(threads)}, std::string("core_id"));
+}
+
+bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
 
 }  // namespace
 
 int threads_of(const UOpPtr& ast) {
   UOpPtr r = thread_loop(ast);
+  if (!r) r = loop_of_kind(ast, AxisKind::Group);
   return r ? static_cast<int>(thread_count(*r)) : 1;
 }
 
@@ -26,16 +52,111 @@ UOpPtr split_for_threads(const UOpPtr& ast) {
   UOpPtr outer = thread_loop(ast);
   if (!outer) return ast;
   int64_t threads = thread_count(*outer);
-  UOpPtr n = outer->src(0);
-  UOpPtr core = UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(threads)}, std::string("core_id"));
-  UOpPtr chunk = simplify(idiv(n + (threads - 1), UOp::index_const(threads)));
-  UOpPtr start = simplify(core * chunk);
-  UOpPtr mine = simplify(min(chunk, n - start));  // the last cores may get less, or nothing
+  auto [start, mine] = chunk_of(outer->src(0), core_id(threads), threads);
   UOpPtr inner = make_range(mine, axis_of(*outer));
   PatternMatcher swap({{UPat(Ops::RANGE).named("r"), [&](const Match& m) -> UOpPtr {
                           return m["r"] == outer ? start + inner : nullptr;
                         }}});
   return simplify(graph_rewrite(ast, swap, nullptr, Direction::TopDown));
+}
+
+UOpPtr split_group(const UOpPtr& ast) {
+  UOpPtr g = loop_of_kind(ast, AxisKind::Group);
+  if (!g) return ast;
+  int64_t n = thread_count(*g);
+  std::vector<UOpPtr> order = toposort(ast);
+  UOpPtr red;
+  int64_t axis = 0;
+  for (const UOpPtr& u : order) {
+    if (u->op() == Ops::RANGE) axis = std::max(axis, axis_of(*u) + 1);
+    if (u->op() != Ops::REDUCE || std::find(u->src().begin() + 1, u->src().end(), g) == u->src().end()) continue;
+    if (red) throw InternalError("a GROUP loop in two reductions");
+    red = u;
+  }
+  if (!red) throw InternalError("a GROUP loop outside any reduction");
+  Ops op = red->arg_as<Ops>();
+  DType t = red->dtype().scalar(), acc = is_16bit_float(t) ? dtypes::float32 : t;  // partials kept in full precision
+  int lanes = red->dtype().count();
+
+  // The outputs: the loops the reduction's value depends on, other than its own.
+  std::set<const UOp*> own;
+  for (size_t i = 1; i < red->src().size(); ++i) own.insert(red->src(i).get());
+  std::vector<UOpPtr> outs;
+  for (const UOpPtr& u : toposort(red->src(0)))
+    if (u->op() == Ops::RANGE && !own.count(u.get())) outs.push_back(u);
+  std::sort(outs.begin(), outs.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); });
+  int64_t count = 1;
+  for (const UOpPtr& f : outs) {
+    if (!f->src(0)->is_const()) throw InternalError("a GROUP over outputs of a symbolic count");
+    count *= f->src(0)->vmax();
+  }
+
+  // Each core: its chunk of the loop, for every output (in loops of its own), into its row.
+  UOpPtr core = core_id(n);
+  auto [start, mine] = chunk_of(g->src(0), core, n);
+  UOpPtr part_loop = make_range(mine, axis++);
+  Substitution mine_only{{g.get(), start + part_loop}};
+  std::vector<UOpPtr> own_outs;
+  UOpPtr at_a = UOp::index_const(0), at_b = UOp::index_const(0);
+  int64_t stride = count;
+  for (const UOpPtr& f : outs) {
+    stride /= f->src(0)->vmax();
+    own_outs.push_back(make_range(f->src(0), axis++));
+    mine_only[f.get()] = own_outs.back();
+    at_a = at_a + own_outs.back() * stride;
+    at_b = at_b + f * stride;
+  }
+  std::vector<UOpPtr> part_src{substitute(red->src(0), mine_only)};
+  for (size_t i = 1; i < red->src().size(); ++i) part_src.push_back(red->src(i) == g ? part_loop : red->src(i));
+  UOpPtr part = UOp::make(Ops::REDUCE, red->dtype(), std::move(part_src), op);
+  if (lanes > 1) {
+    std::vector<UOpPtr> each;
+    for (int i = 0; i < lanes; ++i) each.push_back(UOp::make(Ops::GEP, t, {part}, int64_t{i}));
+    part = each.front();
+    for (size_t i = 1; i < each.size(); ++i) part = UOp::alu(op, {part, each[i]});
+  }
+  if (acc != t) part = cast(part, acc);
+  UOpPtr scratch = UOp::make(Ops::DEFINE_LOCAL, acc.ptr(AddrSpace::Local, n * count), {}, int64_t{0});
+  UOpPtr stored = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(core * count + at_a)}), part});
+  if (!own_outs.empty()) {
+    std::vector<UOpPtr> end_src{stored};
+    end_src.insert(end_src.end(), own_outs.begin(), own_outs.end());
+    stored = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
+  }
+  UOpPtr last = UOp::make(Ops::BARRIER, dtypes::bool_, {stored}, n);
+
+  // The last core: the rows combined in core order, then the kernel as it was.
+  UOpPtr row = make_range(UOp::index_const(n), axis++);
+  UOpPtr partial = UOp::make(Ops::LOAD, acc, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(row * count + at_b), last})});
+  UOpPtr total = UOp::make(Ops::REDUCE, acc, {partial, row}, op);
+  if (acc != t) total = cast(total, t);
+  if (lanes > 1) {
+    std::vector<UOpPtr> each{total};
+    for (int i = 1; i < lanes; ++i) each.push_back(reduce_identity(op, t));
+    total = UOp::make(Ops::VECTORIZE, red->dtype(), std::move(each));
+  }
+  UOpPtr out = substitute(ast, {{red.get(), total}});
+  static const PatternMatcher only_last({{UPat(Ops::STORE).named("s"), [](const Match& m) -> UOpPtr {
+                                            const UOpPtr& s = m["s"];
+                                            const UOpPtr& idx = s->src(0);
+                                            if (idx->src(0)->op() != Ops::DEFINE_GLOBAL) return nullptr;
+                                            const UOpPtr& last = m.ctx<const UOpPtr>();
+                                            if (idx->src().size() == 3) {
+                                              std::vector<UOpPtr> in_gate = toposort(idx->src(2));
+                                              if (std::find(in_gate.begin(), in_gate.end(), last) != in_gate.end()) return nullptr;
+                                            }
+                                            UOpPtr gate = idx->src().size() == 3 ? logical_and(idx->src(2), last) : last;
+                                            std::vector<UOpPtr> src(s->src().begin(), s->src().end());
+                                            src[0] = UOp::make(Ops::INDEX, idx->dtype(), {idx->src(0), idx->src(1), gate});
+                                            return UOp::make(Ops::STORE, s->dtype(), std::move(src));
+                                          }}});
+  return graph_rewrite(out, only_last, const_cast<UOpPtr*>(&last));
+}
+
+bool has_shared_scratch(const UOpPtr& ast) {
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::DEFINE_LOCAL) return true;
+  return false;
 }
 
 }  // namespace lathe

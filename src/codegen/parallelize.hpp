@@ -2,16 +2,30 @@
 // loop (AxisKind::Thread, with a thread count); here that loop over n runs in `threads` chunks of
 // ceil(n / threads): its index becomes core_id * chunk + i, with core_id the launch index
 // SPECIAL("core_id") over [0, threads) and i a loop over this core's part of the chunk.
+//
+// The GROUP action marks a reduction's loop (AxisKind::Group, with a thread count). Here each core
+// reduces its chunk of that loop, for every output, into its row of a scratch array that lives
+// with the kernel (DEFINE_LOCAL: a static array on the CPU), then counts itself in (BARRIER: an
+// atomic count of arrivals, true for the last of a launch). Only the last core combines the rows
+// and stores the kernel's outputs: its loads of the scratch and its stores are gated on that
+// arrival, so nothing waits and cores run in any order (or one after another). A launch uses
+// the scratch alone: the backend runs launches of such a kernel one at a time.
 #pragma once
 
 #include "lathe/uop.hpp"
 
 namespace lathe {
 
-/// The thread count of `ast`'s Thread loop; 1 without one.
+/// The thread count of `ast`'s Thread or Group loop; 1 without one.
 int threads_of(const UOpPtr& ast);
 
 /// `ast` with its Thread loop split across its cores (unchanged without one).
 UOpPtr split_for_threads(const UOpPtr& ast);
+
+/// `ast` with its Group loop's reduction split across its cores (unchanged without one).
+UOpPtr split_group(const UOpPtr& ast);
+
+/// Whether a kernel keeps state between the cores of a launch (a grouped reduction's scratch).
+bool has_shared_scratch(const UOpPtr& ast);
 
 }  // namespace lathe

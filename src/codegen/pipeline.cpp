@@ -55,7 +55,7 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
       {"split across threads",
        [&threads](const UOpPtr& a) {
          threads = threads_of(a);
-         return split_for_threads(a);
+         return split_group(split_for_threads(a));
        }},
       {"reductions as accumulators", lower_reductions},
   };

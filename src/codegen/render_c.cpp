@@ -228,6 +228,7 @@ class CSpeller {
   std::string element(const UOpPtr& idx) {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + "]";
+    if (base->op() == Ops::DEFINE_LOCAL) return "local" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + "]";
     return regs_.at(base.get());
   }
 
@@ -244,6 +245,17 @@ class CSpeller {
           if (s->op() == Ops::RANGE) --depth_, line("}");
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
+      case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
+        line("static " + c_type(u->dtype().base()) + " local" + std::to_string(u->arg_as<int64_t>()) + "[" +
+             std::to_string(u->dtype().ptr_size()) + "];");
+        return;
+      case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
+        std::string count = "arrivals" + std::to_string(next_id_);
+        line("static unsigned long long " + count + ";");
+        define(u, "last", "(__atomic_add_fetch(&" + count + ", 1ull, __ATOMIC_ACQ_REL) % " + std::to_string(u->arg_as<int64_t>()) +
+                              "ull == 0)");
+        return;
+      }
       case Ops::LOAD: return spell_load(u);
       case Ops::STORE: {
         const UOpPtr& idx = u->src(0);

@@ -12,6 +12,8 @@ enum class AxisKind : int64_t {
                // accumulator per position (codegen/expand.hpp)
   Unroll = 2,  // a reduce axis held in registers: its positions combined in the loop body
   Thread = 3,  // the outermost output loop, split across threads (arg {axis, 3, threads})
+  Group = 4,   // a reduction's loop split across threads, each reducing its part into a partial
+               // result that the last to finish combines (arg {axis, 4, threads})
 };
 
 inline int64_t axis_of(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(0); }
@@ -26,15 +28,15 @@ inline bool is_register_range(const UOp& r) {
   return r.op() == Ops::RANGE && (axis_kind(r) == AxisKind::Upcast || axis_kind(r) == AxisKind::Unroll);
 }
 
-/// A RANGE over [0, end) on `axis`, of `kind` (a Thread loop also names its thread count).
+/// A RANGE over [0, end) on `axis`, of `kind` (a Thread or Group loop also names its thread count).
 inline UOpPtr make_range(const UOpPtr& end, int64_t axis, AxisKind kind = AxisKind::Loop, int64_t threads = 0) {
   std::vector<int64_t> arg{axis};
   if (kind != AxisKind::Loop) arg.push_back(static_cast<int64_t>(kind));
-  if (kind == AxisKind::Thread) arg.push_back(threads);
+  if (kind == AxisKind::Thread || kind == AxisKind::Group) arg.push_back(threads);
   return UOp::make(Ops::RANGE, dtypes::index, {end}, std::move(arg));
 }
 
-/// How many threads a Thread loop is split across.
+/// How many threads a Thread or Group loop is split across.
 inline int64_t thread_count(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(2); }
 
 }  // namespace lathe

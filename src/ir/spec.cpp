@@ -91,6 +91,14 @@ std::string check_node(const UOp& u) {
       for (int i = 1; i < n; ++i)
         if (u.src(i)->op() != Ops::RANGE) return "DEFINE_REG's sources after its initial value must be the loops around it";
       return "";
+    case Ops::DEFINE_LOCAL:
+      if (!dt.is_ptr() || dt.addrspace() != AddrSpace::Local || dt.ptr_size() < 1)
+        return "DEFINE_LOCAL must be a local pointer of known size, not " + dt.name();
+      if (!std::holds_alternative<int64_t>(u.arg())) return "DEFINE_LOCAL needs its number";
+      return "";
+    case Ops::BARRIER:
+      if (dt == dtypes::bool_ && !std::holds_alternative<int64_t>(u.arg())) return "a BARRIER's arrival needs its thread count";
+      return "";
     case Ops::END: {
       bool ranges = false;
       for (int i = 0; i < n; ++i) {

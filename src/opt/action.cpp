@@ -17,7 +17,7 @@
 namespace lathe {
 namespace {
 
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD", "GROUP"};
 
 std::string describe(const Loop& l) {
   return "loop " + std::to_string(l.axis) + " (" + (l.reduce ? "a reduction's, " : "") + "size " + std::to_string(l.size) + ")";
@@ -155,6 +155,15 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
   };
   need(l.kind == static_cast<int>(AxisKind::Loop), "is not an ordinary loop");
   if (o.op != OptOp::SWAP && o.op != OptOp::THREAD) need(!l.symbolic, "has a symbolic size");
+  // A grouped reduction's partial results are one value per output: no output loop in registers,
+  // and the cores go to the group, not to an output loop.
+  bool grouped = false, upcast = false, threaded = false;
+  for (const Loop& other : kernel_loops(ast)) {
+    grouped |= other.kind == static_cast<int>(AxisKind::Group);
+    upcast |= other.kind == static_cast<int>(AxisKind::Upcast);
+    threaded |= other.kind == static_cast<int>(AxisKind::Thread);
+  }
+  if (grouped) need(o.op != OptOp::UPCAST && o.op != OptOp::THREAD, "cannot take this action in a kernel with a GROUP");
   switch (o.op) {
     case OptOp::UPCAST:
     case OptOp::UNROLL:
@@ -183,6 +192,18 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
         need(other.reduce || other.axis >= l.axis || other.kind != static_cast<int>(AxisKind::Loop), "is not the outermost loop");
       need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
       return substitute(ast, {{l.range.get(), make_range(l.range->src(0), l.axis, AxisKind::Thread, n)}});
+    }
+    case OptOp::GROUP: {
+      need(l.reduce, "is not a reduction's");
+      need(!grouped && !threaded, "cannot be grouped in a kernel already split across threads");
+      need(!upcast, "cannot be grouped in a kernel with an upcast output loop");
+      need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
+      int reductions = 0;
+      for (const UOpPtr& u : toposort(ast)) reductions += u->op() == Ops::REDUCE;
+      need(reductions == 1, "is in a kernel of " + std::to_string(reductions) + " reductions (GROUP takes one)");
+      for (const Loop& other : kernel_loops(ast)) need(other.reduce || !other.symbolic, "has outputs of a symbolic count");
+      UOpPtr g = make_range(l.range->src(0), l.axis, AxisKind::Group, n);
+      return substitute(ast, {{l.range.get(), g}});
     }
   }
   refuse(o, "unknown action");

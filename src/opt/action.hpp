@@ -11,6 +11,10 @@
 //                    past it do not happen, a reduction adds its identity there
 //   SWAP(axis, b)    two output loops trade places in the nest
 //   THREAD(axis, n)  the outermost output loop is split across n threads
+//   GROUP(axis, n)   a reduction's loop is split across n threads: each reduces its part of it
+//                    for every output into a partial result, the last to finish combines them
+//                    (for kernels with few outputs and a long reduction; one reduction per
+//                    kernel, no upcast output loop, no THREAD)
 //
 // An action that does not fit (no such loop, a loop of the wrong kind, a size it does not
 // divide, a symbolic size) throws OptError: a search can try anything. The applied list is part
@@ -30,7 +34,7 @@ class OptError : public Error {
   using Error::Error;
 };
 
-enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD };
+enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD, GROUP };
 
 struct Opt {
   OptOp op;

@@ -224,11 +224,18 @@ class Planner {
   }
 
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.
+  // With fewer outputs than threads, the reduction's longest loop is split across them (GROUP).
   void threads() {
     if (t_.threads <= 1 || estimated_ops(cur_) < (int64_t{1} << 18)) return;
     std::vector<Loop> outs;
-    for (const Loop& l : kernel_loops(cur_))
+    int64_t outputs = 1;
+    std::optional<Loop> longest;
+    for (const Loop& l : kernel_loops(cur_)) {
       if (!l.reduce && l.kind == static_cast<int>(AxisKind::Loop)) outs.push_back(l);
+      if (!l.reduce) outputs *= l.size;
+      else if (ordinary(l) && (!longest || l.size > longest->size)) longest = l;
+    }
+    if (outputs < t_.threads && longest && longest->size >= 2 * t_.threads && apply({OptOp::GROUP, longest->axis, t_.threads})) return;
     if (outs.empty()) return;
     int64_t n = t_.threads;
     for (const Loop& l : outs) {

@@ -2,6 +2,8 @@
 // odd sizes (primes, sizes no tile divides, 1); one that does not fit is an OptError.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "opt/opt_testing.hpp"
 #include "tensor/reference.hpp"
 
@@ -21,8 +23,8 @@ Tensor matrix(int64_t rows, int64_t cols, uint64_t seed) {
 
 TEST(Action, PrintsAndParsesBack) {
   std::vector<Opt> opts{{OptOp::UPCAST, 1, 16}, {OptOp::UNROLL, 2, 4}, {OptOp::TILE, 0, 8},
-                        {OptOp::PADTO, 3, 32}, {OptOp::SWAP, 0, 1},  {OptOp::THREAD, 0, 2}};
-  EXPECT_EQ(to_string(opts), "UPCAST(1, 16) UNROLL(2, 4) TILE(0, 8) PADTO(3, 32) SWAP(0, 1) THREAD(0, 2)");
+                        {OptOp::PADTO, 3, 32}, {OptOp::SWAP, 0, 1},  {OptOp::THREAD, 0, 2}, {OptOp::GROUP, 4, 3}};
+  EXPECT_EQ(to_string(opts), "UPCAST(1, 16) UNROLL(2, 4) TILE(0, 8) PADTO(3, 32) SWAP(0, 1) THREAD(0, 2) GROUP(4, 3)");
   EXPECT_EQ(parse_opts(to_string(opts)), opts);
   EXPECT_TRUE(parse_opts("").empty());
   EXPECT_THROW(parse_opts("UPCAST(1)"), OptError);
@@ -152,6 +154,104 @@ TEST(Action, ConvolutionLoops) {
     if (!l.reduce && l.size > 2 && l.size % 2 == 0) {
       EXPECT_TRUE(close(run_with(plan, {{OptOp::TILE, l.axis, 2}}), want));
     }
+  }
+}
+
+// GROUP: a reduction's loop split across threads; each reduces its chunk for every output, the
+// last to finish combines the partial results and stores the outputs.
+TEST(ActionGroup, SplitsAReductionAcrossThreadsOverOddSizes) {
+  ExecutionPlan plan = one_kernel_plan((matrix(3, 1009, 8) * 2.0f).sum({1}) * 0.5f + 1.0f);  // a prime reduction, then more
+  int64_t k = axis_sized(plan, 1009, true);
+  ASSERT_GE(k, 0);
+  std::vector<float> want = reference(plan);
+  for (int64_t n : {2, 3, 7, 17}) EXPECT_TRUE(close(run_with(plan, {{OptOp::GROUP, k, n}}, 2), want)) << n << " threads";
+  EXPECT_TRUE(close(run_with(plan, {{OptOp::GROUP, k, 2}}, 1), want));  // cores one after another
+  // Launched again and again: the arrivals count on across launches.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(close(run_with(plan, {{OptOp::GROUP, k, 3}}), want));
+
+  ExecutionPlan wide = one_kernel_plan(matrix(5, 1024, 9).sum({1}));
+  int64_t wk = axis_sized(wide, 1024, true), rows = axis_sized(wide, 5);
+  std::vector<float> wwant = reference(wide);
+  EXPECT_TRUE(close(run_with(wide, {{OptOp::UNROLL, wk, 8}, {OptOp::GROUP, wk, 3}}), wwant));  // vector partial sums per chunk
+  EXPECT_TRUE(close(run_with(wide, {{OptOp::TILE, wk, 64}, {OptOp::GROUP, wk, 2}}), wwant));
+  EXPECT_TRUE(close(run_with(wide, {{OptOp::PADTO, rows, 8}, {OptOp::GROUP, wk, 2}}), wwant));  // padded outputs stay unwritten
+}
+
+TEST(ActionGroup, WholeReductionsMaxAndOtherDtypes) {
+  ExecutionPlan total = one_kernel_plan(matrix(1, 997, 10).sum());  // one output: no output loop
+  EXPECT_TRUE(close(run_with(total, {{OptOp::GROUP, axis_sized(total, 997, true), 5}}), reference(total)));
+
+  std::vector<float> neg = grid_data(4 * 5, 11);
+  for (float& x : neg) x -= 100.0f;  // all negative: a chunk left empty must add max's identity, not 0
+  ExecutionPlan mx = one_kernel_plan(Tensor::from_vector(neg, {4, 5}).max({1}));
+  int64_t mk = axis_sized(mx, 5, true);
+  EXPECT_TRUE(close(run_with(mx, {{OptOp::GROUP, mk, 5}}), reference(mx)));
+  EXPECT_TRUE(close(run_with(mx, {{OptOp::GROUP, mk, 4}}), reference(mx)));  // chunks of 2: the last core gets none
+
+  Tensor i = Tensor::from_vector(std::vector<int32_t>{5, -2, 3, 4, 9, -6, 7, 8, 1, 10, -11, 12, 13, 14}, {2, 7});
+  ExecutionPlan ip = one_kernel_plan(i.sum({1}));
+  EXPECT_EQ(run_with<int32_t>(ip, {{OptOp::GROUP, axis_sized(ip, 7, true), 3}}), reference<int32_t>(ip));
+
+  Tensor h = Tensor::from_vector(grid_data(3 * 301, 12), {3, 301}).cast(dtypes::float16).realize();
+  ExecutionPlan hp = one_kernel_plan(h.sum({1}).cast(dtypes::float32));
+  EXPECT_TRUE(close(run_with(hp, {{OptOp::GROUP, axis_sized(hp, 301, true), 2}}), reference(hp), 1e-3));
+}
+
+TEST(ActionGroup, LaunchesFromTwoThreadsAtOnceEachGetTheirOwnResult) {
+  ExecutionPlan a = one_kernel_plan(matrix(64, 50021, 13).sum({1})), b = one_kernel_plan(matrix(64, 50021, 14).sum({1}));
+  std::vector<float> want_a = reference(a), want_b = reference(b);
+  std::vector<Opt> group{{OptOp::GROUP, axis_sized(a, 50021, true), 2}};
+  auto kernel = compile_kernel(test::last_kernel(a).ast, a.device(), PrepareOptions{.threads = 2}, group);
+  ASSERT_EQ(kernel, compile_kernel(test::last_kernel(b).ast, b.device(), PrepareOptions{.threads = 2}, group));  // one kernel, one scratch
+  EXPECT_FALSE(kernel->host_parallel_safe);
+  auto hammer = [&](const ExecutionPlan& plan, const std::vector<float>& want, bool& ok) {
+    ok = true;
+    for (int i = 0; i < 200 && ok; ++i) {
+      launch_on(*kernel, test::last_kernel(plan));
+      ok = close(plan.output_buffer()->to_vector<float>(), want);
+    }
+  };
+  bool ok_a = false, ok_b = false;
+  std::thread other([&] { hammer(b, want_b, ok_b); });
+  hammer(a, want_a, ok_a);
+  other.join();
+  EXPECT_TRUE(ok_a);
+  EXPECT_TRUE(ok_b);
+}
+
+TEST(ActionGroup, WhatDoesNotFitIsAnError) {
+  ExecutionPlan plan = one_kernel_plan(matrix(6, 40, 15).sum({1}));
+  int64_t k = axis_sized(plan, 40, true), rows = axis_sized(plan, 6);
+  auto fails = [&](const std::vector<Opt>& opts, const char* why) {
+    try {
+      run_with(plan, opts);
+      ADD_FAILURE() << to_string(opts) << " was accepted";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  fails({{OptOp::GROUP, rows, 2}}, "is not a reduction's");
+  fails({{OptOp::GROUP, k, 1}}, "cannot be split across 1 threads");
+  fails({{OptOp::GROUP, k, 41}}, "cannot be split across 41 threads");
+  fails({{OptOp::THREAD, rows, 2}, {OptOp::GROUP, k, 2}}, "already split across threads");
+  fails({{OptOp::GROUP, k, 2}, {OptOp::THREAD, rows, 2}}, "in a kernel with a GROUP");
+  fails({{OptOp::GROUP, k, 2}, {OptOp::UPCAST, rows, 2}}, "in a kernel with a GROUP");
+  fails({{OptOp::UPCAST, rows, 2}, {OptOp::GROUP, k, 2}}, "upcast output loop");
+  fails({{OptOp::GROUP, k, 2}, {OptOp::GROUP, k, 2}}, "is not an ordinary loop");
+  fails({{OptOp::GROUP, k, 2}, {OptOp::UNROLL, k, 4}}, "is not an ordinary loop");  // unroll first, then group the rest
+  // Two reductions in one kernel (a variance's mean and sum of squares): the last core would repeat
+  // the other one whole.
+  Tensor x = matrix(6, 40, 16);
+  Tensor centered = x - x.mean({1}, true);
+  ExecutionPlan two = one_kernel_plan((centered * centered).sum({1}));
+  int64_t two_k = -1;
+  for (const Loop& l : test::loops_of(two))
+    if (l.reduce) two_k = l.axis;
+  try {
+    run_with(two, {{OptOp::GROUP, two_k, 2}});
+    ADD_FAILURE() << "GROUP in a variance was accepted";
+  } catch (const OptError& e) {
+    EXPECT_NE(std::string(e.what()).find("GROUP takes one"), std::string::npos) << e.what();
   }
 }
 

@@ -12,7 +12,7 @@ namespace {
 using test::close;
 using test::grid_data;
 
-const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 2}, kSse{16, 16, 1};
+const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
 
 Tensor data(const Shape& shape, uint64_t seed) {
   int64_t n = 1;
@@ -90,6 +90,22 @@ TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
   EXPECT_TRUE(has(opts, {OptOp::SWAP, loop_sized(odd, 3), loop_sized(odd, 64)})) << to_string(opts);
 }
 
+// Fewer outputs than threads: the reduction's loop is split across them instead (on a target
+// with 8 threads; with 2, reductions long enough to be worth it are split by the scheduler into
+// two kernels before they get here).
+TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
+  const OptTarget eight_threads{64, 32, 8};
+  Tensor s = data({5, 60000}, 11).sum({1});
+  std::vector<Opt> opts = opts_for(s, eight_threads);
+  EXPECT_TRUE(std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::GROUP && o.amount == 8; })) << to_string(opts);
+  EXPECT_FALSE(std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; })) << to_string(opts);
+  ExecutionPlan plan = test::one_kernel_plan(s);
+  EXPECT_TRUE(close(test::run_with(plan, opts), test::reference(plan), 1e-5));
+  // Enough outputs for every thread: threads take an output loop.
+  std::vector<Opt> many = opts_for(data({64, 60000}, 11).sum({1}), eight_threads);
+  EXPECT_TRUE(std::any_of(many.begin(), many.end(), [](const Opt& o) { return o.op == OptOp::THREAD; })) << to_string(many);
+}
+
 // Every kernel, every target: the heuristics' actions give the unoptimized results.
 TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
   Tensor conv_in = data({2, 6, 11, 13}, 10);
@@ -110,6 +126,7 @@ TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
       {"conv 1x1", conv_in.conv2d(data({48, 6, 1, 1}, 3))},
       {"max pool", conv_in.max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1})},
       {"sum 1000", data({1000}, 5).sum()},
+      {"sum 5x60000 (grouped with 8 threads)", data({5, 60000}, 5).sum({1})},
       {"row sums 7x37", data({7, 37}, 5).sum({1})},
       {"column sums 37x7", data({37, 7}, 5).sum({0})},
       {"row max 5x4096", data({5, 4096}, 5).max({1})},

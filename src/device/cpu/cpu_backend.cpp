@@ -1,5 +1,6 @@
 #include "device/cpu/cpu_backend.hpp"
 
+#include "codegen/parallelize.hpp"
 #include "codegen/render_c.hpp"
 #include "device/cpu/c_compiler.hpp"
 
@@ -13,7 +14,7 @@ std::vector<Backend> cpu_backends() {
             },
             []() -> const Compiler& { return CCompiler::get(); },
             [](const CompiledSpec& compiled, const ProgramSpec& spec) {
-              return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value());
+              return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value(), has_shared_scratch(spec.ast));
             }};
   return {c};
 }
