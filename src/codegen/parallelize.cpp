@@ -52,8 +52,8 @@ UOpPtr split_for_threads(const UOpPtr& ast) {
   UOpPtr outer = thread_loop(ast);
   if (!outer) return ast;
   int64_t threads = thread_count(*outer);
-  auto [start, mine] = chunk_of(outer->src(0), core_id(threads), threads);
-  UOpPtr inner = make_range(mine, axis_of(*outer));
+  Chunk part = chunk_of(outer->src(0), core_id(threads), threads);
+  UOpPtr start = part.start, inner = make_range(part.mine, axis_of(*outer));
   PatternMatcher swap({{UPat(Ops::RANGE).named("r"), [&](const Match& m) -> UOpPtr {
                           return m["r"] == outer ? start + inner : nullptr;
                         }}});
@@ -93,9 +93,9 @@ UOpPtr split_group(const UOpPtr& ast) {
 
   // Each core: its chunk of the loop, for every output (in loops of its own), into its row.
   UOpPtr core = core_id(n);
-  auto [start, mine] = chunk_of(g->src(0), core, n);
-  UOpPtr part_loop = make_range(mine, axis++);
-  Substitution mine_only{{g.get(), start + part_loop}};
+  Chunk chunk = chunk_of(g->src(0), core, n);
+  UOpPtr part_loop = make_range(chunk.mine, axis++);
+  Substitution mine_only{{g.get(), chunk.start + part_loop}};
   std::vector<UOpPtr> own_outs;
   UOpPtr at_a = UOp::index_const(0), at_b = UOp::index_const(0);
   int64_t stride = count;
