@@ -71,14 +71,14 @@ Outcome run_case(const fs::path& dir, double rtol, double atol) {
     if (sets.empty()) throw Error("no test_data_set_* folder");
     for (const fs::path& set : sets) {
       std::map<std::string, onnx::Value> inputs;
+      // input_K.pb is the model's K-th graph input, whatever name its TensorProto carries (as the
+      // ONNX backend runner pairs them).
       std::vector<fs::path> in_files = sorted(set, "input_");
-      for (size_t i = 0; i < in_files.size(); ++i) {
-        std::string n;
-        onnx::ValueKind kind = i < model.inputs().size() ? model.inputs()[i].kind : onnx::ValueKind::kTensor;
-        onnx::Value v = onnx::load_value_pb(in_files[i].string(), kind, &n);
-        if (n.empty() && i < model.inputs().size()) n = model.inputs()[i].name;
-        inputs.insert_or_assign(n, v);
-      }
+      if (in_files.size() > model.inputs().size())
+        throw Error(set.filename().string() + " has " + std::to_string(in_files.size()) + " input files for a model of " +
+                    std::to_string(model.inputs().size()) + " inputs");
+      for (size_t i = 0; i < in_files.size(); ++i)
+        inputs.insert_or_assign(model.inputs()[i].name, onnx::load_value_pb(in_files[i].string(), model.inputs()[i].kind));
       std::vector<onnx::Value> outs = model.build_values(inputs);
       std::vector<fs::path> out_files = sorted(set, "output_");
       if (out_files.size() != outs.size())
