@@ -31,6 +31,7 @@ constexpr int kRounds = 4;             // action lists of at most this many acti
 constexpr size_t kChildrenPerRound = 24;  // the best candidates' children first
 constexpr double kNotWorthIt = 20e-6;     // a kernel this fast keeps the heuristics' actions
 constexpr double kBetter = 0.99;        // a candidate must be 1% faster to count as found
+constexpr int64_t kGroupMaxOutputs = 1024;  // GROUP is tried on kernels of at most this many outputs
 
 struct Candidate {
   std::vector<Opt> opts;
@@ -64,11 +65,15 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
   std::vector<Opt> moves;
   std::vector<Loop> loops = kernel_loops(cur);
   std::vector<int64_t> outputs;
+  int64_t output_count = 1;
+  for (const Loop& l : loops)
+    if (!l.reduce) output_count *= l.size;
   for (const Loop& l : loops) {
     if (l.kind != static_cast<int>(AxisKind::Loop)) continue;
     if (!l.reduce) outputs.push_back(l.axis);  // a symbolic loop can still swap or take threads
     if (l.symbolic) continue;
-    if (l.reduce && !threaded && max_threads > 1) moves.push_back({OptOp::GROUP, l.axis, max_threads});
+    // Grouping pays for few outputs and a long reduction; with many outputs, threads take an output loop.
+    if (l.reduce && !threaded && max_threads > 1 && output_count <= kGroupMaxOutputs) moves.push_back({OptOp::GROUP, l.axis, max_threads});
     for (int64_t n : {2, 3, 4, 7, 8, 16})
       if (n <= l.size && l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
   }
