@@ -4,6 +4,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "codegen/half_arithmetic.hpp"
+#include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
@@ -17,17 +19,6 @@ namespace lathe {
 namespace {
 
 UOpPtr at(const UOpPtr& x, const UOpPtr& r, int64_t i) { return simplify(substitute(x, {{r.get(), UOp::index_const(i)}})); }
-
-// `op` folded over `values` as a balanced tree.
-UOpPtr combine(Ops op, std::vector<UOpPtr> values) {
-  while (values.size() > 1) {
-    std::vector<UOpPtr> next;
-    for (size_t i = 0; i + 1 < values.size(); i += 2) next.push_back(UOp::alu(op, {values[i], values[i + 1]}));
-    if (values.size() % 2) next.push_back(values.back());
-    values = std::move(next);
-  }
-  return values.front();
-}
 
 // x copied once per position of each range of `rs`.
 std::vector<UOpPtr> copies(const UOpPtr& x, const std::vector<UOpPtr>& rs) {
@@ -72,8 +63,6 @@ UOpPtr unroll_reduce(const Match& m) {
 }
 
 // ---- vectorizing ------------------------------------------------------------------------------
-
-bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
 
 class Vectorizer {
  public:

@@ -8,7 +8,6 @@
 namespace lathe {
 namespace {
 
-bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
 
 UOpPtr widen(const Match& m) {
   const UOpPtr& u = m.root();

@@ -15,4 +15,7 @@ namespace lathe {
 
 UOpPtr round_half_arithmetic(const UOpPtr& ast);
 
+/// Whether `d`'s lanes are float16 or bfloat16 (stored, never computed on).
+inline bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
+
 }  // namespace lathe

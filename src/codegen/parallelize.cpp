@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/half_arithmetic.hpp"
 #include "ir/alu.hpp"
 #include "ir/substitute.hpp"
 #include "lathe/error.hpp"
@@ -22,8 +23,6 @@ UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind) {
   return nullptr;
 }
 
-UOpPtr thread_loop(const UOpPtr& ast) { return loop_of_kind(ast, AxisKind::Thread); }
-
 // What `n` cores' index `core` takes of a loop over `end`: [start, start + mine).
 struct Chunk {
   UOpPtr start, mine;
@@ -38,18 +37,16 @@ UOpPtr core_id(int64_t threads) {
   return UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(threads)}, std::string("core_id"));
 }
 
-bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
-
 }  // namespace
 
 int threads_of(const UOpPtr& ast) {
-  UOpPtr r = thread_loop(ast);
+  UOpPtr r = loop_of_kind(ast, AxisKind::Thread);
   if (!r) r = loop_of_kind(ast, AxisKind::Group);
   return r ? static_cast<int>(thread_count(*r)) : 1;
 }
 
 UOpPtr split_for_threads(const UOpPtr& ast) {
-  UOpPtr outer = thread_loop(ast);
+  UOpPtr outer = loop_of_kind(ast, AxisKind::Thread);
   if (!outer) return ast;
   int64_t threads = thread_count(*outer);
   Chunk part = chunk_of(outer->src(0), core_id(threads), threads);
@@ -112,8 +109,7 @@ UOpPtr split_group(const UOpPtr& ast) {
   if (lanes > 1) {
     std::vector<UOpPtr> each;
     for (int i = 0; i < lanes; ++i) each.push_back(UOp::make(Ops::GEP, t, {part}, int64_t{i}));
-    part = each.front();
-    for (size_t i = 1; i < each.size(); ++i) part = UOp::alu(op, {part, each[i]});
+    part = combine(op, std::move(each));
   }
   if (acc != t) part = cast(part, acc);
   UOpPtr scratch = UOp::make(Ops::DEFINE_LOCAL, acc.ptr(AddrSpace::Local, n * count), {}, int64_t{0});

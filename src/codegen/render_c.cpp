@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "codegen/half_arithmetic.hpp"
 #include "ir/axis.hpp"
 #include "ir/half.hpp"
 #include "lathe/error.hpp"
@@ -76,7 +77,6 @@ static inline lathe_bf16 lathe_f64_to_bf16(double d) { return lathe_f32_to_bf16(
 
 bool is_half(DType d) { return d.scalar() == dtypes::float16; }
 bool is_bf16(DType d) { return d.scalar() == dtypes::bfloat16; }
-bool is_16bit_float(DType d) { return is_half(d) || is_bf16(d); }
 
 // The C type a value of `d` has: 16-bit floats are their bits.
 std::string c_type(DType d) {

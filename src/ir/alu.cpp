@@ -128,4 +128,14 @@ UOpPtr reduce_identity(Ops op, DType d) {
   return UOp::const_(d, d.min());  // a float's min is -inf
 }
 
+UOpPtr combine(Ops op, std::vector<UOpPtr> values) {
+  while (values.size() > 1) {
+    std::vector<UOpPtr> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2) next.push_back(UOp::alu(op, {values[i], values[i + 1]}));
+    if (values.size() % 2) next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
 }  // namespace lathe

@@ -17,4 +17,8 @@ std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstVal
 /// (-inf for floats).
 UOpPtr reduce_identity(Ops op, DType dtype);
 
+/// `op` folded over `values` (at least one) as a balanced tree: a reduction's copies or lanes
+/// combined with the shortest dependency chain.
+UOpPtr combine(Ops op, std::vector<UOpPtr> values);
+
 }  // namespace lathe
