@@ -25,6 +25,8 @@ struct PrepareOptions {
   std::string compiler{};          // the device's backend by name (default: its first; "clang" on CPU)
   std::optional<bool> verify{};    // check each kernel's graph between codegen steps (default: LATHE_VERIFY=1, or a debug build)
   std::optional<int> beam{};       // BEAM search width: actions chosen by timing, stored on disk (default: BEAM, else 0: off)
+  std::optional<bool> share_memory{};  // intermediates share one arena by lifetime (default: on, off with LATHE_ARENA=0)
+  std::optional<bool> poison{};    // fill each intermediate with 0xFF after its last use (default: LATHE_POISON=1, else off)
 };
 
 /// A variable a kernel reads, with the bounds its values must stay in.
@@ -63,6 +65,7 @@ struct PreparedBufferView {
   uint64_t id = 0;
   size_t base = 0;  // buffer indices
   size_t view = 0;
+  size_t offset_bytes = 0;  // where the view starts in its base
   std::vector<uint64_t> dependencies;
 };
 
@@ -84,6 +87,16 @@ struct KernelProfile {
   WorkCount work;  // what the run did, from the kernel's estimates
   double gflops() const { return elapsed.count() ? static_cast<double>(work.ops) / static_cast<double>(elapsed.count()) : 0.0; }
   double gbps() const { return elapsed.count() ? static_cast<double>(work.mem) / static_cast<double>(elapsed.count()) : 0.0; }
+};
+
+/// Where a plan's memory goes, in bytes. Intermediates (what only the plan's kernels touch) share
+/// one arena by lifetime; the arena is near the peak live set, not their sum.
+struct MemoryStats {
+  size_t arena_bytes = 0;         // the memory the intermediates share (their sum when sharing is off)
+  size_t intermediate_bytes = 0;  // what they would take with a buffer each (64-byte aligned)
+  size_t peak_live_bytes = 0;     // the most intermediate bytes alive at one step (no arena can be smaller)
+  size_t constant_bytes = 0;      // weights and what the plan folded from them at prepare
+  size_t io_bytes = 0;            // inputs and outputs
 };
 
 class ExecutionPlan {
@@ -118,6 +131,8 @@ class ExecutionPlan {
 
   /// The work of one execute() at the current variable values: the kernels' estimates summed.
   WorkCount estimated_work() const;
+  /// The plan's memory: arena, what it replaced, constants, inputs and outputs.
+  const MemoryStats& memory_stats() const;
 
   size_t output_buffer_idx() const;
   const std::unordered_map<uint64_t, size_t>& ast_to_buffer_map() const;

@@ -72,8 +72,8 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
     if (const auto* k = std::get_if<PreparedKernel>(&op)) {
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
-      if (!timed) continue;
-      auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+      auto elapsed = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+                           : std::chrono::nanoseconds{0};
       if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work});
       if (debug_level() >= 1) {
         double ns = static_cast<double>(elapsed.count());
@@ -90,6 +90,8 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
       f->fn(args);
     }
     // A PreparedBufferView shares its base's memory: nothing to run.
+    if (auto dead = poison_after.find(i); dead != poison_after.end())
+      for (size_t b : dead->second) std::memset(buffers[b].data(), 0xFF, buffers[b].nbytes());
   }
 }
 
@@ -161,6 +163,8 @@ WorkCount ExecutionPlan::estimated_work() const {
     if (const auto* k = std::get_if<PreparedKernel>(&impl_->ops[i])) total += k->work;
   return total;
 }
+
+const MemoryStats& ExecutionPlan::memory_stats() const { return impl_->memory; }
 
 std::vector<KernelProfile> ExecutionPlan::execute_profiled() const {
   std::vector<KernelProfile> profile;

@@ -7,6 +7,7 @@
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
+#include "runtime/memory_plan.hpp"
 #include "runtime/plan_impl.hpp"
 #include "runtime/progress.hpp"
 
@@ -99,13 +100,14 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       if (item.bufs[1]->op() == Ops::BUFFER) inputs_or_outputs.insert(base);
       const Buffer& b = impl.buffers[base];
       size_t n = static_cast<size_t>(shape_numel(sched.shapes.at(item.bufs[0].get())));
-      Buffer view = Buffer::view(b, static_cast<size_t>(*item.view_offset) * b.dtype().itemsize(), n, b.dtype());
+      size_t offset_bytes = static_cast<size_t>(*item.view_offset) * b.dtype().itemsize();
+      Buffer view = Buffer::view(b, offset_bytes, n, b.dtype());
       size_t vi = impl.buffers.size();
       impl.buffers.push_back(view);
       impl.buffer_ast_ids.push_back(item.bufs[0]->id());
       impl.ast_to_buffer[item.bufs[0]->id()] = vi;
       index_of[item.bufs[0].get()] = vi;
-      PreparedBufferView op{item.bufs[0]->id(), base, vi, {}};
+      PreparedBufferView op{item.bufs[0]->id(), base, vi, offset_bytes, {}};
       if (auto w = writer.find(base); w != writer.end()) {
         op.dependencies.push_back(w->second);
         writer[vi] = w->second;  // who reads the view waits for whoever wrote its memory
@@ -155,6 +157,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   std::set<size_t> folded = fold_constants(impl, inputs_or_outputs);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !folded.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
+  plan_memory(impl, arena_enabled(options), poison_enabled(options));
   impl.refresh_values();
   if (debug_level() >= 2) {
     std::fprintf(stderr, "lathe: schedule of %zu kernels (%zu on constants, run at prepare), %zu views, %zu buffers\n",

@@ -24,6 +24,9 @@ struct ExecutionPlan::Impl {
   std::vector<size_t> folded;                  // indices of the kernels on constants only, run at prepare
   std::unordered_set<size_t> feeds_folded;     // buffers the folded kernels read or write
   mutable std::atomic<bool> constants_stale{false};     // set when such a buffer was handed out to write
+  Buffer arena;                                // the memory the intermediates are views of (memory_plan.hpp)
+  MemoryStats memory;
+  std::unordered_map<size_t, std::vector<size_t>> poison_after;  // op index -> intermediates dead after it (LATHE_POISON)
 
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();

@@ -17,9 +17,11 @@
 namespace lathe::test {
 
 /// The unoptimized plan of `t`, run once. Its last kernel computes `t`; any before it prepare
-/// that kernel's inputs (a convolution's padded input and weight layout).
+/// that kernel's inputs (a convolution's padded input and weight layout), kept in buffers of their
+/// own after execute() so the last kernel can run again on them.
 inline ExecutionPlan one_kernel_plan(const Tensor& t) {
-  ExecutionPlan plan = Tensor::prepare({t}, PrepareOptions{.optimize = false, .threads = 1});
+  ExecutionPlan plan =
+      Tensor::prepare({t}, PrepareOptions{.optimize = false, .threads = 1, .share_memory = false, .poison = false});
   if (plan.prepared_kernels().empty()) ADD_FAILURE() << "the plan has no kernel";
   plan.execute();
   return plan;
