@@ -10,6 +10,7 @@ packages=(
   ccache            # keeps rebuilds of the two build directories fast
   libxxhash-dev     # xxHash: the stable structural hash of UOps (used header-only)
   libcli11-dev      # CLI11: argument parsing of the `lathe` command (header-only)
+  nlohmann-json3-dev # nlohmann/json: writes Chrome traces (LATHE_TRACE, --trace) and reads them in tests (header-only)
   libonnx-dev libprotobuf-dev protobuf-compiler # the ONNX importer: ONNX's protobuf classes
   libonnx-testdata  # the ONNX backend test suite the importer is checked against
   libgtest-dev libgmock-dev # GoogleTest for the test suite

@@ -52,6 +52,7 @@ struct PreparedKernel {
   std::vector<RuntimeVar> runtime_vars;             // every variable the AST reads, with bounds
   WorkCount work;                                   // kernel->estimates at the current variable values
   bool constant = false;                            // reads only constants: runs at prepare, not in execute()
+  std::vector<std::string> labels;                  // what it computes: labels of the tensors fused into it (ONNX nodes)
 };
 
 struct PreparedCopy {
@@ -85,6 +86,7 @@ struct KernelProfile {
   size_t num_buffers = 0;
   std::chrono::nanoseconds elapsed{0};
   WorkCount work;  // what the run did, from the kernel's estimates
+  const PreparedKernel* prepared = nullptr;  // the plan's kernel that ran (labels, actions); valid while the plan lives
   double gflops() const { return elapsed.count() ? static_cast<double>(work.ops) / static_cast<double>(elapsed.count()) : 0.0; }
   double gbps() const { return elapsed.count() ? static_cast<double>(work.mem) / static_cast<double>(elapsed.count()) : 0.0; }
 };

@@ -96,6 +96,9 @@ class Tensor {
   Buffer buffer() const;
   bool is_realized() const;
   std::string to_string() const;
+  /// Names the computation of this tensor (a layer, an ONNX node): a plan's profile and trace
+  /// list, for each kernel, the labels of the tensors fused into it. Returns *this.
+  const Tensor& label(const std::string& name) const;
 
   // ---- running ----------------------------------------------------------------------------------
   /// Runs the graph now; afterwards this tensor reads its buffer.

@@ -3,7 +3,10 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
+#include "ir/label.hpp"
+#include "ir/toposort.hpp"
 #include "onnx/op_context.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -123,6 +126,28 @@ Tensor constant_from_proto(const ::onnx::TensorProto& t, const std::string& base
 
 namespace detail {
 
+// Labels every graph node a node's operator made (its outputs and what it built on the way from
+// its inputs) with the node's name, so a profile can say which ONNX nodes a kernel computes.
+void label_node(const ::onnx::NodeProto& node, const std::unordered_set<const UOp*>& inputs, const std::vector<Value>& outs) {
+  const std::string& who = !node.name().empty() ? node.name() : node.output_size() ? node.output(0) : node.op_type();
+  std::string label = who + " (" + node.op_type() + ")";
+  for (const Value& out : outs) {
+    if (!out.is_tensor()) continue;
+    // Only what is computed from the inputs: constant expressions (a broadcast zero) are shared by
+    // every node that makes the same one. What an earlier node labelled (a value reached through a
+    // subgraph's outer scope) stays its own.
+    const UOpPtr& root = out.tensor().uop();
+    auto own = [&](const UOp& u) { return &u == root.get() || (!inputs.count(&u) && labels_of(u).empty()); };
+    std::unordered_set<const UOp*> from_inputs(inputs);
+    for (const UOpPtr& u : toposort(root, own)) {
+      if (!own(*u)) continue;
+      bool computed = std::any_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return from_inputs.count(s.get()) > 0; });
+      if (computed) from_inputs.insert(u.get());
+      if (computed || u == root) add_label(u, label);
+    }
+  }
+}
+
 void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
   const auto& table = op_table();
   const auto& value_table = value_op_table();
@@ -140,6 +165,9 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
         throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): input '" + name + "' is not defined before it");
       ins.emplace_back(it->second);
     }
+    std::unordered_set<const UOp*> input_nodes;
+    for (const std::optional<Value>& in : ins)
+      if (in && in->is_tensor()) input_nodes.insert(in->tensor().uop().get());
     OpContext ctx(node, std::move(ins), opset, base_dir, &env);
     auto op = table.find(node.op_type());
     auto value_op = value_table.find(node.op_type());
@@ -156,6 +184,7 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
     } catch (const std::exception& e) {  // lathe errors, and std::out_of_range, bad_alloc... from an operator
       ctx.fail(e.what());
     }
+    label_node(node, input_nodes, outs);
     for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
       if (!node.output(static_cast<int>(i)).empty()) env.insert_or_assign(node.output(static_cast<int>(i)), outs[i]);
   }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "device/trace.hpp"
 #include "ir/eval.hpp"
 #include "runtime/plan_impl.hpp"
 
@@ -65,16 +66,35 @@ void ExecutionPlan::Impl::all_handed_out() {
   if (!folded.empty()) constants_stale.store(true);
 }
 
+namespace {
+
+// A launch recorded in the trace, with what the kernel computes and its actions.
+void traced_launch(const PreparedKernel& k, const LaunchSize& launch) {
+  const std::string& name = k.kernel->entry_point;
+  detail::current_kernel() = name.c_str();
+  int64_t start = detail::trace_now();
+  k.kernel->program->execute(reinterpret_cast<void* const*>(k.buffer_ptrs.data()), k.vals.data(), launch, std::nullopt);
+  int64_t end = detail::trace_now();
+  detail::current_kernel() = nullptr;
+  detail::trace_kernel(name, start, end, {k.work.ops, k.work.mem, k.labels, k.kernel->opts});
+}
+
+}  // namespace
+
 void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<KernelProfile>* profile) const {
   bool timed = profile || debug_level() >= 1;
   for (size_t i : which) {
     const PreparedOp& op = ops[i];
     if (const auto* k = std::get_if<PreparedKernel>(&op)) {
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-      k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
+      if (tracing()) {
+        traced_launch(*k, launch[i]);
+      } else {
+        k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
+      }
       auto elapsed = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
                            : std::chrono::nanoseconds{0};
-      if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work});
+      if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work, k});
       if (debug_level() >= 1) {
         double ns = static_cast<double>(elapsed.count());
         std::fprintf(stderr, "lathe: %-40s %10.3f us %8.2f GFLOP/s %8.2f GB/s\n", k->kernel->entry_point.c_str(), ns / 1e3,

@@ -119,6 +119,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     PreparedKernel pk;
     pk.id = item.bufs[0]->id();
     pk.ast = item.ast;
+    pk.labels = item.labels;
     pk.kernel = kernels[next_kernel++];
     pk.device = device;
     for (size_t slot : pk.kernel->globals) {

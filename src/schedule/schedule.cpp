@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "ir/label.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -412,6 +413,23 @@ UOpPtr strip_binds(const UOpPtr& ast, std::map<std::string, int64_t>& var_vals) 
   return graph_rewrite(ast, pm, &var_vals);
 }
 
+// The labels of the nodes computed in the kernel that stores `root`: root and what it reads that
+// is not stored by a kernel of its own.
+std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_map<const UOp*, bool>& realized) {
+  std::vector<std::string> labels;
+  if (!any_labels()) return labels;
+  auto stored = [&](const UOp& u) {
+    auto it = realized.find(&u);
+    return u.op() == Ops::BUFFER || (&u != root.get() && it != realized.end() && it->second);
+  };
+  for (const UOpPtr& u : toposort(root, [&](const UOp& u) { return !stored(u); })) {
+    if (stored(*u)) continue;
+    for (std::string& l : labels_of(*u))
+      if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(std::move(l));
+  }
+  return labels;
+}
+
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
@@ -456,12 +474,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
       }
       ScheduleItem first;
       first.ast = strip_binds(lower_kernel(partials, sched, realized, first.bufs), sched.var_vals);
+      first.labels = fused_labels(u, realized);
       sched.items.push_back(std::move(first));
       item.ast = strip_binds(lower_kernel(replacement, sched, realized, item.bufs), sched.var_vals);
       item.bufs[0] = u;  // the replacement computes u's value into u's buffer
     } else {
       item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
     }
+    item.labels = fused_labels(u, realized);
     sched.items.push_back(std::move(item));
   }
   sched.keep_alive = std::move(keep_alive);

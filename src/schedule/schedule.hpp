@@ -28,6 +28,8 @@ struct ScheduleItem {
   std::vector<UOpPtr> bufs;
   /// Set when bufs[0] needs no kernel: it is bufs[1]'s memory from this element on.
   std::optional<int64_t> view_offset;
+  /// The labels (ir/label.hpp) of the graph nodes this kernel computes, sources first.
+  std::vector<std::string> labels;
 };
 
 struct Schedule {

@@ -7,6 +7,7 @@
 
 #include "device/buffer_registry.hpp"
 #include "ir/eval.hpp"
+#include "ir/label.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
 #include "schedule/schedule.hpp"
@@ -123,6 +124,11 @@ Tensor Tensor::from_buffer(Buffer buffer, Shape shape) {
 }
 
 int64_t Tensor::numel() const { return shape_numel(shape_); }
+
+const Tensor& Tensor::label(const std::string& name) const {
+  add_label(uop_, name);
+  return *this;
+}
 
 Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uop_) : Buffer(); }
 

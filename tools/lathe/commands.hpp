@@ -16,6 +16,7 @@ struct RunOptions {
   uint64_t seed = 0;
   int iters = 10;
   bool profile = false;
+  std::string trace;                // writes a Chrome trace of the timed runs here when set
 };
 
 /// `lathe run`: builds, prepares and runs; prints each output's summary and the timings.
@@ -26,6 +27,8 @@ struct BenchOptions {
   std::vector<std::string> inputs;  // NAME=FILE; the rest get seeded random data
   int iters = 20;
   bool json = false;
+  bool profile = false;
+  std::string trace;  // writes a Chrome trace of the timed runs here when set
 };
 
 /// `lathe bench`: prepare (compile) time, then min/median/max latency of the prepared plan.

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   run->add_option("--batch", ro.batch, "Batch size of the built-in model's random input")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   run->add_option("--seed", ro.seed, "Seed of random weights and inputs");
   run->add_option("--iters", ro.iters, "How many times to run the prepared plan")->check(CLI::Range(1, 1000000));
-  run->add_flag("--profile", ro.profile, "Print per-kernel times");
+  run->add_flag("--profile", ro.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
+  run->add_option("--trace", ro.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
 
   CLI::App* test_onnx = app.add_subcommand("test-onnx", "Run ONNX backend-test cases (model.onnx + test_data_set_*)");
   std::vector<std::string> test_dirs;
@@ -59,7 +60,9 @@ int main(int argc, char** argv) {
   bench->add_option("--iters", bo.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
   bench->add_option("--input", bo.inputs, "NAME=FILE, a .npy or TensorProto .pb file (repeatable); others get seeded random data");
   bench->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));
-  bench->add_flag("--json", bo.json, "Print one JSON object: compile_ms, min_ms, median_ms, max_ms, kernels");
+  bench->add_flag("--json", bo.json, "Print one JSON object: compile_ms, min_ms, median_ms, max_ms, kernels, memory");
+  bench->add_flag("--profile", bo.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
+  bench->add_option("--trace", bo.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
   CLI11_PARSE(app, argc, argv);
   // The thread pool reads LATHE_THREADS when it starts, which is after this.
   if (threads > 0) setenv("LATHE_THREADS", std::to_string(threads).c_str(), 1);

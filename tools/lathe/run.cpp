@@ -12,8 +12,10 @@
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
+#include "lathe/trace.hpp"
 #include "tools/lathe/commands.hpp"
 #include "tools/lathe/npy.hpp"
+#include "tools/lathe/report.hpp"
 
 namespace lathe::cli {
 namespace {
@@ -64,33 +66,18 @@ Tensor random_input(const onnx::ValueInfo& in, uint64_t seed, const std::map<std
   return (r * 10.0f).cast(in.dtype);
 }
 
-// Milliseconds of `iters` calls of `step`, sorted.
-std::vector<double> timed_runs(int iters, const std::function<void()>& step) {
+// Milliseconds of `iters` calls of `step`, sorted; recorded into `trace` when it names a file.
+std::vector<double> timed_runs(int iters, const std::function<void()>& step, const std::string& trace) {
+  if (!trace.empty()) start_trace(trace);
   std::vector<double> times;
   for (int i = 0; i < std::max(1, iters); ++i) {
     auto t0 = Clock::now();
     step();
     times.push_back(ms_since(t0));
   }
+  if (!trace.empty()) std::fprintf(stderr, "lathe: wrote %zu kernel runs to the trace %s\n", stop_trace(), trace.c_str());
   std::sort(times.begin(), times.end());
   return times;
-}
-
-// One line per kernel run: time and share of the run, the work its estimates count and the
-// rates that gives (GFLOP/s of value ops, GB/s of distinct bytes touched), then the totals.
-void print_profile(const ExecutionPlan& plan) {
-  std::vector<KernelProfile> prof = plan.execute_profiled();
-  double total_ns = 0;
-  WorkCount total;
-  for (const KernelProfile& p : prof) total_ns += static_cast<double>(p.elapsed.count()), total += p.work;
-  std::printf("  %-36s %10s %6s %10s %10s %8s %8s\n", "kernel", "us", "share", "MFLOP", "MB", "GFLOP/s", "GB/s");
-  for (const KernelProfile& p : prof)
-    std::printf("  %-36s %10.3f %5.1f%% %10.3f %10.3f %8.2f %8.2f\n", p.kernel->entry_point.c_str(), p.elapsed.count() / 1e3,
-                total_ns > 0 ? 100.0 * static_cast<double>(p.elapsed.count()) / total_ns : 0.0, static_cast<double>(p.work.ops) / 1e6,
-                static_cast<double>(p.work.mem) / 1e6, p.gflops(), p.gbps());
-  std::printf("  %-36s %10.3f %5.1f%% %10.3f %10.3f %8.2f %8.2f\n", "total", total_ns / 1e3, 100.0, static_cast<double>(total.ops) / 1e6,
-              static_cast<double>(total.mem) / 1e6, total_ns > 0 ? static_cast<double>(total.ops) / total_ns : 0.0,
-              total_ns > 0 ? static_cast<double>(total.mem) / total_ns : 0.0);
 }
 
 // Seeded random data for every model input not in `inputs` (announced on stderr when `say`).
@@ -131,7 +118,7 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
   onnx::PreparedModel pm = model.prepare(max_sizes);
   double prepare_ms = ms_since(t0);
   std::vector<Tensor> outs;
-  std::vector<double> times = timed_runs(o.iters, [&] { outs = pm.run(inputs); });
+  std::vector<double> times = timed_runs(o.iters, [&] { outs = pm.run(inputs); }, o.trace);
   std::string sizes;
   for (const auto& [name, v] : pm.sizes()) sizes += (sizes.empty() ? "" : ", ") + name + " = " + std::to_string(v);
   std::printf("prepared once for");
@@ -142,7 +129,8 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
   write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs (inputs and outputs copied)\n",
               pm.plan().prepared_kernels().size(), prepare_ms, times.front(), times[times.size() / 2], times.size());
-  if (o.profile) print_profile(pm.plan());
+  print_memory(pm.plan());
+  if (o.profile) print_profile(pm.plan(), o.iters);
   return 0;
 }
 
@@ -157,18 +145,20 @@ int bench(const BenchOptions& o) {
   ExecutionPlan plan = Tensor::prepare(outputs);
   double compile_ms = ms_since(t0);
   plan.execute();  // warm-up
-  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); });
+  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); }, o.trace);
   double lo = times.front(), med = times[times.size() / 2], hi = times.back();
   size_t kernels = plan.prepared_kernels().size();
   double gflop = static_cast<double>(plan.estimated_work().ops) / 1e9;
   if (o.json) {
     std::printf("{\"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu, "
-                "\"gflop\": %.6f}\n",
-                compile_ms, lo, med, hi, kernels, times.size(), gflop);
+                "\"gflop\": %.6f, %s}\n",
+                compile_ms, lo, med, hi, kernels, times.size(), gflop, memory_json(plan).c_str());
   } else {
     std::printf("%s: %zu kernels, %.3f GFLOP, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
                 o.model.c_str(), kernels, gflop, compile_ms, lo, med, hi, times.size());
+    print_memory(plan);
   }
+  if (o.profile) print_profile(plan, o.iters);
   return 0;
 }
 
@@ -201,13 +191,14 @@ int run(const RunOptions& o) {
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
   double prepare_ms = ms_since(t0);
-  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); });
+  std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); }, o.trace);
   std::vector<Tensor> outs;
   for (size_t i = 0; i < outputs.size(); ++i) outs.push_back(Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape()));
   write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs\n", plan.prepared_kernels().size(),
               prepare_ms, times.front(), times[times.size() / 2], times.size());
-  if (o.profile) print_profile(plan);
+  print_memory(plan);
+  if (o.profile) print_profile(plan, o.iters);
   return 0;
 }
 

@@ -1,0 +1,111 @@
+// Chrome traces: valid JSON with one kernel slice per kernel run, each core's share of a
+// threaded kernel on a worker's lane, counters of each kernel's work, and LATHE_TRACE for a whole
+// program.
+#include "lathe/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+using Json = nlohmann::json;
+
+Json read_json(const std::string& path) {
+  std::ifstream f(path);
+  return Json::parse(f);  // throws on anything that is not JSON
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + ".json")).string();
+}
+
+TEST(Trace, OneSlicePerKernelRunWithWorkCountersAndLabels) {
+  Tensor x = Tensor::rand({512, 1031}, 1);  // large enough to be split across threads
+  x.realize();
+  Tensor h = (x.exp() * 2.0f).label("scale").contiguous();
+  Tensor y = (h.sum({1}) + 1.0f).label("row sums");
+  ExecutionPlan plan = Tensor::prepare({y}, PrepareOptions{.threads = 2});
+  plan.execute();
+  std::string path = temp_path("lathe_trace");
+  start_trace(path);
+  EXPECT_TRUE(tracing());
+  for (int run = 0; run < 3; ++run) plan.execute();
+  size_t runs = stop_trace();
+  EXPECT_FALSE(tracing());
+  std::vector<const PreparedKernel*> kernels;
+  for (const PreparedKernel* k : plan.prepared_kernels())
+    if (!k->constant) kernels.push_back(k);
+  ASSERT_GE(kernels.size(), 2u);
+  EXPECT_EQ(runs, 3 * kernels.size());
+
+  Json trace = read_json(path);
+  std::map<std::string, int> slices;
+  std::set<int> kernel_lanes, core_lanes, named_lanes;
+  size_t counters = 0;
+  for (const Json& e : trace.at("traceEvents")) {
+    std::string ph = e.at("ph");
+    if (ph == "X" && e.at("cat") == "kernel") {
+      ++slices[e.at("name")];
+      EXPECT_GE(e.at("dur").get<double>(), 0.0);
+      EXPECT_GE(e.at("ts").get<double>(), 0.0);
+      EXPECT_TRUE(e.at("args").contains("flops") && e.at("args").contains("bytes") && e.at("args").contains("opts"));
+      kernel_lanes.insert(e.at("tid").get<int>());
+    } else if (ph == "X" && e.at("cat") == "core") {
+      core_lanes.insert(e.at("tid").get<int>());
+    } else if (ph == "C") {
+      ++counters;
+    } else if (ph == "M" && e.at("name") == "thread_name") {
+      named_lanes.insert(e.at("tid").get<int>());
+    }
+  }
+  for (const PreparedKernel* k : kernels) {
+    int times = 0;
+    for (const PreparedKernel* other : kernels) times += other->kernel->entry_point == k->kernel->entry_point;
+    EXPECT_EQ(slices[k->kernel->entry_point], 3 * times) << k->kernel->entry_point;
+  }
+  EXPECT_EQ(counters, 2 * runs);  // a kernel's work at its start, zero at its end
+  EXPECT_EQ(kernel_lanes.size(), 1u);  // one thread launched them all
+  EXPECT_FALSE(core_lanes.empty());    // the threaded kernel's shares
+  for (int lane : kernel_lanes) EXPECT_TRUE(named_lanes.count(lane));
+  for (int lane : core_lanes) EXPECT_TRUE(named_lanes.count(lane));
+  // The labels name what each kernel computes.
+  std::set<std::string> labels;
+  for (const PreparedKernel* k : kernels) labels.insert(k->labels.begin(), k->labels.end());
+  EXPECT_TRUE(labels.count("scale"));
+  EXPECT_TRUE(labels.count("row sums"));
+  std::filesystem::remove(path);
+}
+
+TEST(Trace, ABadPathIsAnErrorThatNamesIt) {
+  try {
+    start_trace("/nonexistent-dir/trace.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/trace.json"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(tracing());
+  EXPECT_EQ(stop_trace(), 0u);  // nothing was being recorded
+}
+
+TEST(Trace, LatheTraceRecordsAWholeProgram) {
+  std::string path = temp_path("lathe_env_trace");
+  std::string cmd = "LATHE_TRACE=" + path + " " LATHE_CLI " run --iters 3 > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  Json trace = read_json(path);
+  size_t slices = 0;
+  for (const Json& e : trace.at("traceEvents")) slices += e.at("ph") == "X" && e.at("cat") == "kernel";
+  EXPECT_GE(slices, 3u);  // the built-in model's kernels, three runs (and its prepare-time work)
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace lathe
