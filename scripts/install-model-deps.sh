@@ -12,7 +12,7 @@ sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-torch python3-torchvision python3-numpy
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends python3-torch python3-torchvision python3-numpy time  # time: /usr/bin/time -v measures peak memory
 # Debian's nodejs + npm, unless node and npm are already there: NodeSource's nodejs package bundles
 # npm and conflicts with Debian's npm package.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -163,6 +163,48 @@ class TorchTransformer(nn.Module):
         return self.head(self.enc(x).mean(dim=1))
 
 
+class DecoderBlock(nn.Module):
+    """GPT-2's pre-norm block: causal multi-head self-attention, then a GELU MLP, each residual."""
+
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("future", torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        heads = lambda t: t.view(b, s, self.h, self.dh).transpose(1, 2)  # noqa: E731
+        q, k, v = heads(q), heads(k), heads(v)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh)
+        scores = scores.masked_fill(self.future[:s, :s], float("-inf"))
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.proj(ctx)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class GPTDecoder(nn.Module):
+    """A GPT-style language model: token and learned position embeddings, causal decoder blocks,
+    a final LayerNorm and the logits of the next token at every position."""
+
+    def __init__(self, vocab, seq, d, heads, layers):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(DecoderBlock(d, heads, seq) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.tok(ids) + self.pos(pos)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
 class LSTMClassifier(nn.Module):
     """Two-layer bidirectional LSTM over a batch-first sequence; last step -> linear."""
 
@@ -296,6 +338,10 @@ def large_models():
             build=lambda: TransformerEncoder(vocab=1000, seq=128, d=256, heads=4, ff=1024, layers=4, classes=10),
             seed=22, inputs=token_inputs(32, batch=1, seq=128, vocab=1000, pad=16),
             outputs=["hidden_states", "logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
+        "gpt_decoder": dict(  # GPT-2's layout at a small size: d 256, 4 heads, 4 blocks, seq 64
+            build=lambda: GPTDecoder(vocab=2048, seq=64, d=256, heads=4, layers=4), seed=28,
+            inputs=[("input_ids", rng(38).randint(0, 2048, size=(1, 64)).astype(np.int64))],
+            outputs=["logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
         "lstm_h256": dict(
             build=lambda: LSTMClassifier(fin=64, hidden=256, layers=2, classes=10), seed=23,
             inputs=[("sequence", rng(33).standard_normal((1, 64, 64)).astype(np.float32))],

@@ -132,13 +132,14 @@ function encodeTensor(name, t) {
 }
 
 // With --time RUNS [--threads T]: no outputs are written; prints one JSON line per case with
-// ONNX Runtime's min/median/max latency over RUNS runs of the first data set (bench/onnx_models.py).
+// ONNX Runtime's min/median/max latency over RUNS runs of the first data set, and the session's
+// creation time (bench/onnx_models.py).
 const timeArg = process.argv.indexOf('--time');
 const timeRuns = timeArg > 0 ? Number(process.argv[timeArg + 1]) : 0;
 const threadArg = process.argv.indexOf('--threads');
 const threads = threadArg > 0 ? Number(process.argv[threadArg + 1]) : 1;
 
-async function timeCase(sess, feeds, dir) {
+async function timeCase(sess, feeds, dir, loadMs) {
   for (let i = 0; i < 3; i++) await sess.run(feeds);
   const times = [];
   for (let i = 0; i < timeRuns; i++) {
@@ -148,12 +149,14 @@ async function timeCase(sess, feeds, dir) {
   }
   times.sort((a, b) => a - b);
   console.log(JSON.stringify({model: path.basename(dir), threads, min_ms: times[0], median_ms: times[Math.floor(times.length / 2)],
-                              max_ms: times[times.length - 1]}));
+                              max_ms: times[times.length - 1], load_ms: loadMs}));
 }
 
 async function runCase(dir) {
   const model = path.join(dir, 'model.onnx');
+  const t0 = process.hrtime.bigint();  // session creation is ONNX Runtime's prepare
   const sess = await ort.InferenceSession.create(model, {intraOpNumThreads: threads, interOpNumThreads: 1});
+  const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const sets = fs.readdirSync(dir).filter(n => n.startsWith('test_data_set_')).sort();
   if (sets.length === 0) throw new Error(`${dir}: no test_data_set_* folder`);
   for (const set of sets) {
@@ -167,7 +170,7 @@ async function runCase(dir) {
       if (!sess.inputNames.includes(name)) throw new Error(`${sdir}/${f}: ${name} is no input of the model`);
       feeds[name] = toOrtTensor(t);
     });
-    if (timeRuns > 0) return timeCase(sess, feeds, dir);
+    if (timeRuns > 0) return timeCase(sess, feeds, dir, loadMs);
     const res = await sess.run(feeds);
     for (const f of fs.readdirSync(sdir)) if (/^output_\d+\.pb$/.test(f)) fs.unlinkSync(path.join(sdir, f));
     sess.outputNames.forEach((n, i) => {

@@ -25,7 +25,7 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 }
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
-// wrote) and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
+// wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
 // what they view): they run once, at prepare. Splits impl.ops into what execute() runs and the
 // folded kernels, and notes every buffer the folded kernels touch. Returns the buffers they
 // write, kept for the plan's lifetime.
@@ -38,14 +38,15 @@ std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t
     PreparedOp& op = impl.ops[i];
     auto* k = std::get_if<PreparedKernel>(&op);
     if (auto* v = std::get_if<PreparedBufferView>(&op); v && constant.count(v->base)) constant.insert(v->view);
-    bool reads = false, only_constants = k && k->runtime_vars.empty();
+    // A kernel that reads nothing (arange, full, a seeded rand, and what is made of them) is a
+    // constant too.
+    bool only_constants = k && k->runtime_vars.empty();
     for (size_t pos = 0; only_constants && pos < k->buffer_indices.size(); ++pos) {
       size_t b = k->buffer_indices[pos];
       bool out = std::find(k->output_indices.begin(), k->output_indices.end(), pos) != k->output_indices.end();
-      if (out) only_constants = !reachable.count(b);
-      else reads = true, only_constants = constant.count(b) > 0;
+      only_constants = out ? !reachable.count(b) : constant.count(b) > 0;
     }
-    if (!reads || !only_constants) {
+    if (!only_constants) {
       impl.executed.push_back(i);
       continue;
     }

@@ -98,7 +98,12 @@ Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
-  return host_tensor(v, dtype, {n});
+  // Its values are its arguments': a constant, so what a plan computes from it alone (a mask,
+  // positions, eye) is computed once, at prepare. (rand stays an ordinary buffer: it is the usual
+  // stand-in for an input a program later writes.)
+  Tensor t = host_tensor(v, dtype, {n});
+  t.buffer().set_constant();
+  return t;
 }
 
 Tensor Tensor::eye(int64_t n, DType dtype) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lathe/lathe.hpp"
 #include "tensor/reference.hpp"
@@ -100,6 +101,23 @@ TEST(ConstantFolding, OutputsAreNeverFolded) {
     ASSERT_LE(got.size(), src.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], src[i] * 2.0f) << i;
   }
+}
+
+// A tensor built from nothing but constants (arange, full: no buffer at all) is folded the same
+// way as one built from weights.
+TEST(ConstantFolding, ATensorMadeOnlyOfConstantsIsFolded) {
+  Tensor x = Tensor::rand({3, 8}, 1);
+  x.realize();
+  Tensor c = (Tensor::arange(0, 64, 1, dtypes::float32).reshape({8, 8}) * 0.125f).exp().contiguous();
+  Tensor y = x.matmul(c);
+  ExecutionPlan plan = Tensor::prepare({y});
+  EXPECT_GE(count_constant(plan), 1u);
+  EXPECT_EQ(plan.execute_profiled().size(), plan.prepared_kernels().size() - count_constant(plan));
+  std::vector<float> xs = x.to_vector<float>(), want(3 * 8, 0.0f);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 8; ++k) want[i * 8 + j] += xs[i * 8 + k] * std::exp(static_cast<float>(k * 8 + j) * 0.125f);
+  EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-5, 1e-5);
 }
 
 }  // namespace

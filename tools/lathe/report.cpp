@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <string>
 
 namespace lathe::cli {
 namespace {
@@ -53,15 +55,23 @@ void print_profile(const ExecutionPlan& plan, int runs) {
 void print_memory(const ExecutionPlan& plan) {
   const MemoryStats& m = plan.memory_stats();
   std::printf("memory: intermediates %.3f MB in one arena (%.3f MB as separate buffers, peak live %.3f MB), constants %.3f MB, "
-              "inputs and outputs %.3f MB\n",
-              mb(m.arena_bytes), mb(m.intermediate_bytes), mb(m.peak_live_bytes), mb(m.constant_bytes), mb(m.io_bytes));
+              "inputs and outputs %.3f MB; process peak %.1f MB\n",
+              mb(m.arena_bytes), mb(m.intermediate_bytes), mb(m.peak_live_bytes), mb(m.constant_bytes), mb(m.io_bytes),
+              peak_resident_mb());
+}
+
+double peak_resident_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  return 0.0;
 }
 
 std::string memory_json(const ExecutionPlan& plan) {
   const MemoryStats& m = plan.memory_stats();
   return "\"arena_bytes\": " + std::to_string(m.arena_bytes) + ", \"intermediate_bytes\": " + std::to_string(m.intermediate_bytes) +
          ", \"peak_live_bytes\": " + std::to_string(m.peak_live_bytes) + ", \"constant_bytes\": " + std::to_string(m.constant_bytes) +
-         ", \"io_bytes\": " + std::to_string(m.io_bytes);
+         ", \"io_bytes\": " + std::to_string(m.io_bytes) + ", \"peak_rss_mb\": " + std::to_string(peak_resident_mb());
 }
 
 }  // namespace lathe::cli

@@ -14,10 +14,14 @@ namespace lathe::cli {
 void print_profile(const ExecutionPlan& plan, int runs);
 
 /// "memory: ..." — the intermediates' arena beside their sum and peak live set, the constants,
-/// the inputs and outputs.
+/// the inputs and outputs, the process's peak.
 void print_memory(const ExecutionPlan& plan);
 
-/// The same as JSON members (without braces): "arena_bytes": N, ...
+/// This process's peak resident memory so far (VmHWM), in MB: its own, without the compiler
+/// processes it ran (which /usr/bin/time -v counts in).
+double peak_resident_mb();
+
+/// The same as JSON members (with the process's peak) (without braces): "arena_bytes": N, ...
 std::string memory_json(const ExecutionPlan& plan);
 
 }  // namespace lathe::cli
