@@ -23,6 +23,7 @@ struct Recorder {
   Json events = Json::array();
   size_t kernels = 0;
   int lanes = 0;
+  uint64_t generation = 0;  // one per start_trace: lanes are numbered afresh in each trace
 };
 
 Recorder& recorder() {
@@ -32,13 +33,13 @@ Recorder& recorder() {
 
 double micros(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
-// The calling thread's lane, named on first use; `r.mu` is held.
+// The calling thread's lane in this trace, given on its first event; `r.mu` is held.
 int lane(Recorder& r) {
   thread_local int mine = -1;
-  thread_local const Recorder* of = nullptr;
-  if (of != &r || mine < 0) {
+  thread_local uint64_t of_trace = 0;
+  if (of_trace != r.generation) {
     mine = r.lanes++;
-    of = &r;
+    of_trace = r.generation;
   }
   return mine;
 }
@@ -80,6 +81,7 @@ void start_trace(const std::string& path) {
   r.events = Json::array();
   r.kernels = 0;
   r.lanes = 0;
+  ++r.generation;
   r.t0 = std::chrono::steady_clock::now();
   r.on.store(true);
 }

@@ -85,6 +85,28 @@ TEST(Trace, OneSlicePerKernelRunWithWorkCountersAndLabels) {
   std::filesystem::remove(path);
 }
 
+// Each trace numbers its lanes afresh: the threads of a second trace are all named in it.
+TEST(Trace, ASecondTraceNamesItsOwnLanes) {
+  Tensor x = Tensor::rand({256, 1031}, 2);
+  x.realize();
+  ExecutionPlan plan = Tensor::prepare({(x * 3.0f).sum({1})}, PrepareOptions{.threads = 2});
+  std::string path = temp_path("lathe_trace_again");
+  for (int trace = 0; trace < 2; ++trace) {
+    start_trace(path);
+    plan.execute();
+    EXPECT_EQ(stop_trace(), plan.prepared_kernels().size());
+    std::set<int> used, named;
+    Json events = read_json(path).at("traceEvents");
+    for (const Json& e : events) {
+      if (e.at("ph") == "X") used.insert(e.at("tid").get<int>());
+      if (e.at("ph") == "M" && e.at("name") == "thread_name") named.insert(e.at("tid").get<int>());
+    }
+    EXPECT_FALSE(used.empty());
+    EXPECT_EQ(used, named) << "trace " << trace;
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Trace, ABadPathIsAnErrorThatNamesIt) {
   try {
     start_trace("/nonexistent-dir/trace.json");
