@@ -8,8 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "device/trace.hpp"
-
 namespace lathe::detail {
 namespace {
 
@@ -105,16 +103,8 @@ int kernel_threads() {
 }
 
 void parallel_for(size_t n, IndexFn fn) {
-  // While a trace is recorded, each core's share of a kernel is a slice on its thread's lane.
-  const char* kernel = current_kernel();
-  auto traced = [&](size_t i) {
-    int64_t start = trace_now();
-    fn(i);
-    trace_core(kernel, start, trace_now());
-  };
-  IndexFn run = kernel && tracing() ? IndexFn(traced) : fn;
-  if (n <= 1 || kernel_threads() <= 1 || !pool().try_run(n, run)) {
-    for (size_t i = 0; i < n; ++i) run(i);
+  if (n <= 1 || kernel_threads() <= 1 || !pool().try_run(n, fn)) {
+    for (size_t i = 0; i < n; ++i) fn(i);
   }
 }
 

@@ -25,7 +25,8 @@ void trace_kernel(const std::string& name, int64_t start, int64_t end, const Ker
 /// One core's share of a kernel, on the calling (worker) thread's lane.
 void trace_core(const char* name, int64_t start, int64_t end);
 
-/// The kernel the calling thread is launching now (for its workers' slices); null when none.
+/// The kernel the calling thread is launching now (the CPU program names its cores' slices by
+/// it); null when none.
 const char*& current_kernel();
 
 }  // namespace lathe::detail

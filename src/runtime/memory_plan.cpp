@@ -64,7 +64,7 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
   for (const PreparedOp& op : impl.ops)
     if (const auto* v = std::get_if<PreparedBufferView>(&op)) root[v->view] = root[v->base];
 
-  // What a folded kernel writes through a view of an intermediate must outlive every execute().
+  // What a folded kernel writes, itself or through a view, must outlive every execute().
   std::unordered_set<size_t> kept;
   for (size_t i : impl.folded)
     for (size_t b : touched_by(impl.ops[i])) kept.insert(root[b]);
@@ -119,9 +119,11 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
         for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) k->buffer_ids[pos] = impl.buffers[k->buffer_indices[pos]].id();
   }
   impl.poison_after.clear();
-  if (poison)
+  if (poison) {
+    impl.poison_after.resize(impl.ops.size());
     for (size_t s = 0; s < impl.intermediates.size(); ++s)
       if (seen[s]) impl.poison_after[impl.executed[lifetimes[s].last]].push_back(impl.intermediates[s]);
+  }
 }
 
 }  // namespace lathe

@@ -23,8 +23,9 @@ struct Lifetime {
 /// intersect never overlap. `arena_bytes` receives the size the offsets need.
 std::vector<size_t> place_by_lifetime(const std::vector<Lifetime>& buffers, size_t alignment, size_t& arena_bytes);
 
-/// Moves the plan's intermediates (impl.intermediates) into one arena buffer by their lifetimes
-/// over impl.executed, rebuilds the views of them, and fills impl.memory. With `share` false each
+/// Leaves what the folded kernels touch out of impl.intermediates, then moves the intermediates
+/// into one arena buffer by their lifetimes over impl.executed, rebuilds the views of them, and
+/// fills impl.memory. With `share` false each
 /// intermediate keeps its own memory (the stats still say what sharing would take). With `poison`
 /// the plan fills each intermediate with 0xFF bytes after its last use in every execute().
 void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison);

@@ -110,8 +110,8 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
       f->fn(args);
     }
     // A PreparedBufferView shares its base's memory: nothing to run.
-    if (auto dead = poison_after.find(i); dead != poison_after.end())
-      for (size_t b : dead->second) std::memset(buffers[b].data(), 0xFF, buffers[b].nbytes());
+    if (!poison_after.empty())
+      for (size_t b : poison_after[i]) std::memset(buffers[b].data(), 0xFF, buffers[b].nbytes());
   }
 }
 

@@ -27,19 +27,17 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
 // what they view): they run once, at prepare. Splits impl.ops into what execute() runs and the
-// folded kernels, and notes every buffer the folded kernels touch. Returns the buffers they
-// write, kept for the plan's lifetime.
-std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable) {
+// folded kernels, and notes every buffer the folded kernels touch (what they write is kept for
+// the plan's lifetime: memory_plan.cpp leaves it out of the intermediates).
+void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable) {
   std::set<size_t> constant;
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (impl.buffers[i].is_constant()) constant.insert(i);
-  std::set<size_t> written;
   for (size_t i = 0; i < impl.ops.size(); ++i) {
     PreparedOp& op = impl.ops[i];
     auto* k = std::get_if<PreparedKernel>(&op);
     if (auto* v = std::get_if<PreparedBufferView>(&op); v && constant.count(v->base)) constant.insert(v->view);
-    // A kernel that reads nothing (arange, full, a seeded rand, and what is made of them) is a
-    // constant too.
+    // A kernel that reads nothing (a full, what is made of constants alone) is a constant too.
     bool only_constants = k && k->runtime_vars.empty();
     for (size_t pos = 0; only_constants && pos < k->buffer_indices.size(); ++pos) {
       size_t b = k->buffer_indices[pos];
@@ -53,13 +51,12 @@ std::set<size_t> fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t
     k->constant = true;
     impl.folded.push_back(i);
     for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) impl.feeds_folded.insert(k->buffer_indices[pos]);
-    for (size_t pos : k->output_indices) constant.insert(k->buffer_indices[pos]), written.insert(k->buffer_indices[pos]);
+    for (size_t pos : k->output_indices) constant.insert(k->buffer_indices[pos]);
   }
   // A view shares its base's memory: writing either changes what the folded kernels saw.
   for (const PreparedOp& op : impl.ops)
     if (const auto* v = std::get_if<PreparedBufferView>(&op); v && (impl.feeds_folded.count(v->base) || impl.feeds_folded.count(v->view)))
       impl.feeds_folded.insert({v->base, v->view});
-  return written;
 }
 
 }  // namespace
@@ -156,9 +153,9 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   // latest first, so a view of a view reaches the memory under both.
   for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)
     if (const auto* v = std::get_if<PreparedBufferView>(&*op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
-  std::set<size_t> folded = fold_constants(impl, inputs_or_outputs);
+  fold_constants(impl, inputs_or_outputs);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
-    if (!inputs_or_outputs.count(i) && !folded.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
+    if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   plan_memory(impl, arena_enabled(options), poison_enabled(options));
   impl.refresh_values();
   if (debug_level() >= 2) {

@@ -26,7 +26,7 @@ struct ExecutionPlan::Impl {
   mutable std::atomic<bool> constants_stale{false};     // set when such a buffer was handed out to write
   Buffer arena;                                // the memory the intermediates are views of (memory_plan.hpp)
   MemoryStats memory;
-  std::unordered_map<size_t, std::vector<size_t>> poison_after;  // op index -> intermediates dead after it (LATHE_POISON)
+  std::vector<std::vector<size_t>> poison_after;  // per op: intermediates dead after it (empty unless LATHE_POISON)
 
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();

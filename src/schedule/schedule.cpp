@@ -459,6 +459,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   for (const UOpPtr& u : order) {
     if (u->op() == Ops::BUFFER || !realized[u.get()]) continue;
     ScheduleItem item;
+    item.labels = fused_labels(u, realized);
     if (auto view = contiguous_view(u, sched.shapes, realized)) {
       item.bufs = {u, view->first};
       item.view_offset = view->second;
@@ -474,14 +475,13 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
       }
       ScheduleItem first;
       first.ast = strip_binds(lower_kernel(partials, sched, realized, first.bufs), sched.var_vals);
-      first.labels = fused_labels(u, realized);
+      first.labels = item.labels;  // both kernels compute u
       sched.items.push_back(std::move(first));
       item.ast = strip_binds(lower_kernel(replacement, sched, realized, item.bufs), sched.var_vals);
       item.bufs[0] = u;  // the replacement computes u's value into u's buffer
     } else {
       item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
     }
-    item.labels = fused_labels(u, realized);
     sched.items.push_back(std::move(item));
   }
   sched.keep_alive = std::move(keep_alive);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "device/thread_pool.hpp"
+#include "device/trace.hpp"
 #include "lathe/error.hpp"
 
 #define XXH_INLINE_ALL
@@ -105,11 +106,15 @@ class CpuProgram : public Program {
     if (serial_) alone.lock();  // the kernel's scratch serves one launch at a time
     if (!threaded_) return fn_(bufs, v);
     // Each core gets its own copy of the values with its id last (on the stack: no allocation).
+    // While a trace is recorded, each core's share is a slice on its thread's lane.
+    const char* traced = tracing() ? detail::current_kernel() : nullptr;
     auto run_core = [&](size_t core) {
       long long local[64];
       std::memcpy(local, v, (num_vals_ - 1) * sizeof(long long));
       local[num_vals_ - 1] = static_cast<long long>(core);
+      int64_t start = traced ? detail::trace_now() : 0;
       fn_(bufs, local);
+      if (traced) detail::trace_core(traced, start, detail::trace_now());
     };
     if (global[0] <= 1) return run_core(0);
     detail::parallel_for(global[0], run_core);
