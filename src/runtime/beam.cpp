@@ -1,20 +1,14 @@
 #include "runtime/beam.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "device/backend.hpp"
-#include "device/cpu/c_compiler.hpp"  // cache_dir()
+#include "device/disk_cache.hpp"
 #include "ir/axis.hpp"
 #include "lathe/error.hpp"
 #include "opt/action.hpp"
@@ -39,13 +33,15 @@ struct Candidate {
   double seconds = 0;
 };
 
-// The fastest of a few runs, after a warm-up; runs repeat until 20 ms are spent or 10 runs.
+// The fastest of a few runs, after a warm-up; runs repeat until 20 ms are spent or 10 runs. Only
+// the launch is timed: its arguments are bound once, before.
 double time_kernel(const CachedKernel& kernel, const PreparedKernel& bound) {
-  launch_on(kernel, bound);
+  BoundLaunch launch = bind_launch(kernel, bound);
+  launch();
   double best = 1e30, spent = 0;
   for (int i = 0; i < 10 && (i < 3 || spent < 0.02); ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    launch_on(kernel, bound);
+    launch();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, s);
     spent += s;
@@ -102,9 +98,7 @@ std::string disk_path(const PreparedKernel& bound, const DeviceSpec& device, con
   KernelOptions ko = kernel_options(options);
   std::string key = std::string(kFormat) + "|" + std::to_string(bound.ast->hash()) + "|" + device.to_string() + "|" + backend.compiler + "|" +
                     backend.compile().identity() + "|threads " + std::to_string(ko.max_threads);
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
-  return dir + "/beam/" + name;
+  return dir + "/beam/" + cache_key(key);
 }
 
 std::optional<std::vector<Opt>> load_choice(const std::string& path) {
@@ -120,13 +114,7 @@ std::optional<std::vector<Opt>> load_choice(const std::string& path) {
 }
 
 void store_choice(const std::string& path, const std::vector<Opt>& opts) {
-  if (path.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  bool written = static_cast<bool>(std::ofstream(tmp) << to_string(opts) << "\n");
-  if (written) std::filesystem::rename(tmp, path, ec);  // whole or not at all, with another process at once
-  if (!written || ec) std::filesystem::remove(tmp, ec);
+  if (!path.empty()) write_file_atomically(path, to_string(opts) + "\n");  // whole, with another process at once
 }
 
 }  // namespace
@@ -141,6 +129,7 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
                                           int width, const std::string& label) {
   std::string path = disk_path(bound, device, options);
   if (std::optional<std::vector<Opt>> stored = load_choice(path)) {
+    if (to_string(*stored) == bound.kernel->opts) return bound.kernel;  // the heuristics' choice: compiled already
     try {
       return compile_kernel(bound.ast, device, options, *stored);
     } catch (const Error&) {

@@ -94,16 +94,17 @@ std::vector<std::shared_ptr<CachedKernel>> compile_kernels(const std::vector<Ker
   return kernels;
 }
 
-void launch_on(const CachedKernel& kernel, const PreparedKernel& bound) {
+BoundLaunch bind_launch(const CachedKernel& kernel, const PreparedKernel& bound) {
   std::unordered_map<std::string, int64_t> values = bound.fixedvars;
   for (size_t i = 0; i < bound.kernel->var_names.size(); ++i) values.emplace(bound.kernel->var_names[i], bound.vals[i]);
-  std::vector<int64_t> vals;
-  for (const std::string& name : kernel.var_names) vals.push_back(name == "core_id" ? 0 : values.at(name));
-  LaunchSize launch{};
-  for (int d = 0; d < 3; ++d) launch[d] = static_cast<size_t>(evaluate_int(kernel.global_size[d], values));
-  std::vector<void*> ptrs;
-  for (uintptr_t p : bound.buffer_ptrs) ptrs.push_back(reinterpret_cast<void*>(p));
-  kernel.program->execute(ptrs.data(), vals.data(), launch, std::nullopt);
+  BoundLaunch b;
+  b.kernel = &kernel;
+  for (const std::string& name : kernel.var_names) b.vals.push_back(name == "core_id" ? 0 : values.at(name));
+  for (int d = 0; d < 3; ++d) b.global[d] = static_cast<size_t>(evaluate_int(kernel.global_size[d], values));
+  for (uintptr_t p : bound.buffer_ptrs) b.buffers.push_back(reinterpret_cast<void*>(p));
+  return b;
 }
+
+void launch_on(const CachedKernel& kernel, const PreparedKernel& bound) { bind_launch(kernel, bound)(); }
 
 }  // namespace lathe

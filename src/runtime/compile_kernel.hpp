@@ -35,8 +35,18 @@ std::vector<std::shared_ptr<CachedKernel>> compile_kernels(const std::vector<Ker
                                                            const std::function<void(size_t done)>& done = {},
                                                            std::vector<std::exception_ptr>* errors = nullptr);
 
-/// Runs `kernel`, compiled from `bound.ast` (perhaps with other actions), on the buffers and
-/// variable values `bound` has in its plan.
+/// The arguments of `kernel`, compiled from `bound.ast` (perhaps with other actions), on the
+/// buffers and variable values `bound` has in its plan: made once, launched as often as wanted.
+struct BoundLaunch {
+  const CachedKernel* kernel = nullptr;
+  std::vector<void*> buffers;
+  std::vector<int64_t> vals;  // in kernel->var_names order (core_id 0: the program sets it)
+  LaunchSize global{};
+  void operator()() const { kernel->program->execute(buffers.data(), vals.data(), global, std::nullopt); }
+};
+BoundLaunch bind_launch(const CachedKernel& kernel, const PreparedKernel& bound);
+
+/// Binds and runs `kernel` once on `bound`'s buffers and values.
 void launch_on(const CachedKernel& kernel, const PreparedKernel& bound);
 
 }  // namespace lathe

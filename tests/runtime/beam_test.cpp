@@ -43,23 +43,39 @@ class ScratchCache {
   std::optional<std::string> old_;
 };
 
+std::string read_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 TEST(Beam, ChoosesByTimingStoresTheChoiceAndAgreesWithTheUnoptimizedKernel) {
   ScratchCache cache;
-  Tensor a = Tensor::rand({160, 96}, 1), b = Tensor::rand({96, 176}, 2);
+  // Large enough (~30 MFLOP) to take well over BEAM's 20 us floor on any machine, so it is searched.
+  Tensor a = Tensor::rand({256, 192}, 1), b = Tensor::rand({192, 320}, 2);
   Tensor c = a.matmul(b);
   ExecutionPlan plain = Tensor::prepare({c}, PrepareOptions{.optimize = false, .threads = 1});
   plain.execute();
   std::vector<float> want = plain.output_buffer()->to_vector<float>();
+  ExecutionPlan heuristic = Tensor::prepare({c}, PrepareOptions{.threads = 2});
+  ASSERT_EQ(heuristic.prepared_kernels().size(), 1u);
+  const std::string heuristic_opts = heuristic.prepared_kernels()[0]->kernel->opts;
 
+  size_t compiles = kernel_cache_stats().compiles;
   ExecutionPlan searched = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
+  EXPECT_GT(kernel_cache_stats().compiles, compiles + 2) << "no search ran: only the start candidates were compiled";
   searched.execute();
   EXPECT_ALLCLOSE(searched.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
 
-  // One choice stored per kernel; the next prepare takes it as it is: here a choice written by
-  // hand, which no search would make, so what the plan gets can only have come from the file.
+  // One choice stored per kernel, the one the plan got; the next prepare takes it as it is: here
+  // a choice written by hand that differs from the heuristics', so what the plan gets can only
+  // have come from the file.
   std::vector<fs::path> stored = cache.stored();
   ASSERT_EQ(stored.size(), searched.prepared_kernels().size());
   ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(read_line(stored[0]), searched.prepared_kernels()[0]->kernel->opts);
+  ASSERT_NE(heuristic_opts, "THREAD(0, 2)");
   std::ofstream(stored[0]) << "THREAD(0, 2)\n";
   ExecutionPlan again = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
   ASSERT_EQ(again.prepared_kernels().size(), 1u);
@@ -67,12 +83,13 @@ TEST(Beam, ChoosesByTimingStoresTheChoiceAndAgreesWithTheUnoptimizedKernel) {
   again.execute();
   EXPECT_ALLCLOSE(again.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
 
-  // A stored choice that no longer fits the kernel is searched again, not an error.
-  std::ofstream(stored[0]) << "UPCAST(0, 7)\n";  // 160 rows are no multiple of 7
+  // A stored choice that no longer fits the kernel is searched again and replaced, not an error.
+  std::ofstream(stored[0]) << "UPCAST(0, 7)\n";  // 256 rows are no multiple of 7
   ExecutionPlan refit = Tensor::prepare({c}, PrepareOptions{.threads = 2, .beam = 2});
   refit.execute();
   EXPECT_ALLCLOSE(refit.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4);
-  EXPECT_NE(refit.prepared_kernels()[0]->kernel->opts, "UPCAST(0, 7)");
+  EXPECT_EQ(read_line(stored[0]), refit.prepared_kernels()[0]->kernel->opts);
+  EXPECT_NE(read_line(stored[0]), "UPCAST(0, 7)");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "device/disk_cache.hpp"
 #include "device/thread_pool.hpp"
 #include "device/trace.hpp"
 #include "lathe/error.hpp"
@@ -46,22 +47,11 @@ bool on_path(const std::string& exe) {
   return status == 0;
 }
 
-std::string hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 bool read_file(const std::string& path, std::vector<uint8_t>& out) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   out.assign(std::istreambuf_iterator<char>(f), {});
   return true;
-}
-
-void mkdirs(const std::string& dir) {
-  for (size_t i = 1; i <= dir.size(); ++i)
-    if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0755);
 }
 
 // Cache entries are magic, an XXH3-64 of the payload, then the payload; anything else is ignored.
@@ -76,18 +66,11 @@ bool load_cached(const std::string& path, std::vector<uint8_t>& bytes) {
 }
 
 void store_cached(const std::string& path, const std::vector<uint8_t>& bytes) {
-  // Unique per process and thread: two threads may store the same source's kernel at once.
-  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
-    f.write(kMagic, 8);
-    f.write(reinterpret_cast<const char*>(&sum), 8);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!f) return;
-  }
-  std::rename(tmp.c_str(), path.c_str());
+  uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
+  std::string entry(kMagic, 8);
+  entry.append(reinterpret_cast<const char*>(&sum), 8);
+  entry.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  write_file_atomically(path, entry);
 }
 
 using KernelFn = void (*)(void**, const long long*);
@@ -131,12 +114,6 @@ class CpuProgram : public Program {
 
 }  // namespace
 
-std::string cache_dir() {
-  if (const char* d = std::getenv("LATHE_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/lathe";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/lathe";
-  return "";
-}
 
 const CCompiler& CCompiler::get() {
   static const CCompiler c = [] {
@@ -170,11 +147,11 @@ CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(pat
              : has("__ARM_NEON") || has("__aarch64__")                  ? OptTarget{16, 32, 1}
                                                                         : OptTarget{16, 16, 1};
   identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
-              hex(XXH3_64bits(features.data(), features.size()));
+              cache_key(features);
 }
 
 CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
-  std::string key = hex(XXH3_64bits((identity_ + "\n" + spec.src).data(), identity_.size() + 1 + spec.src.size()));
+  std::string key = cache_key(identity_ + "\n" + spec.src);
   std::string dir = cache_dir();
   std::string cached = dir.empty() ? "" : dir + "/kernels/" + key + ".so";
   std::vector<uint8_t> bytes;
@@ -194,10 +171,7 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
   std::remove(so_path.c_str());
   ::rmdir(work.c_str());
   if (!ok) throw CompileError("compiling kernel " + spec.name + " with " + path_ + " failed:\n" + out + "\nsource:\n" + spec.src);
-  if (!cached.empty()) {
-    mkdirs(dir + "/kernels");
-    store_cached(cached, bytes);
-  }
+  if (!cached.empty()) store_cached(cached, bytes);
   return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
 }
 

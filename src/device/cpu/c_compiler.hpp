@@ -48,8 +48,4 @@ class CCompiler final : public Compiler {
 /// variables the kernel takes; when `threaded`, the last of them is the core id.
 std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded, bool one_launch_at_a_time = false);
 
-/// The directory of lathe's on-disk caches (LATHE_CACHE_DIR, else $XDG_CACHE_HOME/lathe, else
-/// ~/.cache/lathe); empty when none can be used.
-std::string cache_dir();
-
 }  // namespace lathe
