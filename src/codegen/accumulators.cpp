@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/half_arithmetic.hpp"
 #include "ir/pattern.hpp"
 #include "ir/alu.hpp"
 #include "ir/rewrite.hpp"
@@ -41,9 +42,8 @@ UOpPtr lower(const Match& m) {
   for (const UOpPtr& r : live_ranges(x))
     if (std::find(own.begin(), own.end(), r) == own.end()) around.push_back(r);
   // 16-bit floats accumulate in float, rounded once when the result is used.
-  DType out = red->dtype();
-  bool widen = out.scalar() == dtypes::float16 || out.scalar() == dtypes::bfloat16;
-  DType dt = widen ? dtypes::float32.vec(out.count()) : out;
+  DType out = red->dtype(), dt = accumulator_dtype(out);
+  bool widen = dt != out;
   Ops op = red->arg_as<Ops>();
   UOpPtr init = reduce_identity(op, dt.scalar());
   if (dt.count() > 1) init = UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(static_cast<size_t>(dt.count()), init));

@@ -49,7 +49,7 @@ UOpPtr unroll_reduce(const Match& m) {
   }
   if (unroll.empty()) return nullptr;
   // 16-bit floats combine in float, as their accumulators do.
-  DType d = red->dtype(), acc = d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16 ? dtypes::float32 : d;
+  DType d = red->dtype(), acc = accumulator_dtype(d);
   std::vector<UOpPtr> parts = copies(red->src(0), unroll);
   if (acc != d)
     for (UOpPtr& p : parts) p = cast(p, acc);
@@ -152,7 +152,7 @@ class Vectorizer {
   // combines its lanes (and its result is one scalar). 16-bit floats accumulate in float.
   UOpPtr reduce(const UOpPtr& u) {
     Ops op = u->arg_as<Ops>();
-    DType d = u->dtype(), acc = is_16bit_float(d) ? dtypes::float32 : d;
+    DType d = u->dtype(), acc = accumulator_dtype(d);
     UOpPtr x = vec(u->src(0));
     bool over_axis = std::find(u->src().begin() + 1, u->src().end(), v_) != u->src().end();
     if (over_axis) x = broadcast(x);

@@ -72,7 +72,7 @@ UOpPtr split_group(const UOpPtr& ast) {
   }
   if (!red) throw InternalError("a GROUP loop outside any reduction");
   Ops op = red->arg_as<Ops>();
-  DType t = red->dtype().scalar(), acc = is_16bit_float(t) ? dtypes::float32 : t;  // partials kept in full precision
+  DType t = red->dtype().scalar(), acc = accumulator_dtype(t);  // partials kept in full precision
   int lanes = red->dtype().count();
 
   // The outputs: the loops the reduction's value depends on, other than its own.

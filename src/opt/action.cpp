@@ -26,8 +26,7 @@ std::string describe(const Loop& l) {
 [[noreturn]] void refuse(const Opt& o, const std::string& why) { throw OptError(to_string(o) + " does not fit: " + why); }
 
 Loop find(const UOpPtr& ast, const Opt& o, int64_t axis) {
-  for (const Loop& l : kernel_loops(ast))
-    if (l.axis == axis) return l;
+  if (std::optional<Loop> l = find_loop(ast, axis)) return *l;
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
@@ -62,7 +61,7 @@ UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind) {
 // The loop runs to `padded`; every access its index reaches past `size` is gated, and a reduction
 // over it adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
-  UOpPtr r = make_range(UOp::index_const(padded), l.axis, static_cast<AxisKind>(l.kind));
+  UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
   UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {r}) : ast;
   out = substitute(out, {{l.range.get(), r}});
   struct Ctx {
@@ -136,9 +135,15 @@ std::vector<Loop> kernel_loops(const UOpPtr& ast) {
   for (const UOpPtr& u : order)
     if (u->op() == Ops::RANGE)
       loops.push_back({u, axis_of(*u), u->src(0)->vmax(), !u->src(0)->is_const(), reduce_loops.count(u.get()) > 0,
-                       static_cast<int>(axis_kind(*u))});
+                       axis_kind(*u)});
   std::sort(loops.begin(), loops.end(), [](const Loop& a, const Loop& b) { return a.axis < b.axis; });
   return loops;
+}
+
+std::optional<Loop> find_loop(const UOpPtr& ast, int64_t axis) {
+  for (const Loop& l : kernel_loops(ast))
+    if (l.axis == axis) return l;
+  return std::nullopt;
 }
 
 int64_t next_axis(const UOpPtr& ast) {
@@ -153,15 +158,15 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
   auto need = [&](bool ok, const std::string& why) {
     if (!ok) refuse(o, describe(l) + " " + why);
   };
-  need(l.kind == static_cast<int>(AxisKind::Loop), "is not an ordinary loop");
+  need(l.kind == AxisKind::Loop, "is not an ordinary loop");
   if (o.op != OptOp::SWAP && o.op != OptOp::THREAD) need(!l.symbolic, "has a symbolic size");
   // A grouped reduction's partial results are one value per output: no output loop in registers,
   // and the cores go to the group, not to an output loop.
   bool grouped = false, upcast = false, threaded = false;
   for (const Loop& other : kernel_loops(ast)) {
-    grouped |= other.kind == static_cast<int>(AxisKind::Group);
-    upcast |= other.kind == static_cast<int>(AxisKind::Upcast);
-    threaded |= other.kind == static_cast<int>(AxisKind::Thread);
+    grouped |= other.kind == AxisKind::Group;
+    upcast |= other.kind == AxisKind::Upcast;
+    threaded |= other.kind == AxisKind::Thread;
   }
   if (grouped) need(o.op != OptOp::UPCAST && o.op != OptOp::THREAD, "cannot take this action in a kernel with a GROUP");
   switch (o.op) {
@@ -177,7 +182,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       return pad(ast, l, (l.size + n - 1) / n * n);
     case OptOp::SWAP: {
       Loop b = find(ast, o, n);
-      need(!l.reduce && !b.reduce && b.kind == static_cast<int>(AxisKind::Loop) && b.axis != l.axis,
+      need(!l.reduce && !b.reduce && b.kind == AxisKind::Loop && b.axis != l.axis,
            "cannot trade places with loop " + std::to_string(n));
       // Through a placeholder: with equal sizes, one loop's new range is the other's old one.
       UOpPtr ra = make_range(l.range->src(0), b.axis), rb = make_range(b.range->src(0), l.axis);
@@ -189,7 +194,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
     case OptOp::THREAD: {
       need(!l.reduce, "is a reduction's");
       for (const Loop& other : kernel_loops(ast))
-        need(other.reduce || other.axis >= l.axis || other.kind != static_cast<int>(AxisKind::Loop), "is not the outermost loop");
+        need(other.reduce || other.axis >= l.axis || other.kind != AxisKind::Loop, "is not the outermost loop");
       need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
       return substitute(ast, {{l.range.get(), make_range(l.range->src(0), l.axis, AxisKind::Thread, n)}});
     }

@@ -21,9 +21,11 @@
 // of a kernel's identity (cache key, ProgramSpec::opts).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/axis.hpp"
 #include "lathe/error.hpp"
 #include "lathe/uop.hpp"
 
@@ -57,11 +59,13 @@ struct Loop {
   int64_t size;    // its trip count (the maximum for a symbolic one)
   bool symbolic;   // the trip count is a variable's
   bool reduce;     // one of a reduction's loops
-  int kind;        // AxisKind
+  AxisKind kind;
 };
 
 /// The kernel's loops, by axis.
 std::vector<Loop> kernel_loops(const UOpPtr& ast);
+/// The kernel's loop of `axis`, if it has one.
+std::optional<Loop> find_loop(const UOpPtr& ast, int64_t axis);
 /// The axis id a new loop of `ast` takes (one past the largest).
 int64_t next_axis(const UOpPtr& ast);
 

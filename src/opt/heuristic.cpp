@@ -58,13 +58,7 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
   return 1;
 }
 
-bool ordinary(const Loop& l) { return l.kind == static_cast<int>(AxisKind::Loop) && !l.symbolic; }
-
-std::optional<Loop> loop_at(const UOpPtr& ast, int64_t axis) {
-  for (const Loop& l : kernel_loops(ast))
-    if (l.axis == axis) return l;
-  return std::nullopt;
-}
+bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
 class Planner {
  public:
@@ -110,7 +104,7 @@ class Planner {
       } catch (const OptError&) {
         continue;
       }
-      std::optional<Loop> lane = loop_at(split, next_axis(cur_));
+      std::optional<Loop> lane = find_loop(split, next_axis(cur_));
       if (!lane) continue;
       int score = 0;
       for (const Access& a : accesses(split)) {
@@ -131,14 +125,14 @@ class Planner {
     int64_t lane_axis = next_axis(cur_);
     if (!apply({v.reduce ? OptOp::UNROLL : OptOp::UPCAST, v.axis, lanes})) return;
     // The operands read along the vector lanes inside a reduction.
-    std::optional<Loop> lane = loop_at(cur_, lane_axis);
+    std::optional<Loop> lane = find_loop(cur_, lane_axis);
     std::vector<UOpPtr> vector_operands, hot;
     for (const Access& a : accesses(cur_))
       if (a.hot) {
         hot.push_back(a.offset);
         if (lane && stride(a.offset, *lane) == 1) vector_operands.push_back(a.offset);
       }
-    std::optional<Loop> left = loop_at(cur_, v.axis);  // what is left of the vector axis (none: 1)
+    std::optional<Loop> left = find_loop(cur_, v.axis);  // what is left of the vector axis (none: 1)
     int64_t outer_size = left ? left->size : 1;
     if (hot.empty()) return;
     if (v.reduce) return reduce_tile(hot, v.axis, outer_size);
@@ -185,7 +179,7 @@ class Planner {
   // of square matrices walks column blocks outside row blocks: a row block of A is smaller to
   // stream again than the whole of B).
   void order(int64_t row_axis, int64_t vector_axis) {
-    std::optional<Loop> rows = loop_at(cur_, row_axis), vectors = loop_at(cur_, vector_axis);
+    std::optional<Loop> rows = find_loop(cur_, row_axis), vectors = find_loop(cur_, vector_axis);
     // Only rows outside vectors is reconsidered: moving a convolution's pixel loop outside its
     // output-channel blocks by this count made it 15% slower (the count ignores the windows'
     // overlap, which the caches catch).
@@ -231,7 +225,7 @@ class Planner {
     int64_t outputs = 1;
     std::optional<Loop> longest;
     for (const Loop& l : kernel_loops(cur_)) {
-      if (!l.reduce && l.kind == static_cast<int>(AxisKind::Loop)) outs.push_back(l);
+      if (!l.reduce && l.kind == AxisKind::Loop) outs.push_back(l);
       if (!l.reduce) outputs *= l.size;
       else if (ordinary(l) && (!longest || l.size > longest->size)) longest = l;
     }

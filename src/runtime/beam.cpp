@@ -65,7 +65,7 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
   for (const Loop& l : loops)
     if (!l.reduce) output_count *= l.size;
   for (const Loop& l : loops) {
-    if (l.kind != static_cast<int>(AxisKind::Loop)) continue;
+    if (l.kind != AxisKind::Loop) continue;
     if (!l.reduce) outputs.push_back(l.axis);  // a symbolic loop can still swap or take threads
     if (l.symbolic) continue;
     // Grouping pays for few outputs and a long reduction; with many outputs, threads take an output loop.
