@@ -4,7 +4,8 @@
 //
 //   LATHE_UPDATE_GOLDEN=1 build/tests/codegen_tests --gtest_filter='Golden*'
 //
-// Settings are fixed (optimizations on, two threads at most), so no result depends on the machine.
+// Settings are fixed (optimizations on, two threads at most, the vector registers named here,
+// never the host's), so no result depends on the machine.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -17,8 +18,11 @@
 namespace lathe {
 namespace {
 
-void expect_golden(const std::string& file, const Tensor& t) {
-  ProgramSpec p = build_program(test::kernel_ast(t), CRenderer(), {.optimize = true, .max_threads = 2, .verify = true});
+// 16-byte vectors and 16 registers (SSE, NEON-like) unless told: `vector_bytes` and `registers`
+// name an AVX2 or AVX-512 target.
+void expect_golden(const std::string& file, const Tensor& t, int vector_bytes = 16, int registers = 16) {
+  ProgramSpec p = build_program(test::kernel_ast(t), CRenderer(),
+                                {.optimize = true, .max_threads = 2, .verify = true, .vector_bytes = vector_bytes, .vector_registers = registers});
   std::string path = std::string(LATHE_GOLDEN_DIR) + "/" + file;
   if (const char* up = std::getenv("LATHE_UPDATE_GOLDEN"); up && std::string(up) == "1") {
     std::ofstream(path) << p.src;
@@ -42,6 +46,11 @@ TEST(Golden, RowReduction) {
 
 TEST(Golden, MatmulTile) {
   expect_golden("matmul_tile.c", Tensor::rand({8, 40}, 1).matmul(Tensor::rand({40, 96}, 2)));
+}
+
+// The code x86 machines with AVX-512 get: 64-byte vectors, 32 registers.
+TEST(Golden, MatmulTileAvx512) {
+  expect_golden("matmul_tile_avx512.c", Tensor::rand({8, 40}, 1).matmul(Tensor::rand({40, 96}, 2)), 64, 32);
 }
 
 TEST(Golden, Convolution) {

@@ -43,8 +43,14 @@ std::vector<std::string> innermost_loops(const std::string& src) {
 // left in the innermost loop (for every vector width the optimizer may target).
 TEST(Pipeline, PaddedConvolutionHasNoIndexMathOrGateInItsInnermostLoop) {
   Tensor x = Tensor::rand({1, 32, 14, 14}, 1), w = Tensor::rand({64, 32, 3, 3}, 2), b = Tensor::rand({64}, 3);
-  for (bool optimize : {false, true}) {
-    ProgramSpec p = build_program(kernel_ast(x.conv2d(w, b, {1, 1}, {1, 1}).relu()), kC, {.optimize = optimize, .verify = true});
+  struct Target {
+    bool optimize;
+    int vector_bytes, registers;
+  };
+  for (Target t : {Target{false, 16, 16}, Target{true, 16, 16}, Target{true, 32, 16}, Target{true, 64, 32}}) {
+    SCOPED_TRACE((t.optimize ? "optimized for " : "unoptimized, ") + std::to_string(t.vector_bytes) + "-byte vectors");
+    ProgramSpec p = build_program(kernel_ast(x.conv2d(w, b, {1, 1}, {1, 1}).relu()), kC,
+                                  {.optimize = t.optimize, .verify = true, .vector_bytes = t.vector_bytes, .vector_registers = t.registers});
     std::vector<std::string> loops = innermost_loops(p.src);
     ASSERT_FALSE(loops.empty()) << p.src;
     for (const std::string& body : loops) {

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "lathe/error.hpp"
@@ -123,22 +127,34 @@ TEST(UOp, InterningIsThreadSafe) {
 
 // Threads making and dropping the same nodes at once: one thread finds a node in the table while
 // another drops its last reference. Looking it up must never release that reference under the
-// table's lock (the deleter then waits on the same lock: this test hung).
+// table's lock (the deleter then waits on the same lock: this test hung). A hang fails the test
+// after a minute; every node built twice while others churn it must be the same node.
 TEST(UOp, InterningWhileOtherThreadsReleaseTheSameNodesDoesNotDeadlock) {
-  constexpr int kThreads = 4;
-  std::vector<std::thread> threads;
-  std::atomic<int64_t> made{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&made] {
-      UOpPtr x = UOp::variable("x", 0, 10);
-      for (int round = 0; round < 20000; ++round) {
-        UOpPtr n = (x + round % 7) * 3;  // made, found by the other threads, dropped
-        made += n->op() == Ops::MUL;
-      }
-    });
+  constexpr int kThreads = 4, kRounds = 20000;
+  std::atomic<int64_t> same{0};
+  std::promise<void> finished;
+  std::future<void> done = finished.get_future();
+  std::thread driver([&] {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&same] {
+        UOpPtr x = UOp::variable("x", 0, 10);
+        for (int round = 0; round < kRounds; ++round) {
+          UOpPtr n = (x + round % 7) * 3;  // made, found by the other threads, dropped
+          same += n == (x + round % 7) * 3;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    finished.set_value();
+  });
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "interning from " << kThreads << " threads did not finish in a minute: deadlock";
+    std::fflush(stdout);
+    std::_Exit(1);  // the hung threads cannot be joined
   }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(made.load(), kThreads * 20000);
+  driver.join();
+  EXPECT_EQ(same.load(), kThreads * kRounds);
 }
 
 }  // namespace

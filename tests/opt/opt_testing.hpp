@@ -55,6 +55,16 @@ std::vector<T> run_with(const ExecutionPlan& plan, const std::vector<Opt>& opts,
   return out.to_vector<T>();
 }
 
+/// Expects `opts` on `plan`'s kernel to be refused with an OptError whose message says `why`.
+inline void expect_refused(const ExecutionPlan& plan, const std::vector<Opt>& opts, const std::string& why) {
+  try {
+    run_with(plan, opts);
+    ADD_FAILURE() << to_string(opts) << " was accepted";
+  } catch (const OptError& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
 /// The unoptimized plan's own output: its kernels as prepared (not through run_with), run again.
 template <class T = float>
 std::vector<T> reference(const ExecutionPlan& plan) {

@@ -48,7 +48,12 @@ TEST(CompileKernels, ReturnsTheKernelsInOrderAndKeepsAFailureToItsSlot) {
   ASSERT_TRUE(errors[2]);
   EXPECT_THROW(std::rethrow_exception(errors[2]), OptError);
   EXPECT_FALSE(errors[0] || errors[1] || errors[3]);
-  EXPECT_NE(kernels[0]->entry_point, kernels[3]->entry_point);
+  // In request order: the matmul's reduction kernel first, the elementwise one last, each the
+  // kernel compile_kernel makes for its request alone.
+  EXPECT_EQ(kernels[0]->entry_point[0], 'r') << kernels[0]->entry_point;
+  EXPECT_EQ(kernels[3]->entry_point[0], 'E') << kernels[3]->entry_point;
+  EXPECT_EQ(kernels[0]->opts, compile_kernel(mm, DeviceSpec{}, {})->opts);
+  EXPECT_EQ(kernels[3]->opts, compile_kernel(add, DeviceSpec{}, {})->opts);
   // Without a place for failures, the failure reaches the caller.
   EXPECT_THROW(compile_kernels(requests, DeviceSpec{}, {}), OptError);
 }
