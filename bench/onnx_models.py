@@ -6,16 +6,18 @@
     /usr/bin/python3 bench/onnx_models.py [--threads 1,2] [--runs 10] [DIR...]  # default: tests/onnx/models, build/models
     /usr/bin/python3 bench/onnx_models.py --baseline OLD/build/tools/lathe      # and an older lathe, same run
 
-For each case folder (model.onnx + test_data_set_0 inputs) and thread count it runs `lathe bench
---json` (the prepared plan on the folder's inputs, with an empty kernel cache so its prepare is a
-first prepare) and `node scripts/ort-reference.js --time` (ONNX Runtime on the same inputs, same
-thread count), each under /usr/bin/time -v, and prints median latencies, the ratio lathe / ORT
-(below 1: lathe is faster), first-prepare times (ORT: session creation), each process's peak
-resident memory (lathe's own VmHWM in a second run, from the kernel cache the first filled, since
-/usr/bin/time -v also counts the C compiler it asks for its identity; ORT's includes node's own
-~40 MB) and lathe's intermediate arena. With
---baseline, another lathe binary (an earlier commit's build) is measured in the same run beside
-it. The VM's speed drifts: compare ratios from one run.
+For each case folder (model.onnx + test_data_set_0 inputs) and thread count it runs a first
+prepare (`lathe bench --json` into an empty kernel cache: load + build + prepare, beside ORT's
+session creation), then `lathe bench --json` from that cache and `node scripts/ort-reference.js
+--time` (ONNX Runtime on the same inputs, same thread count) in interleaved rounds, each side
+keeping its best median (the VM's speed drifts up to 2x within minutes), each process under
+/usr/bin/time -v. It prints median latencies, the ratio lathe / ORT (below 1: lathe is faster),
+lathe's GFLOP/s (its plan's counted work) and its share of the machine's FMA peak measured in the
+same run (the anchors' peak.c, as bench/compare.py), first-prepare times, each process's peak
+resident memory (lathe's own VmHWM, since /usr/bin/time -v also counts the C compiler it asks for
+its identity; ORT's includes node with onnxruntime-node loaded, printed in the header) and
+lathe's intermediate arena. With --baseline, another lathe binary (an earlier commit's build) is
+measured in the same rounds beside it. BEAM, NOOPT and lathe's debug variables are cleared.
 """
 import argparse
 import json
@@ -27,6 +29,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from onnx_pb import tensor_name  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from compare import fma_peak  # noqa: E402
 
 
 def cases(dirs):
@@ -76,33 +80,66 @@ def main():
     ap.add_argument("dirs", nargs="*", default=[os.path.join(ROOT, "tests/onnx/models"), os.path.join(ROOT, "build/models")])
     ap.add_argument("--threads", default="1,2", help="thread counts, comma separated (default 1,2)")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved lathe/ORT rounds; each side keeps its best median")
     ap.add_argument("--lathe", default=os.path.join(ROOT, "build/tools/lathe"))
+    ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
     ap.add_argument("--warm-cache", action="store_true",
-                    help="use lathe's kernel cache as it is (default: an empty one per run, so prepare is a first prepare)")
+                    help="use lathe's kernel cache as it is (default: an empty one per model, so prepare is a first prepare)")
     ap.add_argument("--baseline", help="another lathe binary to measure beside --lathe (e.g. an earlier commit's build)")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
+    # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
+    peaks = {t: fma_peak(a.anchors, t) for t in threads}
+    modules = os.path.abspath(os.environ.get("ORT_NODE_MODULES", os.path.join(ROOT, "build/ort/node_modules")))
+    _, _, rc, node_mb = timed(["node", "-e", "require('onnxruntime-node')"], dict(os.environ, NODE_PATH=modules))
+    node_mb = node_mb if rc == 0 else None
+    print("# FMA peak (GFLOP/s): " + ", ".join(f"{t} threads {p:.0f}" if p else f"{t} threads n/a" for t, p in peaks.items()) +
+          (f"; node with onnxruntime-node loaded and nothing run: {node_mb:.0f} MB" if node_mb else ""))
     base_cols = f" {'base ms':>9} {'base/ORT':>8}" if a.baseline else ""
-    print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'prep ms':>8} {'ORT prep':>8} "
-          f"{'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
+    print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'GFLOP/s':>8} {'% peak':>6} {'prep ms':>8} "
+          f"{'ORT prep':>8} {'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
 
-    def run_lathe(binary, model, feeds, t):
-        """A first prepare into an empty kernel cache, then the timed run from that cache: its peak
-        memory is the process's own (a first prepare's includes the C compiler it runs)."""
-        env = dict(os.environ, LATHE_THREADS=str(t))
-        with tempfile.TemporaryDirectory(prefix="lathe-cache-") as cache:
-            if not a.warm_cache:
-                env["LATHE_CACHE_DIR"] = cache
-            first, err, rc, _ = timed([binary, "bench", model, "--iters", "1", "--json"] + feeds, env)
-            if rc == 0:
-                out, err, rc, peak = timed([binary, "bench", model, "--iters", str(a.runs), "--json"] + feeds, env)
+    # The developer's shell must not choose lathe's actions here (the test suite clears them too).
+    clean = {k: v for k, v in os.environ.items() if k not in ("BEAM", "NOOPT", "LATHE_TRACE", "LATHE_POISON", "LATHE_ARENA")}
+
+    def first_prepare(binary, model, feeds, t, cache):
+        """Load, build and prepare into an empty kernel cache: what ORT's session creation does."""
+        env = dict(clean, LATHE_THREADS=str(t))
+        if cache:
+            env["LATHE_CACHE_DIR"] = cache
+        out, err, rc, _ = timed([binary, "bench", model, "--iters", "1", "--json"] + feeds, env)
         if rc != 0:
             return None, err.strip().splitlines()[-1][:80] if err.strip() else f"exit {rc}"
         r = last_json(out)
-        r["compile_ms"] = last_json(first)["compile_ms"]
-        r["peak_mb"] = r.get("peak_rss_mb", peak)  # its own (VmHWM): time -v adds the compiler it ran
-        return r, None
+        return r.get("load_ms", 0) + r["compile_ms"], None
 
+    def timed_lathe(binary, model, feeds, t, cache):
+        """The timed run from the cache the first prepare filled: its peak memory is the process's
+        own (VmHWM; /usr/bin/time -v would add the C compiler it asks for its identity)."""
+        env = dict(clean, LATHE_THREADS=str(t))
+        if cache:
+            env["LATHE_CACHE_DIR"] = cache
+        out, err, rc, peak = timed([binary, "bench", model, "--iters", str(a.runs), "--json"] + feeds, env)
+        if rc != 0:
+            return None
+        r = last_json(out)
+        r["peak_mb"] = r.get("peak_rss_mb", peak)
+        return r
+
+    def timed_ort(case, t):
+        out, _, rc, peak = timed(["node", os.path.join(ROOT, "scripts/ort-reference.js"), "--time", str(a.runs),
+                                  "--threads", str(t), case])
+        if rc != 0:
+            return None
+        r = last_json(out)
+        r["peak_mb"] = peak
+        return r
+
+    def best(runs):
+        runs = [r for r in runs if r]
+        return min(runs, key=lambda r: r["median_ms"]) if runs else None
+
+    na = "n/a"
     for case in cases(a.dirs):
         name = os.path.basename(case)
         # The same inputs ONNX Runtime gets (the folder's first data set), by position.
@@ -112,30 +149,43 @@ def main():
                  if os.path.exists(os.path.join(data, f"input_{i}.pb"))]
         model = os.path.join(case, "model.onnx")
         for t in threads:
-            lathe, err = run_lathe(a.lathe, model, feeds, t)
+            with tempfile.TemporaryDirectory(prefix="lathe-cache-") as tmp:
+                cache = None if a.warm_cache else tmp
+                base_cache = None if a.warm_cache else os.path.join(tmp, "baseline")
+                prep, err = first_prepare(a.lathe, model, feeds, t, cache)
+                if prep is None:
+                    print(f"{name:22} {t:3d} lathe failed: {err}")
+                    continue
+                if a.baseline:
+                    first_prepare(a.baseline, model, feeds, t, base_cache)
+                # Interleaved rounds: the VM's speed drifts, so each side keeps its best median.
+                lathe_runs, ort_runs, base_runs = [], [], []
+                for _ in range(a.rounds):
+                    lathe_runs.append(timed_lathe(a.lathe, model, feeds, t, cache))
+                    ort_runs.append(timed_ort(case, t))
+                    if a.baseline:
+                        base_runs.append(timed_lathe(a.baseline, model, feeds, t, base_cache))
+            lathe, ort, base = best(lathe_runs), best(ort_runs), best(base_runs)
             if lathe is None:
-                print(f"{name:22} {t:3d} lathe failed: {err}")
+                print(f"{name:22} {t:3d} lathe failed in a timed run")
                 continue
-            out, _, rc, ort_peak = timed(["node", os.path.join(ROOT, "scripts/ort-reference.js"), "--time", str(a.runs),
-                                          "--threads", str(t), case])
-            ort = last_json(out) if rc == 0 else None
             ort_ms = ort["median_ms"] if ort else None
-            na = "n/a"
             ratio = f"{lathe['median_ms'] / ort_ms:9.2f}" if ort_ms else f"{na:>9}"
             ort_s = f"{ort_ms:9.3f}" if ort_ms else f"{na:>9}"
+            rate = lathe.get("gflop", 0) / (lathe["median_ms"] / 1e3) if lathe["median_ms"] else 0
+            of_peak = f"{100 * rate / peaks[t]:5.1f}%" if peaks.get(t) else f"{na:>6}"
             ort_prep = f"{ort['load_ms']:8.1f}" if ort and "load_ms" in ort else f"{na:>8}"
-            ort_mb = f"{ort_peak:7.1f}" if ort and ort_peak else f"{na:>7}"
+            ort_mb = f"{ort['peak_mb']:7.1f}" if ort and ort.get("peak_mb") else f"{na:>7}"
             peak = f"{lathe['peak_mb']:8.1f}" if lathe["peak_mb"] else f"{na:>8}"
             arena = f"{lathe['arena_bytes'] / 1e6:8.2f}" if "arena_bytes" in lathe else f"{na:>8}"
             extra = ""
             if a.baseline:
-                base, err = run_lathe(a.baseline, model, feeds, t)
                 if base is None:
-                    extra = f" baseline failed: {err}"
+                    extra = " baseline failed"
                 else:
                     bratio = f"{base['median_ms'] / ort_ms:8.2f}" if ort_ms else f"{na:>8}"
                     extra = f" {base['median_ms']:9.3f} {bratio}"
-            print(f"{name:22} {t:3d} {lathe['median_ms']:9.3f} {ort_s} {ratio} {lathe['compile_ms']:8.1f} {ort_prep} "
+            print(f"{name:22} {t:3d} {lathe['median_ms']:9.3f} {ort_s} {ratio} {rate:8.1f} {of_peak} {prep:8.1f} {ort_prep} "
                   f"{peak} {ort_mb} {arena} {lathe['kernels']:7d}{extra}")
             sys.stdout.flush()
 

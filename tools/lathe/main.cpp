@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   bench->add_option("--iters", bo.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
   bench->add_option("--input", bo.inputs, "NAME=FILE, a .npy or TensorProto .pb file (repeatable); others get seeded random data");
   bench->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));
-  bench->add_flag("--json", bo.json, "Print one JSON object: compile_ms, min_ms, median_ms, max_ms, kernels, memory");
+  bench->add_flag("--json", bo.json, "Print one JSON object: load_ms, compile_ms, min_ms, median_ms, max_ms, kernels, gflop, memory");
   bench->add_flag("--profile", bo.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
   bench->add_option("--trace", bo.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
   CLI11_PARSE(app, argc, argv);
