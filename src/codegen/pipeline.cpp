@@ -37,6 +37,13 @@ struct Step {
   std::function<UOpPtr(const UOpPtr&)> run;
 };
 
+// The actions the optimize step applies to `ast` (from optimizer_input) under `o`.
+std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
+  if (!o.optimize) return {};
+  if (o.opts) return *o.opts;
+  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
+}
+
 // The steps for one kernel; `threads` receives the thread count of the split, `applied` the
 // optimizer's actions.
 std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
@@ -105,11 +112,6 @@ std::string KernelOptions::key() const {
 
 UOpPtr optimizer_input(const UOpPtr& ast) { return simplify_valid(simplify(ast)); }
 
-std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
-  if (!o.optimize) return {};
-  if (o.opts) return *o.opts;
-  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
-}
 
 std::vector<std::string> pipeline_steps() {
   int threads = 1;

@@ -40,9 +40,6 @@ std::vector<std::string> pipeline_steps();
 /// `ast` in the form the optimizer sees it (after the simplify steps).
 UOpPtr optimizer_input(const UOpPtr& ast);
 
-/// The actions the optimize step applies to `ast` (from optimizer_input) under `options`.
-std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& options);
-
 /// `ast` (a SINK of STOREs from the scheduler) through every step, rendered by `renderer`. The
 /// kernel is named for its loops once optimized: "r_64_32_1a2b3c" (r: it reduces, E: elementwise;
 /// the loop sizes by axis; a hash); ProgramSpec::opts lists the actions applied. Throws SpecError

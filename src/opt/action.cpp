@@ -25,8 +25,10 @@ std::string describe(const Loop& l) {
 
 [[noreturn]] void refuse(const Opt& o, const std::string& why) { throw OptError(to_string(o) + " does not fit: " + why); }
 
-Loop find(const UOpPtr& ast, const Opt& o, int64_t axis) {
-  if (std::optional<Loop> l = find_loop(ast, axis)) return *l;
+// The loop of `axis` among `loops`, or a refusal of `o`.
+const Loop& find(const std::vector<Loop>& loops, const Opt& o, int64_t axis) {
+  for (const Loop& l : loops)
+    if (l.axis == axis) return l;
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
@@ -50,10 +52,11 @@ UOpPtr replace_in_reductions(const UOpPtr& ast, const UOpPtr& r, const std::vect
   return graph_rewrite(ast, pm, &ctx);
 }
 
-// The loop splits into (outer, a new inner loop of n of `kind`): its index is outer * n + inner.
-UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind) {
+// The loop splits into (outer, a new inner loop of n of `kind`, axis `new_axis`): its index is
+// outer * n + inner.
+UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t new_axis) {
   UOpPtr outer = make_range(UOp::index_const(l.size / n), l.axis);
-  UOpPtr inner = make_range(UOp::index_const(n), next_axis(ast), kind);
+  UOpPtr inner = make_range(UOp::index_const(n), new_axis, kind);
   UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {outer, inner}) : ast;
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
@@ -153,8 +156,10 @@ int64_t next_axis(const UOpPtr& ast) {
 }
 
 UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
-  Loop l = find(ast, o, o.axis);
-  int64_t n = o.amount;
+  const std::vector<Loop> loops = kernel_loops(ast);  // one walk: every check below reads it
+  const Loop& l = find(loops, o, o.axis);
+  int64_t n = o.amount, new_axis = 0;
+  for (const Loop& other : loops) new_axis = std::max(new_axis, other.axis + 1);
   auto need = [&](bool ok, const std::string& why) {
     if (!ok) refuse(o, describe(l) + " " + why);
   };
@@ -163,7 +168,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
   // A grouped reduction's partial results are one value per output: no output loop in registers,
   // and the cores go to the group, not to an output loop.
   bool grouped = false, upcast = false, threaded = false;
-  for (const Loop& other : kernel_loops(ast)) {
+  for (const Loop& other : loops) {
     grouped |= other.kind == AxisKind::Group;
     upcast |= other.kind == AxisKind::Upcast;
     threaded |= other.kind == AxisKind::Thread;
@@ -176,24 +181,25 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       need(o.op == OptOp::TILE || l.reduce == (o.op == OptOp::UNROLL), o.op == OptOp::UNROLL ? "is not a reduction's" : "is a reduction's");
       need(n >= 2 && n <= l.size && l.size % n == 0, "is not a multiple of " + std::to_string(n));
       need(o.op != OptOp::TILE || n < l.size, "is not larger than the tile");
-      return split(ast, l, n, o.op == OptOp::UPCAST ? AxisKind::Upcast : o.op == OptOp::UNROLL ? AxisKind::Unroll : AxisKind::Loop);
+      return split(ast, l, n, o.op == OptOp::UPCAST ? AxisKind::Upcast : o.op == OptOp::UNROLL ? AxisKind::Unroll : AxisKind::Loop,
+                   new_axis);
     case OptOp::PADTO:
       need(n >= 2 && l.size % n != 0, "needs no padding to a multiple of " + std::to_string(n));
       return pad(ast, l, (l.size + n - 1) / n * n);
     case OptOp::SWAP: {
-      Loop b = find(ast, o, n);
+      const Loop& b = find(loops, o, n);
       need(!l.reduce && !b.reduce && b.kind == AxisKind::Loop && b.axis != l.axis,
            "cannot trade places with loop " + std::to_string(n));
       // Through a placeholder: with equal sizes, one loop's new range is the other's old one.
       UOpPtr ra = make_range(l.range->src(0), b.axis), rb = make_range(b.range->src(0), l.axis);
-      UOpPtr held = make_range(l.range->src(0), next_axis(ast));
+      UOpPtr held = make_range(l.range->src(0), new_axis);
       UOpPtr out = substitute(ast, {{l.range.get(), held}});
       out = substitute(out, {{b.range.get(), rb}});
       return substitute(out, {{held.get(), ra}});
     }
     case OptOp::THREAD: {
       need(!l.reduce, "is a reduction's");
-      for (const Loop& other : kernel_loops(ast))
+      for (const Loop& other : loops)
         need(other.reduce || other.axis >= l.axis || other.kind != AxisKind::Loop, "is not the outermost loop");
       need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
       return substitute(ast, {{l.range.get(), make_range(l.range->src(0), l.axis, AxisKind::Thread, n)}});
@@ -206,7 +212,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       int reductions = 0;
       for (const UOpPtr& u : toposort(ast)) reductions += u->op() == Ops::REDUCE;
       need(reductions == 1, "is in a kernel of " + std::to_string(reductions) + " reductions (GROUP takes one)");
-      for (const Loop& other : kernel_loops(ast)) need(other.reduce || !other.symbolic, "has outputs of a symbolic count");
+      for (const Loop& other : loops) need(other.reduce || !other.symbolic, "has outputs of a symbolic count");
       UOpPtr g = make_range(l.range->src(0), l.axis, AxisKind::Group, n);
       return substitute(ast, {{l.range.get(), g}});
     }

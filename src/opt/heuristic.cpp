@@ -60,6 +60,27 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
+// A rough count of the operations `ast` performs (loop trips times the nodes they run): before
+// codegen, only to decide whether threads pay. What a kernel costs is counted after linearize
+// (codegen/estimates.hpp, the profile's figures).
+int64_t estimated_ops(const UOpPtr& ast) {
+  // Each node runs once per position of the loops it depends on (a reduction's own loops end at it).
+  std::unordered_map<const UOp*, std::set<const UOp*>> loops;
+  int64_t total = 0;
+  for (const UOpPtr& u : toposort(ast)) {
+    std::set<const UOp*>& mine = loops[u.get()];
+    for (const UOpPtr& s : u->src()) mine.insert(loops[s.get()].begin(), loops[s.get()].end());
+    if (u->op() == Ops::RANGE) mine.insert(u.get());
+    if (u->op() == Ops::REDUCE)
+      for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
+    if (!is_alu(u->op()) && u->op() != Ops::LOAD && u->op() != Ops::STORE && u->op() != Ops::CAST) continue;
+    int64_t trips = 1;
+    for (const UOp* r : mine) trips = std::min<int64_t>(trips * std::max<int64_t>(r->src(0)->vmax(), 1), int64_t{1} << 50);
+    total = std::min<int64_t>(total + trips, int64_t{1} << 60);
+  }
+  return total;
+}
+
 class Planner {
  public:
   Planner(const UOpPtr& ast, const OptTarget& t) : cur_(ast), t_(t) {}
@@ -250,23 +271,6 @@ class Planner {
 
 }  // namespace
 
-int64_t estimated_ops(const UOpPtr& ast) {
-  // Each node runs once per position of the loops it depends on (a reduction's own loops end at it).
-  std::unordered_map<const UOp*, std::set<const UOp*>> loops;
-  int64_t total = 0;
-  for (const UOpPtr& u : toposort(ast)) {
-    std::set<const UOp*>& mine = loops[u.get()];
-    for (const UOpPtr& s : u->src()) mine.insert(loops[s.get()].begin(), loops[s.get()].end());
-    if (u->op() == Ops::RANGE) mine.insert(u.get());
-    if (u->op() == Ops::REDUCE)
-      for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
-    if (!is_alu(u->op()) && u->op() != Ops::LOAD && u->op() != Ops::STORE && u->op() != Ops::CAST) continue;
-    int64_t trips = 1;
-    for (const UOp* r : mine) trips = std::min<int64_t>(trips * std::max<int64_t>(r->src(0)->vmax(), 1), int64_t{1} << 50);
-    total = std::min<int64_t>(total + trips, int64_t{1} << 60);
-  }
-  return total;
-}
 
 std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target) { return Planner(ast, target).plan(); }
 

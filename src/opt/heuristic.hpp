@@ -28,7 +28,5 @@ struct OptTarget {
 /// The actions for `ast` on `target`, in the order they apply (each one fits).
 std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target);
 
-/// A rough count of the operations `ast` performs (loop trips times the nodes they run).
-int64_t estimated_ops(const UOpPtr& ast);
 
 }  // namespace lathe

@@ -31,24 +31,33 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
 // 0 when none of them divides `n`.
 int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 0; }
 
-// The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B) and viewed back:
-// a block of B columns is contiguous along K, so the kernel streams it from one run of memory
-// (unblocked, each step of K jumps a whole row). For a constant operand (a model's weight) the
-// copy is made once, at prepare.
+// `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
+// memory, the block index at position `outer_at` among the other axes; viewed back in t's shape.
+// A vector kernel then loads a block of B along `axis` from one run of memory. For a constant
+// `t` (a model's weight) the copy is made once, at prepare.
+Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
+  Shape split = t.shape();
+  split[static_cast<size_t>(axis)] /= block;
+  split.insert(split.begin() + axis + 1, block);
+  std::vector<int64_t> order;  // the other axes, the block index among them, the block's lanes last
+  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
+    if (i != axis && i != axis + 1) order.push_back(i);
+  order.insert(order.begin() + outer_at, axis);
+  order.push_back(axis + 1);
+  std::vector<int64_t> back(order.size());
+  for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return t.reshape(split).permute(order).contiguous().permute(back).reshape(t.shape());
+}
+
+// The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
+// columns is contiguous along K, so the kernel streams it from one run of memory (unblocked,
+// each step of K jumps a whole row).
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
   int64_t blk = channel_block(n);
   if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
-  Shape lead(b.shape().begin(), b.shape().end() - 2);
-  int64_t nd = static_cast<int64_t>(lead.size());
-  Shape split = lead;
-  split.insert(split.end(), {k, n / blk, blk});
-  std::vector<int64_t> to_blocks, back;
-  for (int64_t i = 0; i < nd; ++i) to_blocks.push_back(i), back.push_back(i);
-  to_blocks.insert(to_blocks.end(), {nd + 1, nd, nd + 2});  // (..., N/B, K, B)
-  back.insert(back.end(), {nd + 1, nd, nd + 2});            // and back to (..., K, N/B, B)
-  return b.reshape(split).permute(to_blocks).contiguous().permute(back).reshape(b.shape());
+  return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
 
 }  // namespace
@@ -198,8 +207,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
     int64_t b = channel_block(og) ? channel_block(og) : og;
-    ww = ww.reshape({groups, og / b, b, cg, kh, kw}).permute({0, 1, 3, 4, 5, 2}).contiguous();
-    ww = ww.permute({0, 1, 5, 2, 3, 4}).reshape({1, groups, og, cg, 1, 1, kh, kw});
+    ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
   std::tie(xw, ww) = widen_for_products(xw, ww);
   Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
