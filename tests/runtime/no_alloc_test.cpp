@@ -27,6 +27,16 @@ void* operator new(size_t n, std::align_val_t a) {
   throw std::bad_alloc();
 }
 void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): every form this program
+// allocates with must be one it frees with.
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try { return operator new(n); } catch (...) { return nullptr; }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return operator new(n, std::nothrow); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try { return operator new(n, a); } catch (...) { return nullptr; }
+}
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return operator new(n, a, std::nothrow); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
@@ -35,6 +45,10 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace lathe {
 namespace {
