@@ -107,7 +107,13 @@ Tensor conv(const OpContext& c) {
   std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-  x = x.pad(pad_pairs(pads, x.ndim()));
+  // Padding the same at both ends goes to conv2d, which decides how its input is stored; other
+  // padding is a view of the input.
+  bool symmetric = true;
+  for (size_t i = 0; i < n; ++i) symmetric &= pads[i] == pads[i + n];
+  if (!symmetric) x = x.pad(pad_pairs(pads, x.ndim()));
+  std::pair<int64_t, int64_t> padding{0, 0};
+  if (symmetric) padding = one_d ? std::pair<int64_t, int64_t>{0, pads[0]} : std::pair<int64_t, int64_t>{pads[0], pads[1]};
   if (one_d) {
     x = to_2d(x), w = to_2d(w);
     strides.insert(strides.begin(), 1);
@@ -115,7 +121,7 @@ Tensor conv(const OpContext& c) {
   }
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
-  Tensor out = x.conv2d(w, bias, {strides[0], strides[1]}, {0, 0}, {dil[0], dil[1]}, c.attr_i("group", 1));
+  Tensor out = x.conv2d(w, bias, {strides[0], strides[1]}, padding, {dil[0], dil[1]}, c.attr_i("group", 1));
   return one_d ? out.squeeze(2) : out;
 }
 

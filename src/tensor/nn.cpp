@@ -177,6 +177,40 @@ void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));
 }
 
+// Whether `t` is a buffer or a kernel's stored output seen through reshapes and permutes: a
+// kernel reads it from memory as it is, with nothing recomputed and no padding gate.
+bool is_stored(const Tensor& t) {
+  const UOp* u = t.uop().get();
+  while (u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE) u = u->src()[0].get();
+  return u->op() == Ops::BUFFER || u->op() == Ops::CONTIGUOUS;
+}
+
+// A depthwise convolution (one input and one output channel per group) over its input stored in
+// blocks of `lanes` channels, (N, C/B, H, W, B), and its weight as (C/B, KH, KW, B): each tap is
+// one vector load of B channels times one vector of weights, whatever the stride or the width,
+// and the padding gate is the same for all lanes. The windows are taken on the 5-D view
+// (N, C/B, B, H, W), so no index is divided back into channels.
+Tensor depthwise_conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                        std::pair<int64_t, int64_t> dilation, int64_t lanes) {
+  SInt batch = input.symbolic_shape()[0];
+  int64_t c = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3], blocks = c / lanes;
+  Tensor x = input.reshape({batch, blocks, lanes, h, w}).permute({0, 1, 3, 4, 2}).contiguous().permute({0, 1, 4, 2, 3});
+  x = x.pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+  int64_t oh = (h + 2 * padding.first - dilation.first * (kh - 1) - 1) / stride.first + 1;
+  int64_t ow = (w + 2 * padding.second - dilation.second * (kw - 1) - 1) / stride.second + 1;
+  x = fold_axis(x, 3, kh, stride.first, dilation.first, oh);  // (N, C/B, B, OH, W, KH)
+  x = fold_axis(x, 4, kw, stride.second, dilation.second, ow).reshape({batch, blocks, lanes, oh, ow, kh, kw});
+  Tensor wb = weight.reshape({blocks, lanes, kh, kw}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  Tensor out = (x * wb.reshape({1, blocks, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape({batch, c, oh, ow});
+  if (bias) {
+    if (bias->shape() != Shape{c}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(c) + " output channels");
+    out = out + bias->reshape({1, c, 1, 1});
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, std::pair<int64_t, int64_t> stride,
@@ -190,14 +224,20 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   SymShape dims = symbolic_shape();
   for (size_t i = 1; i < 4; ++i)
     if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + detail::sym_shape_to_string(dims));
-  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   // A large convolution reads each input element many times: it reads a stored copy of its
   // (padded) input, so no padding gate or fused work is repeated in its innermost loop, and its
   // weight stored with the output channels innermost, so a block of output channels is one
   // vector load per tap. (For a constant weight, that copy is made once, at prepare.)
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   bool large = og * cg * kh * kw >= kLargeConvolution;
+  int64_t lanes = channel_block(c) == 32 ? 16 : channel_block(c);
+  auto fits = [](int64_t size, int64_t pad, int64_t k, int64_t s, int64_t d) { return s > 0 && d > 0 && size + 2 * pad >= d * (k - 1) + 1; };
+  bool windows_fit = fits(shape_[2], padding.first, kh, stride.first, dilation.first) &&
+                     fits(shape_[3], padding.second, kw, stride.second, dilation.second);
+  if (cg == 1 && og == 1 && groups > 1 && lanes && windows_fit && dtype().is_float() && weight.dtype() == dtype())
+    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes);
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  if (large && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
+  if (large && !is_stored(x)) x = x.contiguous();  // a stored input (no padding) is read as it is
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   int64_t oh = win.shape()[2], ow = win.shape()[3];
   SInt batch = dims[0];

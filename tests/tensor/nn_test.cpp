@@ -319,6 +319,44 @@ TEST(NnConv2d, Everything) {
   check_conv({.n = 2, .c = 4, .h = 9, .w = 8, .o = 4, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {2, 1}, .dilation = {2, 1}, .groups = 2, .bias = true}, 48);
 }
 
+// Depthwise convolutions whose channels split into blocks of 8, 16 or 32 read their input and
+// weight in channel blocks (their own vector path): every stride, padding and dilation, odd
+// sizes, a batch, and a window as large as the padded input.
+TEST(NnConv2d, DepthwiseInChannelBlocks) {
+  check_conv({.n = 1, .c = 8, .h = 5, .w = 7, .o = 8, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 8}, 51);
+  check_conv({.n = 2, .c = 16, .h = 13, .w = 11, .o = 16, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .groups = 16, .bias = true}, 52);
+  check_conv({.n = 1, .c = 48, .h = 9, .w = 10, .o = 48, .kh = 5, .kw = 5, .stride = {2, 1}, .padding = {2, 2}, .groups = 48, .bias = true}, 53);
+  check_conv({.n = 1, .c = 32, .h = 7, .w = 6, .o = 32, .kh = 3, .kw = 2, .padding = {0, 1}, .dilation = {2, 3}, .groups = 32}, 54);
+  check_conv({.n = 1, .c = 64, .h = 1, .w = 1, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 64}, 55);
+  check_conv({.n = 1, .c = 24, .h = 4, .w = 3, .o = 24, .kh = 4, .kw = 3, .groups = 24}, 56);
+}
+
+// The blocked input is stored by the kernel that computes it (x * 2), the weight by a copy (made
+// once, at prepare, for a model's constant weight), and the convolution's lanes are channels,
+// whatever the spatial sizes (here 7 x 7, which no vector width divides).
+TEST(NnConv2d, DepthwiseKernelIsVectorized) {
+  ConvArgs a{.n = 1, .c = 32, .h = 7, .w = 7, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 32, .bias = true};
+  auto x = data(32 * 49, 57), w = data(32 * 9, 58), b = data(32, 59);
+  Tensor y = (f32(x, {1, 32, 7, 7}) * 2.0f).conv2d(f32(w, {32, 1, 3, 3}), f32(b, {32}), {1, 1}, {1, 1}, {1, 1}, 32).relu();
+  ExecutionPlan plan = y.prepare();
+  ASSERT_EQ(plan.prepared_kernels().size(), 3u);
+  EXPECT_NE(plan.prepared_kernels().back()->kernel->opts.find("UPCAST"), std::string::npos) << plan.prepared_kernels().back()->kernel->opts;
+  for (float& v : x) v *= 2.0f;
+  int64_t oh = 0, ow = 0;
+  auto ref = conv_ref(x, w, b, a, oh, ow);
+  for (double& v : ref) v = std::max(0.0, v);
+  EXPECT_ALLCLOSE(y.to_vector<float>(), ref, 1e-5, 1e-5);
+}
+
+TEST(NnConv2d, DepthwiseHalf) {
+  ConvArgs a{.n = 1, .c = 16, .h = 6, .w = 5, .o = 16, .kh = 3, .kw = 3, .stride = {2, 1}, .padding = {1, 1}, .groups = 16};
+  Tensor hx = f32(data(16 * 30, 60), {1, 16, 6, 5}).cast(dtypes::float16), hw = f32(data(16 * 9, 61), {16, 1, 3, 3}).cast(dtypes::float16);
+  Tensor y = hx.conv2d(hw, std::nullopt, a.stride, a.padding, a.dilation, 16);
+  EXPECT_EQ(y.dtype(), dtypes::float16);
+  int64_t oh = 0, ow = 0;
+  EXPECT_ALLCLOSE(test::as_f32(y), conv_ref(test::as_f32(hx), test::as_f32(hw), {}, a, oh, ow), 1e-2, 1e-2);
+}
+
 TEST(NnConv2d, NonContiguousInput) {
   ConvArgs a{.n = 1, .c = 2, .h = 4, .w = 5, .o = 2, .kh = 2, .kw = 2};
   auto xs = data(40, 49);  // stored as (1, 2, 5, 4), fed transposed to (1, 2, 4, 5)
