@@ -32,13 +32,14 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
 int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 0; }
 
 // `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
-// memory, the block index at position `outer_at` among the other axes; viewed back in t's shape.
-// A vector kernel then loads a block of B along `axis` from one run of memory. For a constant
-// `t` (a model's weight) the copy is made once, at prepare.
-Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
-  Shape split = t.shape();
-  split[static_cast<size_t>(axis)] /= block;
-  split.insert(split.begin() + axis + 1, block);
+// memory, the block index at position `outer_at` among the other axes; viewed in t's shape with
+// that axis split (n/B, B), so a kernel indexes blocks and lanes without dividing a merged index
+// back into them. A vector kernel then loads a block of B along `axis` from one run of memory.
+// For a constant `t` (a model's weight) the copy is made once, at prepare.
+Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
+  SymShape split = t.symbolic_shape();
+  split[static_cast<size_t>(axis)] = SInt(split[static_cast<size_t>(axis)].value() / block);
+  split.insert(split.begin() + axis + 1, SInt(block));
   std::vector<int64_t> order;  // the other axes, the block index among them, the block's lanes last
   for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
     if (i != axis && i != axis + 1) order.push_back(i);
@@ -46,7 +47,12 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
   order.push_back(axis + 1);
   std::vector<int64_t> back(order.size());
   for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-  return t.reshape(split).permute(order).contiguous().permute(back).reshape(t.shape());
+  return t.reshape(split).permute(order).contiguous().permute(back);
+}
+
+// The same copy viewed back in t's shape.
+Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
+  return stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
 }
 
 // The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
@@ -151,23 +157,30 @@ Tensor fold_axis(const Tensor& x, int64_t axis, int64_t k, int64_t s, int64_t d,
 
 }  // namespace
 
-Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                               const std::vector<int64_t>& d, const char* op) {
-  size_t n = k.size();
-  std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
+std::vector<int64_t> detail::window_counts(const std::vector<int64_t>& sizes, const std::vector<int64_t>& k,
+                                           const std::vector<int64_t>& s, const std::vector<int64_t>& d, const char* op,
+                                           const std::string& input) {
+  std::vector<int64_t> out(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0) throw ShapeError(std::string(op) + ": kernel, stride and dilation must be positive");
-    int64_t span = d[i] * (k[i] - 1) + 1, size = x.shape()[2 + i];
-    if (size < span) {
+    int64_t span = d[i] * (k[i] - 1) + 1;
+    if (sizes[i] < span) {
       std::string dims;
       for (int64_t kk : k) dims += (dims.empty() ? "" : "x") + std::to_string(kk);
-      throw ShapeError(std::string(op) + ": a " + dims + " window does not fit input " + shape_to_string(x.shape()));
+      throw ShapeError(std::string(op) + ": a " + dims + " window does not fit input " + input);
     }
-    out[i] = (size - span) / s[i] + 1;
+    out[i] = (sizes[i] - span) / s[i] + 1;
   }
+  return out;
+}
+
+Tensor detail::sliding_windows(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                               const std::vector<int64_t>& d, const char* op, int64_t first) {
+  std::vector<int64_t> sizes(x.shape().begin() + first, x.shape().begin() + first + static_cast<int64_t>(k.size()));
+  std::vector<int64_t> out = window_counts(sizes, k, s, d, op, shape_to_string(x.shape()));
   // Each axis becomes (O_i) plus a trailing K_i (a view: no copies, no gathers).
   Tensor t = x;
-  for (size_t i = 0; i < n; ++i) t = fold_axis(t, static_cast<int64_t>(2 + i), k[i], s[i], d[i], out[i]);
+  for (size_t i = 0; i < k.size(); ++i) t = fold_axis(t, first + static_cast<int64_t>(i), k[i], s[i], d[i], out[i]);
   return t;
 }
 
@@ -177,38 +190,23 @@ void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));
 }
 
-// Whether `t` is a buffer or a kernel's stored output seen through reshapes and permutes: a
-// kernel reads it from memory as it is, with nothing recomputed and no padding gate.
-bool is_stored(const Tensor& t) {
-  const UOp* u = t.uop().get();
-  while (u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE) u = u->src()[0].get();
-  return u->op() == Ops::BUFFER || u->op() == Ops::CONTIGUOUS;
-}
-
 // A depthwise convolution (one input and one output channel per group) over its input stored in
 // blocks of `lanes` channels, (N, C/B, H, W, B), and its weight as (C/B, KH, KW, B): each tap is
 // one vector load of B channels times one vector of weights, whatever the stride or the width,
-// and the padding gate is the same for all lanes. The windows are taken on the 5-D view
+// and the padding gate is the same for all lanes. The windows are taken on the split view
 // (N, C/B, B, H, W), so no index is divided back into channels.
 Tensor depthwise_conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                         std::pair<int64_t, int64_t> dilation, int64_t lanes) {
-  SInt batch = input.symbolic_shape()[0];
-  int64_t c = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
-  int64_t kh = weight.shape()[2], kw = weight.shape()[3], blocks = c / lanes;
-  Tensor x = input.reshape({batch, blocks, lanes, h, w}).permute({0, 1, 3, 4, 2}).contiguous().permute({0, 1, 4, 2, 3});
-  x = x.pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  int64_t oh = (h + 2 * padding.first - dilation.first * (kh - 1) - 1) / stride.first + 1;
-  int64_t ow = (w + 2 * padding.second - dilation.second * (kw - 1) - 1) / stride.second + 1;
-  x = fold_axis(x, 3, kh, stride.first, dilation.first, oh);  // (N, C/B, B, OH, W, KH)
-  x = fold_axis(x, 4, kw, stride.second, dilation.second, ow).reshape({batch, blocks, lanes, oh, ow, kh, kw});
-  Tensor wb = weight.reshape({blocks, lanes, kh, kw}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-  Tensor out = (x * wb.reshape({1, blocks, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape({batch, c, oh, ow});
-  if (bias) {
-    if (bias->shape() != Shape{c}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(c) + " output channels");
-    out = out + bias->reshape({1, c, 1, 1});
-  }
-  return out;
+  int64_t c = input.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3];
+  Tensor x = stored_in_split_blocks(input, 1, lanes, 1)
+                 .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+  Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
+  Tensor w = stored_in_split_blocks(weight.reshape({c, kh, kw}), 0, lanes, 0);  // (C/B, B, KH, KW)
+  SymShape out_shape = input.symbolic_shape();
+  out_shape[2] = win.shape()[3], out_shape[3] = win.shape()[4];
+  Tensor out = (win * w.reshape({1, c / lanes, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape(out_shape);
+  return bias ? out + bias->reshape({1, c, 1, 1}) : out;
 }
 
 }  // namespace
@@ -224,20 +222,22 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   SymShape dims = symbolic_shape();
   for (size_t i = 1; i < 4; ++i)
     if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + detail::sym_shape_to_string(dims));
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
+  if (bias && bias->shape() != Shape{o})
+    throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
+  detail::window_counts({shape_[2] + 2 * padding.first, shape_[3] + 2 * padding.second}, {kh, kw}, {stride.first, stride.second},
+                        {dilation.first, dilation.second}, "conv2d",
+                        shape_to_string(shape_) + " padded by (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) + ")");
+  int64_t lanes = channel_block(c) == 32 ? 16 : channel_block(c);
+  if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
+    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes);
   // A large convolution reads each input element many times: it reads a stored copy of its
   // (padded) input, so no padding gate or fused work is repeated in its innermost loop, and its
   // weight stored with the output channels innermost, so a block of output channels is one
   // vector load per tap. (For a constant weight, that copy is made once, at prepare.)
-  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   bool large = og * cg * kh * kw >= kLargeConvolution;
-  int64_t lanes = channel_block(c) == 32 ? 16 : channel_block(c);
-  auto fits = [](int64_t size, int64_t pad, int64_t k, int64_t s, int64_t d) { return s > 0 && d > 0 && size + 2 * pad >= d * (k - 1) + 1; };
-  bool windows_fit = fits(shape_[2], padding.first, kh, stride.first, dilation.first) &&
-                     fits(shape_[3], padding.second, kw, stride.second, dilation.second);
-  if (cg == 1 && og == 1 && groups > 1 && lanes && windows_fit && dtype().is_float() && weight.dtype() == dtype())
-    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes);
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  if (large && !is_stored(x)) x = x.contiguous();  // a stored input (no padding) is read as it is
+  if (large && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   int64_t oh = win.shape()[2], ow = win.shape()[3];
   SInt batch = dims[0];
@@ -251,11 +251,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   }
   std::tie(xw, ww) = widen_for_products(xw, ww);
   Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
-  if (bias) {
-    if (bias->shape() != Shape{o}) throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
-    out = out + bias->reshape({1, o, 1, 1});
-  }
-  return out;
+  return bias ? out + bias->reshape({1, o, 1, 1}) : out;
 }
 
 Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,

@@ -18,13 +18,18 @@ SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);
 /// A tensor of `shape` whose values are packed at the front of `buffer` (sized for the maximum).
 Tensor packed_view(const Buffer& buffer, const SymShape& shape);
-/// Sliding windows over axes 2.. of (N, C, S1..Sn): (N, C, O1..On, K1..Kn), as one
+/// How many windows fit along each of `sizes`, one kernel, stride and dilation each; a ShapeError
+/// naming `op` and `input` when they are not positive or a window does not fit.
+std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std::vector<int64_t>& kernel,
+                                   const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
+                                   const char* op, const std::string& input);
+/// Sliding windows over axes first.. of (N, C, S1..Sn) (first = 2): (N, C, O1..On, K1..Kn), as one
 /// repeat-and-fold view per axis: the graph does not grow with the kernel, and each window
 /// element is one load (stacking K strided slices instead made every load a K-way sum of gated
 /// loads, 2x slower on ResNet-18's 3x3 convolutions). Each kernel axis stays its own axis, so a
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
-                       const std::vector<int64_t>& dilation, const char* op);
+                       const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 /// `t` reshaped (leading 1s) and expanded to `shape`.

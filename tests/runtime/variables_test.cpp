@@ -168,6 +168,34 @@ TEST(Variables, SymbolicBatchOfAMatmulWithBias) {
   }
 }
 
+// A depthwise convolution (its channel-block path) over a symbolic batch: one plan, run at
+// batches 1, 2 and 4, against plain loops.
+TEST(Variables, SymbolicBatchOfADepthwiseConvolution) {
+  const int64_t max_b = 4, c = 16, h = 5, w = 6;
+  Variable b("b", 1, max_b);
+  std::vector<float> xs = grid_data(max_b * c * h * w, 12), ws = grid_data(c * 9, 13);
+  Tensor x = Tensor::from_vector(xs, {max_b, c, h, w}).shrink({{0, b.bind(2)}, {0, c}, {0, h}, {0, w}});
+  Tensor y = x.conv2d(Tensor::from_vector(ws, {c, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1}, {1, 1}, c);
+  EXPECT_EQ(y.symbolic_shape()[0].to_string(), "b=2");
+  ExecutionPlan plan = y.prepare();
+  for (int64_t batch : {1, 2, 4}) {
+    plan.execute_with_vars({{"b", batch}});
+    std::vector<float> got = head(plan.output_buffer(), static_cast<size_t>(batch * c * h * w));
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < h; ++i)
+          for (int64_t j = 0; j < w; ++j) {
+            double want = 0;
+            for (int64_t ki = 0; ki < 3; ++ki)
+              for (int64_t kj = 0; kj < 3; ++kj) {
+                int64_t yi = i + ki - 1, xj = j + kj - 1;
+                if (yi >= 0 && yi < h && xj >= 0 && xj < w) want += static_cast<double>(xs[((n * c + ch) * h + yi) * w + xj]) * ws[ch * 9 + ki * 3 + kj];
+              }
+            ASSERT_NEAR(got[((n * c + ch) * h + i) * w + j], want, 1e-4) << "b=" << batch;
+          }
+  }
+}
+
 TEST(Variables, MeanAndSoftmaxOverASymbolicAxis) {
   Variable n("n", 1, 20);
   std::vector<float> xs = grid_data(3 * 20, 11);
