@@ -1,5 +1,6 @@
 #include "device/backend.hpp"
 
+#include <cstdlib>
 #include <list>
 #include <mutex>
 
@@ -38,7 +39,10 @@ Registry& registry() {
 
 void register_backend(Backend backend) { add(registry(), std::move(backend)); }
 
-const Backend& find_backend(const DeviceSpec& device, const std::string& compiler) {
+const Backend& find_backend(const DeviceSpec& device, const std::string& asked) {
+  std::string compiler = asked;
+  if (compiler.empty())  // LATHE_CPU_COMPILER=clang, ...: the process's choice
+    if (const char* env = std::getenv(("LATHE_" + device.type + "_COMPILER").c_str()); env && *env) compiler = env;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::string known;
@@ -48,7 +52,8 @@ const Backend& find_backend(const DeviceSpec& device, const std::string& compile
     known += (known.empty() ? "" : ", ") + b.compiler;
   }
   if (known.empty()) throw Error("device " + device.to_string() + " cannot run kernels in this build (no backend for it)");
-  throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (available: " + known + ")");
+  throw Error("device " + device.to_string() + " has no compiler '" + compiler + "'" + (asked.empty() ? " (LATHE_" + device.type + "_COMPILER)" : "") +
+              " (available: " + known + ")");
 }
 
 std::vector<std::string> backend_names() {

@@ -41,8 +41,9 @@ struct Backend {
 /// Adds `backend`, replacing one with the same device and compiler name.
 void register_backend(Backend backend);
 
-/// The backend for `device` named `compiler` (empty: the device's first). Throws Error naming the
-/// device's backends when none fits.
+/// The backend for `device` named `compiler` (empty: the one LATHE_<TYPE>_COMPILER names, e.g.
+/// LATHE_CPU_COMPILER=clang, else the device's first). Throws Error naming the device's backends
+/// when none fits.
 const Backend& find_backend(const DeviceSpec& device, const std::string& compiler = "");
 
 /// "CPU/clang", ...: every registered backend.

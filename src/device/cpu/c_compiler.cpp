@@ -14,18 +14,12 @@
 #include <sstream>
 #include <thread>
 
+#include "device/cpu/cpu_program.hpp"
 #include "device/disk_cache.hpp"
-#include "device/thread_pool.hpp"
-#include "device/trace.hpp"
 #include "lathe/error.hpp"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 namespace lathe {
 namespace {
-
-constexpr char kMagic[8] = {'L', 'A', 'T', 'H', 'E', 'S', 'O', '1'};
 
 std::string run_capture(const std::string& cmd, int& status) {
   std::string out;
@@ -54,66 +48,7 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out) {
   return true;
 }
 
-// Cache entries are magic, an XXH3-64 of the payload, then the payload; anything else is ignored.
-bool load_cached(const std::string& path, std::vector<uint8_t>& bytes) {
-  std::vector<uint8_t> raw;
-  if (!read_file(path, raw) || raw.size() < 16 || std::memcmp(raw.data(), kMagic, 8) != 0) return false;
-  uint64_t sum;
-  std::memcpy(&sum, raw.data() + 8, 8);
-  if (XXH3_64bits(raw.data() + 16, raw.size() - 16) != sum) return false;
-  bytes.assign(raw.begin() + 16, raw.end());
-  return true;
-}
-
-void store_cached(const std::string& path, const std::vector<uint8_t>& bytes) {
-  uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
-  std::string entry(kMagic, 8);
-  entry.append(reinterpret_cast<const char*>(&sum), 8);
-  entry.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  write_file_atomically(path, entry);
-}
-
-using KernelFn = void (*)(void**, const long long*);
-
-class CpuProgram : public Program {
- public:
-  CpuProgram(void* handle, KernelFn fn, size_t num_vals, bool threaded, bool one_launch_at_a_time)
-      : handle_(handle), fn_(fn), num_vals_(num_vals), threaded_(threaded), serial_(one_launch_at_a_time) {}
-  ~CpuProgram() override { dlclose(handle_); }
-
-  void execute(void* const* buffers, const int64_t* vals, const LaunchSize& global,
-               const std::optional<LaunchSize>&) const override {
-    void** bufs = const_cast<void**>(buffers);
-    const auto* v = reinterpret_cast<const long long*>(vals);
-    std::unique_lock<std::mutex> alone(launch_mu_, std::defer_lock);
-    if (serial_) alone.lock();  // the kernel's scratch serves one launch at a time
-    if (!threaded_) return fn_(bufs, v);
-    // Each core gets its own copy of the values with its id last (on the stack: no allocation).
-    // While a trace is recorded, each core's share is a slice on its thread's lane.
-    const char* traced = tracing() ? detail::current_kernel() : nullptr;
-    auto run_core = [&](size_t core) {
-      long long local[64];
-      std::memcpy(local, v, (num_vals_ - 1) * sizeof(long long));
-      local[num_vals_ - 1] = static_cast<long long>(core);
-      int64_t start = traced ? detail::trace_now() : 0;
-      fn_(bufs, local);
-      if (traced) detail::trace_core(traced, start, detail::trace_now());
-    };
-    if (global[0] <= 1) return run_core(0);
-    detail::parallel_for(global[0], run_core);
-  }
-
- private:
-  void* handle_;
-  KernelFn fn_;
-  size_t num_vals_;
-  bool threaded_;
-  bool serial_;
-  mutable std::mutex launch_mu_;
-};
-
 }  // namespace
-
 
 const CCompiler& CCompiler::get() {
   static const CCompiler c = [] {
@@ -155,7 +90,7 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
   std::string dir = cache_dir();
   std::string cached = dir.empty() ? "" : dir + "/kernels/" + key + ".so";
   std::vector<uint8_t> bytes;
-  if (!cached.empty() && load_cached(cached, bytes)) return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+  if (!cached.empty() && read_cache_entry(cached, bytes)) return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
 
   char tmpl[] = "/tmp/lathe-cc-XXXXXX";
   if (!::mkdtemp(tmpl)) throw CompileError(std::string("cannot make a temporary directory: ") + std::strerror(errno));
@@ -171,7 +106,7 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
   std::remove(so_path.c_str());
   ::rmdir(work.c_str());
   if (!ok) throw CompileError("compiling kernel " + spec.name + " with " + path_ + " failed:\n" + out + "\nsource:\n" + spec.src);
-  if (!cached.empty()) store_cached(cached, bytes);
+  if (!cached.empty()) write_cache_entry(cached, bytes);
   return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
 }
 
@@ -193,16 +128,12 @@ std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t n
   std::string why = handle ? "" : (done == compiled.bytes.size() ? ::dlerror() : "short write");
   ::unlink(path.c_str());
   if (!handle) throw CompileError("cannot load kernel " + compiled.name + ": " + why);
-  auto fn = reinterpret_cast<KernelFn>(::dlsym(handle, compiled.name.c_str()));
+  auto fn = reinterpret_cast<CpuKernelFn>(::dlsym(handle, compiled.name.c_str()));
   if (!fn) {
     ::dlclose(handle);
     throw CompileError("kernel " + compiled.name + " has no entry point of that name");
   }
-  if (threaded && (num_vals == 0 || num_vals > 64)) {
-    ::dlclose(handle);
-    throw InternalError("threaded kernel " + compiled.name + " with " + std::to_string(num_vals) + " values");
-  }
-  return std::make_unique<CpuProgram>(handle, fn, num_vals, threaded, one_launch_at_a_time);
+  return make_cpu_program(fn, [handle] { ::dlclose(handle); }, num_vals, threaded, one_launch_at_a_time);
 }
 
 }  // namespace lathe

@@ -1,0 +1,551 @@
+#include "codegen/render_llvm.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "codegen/half_arithmetic.hpp"
+#include "ir/half.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+// Float arithmetic flags: the C backend's -fassociative-math -fno-signed-zeros -ffp-contract=fast.
+constexpr const char* kFast = "reassoc nsz contract";
+
+bool is_half(DType d) { return d.scalar() == dtypes::float16; }
+
+// The IR type of one lane of a value: bools are i1, 16-bit floats their bits.
+std::string lane_type(DType d) {
+  DType s = d.scalar();
+  if (s.is_bool()) return "i1";
+  if (s == dtypes::float32) return "float";
+  if (s == dtypes::float64) return "double";
+  if (is_16bit_float(s)) return "i16";
+  return "i" + std::to_string(s.itemsize() * 8);
+}
+
+std::string vec_of(const std::string& lane, int count) { return count > 1 ? "<" + std::to_string(count) + " x " + lane + ">" : lane; }
+
+// The IR type of a value of `d` (a scalar or a vector).
+std::string ir_type(DType d) { return vec_of(lane_type(d), d.count()); }
+
+// The IR type of `d` in memory: bools are bytes.
+std::string mem_type(DType d) { return d.scalar().is_bool() ? vec_of("i8", d.count()) : ir_type(d); }
+
+// The suffix an overloaded intrinsic takes for `d`: f32, v16f32, ...
+std::string intrinsic_suffix(DType d) {
+  std::string lane = d.scalar() == dtypes::float64 ? "f64" : d.scalar() == dtypes::float32 ? "f32" : lane_type(d);
+  return d.count() > 1 ? "v" + std::to_string(d.count()) + lane : lane;
+}
+
+std::string hex_double(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
+  return buf;
+}
+
+// One lane's constant: floats as the hex of their double value (exact), integers signed.
+std::string scalar_literal(DType d, ConstValue v) {
+  DType s = d.scalar();
+  if (is_16bit_float(s)) {
+    float x = static_cast<float>(const_as_double(v));
+    uint16_t bits = is_half(s) ? detail::float_to_half(x) : detail::float_to_bf16(x);
+    return std::to_string(static_cast<int16_t>(bits));
+  }
+  if (s == dtypes::float32) return hex_double(static_cast<double>(static_cast<float>(const_as_double(v))));
+  if (s == dtypes::float64) return hex_double(const_as_double(v));
+  if (s.is_bool()) return std::get<bool>(v) ? "true" : "false";
+  int bits = static_cast<int>(s.itemsize() * 8);
+  uint64_t u = std::holds_alternative<uint64_t>(v) ? std::get<uint64_t>(v) : static_cast<uint64_t>(std::get<int64_t>(v));
+  if (bits < 64) {  // the value as the lane holds it, read back signed
+    u &= (uint64_t{1} << bits) - 1;
+    if (u >> (bits - 1)) u |= ~uint64_t{0} << bits;
+  }
+  return std::to_string(static_cast<int64_t>(u));
+}
+
+// A constant of type `d`: a vector constant repeats the lane.
+std::string literal(DType d, const std::string& lane) {
+  if (d.count() == 1) return lane;
+  std::string out = "<", t = lane_type(d);
+  for (int i = 0; i < d.count(); ++i) out += (i ? ", " : "") + t + " " + lane;
+  return out + ">";
+}
+
+class IrSpeller {
+ public:
+  IrSpeller(const std::string& name, const KernelSignature& sig) : name_(name), sig_(sig) {}
+
+  std::string run(const std::vector<UOpPtr>& program) {
+    for (const KernelSignature::Buffer& b : sig_.buffers) slot_types_[b.slot] = b.dtype;
+    for (const UOpPtr& u : program) {
+      DType d = u->dtype().base();
+      if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
+      spell(u);
+    }
+    // Like clang for code written with wide vector types: the backend keeps them whole even on
+    // CPUs whose tuning prefers narrower vectors.
+    std::string attrs = "nounwind \"min-legal-vector-width\"=\"" + std::to_string(vector_bits_) + "\"";
+    std::ostringstream m;
+    m << "; kernel " << name_ << "\n";
+    for (const std::string& g : globals_) m << g << "\n";
+    for (const std::string& d : declares_) m << d << "\n";
+    // The body: buffers as noalias pointers, values as i64 arguments.
+    std::string params;
+    for (const KernelSignature::Buffer& b : sig_.buffers) {
+      if (!params.empty()) params += ", ";
+      params += "ptr noalias align " + std::to_string(b.dtype.scalar().itemsize()) + (b.written ? "" : " readonly") + " %data" +
+                std::to_string(b.slot);
+    }
+    for (size_t i = 0; i < sig_.vars.size(); ++i) params += std::string(params.empty() ? "" : ", ") + "i64 %val" + std::to_string(i);
+    m << "define internal void @body(" << params << ") alwaysinline " << attrs << " {\nentry:\n" << allocas_.str() << "  br label %start\nstart:\n"
+      << body_.str() << "  ret void\n}\n\n";
+    // The entry point every CPU kernel has: void name(void** bufs, const long long* vals).
+    m << "define void @" << name_ << "(ptr %bufs, ptr %vals) " << attrs << " {\nentry:\n";
+    std::string args;
+    for (const KernelSignature::Buffer& b : sig_.buffers) {
+      std::string s = std::to_string(b.slot);
+      m << "  %bp" << s << " = getelementptr ptr, ptr %bufs, i64 " << s << "\n  %b" << s << " = load ptr, ptr %bp" << s << "\n";
+      args += std::string(args.empty() ? "" : ", ") + "ptr %b" + s;
+    }
+    for (size_t i = 0; i < sig_.vars.size(); ++i) {
+      std::string s = std::to_string(i);
+      m << "  %vp" << s << " = getelementptr i64, ptr %vals, i64 " << s << "\n  %v" << s << " = load i64, ptr %vp" << s << "\n";
+      args += std::string(args.empty() ? "" : ", ") + "i64 %v" + s;
+    }
+    m << "  call void @body(" << args << ")\n  ret void\n}\n";
+    return m.str();
+  }
+
+ private:
+  std::string fresh(const char* prefix = "t") { return std::string("%") + prefix + std::to_string(next_id_++); }
+  std::string label() { return "L" + std::to_string(next_id_++); }
+  void line(const std::string& s) { body_ << "  " << s << "\n"; }
+  void start_block(const std::string& l) {
+    body_ << l << ":\n";
+    block_ = l;
+  }
+
+  // Emits `value` as a new instruction and names it for u.
+  std::string define(const UOpPtr& u, const std::string& value) {
+    std::string r = fresh();
+    line(r + " = " + value);
+    names_[u.get()] = r;
+    return r;
+  }
+
+  std::string var(const std::string& name, DType d) {
+    for (size_t i = 0; i < sig_.vars.size(); ++i)
+      if (sig_.vars[i] == name) {
+        std::string v = "%val" + std::to_string(i);
+        if (ir_type(d) == "i64") return v;
+        std::string r = fresh();  // in the entry block: it dominates every use
+        allocas_ << "  " << r << " = trunc i64 " << v << " to " << ir_type(d) << "\n";
+        return r;
+      }
+    throw InternalError("the LLVM IR renderer met variable '" + name + "', which the kernel's signature does not list");
+  }
+
+  // A value already computed, or spelled where it is used.
+  std::string expr(const UOpPtr& u) {
+    if (auto it = names_.find(u.get()); it != names_.end()) return it->second;
+    switch (u->op()) {
+      case Ops::CONST: return literal(u->dtype(), scalar_literal(u->dtype(), u->const_value()));
+      case Ops::DEFINE_VAR: return names_[u.get()] = var(u->arg_as<VarArg>().name, u->dtype());
+      case Ops::SPECIAL: return names_[u.get()] = var(u->arg_as<std::string>(), u->dtype());
+      case Ops::BIND: return expr(u->src(0));
+      default: break;
+    }
+    throw InternalError("the LLVM IR renderer met " + to_string(*u) + " before it was computed");
+  }
+
+  std::string typed(const UOpPtr& u) { return ir_type(u->dtype()) + " " + expr(u); }
+
+  // The address of the element an INDEX names, and the type it is stored as.
+  std::string address(const UOpPtr& idx) {
+    const UOpPtr& base = idx->src(0);
+    if (base->op() == Ops::DEFINE_REG) return regs_.at(base.get());
+    std::string ptr, elem;
+    if (base->op() == Ops::DEFINE_GLOBAL) {
+      int64_t slot = base->arg_as<int64_t>();
+      ptr = "%data" + std::to_string(slot);
+      elem = mem_type(slot_types_.at(static_cast<size_t>(slot)));
+    } else if (base->op() == Ops::DEFINE_LOCAL) {
+      ptr = "@local" + std::to_string(base->arg_as<int64_t>());
+      elem = mem_type(base->dtype().base());
+    } else {
+      throw InternalError("the LLVM IR renderer cannot address " + to_string(*base));
+    }
+    std::string r = fresh("p");
+    line(r + " = getelementptr " + elem + ", ptr " + ptr + ", " + typed(idx->src(1)));
+    return r;
+  }
+
+  std::string align_of(const UOpPtr& idx, DType value) {
+    const UOpPtr& base = idx->src(0);
+    if (base->op() == Ops::DEFINE_LOCAL) return std::to_string(base->dtype().base().scalar().itemsize());
+    return std::to_string(value.scalar().itemsize());
+  }
+
+  // Loads a value of type d from p (bools are bytes in memory).
+  std::string load_from(const std::string& p, DType d, const std::string& align, bool reg) {
+    if (reg || !d.scalar().is_bool()) {
+      std::string r = fresh();
+      line(r + " = load " + ir_type(d) + ", ptr " + p + (reg ? "" : ", align " + align));
+      return r;
+    }
+    std::string raw = fresh(), r = fresh();
+    line(raw + " = load " + mem_type(d) + ", ptr " + p + ", align 1");
+    line(r + " = icmp ne " + mem_type(d) + " " + raw + ", zeroinitializer");
+    return r;
+  }
+
+  void spell(const UOpPtr& u) {
+    switch (u->op()) {
+      case Ops::RANGE: return open_loop(u);
+      case Ops::END:
+        for (const UOpPtr& s : u->src())
+          if (s->op() == Ops::RANGE) close_loop(s);
+        return;
+      case Ops::DEFINE_REG: {
+        if (u->dtype().ptr_size() != 1) throw InternalError("the LLVM IR renderer keeps accumulators of one value, not " + to_string(*u));
+        std::string reg = "%acc" + std::to_string(u->arg_as<int64_t>());
+        regs_[u.get()] = reg;
+        allocas_ << "  " << reg << " = alloca " << ir_type(u->dtype().base()) << "\n";
+        line("store " + typed(u->src(0)) + ", ptr " + reg);
+        return;
+      }
+      case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
+        globals_.push_back("@local" + std::to_string(u->arg_as<int64_t>()) + " = internal global [" + std::to_string(u->dtype().ptr_size()) +
+                           " x " + mem_type(u->dtype().base()) + "] zeroinitializer, align 64");
+        return;
+      case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
+        std::string count = "@arrivals" + std::to_string(next_id_++);
+        globals_.push_back(count + " = internal global i64 0, align 8");
+        std::string old = fresh(), now = fresh(), rem = fresh();
+        line(old + " = atomicrmw add ptr " + count + ", i64 1 acq_rel");
+        line(now + " = add i64 " + old + ", 1");
+        line(rem + " = urem i64 " + now + ", " + std::to_string(u->arg_as<int64_t>()));
+        define(u, "icmp eq i64 " + rem + ", 0");
+        return;
+      }
+      case Ops::LOAD: return spell_load(u);
+      case Ops::STORE: return spell_store(u);
+      case Ops::CAST: names_[u.get()] = cast(expr(u->src(0)), u->src(0)->dtype(), u->dtype()); return;
+      case Ops::BITCAST:
+        define(u, "bitcast " + typed(u->src(0)) + " to " + ir_type(u->dtype()));
+        return;
+      case Ops::VECTORIZE: names_[u.get()] = vectorize(u); return;
+      case Ops::GEP: define(u, "extractelement " + typed(u->src(0)) + ", i64 " + std::to_string(u->arg_as<int64_t>())); return;
+      default: break;
+    }
+    if (!is_alu(u->op())) throw InternalError("the LLVM IR renderer cannot spell " + to_string(*u));
+    names_[u.get()] = alu(u);
+  }
+
+  // for (i = 0; i < end; i++): a header with the counter's phi, the body, a latch at END.
+  void open_loop(const UOpPtr& r) {
+    std::string end = expr(r->src(0)), pre = block_, head = label(), body = label(), latch = label(), exit = label();
+    std::string i = "%ridx" + std::to_string(next_id_++);
+    loops_[r.get()] = {i, head, latch, exit};
+    names_[r.get()] = i;
+    line("br label %" + head);
+    start_block(head);
+    line(i + " = phi i64 [ 0, %" + pre + " ], [ " + i + ".next, %" + latch + " ]");
+    std::string c = fresh();
+    line(c + " = icmp slt i64 " + i + ", " + end);
+    line("br i1 " + c + ", label %" + body + ", label %" + exit);
+    start_block(body);
+  }
+
+  void close_loop(const UOpPtr& r) {
+    const Loop& l = loops_.at(r.get());
+    line("br label %" + l.latch);
+    start_block(l.latch);
+    line(l.counter + ".next = add i64 " + l.counter + ", 1");
+    line("br label %" + l.head);
+    start_block(l.exit);
+  }
+
+  // Runs `emit` only when `gate` holds: returns the block the guarded code ended in.
+  template <class F>
+  std::string guarded(const std::string& gate, F emit) {
+    std::string then = label(), join = label();
+    line("br i1 " + gate + ", label %" + then + ", label %" + join);
+    start_block(then);
+    emit();
+    std::string last = block_;
+    line("br label %" + join);
+    start_block(join);
+    return last;
+  }
+
+  void spell_load(const UOpPtr& u) {
+    const UOpPtr& idx = u->src(0);
+    DType d = u->dtype();
+    bool reg = idx->src(0)->op() == Ops::DEFINE_REG;
+    if (idx->src().size() < 3) {
+      names_[u.get()] = load_from(address(idx), d, align_of(idx, d), reg);
+      return;
+    }
+    // A gated load reads nothing when the gate is false (its address may be out of bounds): zero.
+    std::string before = block_, gate = expr(idx->src(2)), value;
+    std::string then = guarded(gate, [&] { value = load_from(address(idx), d, align_of(idx, d), reg); });
+    define(u, "phi " + ir_type(d) + " [ " + value + ", %" + then + " ], [ " + zero(d) + ", %" + before + " ]");
+  }
+
+  void spell_store(const UOpPtr& u) {
+    const UOpPtr& idx = u->src(0);
+    const UOpPtr& v = u->src(1);
+    bool reg = idx->src(0)->op() == Ops::DEFINE_REG;
+    auto store = [&] {
+      std::string p = address(idx), value = expr(v);
+      DType d = v->dtype();
+      if (!reg && d.scalar().is_bool()) {
+        std::string wide = fresh();
+        line(wide + " = zext " + ir_type(d) + " " + value + " to " + mem_type(d));
+        line("store " + mem_type(d) + " " + wide + ", ptr " + p + ", align 1");
+      } else {
+        line("store " + ir_type(d) + " " + value + ", ptr " + p + (reg ? "" : ", align " + align_of(idx, d)));
+      }
+    };
+    if (idx->src().size() == 3) guarded(expr(idx->src(2)), store);
+    else store();
+  }
+
+  std::string vectorize(const UOpPtr& u) {
+    DType d = u->dtype();
+    std::string t = ir_type(d), lt = lane_type(d);
+    bool same = true;
+    for (const UOpPtr& s : u->src()) same &= s == u->src(0);
+    if (same) {
+      std::string one = fresh(), splat = fresh();
+      line(one + " = insertelement " + t + " poison, " + lt + " " + expr(u->src(0)) + ", i64 0");
+      line(splat + " = shufflevector " + t + " " + one + ", " + t + " poison, " + vec_of("i32", d.count()) + " zeroinitializer");
+      return splat;
+    }
+    std::string acc = "poison";
+    for (size_t i = 0; i < u->src().size(); ++i) {
+      std::string r = fresh();
+      line(r + " = insertelement " + t + " " + acc + ", " + lt + " " + expr(u->src(i)) + ", i64 " + std::to_string(i));
+      acc = r;
+    }
+    return acc;
+  }
+
+  std::string intrinsic(const std::string& name, DType d, const std::vector<std::string>& args, bool fast) {
+    std::string t = ir_type(d), fn = "@llvm." + name + "." + intrinsic_suffix(d), params, call;
+    for (size_t i = 0; i < args.size(); ++i) {
+      params += std::string(i ? ", " : "") + t;
+      call += std::string(i ? ", " : "") + t + " " + args[i];
+    }
+    declares_.insert("declare " + t + " " + fn + "(" + params + ")");
+    std::string r = fresh();
+    line(r + " = call " + std::string(fast ? kFast : "") + (fast ? " " : "") + t + " " + fn + "(" + call + ")");
+    return r;
+  }
+
+  std::string op(const std::string& instr, DType d, const std::string& a, const std::string& b) {
+    std::string r = fresh();
+    line(r + " = " + instr + " " + ir_type(d) + " " + a + ", " + b);
+    return r;
+  }
+
+  std::string alu(const UOpPtr& u) {
+    std::vector<std::string> a;
+    for (const UOpPtr& s : u->src()) a.push_back(expr(s));
+    DType d = u->dtype(), in = u->src(0)->dtype();
+    bool f = in.is_float(), sgn = !in.is_unsigned() && !in.is_bool();
+    std::string fast = std::string(" ") + kFast;
+    if (in.is_bool() && u->op() != Ops::WHERE) {  // logic: C computes bools as 0/1 integers
+      switch (u->op()) {
+        case Ops::ADD:
+        case Ops::MAX:
+        case Ops::OR: return op("or", d, a[0], a[1]);
+        case Ops::MUL:
+        case Ops::AND: return op("and", d, a[0], a[1]);
+        case Ops::XOR:
+        case Ops::CMPNE: return op("xor", d, a[0], a[1]);
+        case Ops::CMPEQ: return op("icmp eq", in, a[0], a[1]);
+        case Ops::CMPLT: {
+          std::string n = op("xor", d, a[0], literal(d, "true"));
+          return op("and", d, n, a[1]);
+        }
+        default: throw InternalError("the LLVM IR renderer has no spelling for " + to_string(*u));
+      }
+    }
+    switch (u->op()) {
+      case Ops::ADD: return op(f ? "fadd" + fast : "add", d, a[0], a[1]);
+      case Ops::SUB: return op(f ? "fsub" + fast : "sub", d, a[0], a[1]);
+      case Ops::MUL: return op(f ? "fmul" + fast : "mul", d, a[0], a[1]);
+      case Ops::FDIV: return op("fdiv" + fast, d, a[0], a[1]);
+      case Ops::IDIV: return narrow_int(sgn ? "sdiv" : "udiv", d, a[0], a[1]);
+      case Ops::MOD: return narrow_int(sgn ? "srem" : "urem", d, a[0], a[1]);
+      case Ops::SHL: return narrow_int("shl", d, a[0], a[1]);
+      case Ops::SHR: return narrow_int(sgn ? "ashr" : "lshr", d, a[0], a[1]);
+      case Ops::AND: return op("and", d, a[0], a[1]);
+      case Ops::OR: return op("or", d, a[0], a[1]);
+      case Ops::XOR: return op("xor", d, a[0], a[1]);
+      case Ops::CMPLT: return op(f ? "fcmp olt" : sgn ? "icmp slt" : "icmp ult", in, a[0], a[1]);
+      case Ops::CMPNE: return op(f ? "fcmp une" : "icmp ne", in, a[0], a[1]);
+      case Ops::CMPEQ: return op(f ? "fcmp oeq" : "icmp eq", in, a[0], a[1]);
+      case Ops::MAX: {  // a > b ? a : b, as C spells it
+        std::string gt = op(f ? "fcmp ogt" : sgn ? "icmp sgt" : "icmp ugt", d, a[0], a[1]);
+        return select(gt, a[0], a[1], d);
+      }
+      case Ops::WHERE: return select(a[0], a[1], a[2], d);
+      case Ops::MULACC: {
+        std::string p = op(f ? "fmul" + fast : "mul", d, a[0], a[1]);
+        return op(f ? "fadd" + fast : "add", d, p, a[2]);
+      }
+      case Ops::NEG: {
+        if (!f) return op("sub", d, d.count() > 1 ? "zeroinitializer" : "0", a[0]);
+        std::string r = fresh();
+        line(r + " = fneg" + fast + " " + ir_type(d) + " " + a[0]);
+        return r;
+      }
+      case Ops::RECIPROCAL: return op("fdiv" + fast, d, literal(d, hex_double(1.0)), a[0]);
+      case Ops::SQRT: return intrinsic("sqrt", d, {a[0]}, true);
+      case Ops::TRUNC: return f ? intrinsic("trunc", d, {a[0]}, true) : a[0];  // integers are already whole
+      case Ops::POW: return intrinsic("pow", d, {a[0], a[1]}, true);
+      case Ops::EXP2: return intrinsic("exp2", d, {a[0]}, true);
+      case Ops::LOG2: return intrinsic("log2", d, {a[0]}, true);
+      case Ops::SIN: return intrinsic("sin", d, {a[0]}, true);
+      default: break;
+    }
+    throw InternalError("the LLVM IR renderer has no spelling for " + to_string(*u));
+  }
+
+  std::string select(const std::string& mask, const std::string& a, const std::string& b, DType d) {
+    std::string r = fresh();
+    line(r + " = select " + vec_of("i1", d.count()) + " " + mask + ", " + ir_type(d) + " " + a + ", " + ir_type(d) + " " + b);
+    return r;
+  }
+
+  // Division, remainder and shifts of integers narrower than int: C computes them in int.
+  std::string narrow_int(const std::string& instr, DType d, const std::string& a, const std::string& b) {
+    if (d.scalar().itemsize() >= 4) return op(instr, d, a, b);
+    DType wide = dtypes::int32.vec(d.count());
+    std::string ext = d.is_unsigned() ? "zext" : "sext";
+    std::string wa = fresh(), wb = fresh(), r = fresh();
+    line(wa + " = " + ext + " " + ir_type(d) + " " + a + " to " + ir_type(wide));
+    line(wb + " = " + ext + " " + ir_type(d) + " " + b + " to " + ir_type(wide));
+    std::string w = op(instr, wide, wa, wb);
+    line(r + " = trunc " + ir_type(wide) + " " + w + " to " + ir_type(d));
+    return r;
+  }
+
+  std::string convert(const std::string& instr, const std::string& x, DType from, DType to) {
+    std::string r = fresh();
+    line(r + " = " + instr + " " + ir_type(from) + " " + x + " to " + ir_type(to));
+    return r;
+  }
+
+  // A double rounded to float "to odd" (an inexact result keeps its lowest bit set), so that a
+  // second rounding to 16 bits is exact: the C prelude's lathe_round_odd_f32.
+  std::string round_odd(const std::string& x, int n) {
+    DType f64 = dtypes::float64.vec(n), f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
+    std::string f = convert("fptrunc", x, f64, f32), back = convert("fpext", f, f32, f64);
+    std::string inexact = op("fcmp one", f64, back, x);
+    std::string abs_back = intrinsic("fabs", f64, {back}, false), abs_x = intrinsic("fabs", f64, {x}, false);
+    std::string above = op("fcmp ogt", f64, abs_back, abs_x);
+    std::string bits = convert("bitcast", f, f32, i32), one = literal(i32, "1");
+    std::string down = op("sub", i32, bits, one);
+    std::string odd = op("or", i32, select(above, down, bits, i32), one);
+    return convert("bitcast", select(inexact, odd, bits, i32), i32, f32);
+  }
+
+  std::string half_to_float(const std::string& x, DType from) {
+    int n = from.count();
+    DType f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
+    if (is_half(from)) {  // the IR's half type: exact, and a single instruction where the CPU has one
+      std::string h = fresh(), r = fresh();
+      line(h + " = bitcast " + ir_type(from) + " " + x + " to " + vec_of("half", n));
+      line(r + " = fpext " + vec_of("half", n) + " " + h + " to " + ir_type(f32));
+      return r;
+    }
+    std::string wide = convert("zext", x, from, i32);
+    return convert("bitcast", op("shl", i32, wide, literal(i32, "16")), i32, f32);
+  }
+
+  std::string float_to_half(const std::string& x, DType to) {
+    int n = to.count();
+    DType f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
+    if (is_half(to)) {
+      std::string h = fresh(), r = fresh();
+      line(h + " = fptrunc " + ir_type(f32) + " " + x + " to " + vec_of("half", n));
+      line(r + " = bitcast " + vec_of("half", n) + " " + h + " to " + ir_type(to));
+      return r;
+    }
+    // bfloat16: round to nearest even on the bits; a NaN stays quiet.
+    std::string u = convert("bitcast", x, f32, i32);
+    std::string mag = op("and", i32, u, literal(i32, "2147483647"));
+    std::string nan = op("icmp ugt", i32, mag, literal(i32, "2139095040"));
+    std::string quiet = op("or", i32, op("lshr", i32, u, literal(i32, "16")), literal(i32, "64"));
+    std::string lsb = op("and", i32, op("lshr", i32, u, literal(i32, "16")), literal(i32, "1"));
+    std::string rounded = op("lshr", i32, op("add", i32, u, op("add", i32, lsb, literal(i32, "32767"))), literal(i32, "16"));
+    return convert("trunc", select(nan, quiet, rounded, i32), i32, to);
+  }
+
+  // C's conversions between any two dtypes (16-bit floats through float, bools as 0/1).
+  std::string cast(const std::string& x, DType from, DType to) {
+    int n = to.count();
+    if (from == to || (ir_type(from) == ir_type(to) && !is_16bit_float(from) && !is_16bit_float(to))) return x;
+    DType f32 = dtypes::float32.vec(n), f64 = dtypes::float64.vec(n);
+    if (is_16bit_float(from)) return cast(half_to_float(x, from), f32, to);
+    if (is_16bit_float(to)) {
+      if (from.scalar() == dtypes::float32) return float_to_half(x, to);
+      std::string d = from.scalar() == dtypes::float64 ? x : cast(x, from, f64);
+      return float_to_half(round_odd(d, n), to);
+    }
+    if (to.is_bool()) {
+      return op(from.is_float() ? "fcmp une" : "icmp ne", from, x, zero(from));
+    }
+    if (from.is_bool()) return convert(to.is_float() ? "uitofp" : "zext", x, from, to);
+    if (from.is_float() && to.is_float()) return convert(from.scalar().itemsize() < to.scalar().itemsize() ? "fpext" : "fptrunc", x, from, to);
+    if (from.is_float()) return convert(to.is_unsigned() ? "fptoui" : "fptosi", x, from, to);
+    if (to.is_float()) return convert(from.is_unsigned() ? "uitofp" : "sitofp", x, from, to);
+    int64_t fb = from.scalar().itemsize(), tb = to.scalar().itemsize();
+    if (fb == tb) return x;
+    return convert(fb > tb ? "trunc" : from.is_unsigned() ? "zext" : "sext", x, from, to);
+  }
+
+  static std::string zero(DType d) {
+    std::string t = ir_type(d);
+    return d.count() > 1 ? "zeroinitializer" : t == "float" || t == "double" ? "0.0" : t == "i1" ? "false" : "0";
+  }
+
+  struct Loop {
+    std::string counter, head, latch, exit;
+  };
+
+  std::string name_;
+  const KernelSignature& sig_;
+  std::ostringstream body_, allocas_;
+  std::string block_ = "start";
+  int next_id_ = 0;
+  int64_t vector_bits_ = 0;
+  std::map<size_t, DType> slot_types_;
+  std::unordered_map<const UOp*, std::string> names_;
+  std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
+  std::unordered_map<const UOp*, Loop> loops_;
+  std::vector<std::string> globals_;
+  std::set<std::string> declares_;
+};
+
+}  // namespace
+
+std::string LlvmRenderer::render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const {
+  return IrSpeller(name, sig).run(program);
+}
+
+}  // namespace lathe

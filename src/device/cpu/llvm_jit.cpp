@@ -1,0 +1,182 @@
+#include "device/cpu/llvm_jit.hpp"
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+
+#include "device/cpu/cpu_program.hpp"
+#include "device/disk_cache.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+std::string message(llvm::Error e) {
+  std::string s = llvm::toString(std::move(e));
+  return s;
+}
+
+// The process's JIT, made on first use and never destroyed: programs may outlive static destruction.
+llvm::orc::LLJIT& jit() {
+  static llvm::orc::LLJIT* j = [] {
+    init_llvm();
+    auto made = llvm::orc::LLJITBuilder().create();
+    if (!made) throw CompileError("LLVM's JIT cannot start: " + message(made.takeError()));
+    return made->release();
+  }();
+  return *j;
+}
+
+// A target machine for one compilation (they are not shared between threads).
+std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& cpu, const std::string& features) {
+  init_llvm();
+  std::string triple = llvm::sys::getProcessTriple(), err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) throw CompileError("LLVM has no target for " + triple + ": " + err);
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // as -ffp-contract=fast
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(triple, cpu, features, options, llvm::Reloc::PIC_,
+                                                                 llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
+  if (!tm) throw CompileError("LLVM cannot build for the CPU '" + cpu + "'");
+  return tm;
+}
+
+// IR text -> optimised module -> object file bytes.
+std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src, const std::string& cpu, const std::string& features) {
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> m = llvm::parseAssembly(llvm::MemoryBufferRef(src, name), diag, ctx);
+  if (!m) {
+    std::string why;
+    llvm::raw_string_ostream os(why);
+    diag.print(name.c_str(), os);
+    throw CompileError("kernel " + name + " is not valid LLVM IR:\n" + why + "\nsource:\n" + src);
+  }
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(cpu, features);
+  m->setTargetTriple(tm->getTargetTriple().str());
+  m->setDataLayout(tm->createDataLayout());
+  std::string broken;
+  llvm::raw_string_ostream bos(broken);
+  if (llvm::verifyModule(*m, &bos)) throw CompileError("kernel " + name + " is malformed LLVM IR:\n" + broken + "\nsource:\n" + src);
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;  // what clang -O2 turns on
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(tm.get(), tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(*m, mam);
+
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw CompileError("LLVM cannot emit object code for the CPU '" + cpu + "'");
+  codegen.run(*m);
+  return std::vector<uint8_t>(object.begin(), object.end());
+}
+
+}  // namespace
+
+const LlvmCompiler& LlvmCompiler::get() {
+  static const LlvmCompiler c = [] {
+    const char* target = std::getenv("LATHE_CPU_TARGET");
+    return LlvmCompiler(target && *target ? target : "native");
+  }();
+  return c;
+}
+
+LlvmCompiler::LlvmCompiler(std::string target) : target_(std::move(target)) {
+  for (char c : target_)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      throw Error("LATHE_CPU_TARGET '" + target_ + "' is not a CPU name (letters, digits, '-', '_', '.')");
+  if (target_ == "native") {
+    cpu_ = llvm::sys::getHostCPUName().str();
+    for (const auto& f : llvm::sys::getHostCPUFeatures()) features_ += std::string(features_.empty() ? "" : ",") + (f.second ? "+" : "-") + f.first().str();
+  } else {
+    cpu_ = target_;
+  }
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(cpu_, features_);
+  const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+  if (!sti->isCPUStringValid(cpu_)) throw CompileError("LLVM does not know the CPU '" + cpu_ + "' (LATHE_CPU_TARGET)");
+  auto has = [&](const char* f) { return sti->checkFeatures(std::string("+") + f); };
+  std::string triple = tm->getTargetTriple().str();
+  bool arm = triple.rfind("aarch64", 0) == 0;
+  vectors_ = has("avx512f") ? OptTarget{64, 32, 1} : has("avx") ? OptTarget{32, 16, 1} : arm ? OptTarget{16, 32, 1} : OptTarget{16, 16, 1};
+  // Every feature the CPU has takes part (two CPUs sharing a name may differ): the feature
+  // string of the subtarget after LLVM resolved the CPU name.
+  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 reassoc nsz contract | " + triple + " | cpu " + cpu_ + " | features " +
+              cache_key(sti->getFeatureString().str() + features_);
+}
+
+CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
+  std::string dir = cache_dir();
+  std::string cached = dir.empty() ? "" : dir + "/kernels/" + cache_key(identity_ + "\n" + spec.src) + ".o";
+  std::vector<uint8_t> bytes;
+  if (cached.empty() || !read_cache_entry(cached, bytes)) {
+    bytes = compile_ir(spec.name, spec.src, cpu_, features_);
+    if (!cached.empty()) write_cache_entry(cached, bytes);
+  }
+  CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+  c.src = spec.src;  // the IR it was built from (the seed: a JIT backend carries its source)
+  return c;
+}
+
+std::unique_ptr<Program> load_llvm_program(const CompiledSpec& compiled, size_t num_vals, bool threaded, bool one_launch_at_a_time) {
+  llvm::orc::LLJIT& j = jit();
+  static std::atomic<uint64_t> loaded{0};
+  auto made = j.createJITDylib("lathe-kernel-" + std::to_string(loaded++) + "-" + compiled.name);
+  if (!made) throw CompileError("cannot load kernel " + compiled.name + ": " + message(made.takeError()));
+  llvm::orc::JITDylib* lib = &*made;
+  auto release = [lib] {
+    if (llvm::Error e = jit().getExecutionSession().removeJITDylib(*lib)) llvm::consumeError(std::move(e));
+  };
+  llvm::StringRef object(reinterpret_cast<const char*>(compiled.bytes.data()), compiled.bytes.size());
+  if (llvm::Error e = j.addObjectFile(*lib, llvm::MemoryBuffer::getMemBufferCopy(object, compiled.name))) {
+    release();
+    throw CompileError("cannot load kernel " + compiled.name + ": " + message(std::move(e)));
+  }
+  auto entry = j.lookup(*lib, compiled.name);
+  if (!entry) {
+    release();
+    throw CompileError("cannot load kernel " + compiled.name + ": " + message(entry.takeError()));
+  }
+  return make_cpu_program(entry->toPtr<CpuKernelFn>(), release, num_vals, threaded, one_launch_at_a_time);
+}
+
+}  // namespace lathe
