@@ -212,10 +212,14 @@ class IrSpeller {
   void spell(const UOpPtr& u) {
     switch (u->op()) {
       case Ops::RANGE: return open_loop(u);
-      case Ops::END:
+      case Ops::END: {  // closes its loops innermost first, whatever order it lists them in
+        std::vector<const UOp*> ranges;
         for (const UOpPtr& s : u->src())
-          if (s->op() == Ops::RANGE) close_loop(s);
+          if (s->op() == Ops::RANGE) ranges.push_back(s.get());
+        std::sort(ranges.begin(), ranges.end(), [&](const UOp* a, const UOp* b) { return loops_.at(a).depth > loops_.at(b).depth; });
+        for (const UOp* r : ranges) close_loop(r);
         return;
+      }
       case Ops::DEFINE_REG: {
         if (u->dtype().ptr_size() != 1) throw InternalError("the LLVM IR renderer keeps accumulators of one value, not " + to_string(*u));
         std::string reg = "%acc" + std::to_string(u->arg_as<int64_t>());
@@ -256,7 +260,7 @@ class IrSpeller {
   void open_loop(const UOpPtr& r) {
     std::string end = expr(r->src(0)), pre = block_, head = label(), body = label(), latch = label(), exit = label();
     std::string i = "%ridx" + std::to_string(next_id_++);
-    loops_[r.get()] = {i, head, latch, exit};
+    loops_[r.get()] = {i, head, latch, exit, open_loops_++};
     names_[r.get()] = i;
     line("br label %" + head);
     start_block(head);
@@ -267,8 +271,9 @@ class IrSpeller {
     start_block(body);
   }
 
-  void close_loop(const UOpPtr& r) {
-    const Loop& l = loops_.at(r.get());
+  void close_loop(const UOp* r) {
+    const Loop& l = loops_.at(r);
+    --open_loops_;
     line("br label %" + l.latch);
     start_block(l.latch);
     line(l.counter + ".next = add i64 " + l.counter + ", 1");
@@ -526,6 +531,7 @@ class IrSpeller {
 
   struct Loop {
     std::string counter, head, latch, exit;
+    int depth;  // loops open around it
   };
 
   std::string name_;
@@ -534,6 +540,7 @@ class IrSpeller {
   std::string block_ = "start";
   int next_id_ = 0;
   int64_t vector_bits_ = 0;
+  int open_loops_ = 0;
   std::map<size_t, DType> slot_types_;
   std::unordered_map<const UOp*, std::string> names_;
   std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
