@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential   # g++ 12: the default compiler for the library
   clang             # clang 14: second compiler (sanitizer build) and the C kernel compiler at run time
+  llvm-19-dev       # LLVM 19: the in-process JIT that compiles CPU kernels (the default backend; -DLATHE_LLVM=OFF builds without)
   cmake ninja-build # the build
   ccache            # keeps rebuilds of the two build directories fast
   libxxhash-dev     # xxHash: the stable structural hash of UOps (used header-only)

@@ -52,8 +52,8 @@ const Backend& find_backend(const DeviceSpec& device, const std::string& asked) 
     known += (known.empty() ? "" : ", ") + b.compiler;
   }
   if (known.empty()) throw Error("device " + device.to_string() + " cannot run kernels in this build (no backend for it)");
-  throw Error("device " + device.to_string() + " has no compiler '" + compiler + "'" + (asked.empty() ? " (LATHE_" + device.type + "_COMPILER)" : "") +
-              " (available: " + known + ")");
+  std::string why = asked.empty() ? "asked for by LATHE_" + device.type + "_COMPILER; " : "";
+  throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (" + why + "available: " + known + ")");
 }
 
 std::vector<std::string> backend_names() {

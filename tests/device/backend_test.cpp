@@ -273,5 +273,30 @@ TEST(Backend, UnknownCompilerOrDeviceIsAnErrorNamingWhatExists) {
   EXPECT_NE(std::find(names.begin(), names.end(), "CPU/clang"), names.end());
 }
 
+// LATHE_CPU_COMPILER picks the CPU backend when a plan names none; a name it does not know is an
+// error that says where the name came from.
+TEST(Backend, CpuCompilerFromTheEnvironment) {
+  register_toy();
+  std::string old = std::getenv("LATHE_CPU_COMPILER") ? std::getenv("LATHE_CPU_COMPILER") : "";
+  setenv("LATHE_CPU_COMPILER", "clang", 1);
+  EXPECT_EQ(find_backend(DeviceSpec{}).compiler, "clang");
+  EXPECT_EQ(find_backend(DeviceSpec{}, "toy").compiler, "toy") << "a plan's own choice wins";
+  setenv("LATHE_CPU_COMPILER", "no-such-compiler", 1);
+  try {
+    find_backend(DeviceSpec{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LATHE_CPU_COMPILER"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no-such-compiler"), std::string::npos) << e.what();
+  }
+  unsetenv("LATHE_CPU_COMPILER");
+#ifdef LATHE_HAS_LLVM
+  EXPECT_EQ(find_backend(DeviceSpec{}).compiler, "llvm") << "the default where lathe was built with LLVM";
+#else
+  EXPECT_EQ(find_backend(DeviceSpec{}).compiler, "clang");
+#endif
+  if (!old.empty()) setenv("LATHE_CPU_COMPILER", old.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace lathe

@@ -63,7 +63,14 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bo.json, "Print one JSON object: load_ms, compile_ms, min_ms, median_ms, max_ms, kernels, gflop, memory");
   bench->add_flag("--profile", bo.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
   bench->add_option("--trace", bo.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
+  std::string compiler;
+  for (CLI::App* command : {run, test_onnx, bench})
+    command->add_option("--compiler", compiler,
+                        "CPU kernel compiler: llvm (LLVM's JIT in process, the default in a build with LLVM) or clang "
+                        "(a C compiler subprocess); LATHE_CPU_COMPILER");
   CLI11_PARSE(app, argc, argv);
+  // Backends are looked up when kernels are compiled, which is after this.
+  if (!compiler.empty()) setenv("LATHE_CPU_COMPILER", compiler.c_str(), 1);
   // The thread pool reads LATHE_THREADS when it starts, which is after this.
   if (threads > 0) setenv("LATHE_THREADS", std::to_string(threads).c_str(), 1);
   try {

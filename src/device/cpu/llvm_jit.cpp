@@ -131,9 +131,10 @@ LlvmCompiler::LlvmCompiler(std::string target) : target_(std::move(target)) {
   } else {
     cpu_ = target_;
   }
+  if (!target_machine("", "")->getMCSubtargetInfo()->isCPUStringValid(cpu_))
+    throw CompileError("LLVM does not know the CPU '" + cpu_ + "' (LATHE_CPU_TARGET)");
   std::unique_ptr<llvm::TargetMachine> tm = target_machine(cpu_, features_);
   const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
-  if (!sti->isCPUStringValid(cpu_)) throw CompileError("LLVM does not know the CPU '" + cpu_ + "' (LATHE_CPU_TARGET)");
   auto has = [&](const char* f) { return sti->checkFeatures(std::string("+") + f); };
   std::string triple = tm->getTargetTriple().str();
   bool arm = triple.rfind("aarch64", 0) == 0;

@@ -1,0 +1,187 @@
+// The in-process LLVM backend: IR text -> object code (cached on disk) -> a Program run from the JIT.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "device/cpu/llvm_jit.hpp"
+#include "lathe/lathe.hpp"
+
+namespace lathe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// out[i] = in[i] + 1 for i < 4, in the entry point every CPU kernel has; `salt` makes its source unique.
+ProgramSpec add_one_kernel(const std::string& name, const std::string& salt = "") {
+  std::string src = "; " + salt + "\ndefine void @" + name +
+                    "(ptr %bufs, ptr %vals) {\n"
+                    "entry:\n  %out = load ptr, ptr %bufs\n  %pin = getelementptr ptr, ptr %bufs, i64 1\n  %in = load ptr, ptr %pin\n"
+                    "  br label %loop\nloop:\n  %i = phi i64 [ 0, %entry ], [ %next, %loop ]\n"
+                    "  %src = getelementptr float, ptr %in, i64 %i\n  %x = load float, ptr %src\n  %y = fadd float %x, 1.0\n"
+                    "  %dst = getelementptr float, ptr %out, i64 %i\n  store float %y, ptr %dst\n  %next = add i64 %i, 1\n"
+                    "  %more = icmp slt i64 %next, 4\n  br i1 %more, label %loop, label %done\ndone:\n  ret void\n}\n";
+  ProgramSpec p(name, src, DeviceSpec{}, UOp::index_const(0));
+  p.set_buffer_metadata({0, 1}, {0}, {1});
+  return p;
+}
+
+void run_add_one(const CompiledSpec& c) {
+  std::unique_ptr<Program> prog = load_llvm_program(c, 0, false, false);
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  void* bufs[2] = {out, in};
+  prog->execute(bufs, nullptr, {1, 1, 1}, std::nullopt);
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[3], 5.0f);
+}
+
+class LlvmJit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lathe-jit-test-" + std::to_string(::getpid()));
+    old_ = std::getenv("LATHE_CACHE_DIR") ? std::getenv("LATHE_CACHE_DIR") : "";
+    setenv("LATHE_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_.empty()) unsetenv("LATHE_CACHE_DIR");
+    else setenv("LATHE_CACHE_DIR", old_.c_str(), 1);
+    fs::remove_all(dir_);
+  }
+  std::vector<fs::path> entries() const {
+    std::vector<fs::path> out;
+    if (fs::exists(dir_ / "kernels"))
+      for (auto& f : fs::directory_iterator(dir_ / "kernels")) out.push_back(f.path());
+    return out;
+  }
+  fs::path dir_;
+  std::string old_;
+};
+
+TEST_F(LlvmJit, CompilesLoadsAndRuns) {
+  CompiledSpec c = LlvmCompiler::get().compile(add_one_kernel("k_add_one"));
+  EXPECT_EQ(c.name, "k_add_one");
+  EXPECT_FALSE(c.bytes.empty());  // the object code
+  ASSERT_TRUE(c.src.has_value());  // and the IR it came from
+  EXPECT_NE(c.src->find("define void @k_add_one"), std::string::npos);
+  run_add_one(c);
+}
+
+// Each load links its own copy: two Programs of one kernel (same symbol) live side by side, and
+// one outlives the other.
+TEST_F(LlvmJit, ProgramsOfOneKernelLiveApart) {
+  CompiledSpec c = LlvmCompiler::get().compile(add_one_kernel("k_twice"));
+  auto first = load_llvm_program(c, 0, false, false);
+  run_add_one(c);
+  first.reset();
+  run_add_one(c);
+}
+
+TEST_F(LlvmJit, BrokenIrIsACompileErrorWithLlvmsDiagnostic) {
+  ProgramSpec p("k_broken", "define void @k_broken(ptr %bufs, ptr %vals) {\n  this is not IR\n}\n", DeviceSpec{}, UOp::index_const(0));
+  try {
+    LlvmCompiler::get().compile(p);
+    FAIL();
+  } catch (const CompileError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("k_broken"), std::string::npos) << what;
+    EXPECT_NE(what.find("error"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(entries().empty());  // nothing cached
+}
+
+TEST_F(LlvmJit, IrThatDoesNotVerifyIsACompileError) {
+  ProgramSpec p("k_bad", "define void @k_bad(ptr %bufs, ptr %vals) {\nentry:\n  %x = add i64 %y, 1\n  %y = add i64 %x, 1\n  ret void\n}\n",
+                DeviceSpec{}, UOp::index_const(0));
+  EXPECT_THROW(LlvmCompiler::get().compile(p), CompileError);
+}
+
+TEST_F(LlvmJit, MissingEntryPointIsReported) {
+  CompiledSpec c = LlvmCompiler::get().compile(add_one_kernel("k_real_name"));
+  c.name = "k_other_name";
+  EXPECT_THROW(load_llvm_program(c, 0, false, false), CompileError);
+}
+
+// A cache entry cut short (a crash mid-write elsewhere) or with flipped bits is rebuilt, never run.
+TEST_F(LlvmJit, TruncatedAndCorruptEntriesAreRebuilt) {
+  ProgramSpec p = add_one_kernel("k_cached", "corrupt-cache test");
+  LlvmCompiler::get().compile(p);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  uintmax_t whole = fs::file_size(entry);
+  fs::resize_file(entry, whole / 2);
+  run_add_one(LlvmCompiler::get().compile(p));
+  EXPECT_EQ(fs::file_size(entry), whole) << "the rebuilt entry replaced the truncated one";
+  {
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(whole - 8));
+    f.write("XXXXXXXX", 8);  // inside the object code
+  }
+  run_add_one(LlvmCompiler::get().compile(p));
+  std::ifstream back(entry, std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>(back), {}};
+  EXPECT_EQ(bytes.find("XXXXXXXX"), std::string::npos) << "the corrupt entry was rewritten";
+}
+
+TEST_F(LlvmJit, CacheOffWritesNothing) {
+  setenv("LATHE_CACHE", "0", 1);
+  run_add_one(LlvmCompiler::get().compile(add_one_kernel("k_uncached")));
+  unsetenv("LATHE_CACHE");
+  EXPECT_TRUE(entries().empty());
+}
+
+// prepare() from several threads at once compiles and links kernels concurrently.
+TEST_F(LlvmJit, CompilesAndLoadsFromManyThreadsAtOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ran{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        ProgramSpec p = add_one_kernel("k_thread", "thread " + std::to_string(t) + " kernel " + std::to_string(i % 2));
+        run_add_one(LlvmCompiler::get().compile(p));
+        ++ran;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ran.load(), 32);
+}
+
+#if defined(__x86_64__)
+TEST(LlvmCompiler, TargetsWithOtherFeaturesNeverShareAnIdentity) {
+  LlvmCompiler v3("x86-64-v3"), v4("x86-64-v4"), v3_again("x86-64-v3");
+  EXPECT_NE(v3.identity(), v4.identity());
+  EXPECT_EQ(v3.identity(), v3_again.identity());
+  EXPECT_EQ(v3.vectors().vector_bytes, 32);
+  EXPECT_EQ(v4.vectors().vector_bytes, 64);
+}
+#endif
+
+TEST(LlvmCompiler, UnknownTargetIsACompileErrorNamingIt) {
+  try {
+    LlvmCompiler("no-such-cpu");
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-cpu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlvmCompiler, TargetThatIsNotANameIsRefused) { EXPECT_THROW(LlvmCompiler("native; rm -rf /"), Error); }
+
+// The same kernels through both CPU backends give the same answers.
+TEST(CpuBackends, LlvmAndClangAgree) {
+  Tensor a = Tensor::rand({37, 53}, 1), b = Tensor::rand({53, 29}, 2);
+  Tensor y = (a.matmul(b) + 1.0f).relu().exp().sum({1});
+  auto run = [&](const std::string& compiler) {
+    ExecutionPlan plan = Tensor::prepare({y}, {.compiler = compiler});
+    plan.execute();
+    return plan.output_buffer()->to_vector<float>();
+  };
+  std::vector<float> l = run("llvm"), c = run("clang");
+  ASSERT_EQ(l.size(), c.size());
+  for (size_t i = 0; i < l.size(); ++i) EXPECT_NEAR(l[i], c[i], 1e-5f * std::abs(c[i])) << i;
+}
+
+}  // namespace
+}  // namespace lathe
