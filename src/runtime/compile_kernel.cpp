@@ -1,5 +1,6 @@
 #include "runtime/compile_kernel.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -43,15 +44,21 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
   if (opts) ko.opts = opts;
   KernelKey key{ast->hash(), device.to_string(), backend.compiler + " | " + compiler.identity() + " | " + ko.key()};
   return get_or_compile_kernel(key, device.to_string(), [&] {
+    using Clock = std::chrono::steady_clock;
+    auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    Clock::time_point start = Clock::now();
     ProgramSpec spec = build_program(ast, backend.renderer(), ko);
     spec.device = device;
     if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
+    Clock::time_point rendered = Clock::now();
     CompiledSpec compiled = compiler.compile(spec);
     compiled.var_names = spec.var_names;
     compiled.global_size = spec.global_size;
     compiled.buf_count = spec.buf_count;
     auto k = std::make_shared<CachedKernel>();
     k->program = backend.load(compiled, spec);
+    k->codegen_ms = ms(start, rendered);
+    k->compile_ms = ms(rendered, Clock::now());
     k->device = device.to_string();
     k->code = spec.src;
     k->entry_point = spec.name;

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   lathe::cli::BenchOptions bo;
   int threads = 0;
   CLI::App* bench = app.add_subcommand("bench", "Time an ONNX model's prepared plan");
-  bench->add_option("MODEL", bo.model, "An .onnx file")->required();
+  bench->add_option("MODEL", bo.model, "An .onnx file (default: the built-in 784-512-512-10 MLP on a random batch of 64)");
   bench->add_option("--iters", bo.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
   bench->add_option("--input", bo.inputs, "NAME=FILE, a .npy or TensorProto .pb file (repeatable); others get seeded random data");
   bench->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));

@@ -139,9 +139,14 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
 int bench(const BenchOptions& o) {
   std::map<std::string, Tensor> inputs = read_inputs(o.inputs);
   auto loading = Clock::now();  // parsing and building the graph: with prepare, what ORT's session creation does
-  onnx::Model model = onnx::Model::load(o.model);
-  fill_missing_inputs(model, inputs, 0, {}, false);
-  std::vector<Tensor> outputs = model.build(inputs);
+  std::vector<Tensor> outputs;
+  if (o.model.empty()) {
+    outputs.push_back(default_model(64, 0));
+  } else {
+    onnx::Model model = onnx::Model::load(o.model);
+    fill_missing_inputs(model, inputs, 0, {}, false);
+    outputs = model.build(inputs);
+  }
   double load_ms = ms_since(loading);
   auto t0 = Clock::now();
   ExecutionPlan plan = Tensor::prepare(outputs);
@@ -152,12 +157,17 @@ int bench(const BenchOptions& o) {
   size_t kernels = plan.prepared_kernels().size();
   double gflop = static_cast<double>(plan.estimated_work().ops) / 1e9;
   if (o.json) {
+    std::string codegen = "[", backend = "[";
+    for (const CachedKernel& k : plan.kernels()) {
+      codegen += (codegen.size() > 1 ? ", " : "") + std::to_string(k.codegen_ms);
+      backend += (backend.size() > 1 ? ", " : "") + std::to_string(k.compile_ms);
+    }
     std::printf("{\"load_ms\": %.3f, \"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu, "
-                "\"gflop\": %.6f, %s}\n",
-                load_ms, compile_ms, lo, med, hi, kernels, times.size(), gflop, memory_json(plan).c_str());
+                "\"gflop\": %.6f, \"kernel_codegen_ms\": %s], \"kernel_compile_ms\": %s], %s}\n",
+                load_ms, compile_ms, lo, med, hi, kernels, times.size(), gflop, codegen.c_str(), backend.c_str(), memory_json(plan).c_str());
   } else {
     std::printf("%s: %zu kernels, %.3f GFLOP, load %.1f ms, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
-                o.model.c_str(), kernels, gflop, load_ms, compile_ms, lo, med, hi, times.size());
+                o.model.empty() ? "built-in MLP" : o.model.c_str(), kernels, gflop, load_ms, compile_ms, lo, med, hi, times.size());
     print_memory(plan);
   }
   if (o.profile) print_profile(plan, o.iters);

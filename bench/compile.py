@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Time to first result: what each CPU backend costs to build a plan, and how fast its kernels run.
+
+    /usr/bin/python3 bench/compile.py [--lathe build/tools/lathe] [--runs 20] [--threads 2] [MODEL...]
+
+Default models: the built-in MLP, the test CNN (tests/onnx/models/cnn_resnet), ResNet-18
+(build/models/resnet18, from scripts/make-test-models.py --large) and a small transformer
+(tests/onnx/models/transformer_encoder). For each model, one run measures in fresh processes
+(`lathe bench --json`):
+  - the first prepare() with the C backend (clang subprocesses) into an empty disk cache (cold),
+  - the first prepare() with the LLVM JIT into an empty disk cache (cold),
+  - the first prepare() of a new process with each backend's warm disk cache,
+  - per-kernel build time of the cold runs: the backend's part (compile + load, median and max)
+    and lathe's own code generation beside it,
+  - steady-state median latency with each backend (warm caches, interleaved rounds, best of each).
+BEAM, NOOPT and lathe's debug variables are cleared.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_MODELS = ["", os.path.join(ROOT, "tests/onnx/models/cnn_resnet"), os.path.join(ROOT, "build/models/resnet18"),
+                  os.path.join(ROOT, "tests/onnx/models/transformer_encoder")]
+
+
+def bench(lathe, model, compiler, cache, iters, threads):
+    env = {k: v for k, v in os.environ.items() if k not in ("BEAM", "NOOPT", "DEBUG", "LATHE_VERIFY", "LATHE_CACHE")}
+    env.update(LATHE_CACHE_DIR=cache, LATHE_CPU_COMPILER=compiler, LATHE_THREADS=str(threads))
+    cmd = [lathe, "bench", "--json", "--iters", str(iters)]
+    if model:
+        path = os.path.join(model, "model.onnx") if os.path.isdir(model) else model
+        cmd.insert(2, path)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
+    return json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS, help="case folders or .onnx files ('' = built-in MLP)")
+    ap.add_argument("--lathe", default=os.path.join(ROOT, "build/tools/lathe"))
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per steady-state measurement")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved steady-state rounds per backend")
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    backends = ["clang", "llvm"]
+    print(f"lathe: {a.lathe}; threads {a.threads}; {os.cpu_count()} CPUs")
+    rows = []
+    for model in a.models:
+        if model and not os.path.exists(model):
+            print(f"skipped (not found): {model}")
+            continue
+        name = os.path.basename(model.rstrip("/")) if model else "built-in MLP"
+        r = {"model": name}
+        caches = {b: tempfile.mkdtemp(prefix=f"lathe-compile-{b}-") for b in backends}
+        try:
+            for b in backends:
+                cold = bench(a.lathe, model, b, caches[b], 1, a.threads)
+                warm = bench(a.lathe, model, b, caches[b], 1, a.threads)
+                r[b] = {"cold_ms": cold["compile_ms"], "warm_ms": warm["compile_ms"], "kernels": cold["kernels"],
+                        "compile": cold["kernel_compile_ms"], "codegen": cold["kernel_codegen_ms"]}
+            for b in backends:
+                r[b]["median_ms"] = float("inf")
+            for _ in range(a.rounds):
+                for b in backends:
+                    r[b]["median_ms"] = min(r[b]["median_ms"], bench(a.lathe, model, b, caches[b], a.runs, a.threads)["median_ms"])
+        finally:
+            for c in caches.values():
+                shutil.rmtree(c, ignore_errors=True)
+        rows.append(r)
+        print(f"measured {name}", file=sys.stderr)
+
+    print()
+    print("| model | kernels | backend | first prepare, cold ms | warm disk cache ms | per-kernel compile+load ms (median / max) "
+          "| per-kernel codegen ms (median) | steady median ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for b in backends:
+            x = r[b]
+            comp = x["compile"] or [0.0]
+            gen = x["codegen"] or [0.0]
+            print(f"| {r['model']} | {x['kernels']} | {b} | {x['cold_ms']:.0f} | {x['warm_ms']:.1f} | "
+                  f"{statistics.median(comp):.1f} / {max(comp):.1f} | {statistics.median(gen):.1f} | {x['median_ms']:.3f} |")
+    print()
+    print("| model | cold prepare clang / llvm | steady latency llvm / clang (below 1: the JIT's kernels are faster) |")
+    print("|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['clang']['cold_ms'] / max(r['llvm']['cold_ms'], 1e-9):.1f}x | "
+              f"{r['llvm']['median_ms'] / r['clang']['median_ms']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
