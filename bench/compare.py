@@ -6,6 +6,7 @@ run, and prints one table with ratios.
     bash scripts/install-bench-deps.sh          # python3-numpy, python3-torch (Debian)
     python3 bench/compare.py [--anchors ../shared/anchors] [--threads 2]
     python3 bench/compare.py --baseline OLD/build/bench/lathe_bench   # an earlier build, same run
+    python3 bench/compare.py --compiler llvm --baseline-compiler clang   # the JIT beside the C backend
 
 The peers come from the shared anchors (bench_numpy_torch.py, stream.c, peak.c) and
 bench/torch_extra.py. The machine is a shared VM whose speed drifts (up to 2x within minutes), so
@@ -47,8 +48,10 @@ def run(cmd, env=None, cwd=None):
     return subprocess.run(cmd, env=env, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def lathe_results(binary, threads):
+def lathe_results(binary, threads, compiler=None):
     env = dict(os.environ, LATHE_THREADS=str(threads))
+    if compiler:
+        env["LATHE_CPU_COMPILER"] = compiler
     out = run([binary, "--benchmark_format=json", "--benchmark_min_time=0.3", "--benchmark_repetitions=3",
                "--benchmark_report_aggregates_only=true"], env=env)
     res = {}
@@ -134,7 +137,11 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bench", "lathe_bench"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--baseline", help="another lathe_bench (an earlier build) measured in the same run")
+    ap.add_argument("--compiler", help="lathe's CPU backend (LATHE_CPU_COMPILER: llvm, clang; default: the build's)")
+    ap.add_argument("--baseline-compiler", help="measure the baseline (default: this build) with this CPU backend")
     args = ap.parse_args()
+    if args.baseline_compiler and not args.baseline:
+        args.baseline = args.binary
 
     # The VM's speed drifts by up to 2x over minutes: lathe (and the baseline) and the peers are
     # each measured in two interleaved rounds, and each side keeps its faster median per workload.
@@ -142,9 +149,9 @@ def main():
     peak1 = fma_peak(args.anchors, args.threads)
     lathe_runs, base_runs, peer_runs = [], [], []
     for _ in range(2):
-        lathe_runs.append(lathe_results(args.binary, args.threads))
+        lathe_runs.append(lathe_results(args.binary, args.threads, args.compiler))
         if args.baseline:
-            base_runs.append(lathe_results(args.baseline, args.threads))
+            base_runs.append(lathe_results(args.baseline, args.threads, args.baseline_compiler))
         peer_runs.append(anchor_results(args.anchors, args.threads))
 
     def best(results):
