@@ -186,7 +186,7 @@ class IrSpeller {
       throw InternalError("the LLVM IR renderer cannot address " + to_string(*base));
     }
     std::string r = fresh("p");
-    line(r + " = getelementptr " + elem + ", ptr " + ptr + ", " + typed(idx->src(1)));
+    line(r + " = getelementptr inbounds " + elem + ", ptr " + ptr + ", " + typed(idx->src(1)));  // as C indexes arrays
     return r;
   }
 
