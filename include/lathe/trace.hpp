@@ -4,6 +4,7 @@
 // chrome://tracing. LATHE_TRACE=FILE records one for a whole program, written when it exits.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -15,7 +16,12 @@ void start_trace(const std::string& path);
 /// Writes the trace and stops recording; returns how many kernel runs it holds (0 when none was
 /// being recorded). Throws Error naming the file when it cannot be written.
 size_t stop_trace();
-/// Whether a trace is being recorded.
-bool tracing();
+namespace detail {
+/// Set while a trace is recorded (trace.cpp); read once per launch.
+extern std::atomic<bool> trace_on;
+}  // namespace detail
+
+/// Whether a trace is being recorded: one relaxed load, cheap enough for every kernel launch.
+inline bool tracing() { return detail::trace_on.load(std::memory_order_relaxed); }
 
 }  // namespace lathe

@@ -13,7 +13,6 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
-size_t rounded(size_t nbytes) { return (nbytes + kAlign - 1) / kAlign * kAlign + (nbytes == 0 ? kAlign : 0); }
 
 struct Pool {
   std::mutex mu;
@@ -52,8 +51,10 @@ Pool& pool() {
 
 }  // namespace
 
+size_t host_alloc_size(size_t nbytes) { return (nbytes + kAlign - 1) / kAlign * kAlign + (nbytes == 0 ? kAlign : 0); }
+
 void* host_alloc(size_t nbytes) {
-  size_t size = rounded(nbytes);
+  size_t size = host_alloc_size(nbytes);
   Pool& p = pool();
   {
     std::lock_guard<std::mutex> lock(p.mu);
@@ -74,7 +75,7 @@ void* host_alloc(size_t nbytes) {
 
 void host_free(void* ptr, size_t nbytes) {
   if (!ptr) return;
-  size_t size = rounded(nbytes);
+  size_t size = host_alloc_size(nbytes);
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   if (size > p.limit) {

@@ -11,13 +11,15 @@
 #include "lathe/error.hpp"
 
 namespace lathe {
+
+std::atomic<bool> detail::trace_on{false};
+
 namespace {
 
 using Json = nlohmann::json;
 
 struct Recorder {
   std::mutex mu;
-  std::atomic<bool> on{false};
   std::string path;
   std::chrono::steady_clock::time_point t0;
   Json events = Json::array();
@@ -83,13 +85,13 @@ void start_trace(const std::string& path) {
   r.lanes = 0;
   ++r.generation;
   r.t0 = std::chrono::steady_clock::now();
-  r.on.store(true);
+  detail::trace_on.store(true);
 }
 
 size_t stop_trace() {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.on.exchange(false)) return 0;
+  if (!detail::trace_on.exchange(false)) return 0;
   name_lanes(r);
   Json trace = {{"traceEvents", std::move(r.events)}, {"displayTimeUnit", "ns"}};
   r.events = Json::array();
@@ -99,7 +101,6 @@ size_t stop_trace() {
   return r.kernels;
 }
 
-bool tracing() { return recorder().on.load(std::memory_order_relaxed); }
 
 namespace detail {
 
@@ -110,7 +111,7 @@ int64_t trace_now() {
 void trace_kernel(const std::string& name, int64_t start, int64_t end, const KernelRunInfo& info) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.on.load()) return;
+  if (!detail::trace_on.load()) return;
   int tid = lane(r);
   r.events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 1}, {"tid", tid}, {"ts", micros(start)},
                       {"dur", micros(end - start)},
@@ -123,7 +124,7 @@ void trace_kernel(const std::string& name, int64_t start, int64_t end, const Ker
 void trace_core(const char* name, int64_t start, int64_t end) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.on.load()) return;
+  if (!detail::trace_on.load()) return;
   r.events.push_back({{"ph", "X"}, {"cat", "core"}, {"name", name}, {"pid", 1}, {"tid", lane(r)}, {"ts", micros(start)},
                       {"dur", micros(end - start)}});
 }

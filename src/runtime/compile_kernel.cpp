@@ -12,14 +12,11 @@
 #include "runtime/plan_impl.hpp"
 
 namespace lathe {
-namespace {
 
-bool env_flag(const char* name) {
+bool env_flag(const char* name, bool otherwise) {
   const char* v = std::getenv(name);
-  return v && std::atoi(v) != 0;
+  return v && *v ? std::atoi(v) != 0 : otherwise;
 }
-
-}  // namespace
 
 KernelOptions kernel_options(const PrepareOptions& o) {
   KernelOptions k;

@@ -6,15 +6,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "device/allocator.hpp"
+#include "runtime/compile_kernel.hpp"
 #include "runtime/plan_impl.hpp"
 
 namespace lathe {
 namespace {
-
-bool env_flag(const char* name, bool otherwise) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) != 0 : otherwise;
-}
 
 size_t align_up(size_t n, size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
@@ -90,7 +87,7 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
   m = MemoryStats{};
   std::vector<size_t> live(impl.executed.size() + 1, 0);
   for (const Lifetime& l : lifetimes) {
-    m.intermediate_bytes += align_up(l.bytes, 64);  // as the allocator rounds a buffer of its own
+    m.intermediate_bytes += detail::host_alloc_size(l.bytes);  // what each would take as a buffer of its own
     for (size_t step = l.first; step <= l.last; ++step) live[step] += l.bytes;
   }
   m.peak_live_bytes = *std::max_element(live.begin(), live.end());

@@ -82,7 +82,7 @@ void traced_launch(const PreparedKernel& k, const LaunchSize& launch) {
 }  // namespace
 
 void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<KernelProfile>* profile) const {
-  bool timed = profile || debug_level() >= 1;
+  bool debug = debug_level() >= 1, timed = profile || debug;
   for (size_t i : which) {
     const PreparedOp& op = ops[i];
     if (const auto* k = std::get_if<PreparedKernel>(&op)) {
@@ -95,7 +95,7 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
       auto elapsed = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
                            : std::chrono::nanoseconds{0};
       if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work, k});
-      if (debug_level() >= 1) {
+      if (debug) {
         double ns = static_cast<double>(elapsed.count());
         std::fprintf(stderr, "lathe: %-40s %10.3f us %8.2f GFLOP/s %8.2f GB/s\n", k->kernel->entry_point.c_str(), ns / 1e3,
                      ns > 0 ? static_cast<double>(k->work.ops) / ns : 0.0, ns > 0 ? static_cast<double>(k->work.mem) / ns : 0.0);
