@@ -38,6 +38,14 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idx, const SymDims& dims) {
 
 // Lowers the tensor graph under one realized node to index arithmetic over loop ranges. Sizes
 // are index expressions, so symbolic axes become loops over a variable.
+// Whether the kernel that stores `root` reads `u` from memory: a BUFFER, or a node another kernel
+// stores (`realized`). The one rule the lowering, views and labels share.
+bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp*, bool>& realized) {
+  if (u.op() == Ops::BUFFER) return true;
+  auto it = realized.find(&u);
+  return &u != root && it != realized.end() && it->second;
+}
+
 class KernelLowering {
  public:
   KernelLowering(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
@@ -61,11 +69,7 @@ class KernelLowering {
     return UOp::make(Ops::DEFINE_GLOBAL, dt.ptr(AddrSpace::Global, size), {}, static_cast<int64_t>(slot));
   }
 
-  bool is_realized(const UOpPtr& u) const {
-    if (u == root_) return false;
-    auto it = realized_.find(u.get());
-    return u->op() == Ops::BUFFER || (it != realized_.end() && it->second);
-  }
+  bool is_realized(const UOpPtr& u) const { return is_stored(*u, root_.get(), realized_); }
 
   size_t slot_of(const UOpPtr& u) {
     for (size_t i = 1; i < bufs_.size(); ++i)
@@ -277,12 +281,8 @@ std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, co
                                                           const std::unordered_map<const UOp*, bool>& realized) {
   std::vector<UOpPtr> chain;
   UOpPtr u = root;
-  auto is_stored = [&](const UOpPtr& n) {
-    auto it = realized.find(n.get());
-    return n->op() == Ops::BUFFER || (n != root && it != realized.end() && it->second);
-  };
   bool copies = false;  // a CONTIGUOUS on the way: a copy asked for
-  while (!is_stored(u)) {
+  while (!is_stored(*u, root.get(), realized)) {
     if (u->op() == Ops::CONTIGUOUS) {
       copies = true;
       u = u->src(0);
@@ -418,10 +418,7 @@ UOpPtr strip_binds(const UOpPtr& ast, std::map<std::string, int64_t>& var_vals) 
 std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_map<const UOp*, bool>& realized) {
   std::vector<std::string> labels;
   if (!any_labels()) return labels;
-  auto stored = [&](const UOp& u) {
-    auto it = realized.find(&u);
-    return u.op() == Ops::BUFFER || (&u != root.get() && it != realized.end() && it->second);
-  };
+  auto stored = [&](const UOp& u) { return is_stored(u, root.get(), realized); };
   for (const UOpPtr& u : toposort(root, [&](const UOp& u) { return !stored(u); })) {
     if (stored(*u)) continue;
     for (std::string& l : labels_of(*u))

@@ -197,14 +197,14 @@ void require_nchw(const Tensor& x, const char* op) {
 // (N, C/B, B, H, W), so no index is divided back into channels.
 Tensor depthwise_conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                        std::pair<int64_t, int64_t> dilation, int64_t lanes) {
+                        std::pair<int64_t, int64_t> dilation, int64_t lanes, const std::vector<int64_t>& out_hw) {
   int64_t c = input.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3];
   Tensor x = stored_in_split_blocks(input, 1, lanes, 1)
                  .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
   Tensor w = stored_in_split_blocks(weight.reshape({c, kh, kw}), 0, lanes, 0);  // (C/B, B, KH, KW)
   SymShape out_shape = input.symbolic_shape();
-  out_shape[2] = win.shape()[3], out_shape[3] = win.shape()[4];
+  out_shape[2] = out_hw[0], out_shape[3] = out_hw[1];
   Tensor out = (win * w.reshape({1, c / lanes, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape(out_shape);
   return bias ? out + bias->reshape({1, c, 1, 1}) : out;
 }
@@ -225,12 +225,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   if (bias && bias->shape() != Shape{o})
     throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
-  detail::window_counts({shape_[2] + 2 * padding.first, shape_[3] + 2 * padding.second}, {kh, kw}, {stride.first, stride.second},
-                        {dilation.first, dilation.second}, "conv2d",
-                        shape_to_string(shape_) + " padded by (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) + ")");
-  int64_t lanes = channel_block(c) == 32 ? 16 : channel_block(c);
+  // Checked here, where the error can name the input and its padding: (OH, OW).
+  std::vector<int64_t> out_hw = detail::window_counts(
+      {shape_[2] + 2 * padding.first, shape_[3] + 2 * padding.second}, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second},
+      "conv2d", shape_to_string(shape_) + " padded by (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) + ")");
+  int64_t lanes = std::min<int64_t>(channel_block(c), 16);  // at most a 64-byte vector of float32 (known debt: not from the target)
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
-    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes);
+    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
   // A large convolution reads each input element many times: it reads a stored copy of its
   // (padded) input, so no padding gate or fused work is repeated in its innermost loop, and its
   // weight stored with the output channels innermost, so a block of output channels is one
@@ -239,7 +240,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   if (large && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
-  int64_t oh = win.shape()[2], ow = win.shape()[3];
+  int64_t oh = out_hw[0], ow = out_hw[1];
   SInt batch = dims[0];
   Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
