@@ -37,9 +37,16 @@ TEST(ThreadPool, JobsBackToBack) {
 }
 
 TEST(ThreadPool, NestedCallRunsInline) {
-  std::atomic<size_t> inner{0};
-  parallel_for(4, [&](size_t) { parallel_for(8, [&](size_t) { inner.fetch_add(1); }); });
+  std::atomic<size_t> inner{0}, elsewhere{0};
+  parallel_for(4, [&](size_t) {
+    std::thread::id outer = std::this_thread::get_id();
+    parallel_for(8, [&](size_t) {
+      inner.fetch_add(1);
+      elsewhere.fetch_add(std::this_thread::get_id() != outer);
+    });
+  });
   EXPECT_EQ(inner.load(), 32u);
+  EXPECT_EQ(elsewhere.load(), 0u) << "a nested call runs on the thread that made it";
 }
 
 TEST(ThreadPool, TwoCallersAtOnce) {

@@ -118,9 +118,10 @@ TEST(MemoryPlan, ReleasedIntermediatesComeBackAndOutputsStay) {
   ExecutionPlan plan = prepared(true, false, out);
   plan.execute();
   std::vector<float> want = plan.output_buffer()->to_vector<float>();
-  size_t released = 0;
-  plan.release_intermediate_buffers([&](uint64_t) { ++released; });
-  EXPECT_GT(released, 0u);
+  std::vector<uint64_t> released;
+  plan.release_intermediate_buffers([&](uint64_t id) { released.push_back(id); });
+  ASSERT_FALSE(released.empty());
+  for (uint64_t id : released) EXPECT_FALSE(plan.buffer_mut_by_id(id) && plan.buffer_mut_by_id(id)->is_allocated()) << id;
   EXPECT_TRUE(plan.output_buffer()->is_allocated());
   EXPECT_EQ(plan.buffer(out.uop_id()), plan.output_buffer());
   plan.execute();

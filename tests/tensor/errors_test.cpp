@@ -256,7 +256,8 @@ TEST(ErrorsNn, Conv2d) {
   EXPECT_THROW_MSG(x.conv2d(f({4, 2, 3, 3}), f({3})), ShapeError, "conv2d", "bias", "(3,)");
   EXPECT_THROW_MSG(x.conv2d(f({1, 2, 3, 3}), std::nullopt, {0, 1}), ShapeError, "conv2d", "stride");
   EXPECT_THROW_MSG(x.conv2d(f({1, 2, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {3, 3}), ShapeError, "conv2d", "(1, 2, 5, 5)");
-  // The same checks on the depthwise path (16 channels, one per group).
+  // A depthwise shape (16 channels, one per group) is checked the same way before conv2d picks
+  // its path: the errors name the input as the caller gave it, not the channel-blocked copy.
   Tensor d = f({1, 16, 2, 2});
   EXPECT_THROW_MSG(d.conv2d(f({16, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 16), ShapeError, "conv2d", "3x3", "(1, 16, 2, 2)");
   EXPECT_THROW_MSG(d.conv2d(f({16, 1, 3, 3}), std::nullopt, {1, 0}, {1, 1}, {1, 1}, 16), ShapeError, "conv2d", "stride");
