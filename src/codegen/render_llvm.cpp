@@ -107,7 +107,7 @@ class IrSpeller {
                 std::to_string(b.slot);
     }
     for (size_t i = 0; i < sig_.vars.size(); ++i) params += std::string(params.empty() ? "" : ", ") + "i64 %val" + std::to_string(i);
-    m << "define internal void @body(" << params << ") alwaysinline " << attrs << " {\nentry:\n" << allocas_.str() << "  br label %start\nstart:\n"
+    m << "define internal void @body(" << params << ") alwaysinline " << attrs << " {\nentry:\n" << entry_.str() << "  br label %start\nstart:\n"
       << body_.str() << "  ret void\n}\n\n";
     // The entry point every CPU kernel has: void name(void** bufs, const long long* vals).
     m << "define void @" << name_ << "(ptr %bufs, ptr %vals) " << attrs << " {\nentry:\n";
@@ -149,7 +149,7 @@ class IrSpeller {
         std::string v = "%val" + std::to_string(i);
         if (ir_type(d) == "i64") return v;
         std::string r = fresh();  // in the entry block: it dominates every use
-        allocas_ << "  " << r << " = trunc i64 " << v << " to " << ir_type(d) << "\n";
+        entry_ << "  " << r << " = trunc i64 " << v << " to " << ir_type(d) << "\n";
         return r;
       }
     throw InternalError("the LLVM IR renderer met variable '" + name + "', which the kernel's signature does not list");
@@ -224,7 +224,7 @@ class IrSpeller {
         if (u->dtype().ptr_size() != 1) throw InternalError("the LLVM IR renderer keeps accumulators of one value, not " + to_string(*u));
         std::string reg = "%acc" + std::to_string(u->arg_as<int64_t>());
         regs_[u.get()] = reg;
-        allocas_ << "  " << reg << " = alloca " << ir_type(u->dtype().base()) << "\n";
+        entry_ << "  " << reg << " = alloca " << ir_type(u->dtype().base()) << "\n";
         line("store " + typed(u->src(0)) + ", ptr " + reg);
         return;
       }
@@ -536,7 +536,7 @@ class IrSpeller {
 
   std::string name_;
   const KernelSignature& sig_;
-  std::ostringstream body_, allocas_;
+  std::ostringstream body_, entry_;  // the body; what the entry block computes first (allocas, variables)
   std::string block_ = "start";
   int next_id_ = 0;
   int64_t vector_bits_ = 0;

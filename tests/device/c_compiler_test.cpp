@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "device/cpu/c_compiler.hpp"
+#include "device/temp_cache_dir.hpp"
 #include "lathe/lathe.hpp"
 
 namespace lathe {
@@ -28,21 +29,7 @@ void run_add_one(const CompiledSpec& c) {
   EXPECT_EQ(out[3], 5.0f);
 }
 
-class CompilerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("lathe-cc-test-" + std::to_string(::getpid()));
-    old_ = std::getenv("LATHE_CACHE_DIR") ? std::getenv("LATHE_CACHE_DIR") : "";
-    setenv("LATHE_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (old_.empty()) unsetenv("LATHE_CACHE_DIR");
-    else setenv("LATHE_CACHE_DIR", old_.c_str(), 1);
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  std::string old_;
-};
+using CompilerTest = testing::TempCacheDir;
 
 TEST_F(CompilerTest, CompilesLoadsAndRuns) {
   CompiledSpec c = CCompiler::get().compile(add_one_kernel("k_add_one"));
@@ -67,14 +54,8 @@ TEST_F(CompilerTest, BrokenSourceIsACompileErrorWithTheCompilersOutput) {
 TEST_F(CompilerTest, CorruptCacheEntryIsRebuiltNotTrusted) {
   ProgramSpec p = add_one_kernel("k_cached", "/* corrupt-cache test */");
   CCompiler::get().compile(p);
-  auto kernels = dir_ / "kernels";
-  ASSERT_TRUE(std::filesystem::exists(kernels));
-  size_t entries = 0;
-  for (auto& f : std::filesystem::directory_iterator(kernels)) {
-    ++entries;
-    std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << "LATHESO1garbage-that-is-not-an-elf";
-  }
-  EXPECT_EQ(entries, 1u);
+  ASSERT_EQ(entries().size(), 1u);
+  std::ofstream(entries()[0], std::ios::binary | std::ios::trunc) << "LATHEKN2garbage-that-is-not-an-elf";
   run_add_one(CCompiler::get().compile(p));
 }
 
@@ -82,13 +63,6 @@ TEST_F(CompilerTest, MissingEntryPointIsReported) {
   CompiledSpec c = CCompiler::get().compile(add_one_kernel("k_real_name"));
   c.name = "k_other_name";
   EXPECT_THROW(load_cpu_program(c, 0, false), CompileError);
-}
-
-size_t cache_entries(const std::filesystem::path& dir) {
-  size_t n = 0;
-  if (std::filesystem::exists(dir / "kernels"))
-    for ([[maybe_unused]] auto& f : std::filesystem::directory_iterator(dir / "kernels")) ++n;
-  return n;
 }
 
 #if defined(__x86_64__)
@@ -101,11 +75,11 @@ TEST_F(CompilerTest, TargetsWithOtherFeaturesNeverShareACacheKey) {
   EXPECT_EQ(v3.target(), "x86-64-v3");
   ProgramSpec p = add_one_kernel("k_per_target", "/* per-target cache test */");
   run_add_one(v3.compile(p));
-  EXPECT_EQ(cache_entries(dir_), 1u);
+  EXPECT_EQ(entries().size(), 1u);
   v4.compile(p);  // built (never loaded here: this CPU may lack AVX-512), and stored apart
-  EXPECT_EQ(cache_entries(dir_), 2u);
+  EXPECT_EQ(entries().size(), 2u);
   run_add_one(v3_again.compile(p));  // served from v3's entry
-  EXPECT_EQ(cache_entries(dir_), 2u);
+  EXPECT_EQ(entries().size(), 2u);
 }
 
 TEST(CCompiler, UnknownTargetIsACompileErrorNamingIt) {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -71,7 +72,14 @@ TEST_F(DiskCache, EvictionKeepsTheBoundAndTheRecentlyUsed) {
     return sum;
   };
   std::vector<uint8_t> back;
-  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(write_cache_entry(entry(name), payload(300 << 10, 1)));
+  // Written a minute, 50 s and 40 s ago (file times are coarse: entries written in one go may
+  // carry one timestamp, and this test is about their order).
+  int age = 60;
+  for (const char* name : {"a", "b", "c"}) {
+    ASSERT_TRUE(write_cache_entry(entry(name), payload(300 << 10, 1)));
+    fs::last_write_time(entry(name), fs::file_time_type::clock::now() - std::chrono::seconds(age));
+    age -= 10;
+  }
   ASSERT_TRUE(read_cache_entry(entry("a"), back));  // a is now the most recently used
   ASSERT_TRUE(write_cache_entry(entry("d"), payload(300 << 10, 2)));
   EXPECT_LE(total(), uintmax_t{1} << 20);

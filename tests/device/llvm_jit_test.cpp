@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "device/cpu/llvm_jit.hpp"
+#include "device/temp_cache_dir.hpp"
 #include "lathe/lathe.hpp"
 
 namespace lathe {
@@ -38,27 +39,7 @@ void run_add_one(const CompiledSpec& c) {
   EXPECT_EQ(out[3], 5.0f);
 }
 
-class LlvmJit : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("lathe-jit-test-" + std::to_string(::getpid()));
-    old_ = std::getenv("LATHE_CACHE_DIR") ? std::getenv("LATHE_CACHE_DIR") : "";
-    setenv("LATHE_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (old_.empty()) unsetenv("LATHE_CACHE_DIR");
-    else setenv("LATHE_CACHE_DIR", old_.c_str(), 1);
-    fs::remove_all(dir_);
-  }
-  std::vector<fs::path> entries() const {
-    std::vector<fs::path> out;
-    if (fs::exists(dir_ / "kernels"))
-      for (auto& f : fs::directory_iterator(dir_ / "kernels")) out.push_back(f.path());
-    return out;
-  }
-  fs::path dir_;
-  std::string old_;
-};
+using LlvmJit = testing::TempCacheDir;
 
 TEST_F(LlvmJit, CompilesLoadsAndRuns) {
   CompiledSpec c = LlvmCompiler::get().compile(add_one_kernel("k_add_one"));

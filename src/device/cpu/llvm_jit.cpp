@@ -39,10 +39,7 @@ void init_llvm() {
   });
 }
 
-std::string message(llvm::Error e) {
-  std::string s = llvm::toString(std::move(e));
-  return s;
-}
+std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
 // The process's JIT, made on first use and never destroyed: programs may outlive static destruction.
 llvm::orc::LLJIT& jit() {
@@ -121,15 +118,15 @@ const LlvmCompiler& LlvmCompiler::get() {
   return c;
 }
 
-LlvmCompiler::LlvmCompiler(std::string target) : target_(std::move(target)) {
-  for (char c : target_)
+LlvmCompiler::LlvmCompiler(const std::string& target) {
+  for (char c : target)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-      throw Error("LATHE_CPU_TARGET '" + target_ + "' is not a CPU name (letters, digits, '-', '_', '.')");
-  if (target_ == "native") {
+      throw Error("LATHE_CPU_TARGET '" + target + "' is not a CPU name (letters, digits, '-', '_', '.')");
+  if (target == "native") {
     cpu_ = llvm::sys::getHostCPUName().str();
     for (const auto& f : llvm::sys::getHostCPUFeatures()) features_ += std::string(features_.empty() ? "" : ",") + (f.second ? "+" : "-") + f.first().str();
   } else {
-    cpu_ = target_;
+    cpu_ = target;
   }
 #if defined(__x86_64__) || defined(__i386__)
   // lathe's optimizer lays out the vectors it wants; the loop vectorizer would otherwise turn

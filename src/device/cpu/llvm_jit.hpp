@@ -19,7 +19,7 @@ class LlvmCompiler final : public Compiler {
 
   /// Builds for the CPU `target` ("native": this machine, with every feature it has). Throws
   /// CompileError when LLVM does not know the target.
-  explicit LlvmCompiler(std::string target);
+  explicit LlvmCompiler(const std::string& target);
 
   /// LLVM's version, the optimisation settings, the CPU and a hash of its features.
   const std::string& identity() const override { return identity_; }
@@ -31,7 +31,6 @@ class LlvmCompiler final : public Compiler {
   OptTarget vectors() const override { return vectors_; }
 
  private:
-  std::string target_;
   std::string cpu_;
   std::string features_;
   std::string identity_;
