@@ -16,8 +16,18 @@
 namespace lathe {
 namespace {
 
-// Float arithmetic flags: the C backend's -fassociative-math -fno-signed-zeros -ffp-contract=fast.
-constexpr const char* kFast = "reassoc nsz contract";
+// Float arithmetic flags: the C backend's -fno-signed-zeros -ffp-contract=fast everywhere, and its
+// -fassociative-math only where an accumulator is updated (so LLVM may vectorize and interleave a
+// reduction loop). Elsewhere the kernel's sums are already the trees lathe chose: with `reassoc` on
+// them, LLVM 19's Reassociate flattens an unrolled reduction's tree into one chain through the
+// accumulator (a 4x longer dependency per iteration in softmax's sum).
+constexpr const char* kFast = "nsz contract";
+constexpr const char* kAccumulate = "reassoc nsz contract";
+
+// A load of an accumulator (a DEFINE_REG).
+bool loads_accumulator(const UOpPtr& u) {
+  return u->op() == Ops::LOAD && u->src(0)->op() == Ops::INDEX && u->src(0)->src(0)->op() == Ops::DEFINE_REG;
+}
 
 bool is_half(DType d) { return d.scalar() == dtypes::float16; }
 
@@ -185,9 +195,33 @@ class IrSpeller {
     } else {
       throw InternalError("the LLVM IR renderer cannot address " + to_string(*base));
     }
-    std::string r = fresh("p");
-    line(r + " = getelementptr inbounds " + elem + ", ptr " + ptr + ", " + typed(idx->src(1)));  // as C indexes arrays
-    return r;
+    // A sum of index terms is stepped one term at a time: LLVM's InstCombine rewrites an add of
+    // values with disjoint bits (row*4096 + col, col < 4096) as an `or` and later drops the flag
+    // that says so, and the loop vectorizer then no longer sees consecutive addresses. Pointer
+    // steps are never rewritten that way. One term indexes as C indexes arrays (inbounds); the
+    // steps of a sum are not inbounds, as a partial sum may point outside the buffer.
+    std::vector<UOpPtr> terms;
+    index_terms(idx->src(1), terms);
+    if (terms.size() == 1) {
+      std::string r = fresh("p");
+      line(r + " = getelementptr inbounds " + elem + ", ptr " + ptr + ", " + typed(terms[0]));
+      return r;
+    }
+    for (const UOpPtr& t : terms) {
+      std::string r = fresh("p");
+      line(r + " = getelementptr " + elem + ", ptr " + ptr + ", " + typed(t));
+      ptr = r;
+    }
+    return ptr;
+  }
+
+  static void index_terms(const UOpPtr& u, std::vector<UOpPtr>& terms) {
+    if (u->op() == Ops::ADD && u->dtype().is_index()) {
+      index_terms(u->src(0), terms);
+      index_terms(u->src(1), terms);
+    } else {
+      terms.push_back(u);
+    }
   }
 
   std::string align_of(const UOpPtr& idx, DType value) {
@@ -370,7 +404,8 @@ class IrSpeller {
     for (const UOpPtr& s : u->src()) a.push_back(expr(s));
     DType d = u->dtype(), in = u->src(0)->dtype();
     bool f = in.is_float(), sgn = !in.is_unsigned() && !in.is_bool();
-    std::string fast = std::string(" ") + kFast;
+    bool accumulates = std::any_of(u->src().begin(), u->src().end(), loads_accumulator);
+    std::string fast = std::string(" ") + (accumulates ? kAccumulate : kFast);
     if (in.is_bool() && u->op() != Ops::WHERE) {  // logic: C computes bools as 0/1 integers
       switch (u->op()) {
         case Ops::ADD:
@@ -409,7 +444,7 @@ class IrSpeller {
       }
       case Ops::WHERE: return select(a[0], a[1], a[2], d);
       case Ops::MULACC: {
-        std::string p = op(f ? "fmul" + fast : "mul", d, a[0], a[1]);
+        std::string p = op(f ? std::string("fmul ") + kFast : "mul", d, a[0], a[1]);
         return op(f ? "fadd" + fast : "add", d, p, a[2]);
       }
       case Ops::NEG: {
