@@ -52,6 +52,7 @@ struct ProgramSpec {
   size_t buf_count = 0;                   // number of buffer arguments
   Estimates estimates;                    // the work it does
   std::string opts;                       // the optimizer's actions applied ("UPCAST(1, 16) THREAD(0, 2)"), empty: none
+  bool shared_scratch = false;            // its cores share scratch memory (a grouped reduction): one launch at a time
 
   ProgramSpec() = default;
   ProgramSpec(std::string name, std::string src, DeviceSpec device, UOpPtr ast);

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "codegen/parallelize.hpp"
+#include "runtime/program_cache.hpp"
 #include "device/backend.hpp"
 #include "device/thread_pool.hpp"
 #include "ir/eval.hpp"
@@ -44,7 +44,12 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     using Clock = std::chrono::steady_clock;
     auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     Clock::time_point start = Clock::now();
-    ProgramSpec spec = build_program(ast, backend.renderer(), ko);
+    // A rendered program another process stored for this AST and these settings skips the
+    // pipeline, unless DEBUG asks to watch the pipeline run.
+    std::string settings = device.to_string() + " | " + key.compiler;
+    std::optional<ProgramSpec> stored = debug_level() >= 3 ? std::nullopt : read_program(ast, settings);
+    ProgramSpec spec = stored ? std::move(*stored) : build_program(ast, backend.renderer(), ko);
+    if (!stored) write_program(ast, settings, spec);
     spec.device = device;
     if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
     Clock::time_point rendered = Clock::now();
@@ -63,7 +68,7 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     k->globals = spec.globals;
     k->outs = spec.outs;
     k->ins = spec.ins;
-    k->host_parallel_safe = !has_shared_scratch(spec.ast);  // a grouped reduction's scratch: one launch at a time
+    k->host_parallel_safe = !spec.shared_scratch;
     k->estimates = spec.estimates;
     k->opts = spec.opts;
     LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});

@@ -1,6 +1,5 @@
 #include "device/cpu/cpu_backend.hpp"
 
-#include "codegen/parallelize.hpp"
 #include "codegen/render_c.hpp"
 #include "device/cpu/c_compiler.hpp"
 #ifdef LATHE_HAS_LLVM
@@ -21,7 +20,7 @@ std::vector<Backend> cpu_backends() {
                              []() -> const Compiler& { return LlvmCompiler::get(); },
                              [](const CompiledSpec& compiled, const ProgramSpec& spec) {
                                return load_llvm_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
-                                                        has_shared_scratch(spec.ast));
+                                                        spec.shared_scratch);
                              }});
 #endif
   backends.push_back(Backend{"CPU", "clang",
@@ -32,7 +31,7 @@ std::vector<Backend> cpu_backends() {
                              []() -> const Compiler& { return CCompiler::get(); },
                              [](const CompiledSpec& compiled, const ProgramSpec& spec) {
                                return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
-                                                       has_shared_scratch(spec.ast));
+                                                       spec.shared_scratch);
                              }});
   return backends;
 }

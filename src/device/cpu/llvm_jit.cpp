@@ -144,7 +144,7 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   vectors_ = has("avx512f") ? OptTarget{64, 32, 1} : has("avx") ? OptTarget{32, 16, 1} : arm ? OptTarget{16, 32, 1} : OptTarget{16, 16, 1};
   // Every feature the CPU has takes part (two CPUs sharing a name may differ): the feature
   // string of the subtarget after LLVM resolved the CPU name.
-  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 reassoc nsz contract | " + triple + " | cpu " + cpu_ + " | features " +
+  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 | " + triple + " | cpu " + cpu_ + " | features " +
               cache_key(sti->getFeatureString().str() + features_);
 }
 
