@@ -147,7 +147,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
     std::fprintf(stderr, "lathe: %s linearized\n%s", name.c_str(), listing.c_str());
   }
   KernelSignature sig = signature_of(cur);
-  ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, ast);
+  ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, cur);
   spec.shared_scratch = has_shared_scratch(cur);
   spec.set_var_names(sig.vars);
   spec.opts = to_string(applied);

@@ -1,5 +1,6 @@
 #include "ir/serialize.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -50,8 +51,10 @@ void write_arg(ByteWriter& w, const Arg& a) {
         if constexpr (std::is_same_v<T, std::monostate>) {
         } else if constexpr (std::is_same_v<T, bool>) {
           w.num<uint8_t>(v);
-        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
-          w.num(v);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          w.var((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));  // small of either sign: short
+        } else if constexpr (std::is_same_v<T, uint64_t>) {
+          w.var(v);
         } else if constexpr (std::is_same_v<T, double>) {
           w.num(std::bit_cast<uint64_t>(v));
         } else if constexpr (std::is_same_v<T, std::string>) {
@@ -77,8 +80,11 @@ Arg read_arg(ByteReader& r) {
   switch (r.num<uint8_t>()) {
     case 0: return std::monostate{};
     case 1: return r.num<uint8_t>() != 0;
-    case 2: return r.num<int64_t>();
-    case 3: return r.num<uint64_t>();
+    case 2: {
+      uint64_t z = r.var();
+      return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+    }
+    case 3: return r.var();
     case 4: return std::bit_cast<double>(r.num<uint64_t>());
     case 5: return r.str();
     case 6: return r.ints();
@@ -103,13 +109,31 @@ static_assert(std::variant_size_v<Arg> == 10, "read_arg reads every kind of Arg"
 
 }  // namespace
 
+void ByteWriter::var(uint64_t v) {
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    num<uint8_t>(static_cast<uint8_t>(b | (v ? 0x80 : 0)));
+  } while (v);
+}
+
+uint64_t ByteReader::var() {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    uint8_t b = num<uint8_t>();
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  throw Error("serialized data holds a number longer than 64 bits at byte " + std::to_string(at));
+}
+
 void ByteWriter::str(std::string_view s) {
-  num<uint32_t>(static_cast<uint32_t>(s.size()));
+  var(s.size());
   out += s;
 }
 
 void ByteWriter::ints(const std::vector<int64_t>& v) {
-  num<uint32_t>(static_cast<uint32_t>(v.size()));
+  var(v.size());
   for (int64_t x : v) num(x);
 }
 
@@ -118,7 +142,7 @@ void ByteReader::need(size_t n) const {
 }
 
 std::string ByteReader::str() {
-  uint32_t n = num<uint32_t>();
+  uint64_t n = var();
   need(n);
   std::string s(in.substr(at, n));
   at += n;
@@ -126,60 +150,80 @@ std::string ByteReader::str() {
 }
 
 std::vector<int64_t> ByteReader::ints() {
-  uint32_t n = num<uint32_t>();
-  need(static_cast<size_t>(n) * sizeof(int64_t));
+  uint64_t n = var();
+  need(n);
+  need(n * sizeof(int64_t));
   std::vector<int64_t> v(n);
   for (int64_t& x : v) x = num<int64_t>();
   return v;
 }
 
+// Layout: the distinct types; then each node (op, type's number, argument, source count, each
+// source as how many nodes back it is); then the roots (1 + node number, 0 for none).
 std::string serialize_graph(const std::vector<UOpPtr>& roots) {
   std::vector<UOpPtr> order;
-  std::unordered_map<const UOp*, uint32_t> index;
+  std::unordered_map<const UOp*, uint64_t> index;
+  std::vector<DType> types;
+  std::vector<uint64_t> type_of;
   for (const UOpPtr& root : roots) {
     if (!root) continue;
-    for (const UOpPtr& u : toposort(root))
-      if (index.emplace(u.get(), static_cast<uint32_t>(order.size())).second) order.push_back(u);
+    for (const UOpPtr& u : toposort(root)) {
+      if (!index.emplace(u.get(), order.size()).second) continue;
+      order.push_back(u);
+      auto t = std::find(types.begin(), types.end(), u->dtype());
+      type_of.push_back(static_cast<uint64_t>(t - types.begin()));
+      if (t == types.end()) types.push_back(u->dtype());
+    }
   }
   ByteWriter w;
-  w.num<uint32_t>(static_cast<uint32_t>(order.size()));
-  for (const UOpPtr& u : order) {
+  w.var(types.size());
+  for (DType t : types) write_dtype(w, t);
+  w.var(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const UOpPtr& u = order[i];
     w.num<uint8_t>(static_cast<uint8_t>(u->op()));
-    write_dtype(w, u->dtype());
+    w.var(type_of[i]);
     write_arg(w, u->arg());
-    w.num<uint32_t>(static_cast<uint32_t>(u->src().size()));
-    for (const UOpPtr& s : u->src()) w.num<uint32_t>(index.at(s.get()));
+    w.var(u->src().size());
+    for (const UOpPtr& s : u->src()) w.var(i - index.at(s.get()));
   }
-  w.num<uint32_t>(static_cast<uint32_t>(roots.size()));
-  for (const UOpPtr& root : roots) w.num<int64_t>(root ? index.at(root.get()) : -1);
+  w.var(roots.size());
+  for (const UOpPtr& root : roots) w.var(root ? index.at(root.get()) + 1 : 0);
   return std::move(w.out);
 }
 
 std::vector<UOpPtr> deserialize_graph(std::string_view bytes) {
   ByteReader r{bytes};
-  uint32_t n = r.num<uint32_t>();
+  uint64_t num_types = r.var();
+  if (num_types > bytes.size()) throw Error("serialized graph lists more types than it has bytes");
+  std::vector<DType> types(num_types);
+  for (DType& t : types) t = read_dtype(r);
+  uint64_t n = r.var();
+  if (n > bytes.size()) throw Error("serialized graph lists more nodes than it has bytes");
   std::vector<UOpPtr> nodes;
-  nodes.reserve(std::min<size_t>(n, bytes.size()));
-  for (uint32_t i = 0; i < n; ++i) {
+  nodes.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
     Ops op = read_op(r);
-    DType dtype = read_dtype(r);
+    uint64_t t = r.var();
+    if (t >= types.size()) throw Error("serialized graph: node " + std::to_string(i) + " names type " + std::to_string(t) + " of " + std::to_string(types.size()));
     Arg arg = read_arg(r);
-    uint32_t count = r.num<uint32_t>();
-    r.need(static_cast<size_t>(count) * sizeof(uint32_t));
+    uint64_t count = r.var();
+    r.need(count);  // at least a byte each
     std::vector<UOpPtr> src;
-    for (uint32_t k = 0; k < count; ++k) {
-      uint32_t s = r.num<uint32_t>();
-      if (s >= i) throw Error("serialized graph: node " + std::to_string(i) + " names source " + std::to_string(s) + ", which does not come before it");
-      src.push_back(nodes[s]);
+    for (uint64_t k = 0; k < count; ++k) {
+      uint64_t back = r.var();
+      if (back == 0 || back > i) throw Error("serialized graph: node " + std::to_string(i) + " names a source that does not come before it");
+      src.push_back(nodes[i - back]);
     }
-    nodes.push_back(UOp::make(op, dtype, std::move(src), std::move(arg)));
+    nodes.push_back(UOp::make(op, types[t], std::move(src), std::move(arg)));
   }
-  uint32_t count = r.num<uint32_t>();
+  uint64_t count = r.var();
+  r.need(count);
   std::vector<UOpPtr> roots;
-  for (uint32_t k = 0; k < count; ++k) {
-    int64_t i = r.num<int64_t>();
-    if (i < -1 || i >= static_cast<int64_t>(n)) throw Error("serialized graph names root " + std::to_string(i) + " of " + std::to_string(n) + " nodes");
-    roots.push_back(i < 0 ? nullptr : nodes[static_cast<size_t>(i)]);
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t i = r.var();
+    if (i > n) throw Error("serialized graph names root " + std::to_string(i) + " of " + std::to_string(n) + " nodes");
+    roots.push_back(i == 0 ? nullptr : nodes[i - 1]);
   }
   if (!r.done()) throw Error("serialized graph has " + std::to_string(bytes.size() - r.at) + " bytes after its end");
   return roots;

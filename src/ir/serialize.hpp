@@ -22,6 +22,7 @@ struct ByteWriter {
     std::memcpy(b, &v, sizeof(T));
     out.append(b, sizeof(T));
   }
+  void var(uint64_t v);  // 7 bits a byte, small numbers short
   void str(std::string_view s);
   void ints(const std::vector<int64_t>& v);
 };
@@ -39,6 +40,7 @@ struct ByteReader {
     at += sizeof(T);
     return v;
   }
+  uint64_t var();
   std::string str();
   std::vector<int64_t> ints();
   bool done() const { return at == in.size(); }

@@ -45,11 +45,12 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     Clock::time_point start = Clock::now();
     // A rendered program another process stored for this AST and these settings skips the
-    // pipeline, unless DEBUG asks to watch the pipeline run.
+    // pipeline, unless the pipeline is to be checked (verify) or watched (DEBUG=3 and up).
     std::string settings = device.to_string() + " | " + key.compiler;
-    std::optional<ProgramSpec> stored = debug_level() >= 3 ? std::nullopt : read_program(ast, settings);
+    bool stores = !ko.verify && debug_level() < 3;
+    std::optional<ProgramSpec> stored = stores ? read_program(ast, settings) : std::nullopt;
     ProgramSpec spec = stored ? std::move(*stored) : build_program(ast, backend.renderer(), ko);
-    if (!stored) write_program(ast, settings, spec);
+    if (stores && !stored) write_program(ast, settings, spec);
     spec.device = device;
     if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
     Clock::time_point rendered = Clock::now();

@@ -49,7 +49,6 @@ std::optional<ProgramSpec> read_program(const UOpPtr& ast, const std::string& se
     ByteReader r{std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size())};
     if (r.str() != id) return std::nullopt;  // another kernel under the same name
     ProgramSpec spec;
-    spec.ast = ast;
     spec.name = r.str();
     spec.src = r.str();
     spec.opts = r.str();
@@ -66,9 +65,10 @@ std::optional<ProgramSpec> read_program(const UOpPtr& ast, const std::string& se
     std::vector<size_t> globals = read_slots(r), outs = read_slots(r), ins = read_slots(r);
     spec.set_buffer_metadata(std::move(globals), std::move(outs), std::move(ins));
     spec.shared_scratch = r.num<uint8_t>() != 0;
-    std::vector<UOpPtr> e = deserialize_graph(r.str());
-    if (e.size() != 4 || !r.done()) return std::nullopt;
-    spec.estimates = Estimates{e[0], e[1], e[2], e[3]};
+    std::vector<UOpPtr> g = deserialize_graph(r.str());
+    if (g.size() != 5 || !r.done()) return std::nullopt;
+    spec.ast = g[0];
+    spec.estimates = Estimates{g[1], g[2], g[3], g[4]};
     return spec;
   } catch (const Error&) {
     return std::nullopt;  // damaged in a way the checksum did not catch: made again and replaced
@@ -99,7 +99,7 @@ void write_program(const UOpPtr& ast, const std::string& settings, const Program
   write_slots(w, spec.ins);
   w.num<uint8_t>(spec.shared_scratch);
   const Estimates& e = spec.estimates;
-  w.str(serialize_graph({e.ops, e.index_ops, e.lds, e.mem}));
+  w.str(serialize_graph({spec.ast, e.ops, e.index_ops, e.lds, e.mem}));
   write_cache_entry(entry_path(dir, id), std::vector<uint8_t>(w.out.begin(), w.out.end()));
 }
 
