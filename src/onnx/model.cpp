@@ -13,12 +13,20 @@
 namespace lathe::onnx {
 namespace {
 
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream f(path, std::ios::binary);
+// `length` bytes of the file at `path` from `offset` (npos: to its end), read straight into place.
+std::string read_file(const std::string& path, const std::string& what, size_t offset = 0, size_t length = std::string::npos) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw OnnxError(what + ": cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  auto end = f.tellg();
+  if (end < 0) throw OnnxError(what + ": cannot read '" + path + "'");
+  size_t size = static_cast<size_t>(end);
+  if (offset > size || (length != std::string::npos && length > size - offset))
+    throw OnnxError(what + ": the range [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" + path + "' (" +
+                    std::to_string(size) + " bytes)");
+  std::string bytes(length == std::string::npos ? size - offset : length, '\0');
+  f.seekg(static_cast<std::streamoff>(offset));
+  if (!f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) throw OnnxError(what + ": cannot read '" + path + "'");
+  return bytes;
 }
 
 }  // namespace
@@ -92,11 +100,8 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     }
     if (location.empty() || location.find("..") != std::string::npos)
       throw OnnxError(what + ": external data without a valid location");
-    std::string file = read_file(base_dir + "/" + location, what);
-    size_t len = length < 0 ? nbytes : static_cast<size_t>(length);
-    if (offset < 0 || static_cast<size_t>(offset) + len > file.size())
-      throw OnnxError(what + ": external data range is outside '" + location + "'");
-    bytes = file.substr(static_cast<size_t>(offset), len);
+    if (offset < 0) throw OnnxError(what + ": external data at a negative offset in '" + location + "'");
+    bytes = read_file(base_dir + "/" + location, what, static_cast<size_t>(offset), length < 0 ? nbytes : static_cast<size_t>(length));
   } else if (t.has_raw_data()) {
     bytes = t.raw_data();
   } else if (dt == dtypes::float32) {

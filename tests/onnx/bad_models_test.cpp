@@ -1,6 +1,10 @@
 // Models that are wrong, or that ask for what lathe cannot do: each is an OnnxError naming the
 // node, never a crash (these ran into out-of-bounds reads, division by zero or std::terminate).
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "lathe/lathe.hpp"
 #include "onnx/node_model.hpp"
@@ -73,6 +77,52 @@ TEST(OnnxBadModels, PreparedModelCannotDecideItsGraphFromInputValues) {
   // Built for its inputs, the same model runs.
   std::vector<Tensor> out = m.build({{"x", Tensor::rand({2, 6}, 1)}, {"i64shape", Tensor::from_vector<int64_t>({3, 4})}});
   EXPECT_EQ(out[0].shape(), (Shape{3, 4}));
+}
+
+
+// An initializer whose bytes lie in another file (ONNX external data, as large models store their
+// weights): read from its offset, and a range outside the file or a missing file is an OnnxError.
+TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("lathe-external-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::vector<float> w{0.5f, -1.0f, 2.0f, 4.0f, 8.0f, -16.0f};
+  {
+    std::ofstream f(dir / "weights.bin", std::ios::binary);
+    f << "12345678";  // the tensor starts at byte 8
+    f.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
+    f << "tail";
+  }
+  auto model = [&](const std::string& location, const std::string& offset) {
+    NodeModel add("Add", {{"x", {2, 3}}}, 1);
+    add.node->add_input("w");
+    ::onnx::TensorProto* t = add.proto.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(2);
+    t->add_dims(3);
+    t->set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* loc = t->add_external_data();
+    loc->set_key("location");
+    loc->set_value(location);
+    auto* off = t->add_external_data();
+    off->set_key("offset");
+    off->set_value(offset);
+    return add.proto.SerializeAsString();
+  };
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3});
+  std::vector<float> got = Model::from_bytes(model("weights.bin", "8"), dir.string()).build({{"x", x}}).at(0).to_vector<float>();
+  EXPECT_EQ(got, (std::vector<float>{1.5f, 1.0f, 5.0f, 8.0f, 13.0f, -10.0f}));
+  for (const auto& [location, offset, word] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"weights.bin", "16", "outside"}, {"weights.bin", "100", "outside"}, {"missing.bin", "0", "cannot open"}, {"weights.bin", "-4", "negative"}}) {
+    try {
+      Model::from_bytes(model(location, offset), dir.string()).build({{"x", x}});
+      ADD_FAILURE() << "no error for " << location << " at " << offset;
+    } catch (const OnnxError& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
