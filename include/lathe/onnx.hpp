@@ -96,6 +96,7 @@ class Model {
 
  private:
   explicit Model(std::unique_ptr<Impl> impl);
+  static Model from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir);  // the parsed proto, checked
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,7 @@
 #include "device/allocator.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <list>
 #include <mutex>
@@ -13,6 +15,13 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
+// Buffers this large are backed by 2 MiB pages where the kernel allows (transparent huge pages on
+// request): touching fresh memory costs a fault per page, 512x fewer of them, and fewer TLB misses.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugeFrom = size_t{4} << 20;
+
+// What is really allocated for a request of `size` (huge-page buffers end on a page boundary).
+size_t backing_size(size_t size) { return size >= kHugeFrom ? (size + kHugePage - 1) / kHugePage * kHugePage : size; }
 
 struct Pool {
   std::mutex mu;
@@ -68,8 +77,12 @@ void* host_alloc(size_t nbytes) {
     }
     ++p.stats.allocations;
   }
-  void* ptr = std::aligned_alloc(kAlign, size);
+  bool huge = size >= kHugeFrom;
+  void* ptr = std::aligned_alloc(huge ? kHugePage : kAlign, backing_size(size));
   if (!ptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (huge) ::madvise(ptr, backing_size(size), MADV_HUGEPAGE);  // a hint: refused is fine
+#endif
   return ptr;
 }
 

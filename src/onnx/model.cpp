@@ -89,7 +89,8 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     if (d < 0) throw OnnxError(what + ": negative dimension");
   size_t n = static_cast<size_t>(shape_numel(shape));
   size_t nbytes = n * static_cast<size_t>(dt.itemsize());
-  std::string bytes;
+  std::string owned;  // the bytes, unless they are the proto's own raw_data (not copied)
+  std::string_view bytes;
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -101,19 +102,19 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     if (location.empty() || location.find("..") != std::string::npos)
       throw OnnxError(what + ": external data without a valid location");
     if (offset < 0) throw OnnxError(what + ": external data at a negative offset in '" + location + "'");
-    bytes = read_file(base_dir + "/" + location, what, static_cast<size_t>(offset), length < 0 ? nbytes : static_cast<size_t>(length));
+    bytes = owned = read_file(base_dir + "/" + location, what, static_cast<size_t>(offset), length < 0 ? nbytes : static_cast<size_t>(length));
   } else if (t.has_raw_data()) {
     bytes = t.raw_data();
   } else if (dt == dtypes::float32) {
-    bytes = pack(t.float_data(), dt);
+    bytes = owned = pack(t.float_data(), dt);
   } else if (dt == dtypes::float64) {
-    bytes = pack(t.double_data(), dt);
+    bytes = owned = pack(t.double_data(), dt);
   } else if (dt == dtypes::int64) {
-    bytes = pack(t.int64_data(), dt);
+    bytes = owned = pack(t.int64_data(), dt);
   } else if (dt == dtypes::uint32 || dt == dtypes::uint64) {
-    bytes = pack(t.uint64_data(), dt);
+    bytes = owned = pack(t.uint64_data(), dt);
   } else {
-    bytes = pack(t.int32_data(), dt);
+    bytes = owned = pack(t.int32_data(), dt);
   }
   if (bytes.size() != nbytes)
     throw OnnxError(what + ": holds " + std::to_string(bytes.size()) + " bytes of data, its shape " + shape_to_string(shape) +
@@ -252,13 +253,21 @@ Model::~Model() = default;
 
 Model Model::load(const std::string& path) {
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  return from_bytes(read_file(path, "model"), dir);
+  std::ifstream f(path, std::ios::binary);  // parsed as it is read: no copy of the whole file
+  if (!f) throw OnnxError("model: cannot open '" + path + "'");
+  auto impl = std::make_unique<Impl>();
+  if (!impl->proto.ParseFromIstream(&f)) throw OnnxError("model: '" + path + "' is not a valid ONNX file (truncated or corrupt protobuf)");
+  return from_proto(std::move(impl), dir);
 }
 
 Model Model::from_bytes(const std::string& bytes, const std::string& base_dir) {
   auto impl = std::make_unique<Impl>();
-  impl->base_dir = base_dir;
   if (!impl->proto.ParseFromString(bytes)) throw OnnxError("model: not a valid ONNX file (truncated or corrupt protobuf)");
+  return from_proto(std::move(impl), base_dir);
+}
+
+Model Model::from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir) {
+  impl->base_dir = base_dir;
   if (!impl->proto.has_graph()) throw OnnxError("model: the file has no graph");
   for (const auto& o : impl->proto.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") impl->opset = o.version();

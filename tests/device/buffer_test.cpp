@@ -73,6 +73,26 @@ TEST(Allocator, FreedMemoryIsReused) {
   EXPECT_EQ(after.allocations, before.allocations);
 }
 
+// Buffers of 4 MiB and more sit on 2 MiB boundaries (huge pages where the kernel gives them): every
+// byte usable, freed and reused like any other, whatever the size's remainder.
+TEST(Allocator, LargeBuffersAreWholeAlignedAndReused) {
+  for (size_t n : {size_t{(4 << 20) / 4}, size_t{(5 << 20) / 4 + 13}, size_t{(9 << 20) / 4 + 1}}) {
+    void* first;
+    {
+      Buffer b(dtypes::int32, n);
+      int32_t* p = static_cast<int32_t*>(b.data());
+      first = p;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (2 << 20), 0u) << n;
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(i * 7);
+      int64_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) wrong += p[i] != static_cast<int32_t>(i * 7);
+      EXPECT_EQ(wrong, 0) << n;
+    }
+    Buffer again(dtypes::int32, n);
+    EXPECT_EQ(again.data(), first) << n;
+  }
+}
+
 TEST(Buffer, ReleaseGivesMemoryBackAndReallocatesOnUse) {
   Buffer b(dtypes::float32, 16);
   b.data();
