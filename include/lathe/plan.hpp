@@ -23,7 +23,7 @@ struct PrepareOptions {
   std::optional<bool> optimize{};  // kernel optimizations (default: on, off with NOOPT=1)
   std::optional<int> threads{};    // the most threads one kernel uses (default: LATHE_THREADS, else the cores)
   std::string compiler{};          // the device's backend by name (default: LATHE_CPU_COMPILER, else its first: "llvm" on CPU where built with LLVM, else "clang")
-  std::optional<bool> verify{};    // check each kernel's graph between codegen steps (default: LATHE_VERIFY=1, or a debug build)
+  std::optional<bool> verify{};    // check each kernel's graph between codegen steps (default: LATHE_VERIFY; on in a debug build unless LATHE_VERIFY=0)
   std::optional<int> beam{};       // BEAM search width: actions chosen by timing, stored on disk (default: BEAM, else 0: off)
   std::optional<bool> share_memory{};  // intermediates share one arena by lifetime (default: on, off with LATHE_ARENA=0)
   std::optional<bool> poison{};    // fill each intermediate with 0xFF after its last use (default: LATHE_POISON=1, else off)

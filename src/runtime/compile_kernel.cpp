@@ -25,7 +25,7 @@ KernelOptions kernel_options(const PrepareOptions& o) {
 #ifdef NDEBUG
   k.verify = o.verify.value_or(env_flag("LATHE_VERIFY"));
 #else
-  k.verify = o.verify.value_or(true);
+  k.verify = o.verify.value_or(env_flag("LATHE_VERIFY", true));  // a debug build verifies unless told not to
 #endif
   return k;
 }
