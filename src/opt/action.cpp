@@ -67,14 +67,33 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
   UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {r}) : ast;
   out = substitute(out, {{l.range.get(), r}});
+  // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
+  // and its loads read the last position's operands (clamped: never out of bounds, and no branch
+  // in a reduction's loop). Past the end of a reduction's loop, loads are gated (they read 0).
+  UOpPtr last = l.reduce ? nullptr : min(r, UOp::index_const(l.size - 1));
+  if (last) {
+    // Through a placeholder: the clamp holds the loop itself, which a substitution cannot map into.
+    UOpPtr held = UOp::variable("padded position", 0, padded - 1);
+    Substitution clamped;
+    for (const UOpPtr& u : toposort(out)) {
+      if (u->op() != Ops::LOAD || u->src(0)->op() != Ops::INDEX || !varies_with(u->src(0)->src(1), r.get())) continue;
+      std::vector<UOpPtr> idx = u->src(0)->src();
+      for (size_t k = 1; k < idx.size(); ++k) idx[k] = substitute(idx[k], {{r.get(), held}});
+      std::vector<UOpPtr> ld = u->src();
+      ld[0] = UOp::make(Ops::INDEX, u->src(0)->dtype(), std::move(idx));
+      clamped[u.get()] = UOp::make(Ops::LOAD, u->dtype(), std::move(ld), u->arg());
+    }
+    out = substitute(substitute(out, clamped), {{held.get(), last}});
+  }
   struct Ctx {
-    UOpPtr r, inside;
-  } ctx{r, lt(r, l.size)};
+    UOpPtr r, inside, last;
+  } ctx{r, lt(r, l.size), last};
   static const PatternMatcher pm({
       {UPat(Ops::INDEX).named("i"), [](const Match& m) -> UOpPtr {
          const auto& c = m.ctx<const Ctx>();
          const UOpPtr& i = m["i"];
          if (!varies_with(i->src(1), c.r.get())) return nullptr;
+         if (c.last && varies_with(i->src(1), c.last.get())) return nullptr;  // a clamped load's
          if (i->src().size() == 3 && varies_with(i->src(2), c.inside.get())) return nullptr;  // gated already
          UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), c.inside) : c.inside;
          return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});

@@ -162,6 +162,7 @@ class Planner {
     // Each (rows, vectors) fits the register budget; the most accumulators win, then more vectors.
     std::optional<Loop> best_row;
     int64_t best_rows = 1, best_vectors = 1;
+    bool best_padded = false;
     bool can_double = outer_size % 2 == 0;
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
@@ -174,8 +175,13 @@ class Planner {
       if (!reused || !feeds) continue;
       for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
         if (vectors == 2 && !can_double) continue;
-        int64_t rows = divisor_up_to(r.size, budget_ / vectors);
-        if (rows * vectors > best_rows * best_vectors) best_row = r, best_rows = rows, best_vectors = vectors;
+        int64_t most = budget_ / vectors, rows = divisor_up_to(r.size, most);
+        // No divisor near the budget (a prime size, 109 pixels): the loop is padded to a multiple
+        // of the budget when that adds at most an eighth to it.
+        int64_t padded = (r.size + most - 1) / most * most;
+        bool pad = rows * 2 <= most && r.size >= most && (padded - r.size) * 8 <= r.size;
+        if (pad) rows = most;
+        if (rows * vectors > best_rows * best_vectors) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad;
       }
     }
     if (!best_row) {
@@ -183,6 +189,7 @@ class Planner {
       return;
     }
     if (best_vectors == 2) apply({OptOp::UPCAST, v.axis, 2});
+    if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows})) return;
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     order(best_row->axis, v.axis);
   }

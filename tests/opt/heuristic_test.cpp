@@ -107,6 +107,26 @@ TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
 }
 
 // Every kernel, every target: the heuristics' actions give the unoptimized results.
+// A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor
+// for the register tile: it is padded to the budget's multiple and tiled (its loads clamped to the
+// last pixel, its stores gated), and the result is the unoptimized kernel's.
+TEST(Heuristic, PrimeRowLoopsArePaddedToTheRegisterTile) {
+  Tensor x = data({1, 3, 41, 217}, 3), w = data({32, 3, 3, 3}, 4);
+  Tensor y = x.conv2d(w, data({32}, 5), {2, 2}, {1, 1});  // 21 x 109 pixels
+  int64_t width = loop_sized(y, 109);
+  ASSERT_GE(width, 0);
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::PADTO, width, 8})) << to_string(opts);  // 2 vectors x 8 rows
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, width, 8})) << to_string(opts);
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  std::vector<float> want = test::reference(plan);
+  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    SCOPED_TRACE(to_string(chosen));
+    EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
+  }
+}
+
 TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
   Tensor conv_in = data({2, 6, 11, 13}, 10);
   std::vector<std::pair<std::string, Tensor>> kernels = {
@@ -120,6 +140,7 @@ TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
       {"batched matmul", data({3, 8, 16}, 1).matmul(data({3, 16, 32}, 2))},
       {"conv 3x3 pad 1", conv_in.conv2d(data({16, 6, 3, 3}, 3), data({16}, 4), {1, 1}, {1, 1})},
       {"conv 3x3 stride 2", conv_in.conv2d(data({32, 6, 3, 3}, 3), std::nullopt, {2, 2}, {1, 1})},
+      {"conv 7x7 stride 2, 37 pixels wide (padded rows)", data({1, 3, 9, 79}, 10).conv2d(data({32, 3, 7, 7}, 3), std::nullopt, {2, 2}, {3, 3})},
       {"conv 3x3 dilation 2", conv_in.conv2d(data({8, 6, 3, 3}, 3), std::nullopt, {1, 1}, {2, 2}, {2, 2})},
       {"conv 5x5 groups 2", conv_in.conv2d(data({4, 3, 5, 5}, 3), std::nullopt, {1, 1}, {2, 2}, {1, 1}, 2)},
       {"conv depthwise", conv_in.conv2d(data({6, 1, 3, 3}, 3), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 6)},
