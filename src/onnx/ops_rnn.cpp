@@ -1,5 +1,6 @@
 // Recurrent ONNX operators (RNN, GRU, LSTM), unrolled over the sequence with the default
-// activations (tanh, sigmoid). Each step is a few matmuls and elementwise ops, which fuse.
+// activations (tanh, sigmoid): the input's projection for all steps as one matmul, then each step
+// a few matmuls and elementwise ops on the state, which fuse.
 #include "onnx/ops.hpp"
 
 namespace lathe::onnx::detail {
@@ -44,10 +45,15 @@ V recurrent(const OpContext& c, Cell kind) {
     std::optional<Tensor> peep;
     if (kind == Cell::Lstm && c.has(7)) peep = c.in(7).slice(0, d, d + 1).squeeze(0);  // (3H): i, o, f
     bool reverse = direction == "reverse" || d == 1;
+    // The input's part of every step at once, as one matmul (what does not depend on the state
+    // need not wait for it); each step reads its rows as a view, so the steps' kernels are one
+    // kernel on different buffers.
+    int64_t in = x.shape()[2];
+    Tensor xw_all = (x.reshape({seq * batch, in}).matmul(wd) + wb).reshape({seq, batch, g * hs}).contiguous();
     std::vector<Tensor> steps(static_cast<size_t>(seq));
     for (int64_t s = 0; s < seq; ++s) {
       int64_t t = reverse ? seq - 1 - s : s;
-      Tensor xw = x.slice(0, t, t + 1).squeeze(0).matmul(wd) + wb;  // (batch, G*H)
+      Tensor xw = xw_all.slice(0, t, t + 1).squeeze(0).contiguous();  // (batch, G*H)
       if (kind == Cell::Rnn) {
         h = (xw + h.matmul(rd.transpose(0, 1)) + rb).tanh();
       } else if (kind == Cell::Gru) {
