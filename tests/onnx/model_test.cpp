@@ -3,10 +3,12 @@
 
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
+#include "onnx/node_model.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -156,6 +158,29 @@ TEST(OnnxFuzz, MutatedModelBytesNeverCrash) {
   std::cout << "onnx fuzz: " << loaded << " mutated models ran, " << rejected << " were rejected with an error\n";
   // Enough mutants must get past parsing, or this would only be testing protobuf.
   EXPECT_GE(loaded, 30);
+}
+
+
+// A recurrent operator's steps share their kernels: the input's projection is one matmul over the
+// whole sequence and each step reads its rows as a view, so a longer sequence adds launches, not
+// kernels to compile.
+TEST(OnnxRecurrent, StepsShareTheirKernelsWhateverTheSequenceLength) {
+  auto distinct_kernels = [](const std::string& op, int64_t gates, int64_t seq) {
+    NodeModel m(op, {{"x", {seq, 2, 3}}, {"w", {1, gates * 4, 3}}, {"r", {1, gates * 4, 4}}}, 2);
+    std::map<std::string, Tensor> in{{"x", Tensor::rand({seq, 2, 3}, 1)},
+                                     {"w", Tensor::rand({1, gates * 4, 3}, 2)},
+                                     {"r", Tensor::rand({1, gates * 4, 4}, 3)}};
+    ExecutionPlan plan = Tensor::prepare(m.model().build(in));
+    std::set<const CachedKernel*> kernels;
+    for (const PreparedKernel* k : plan.prepared_kernels()) kernels.insert(k->kernel.get());
+    return kernels.size();
+  };
+  for (const auto& [op, gates] : std::vector<std::pair<std::string, int64_t>>{{"LSTM", 4}, {"GRU", 3}, {"RNN", 1}}) {
+    SCOPED_TRACE(op);
+    size_t short_seq = distinct_kernels(op, gates, 5), long_seq = distinct_kernels(op, gates, 17);
+    EXPECT_EQ(long_seq, short_seq);
+    EXPECT_LE(short_seq, 12u);
+  }
 }
 
 }  // namespace
