@@ -158,7 +158,7 @@ class Planner {
     if (hot.empty()) return;
     if (v.reduce) return reduce_tile(hot, v.axis, outer_size);
 
-    // Rows: an output loop the vector operands do not depend on and some other hot load does.
+    // Rows: an output loop some vector operand does not depend on and some other hot load does.
     // Each (rows, vectors) fits the register budget; the most accumulators win, then more vectors.
     std::optional<Loop> best_row;
     int64_t best_rows = 1, best_vectors = 1;
@@ -168,8 +168,10 @@ class Planner {
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
       if (!ordinary(r) || r.reduce || r.axis == v.axis || r.size < 2) continue;
-      bool reused = !vector_operands.empty();
-      for (const UOpPtr& o : vector_operands) reused = reused && stride(o, r) == 0;
+      // Some vector operand is the same on every row (a matmul's B row, a convolution's weights;
+      // a depthwise convolution's input is a vector operand too, read anew for each pixel).
+      bool reused = false;
+      for (const UOpPtr& o : vector_operands) reused = reused || stride(o, r) == 0;
       bool feeds = false;
       for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
       if (!reused || !feeds) continue;

@@ -107,6 +107,27 @@ TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
 }
 
 // Every kernel, every target: the heuristics' actions give the unoptimized results.
+// A depthwise convolution's input is read anew for each pixel, its weights are not: pixels become
+// rows of the register tile (each with its own input vector, all sharing the weight's).
+TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
+  Tensor x = data({1, 32, 14, 14}, 3), w = data({32, 1, 3, 3}, 4);
+  Tensor y = x.conv2d(w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 32);
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  ASSERT_FALSE(opts.empty());
+  int64_t channels = opts[0].axis;
+  EXPECT_EQ(opts[0].op, OptOp::UPCAST) << to_string(opts);
+  bool rows = false;
+  for (const Opt& o : opts) rows = rows || (o.op == OptOp::UPCAST && o.axis != channels && o.amount > 1);
+  EXPECT_TRUE(rows) << to_string(opts);
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  std::vector<float> want = test::reference(plan);
+  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    SCOPED_TRACE(to_string(chosen));
+    EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
+  }
+}
+
 // A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor
 // for the register tile: it is padded to the budget's multiple and tiled (its loads clamped to the
 // last pixel, its stores gated), and the result is the unoptimized kernel's.
