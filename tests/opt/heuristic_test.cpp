@@ -106,7 +106,17 @@ TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
   EXPECT_TRUE(std::any_of(many.begin(), many.end(), [](const Opt& o) { return o.op == OptOp::THREAD; })) << to_string(many);
 }
 
-// Every kernel, every target: the heuristics' actions give the unoptimized results.
+// `t`'s kernel with the heuristics' actions for each target computes what the unoptimized one does.
+void expect_agrees_on_every_target(const Tensor& t) {
+  ExecutionPlan plan = test::one_kernel_plan(t);
+  std::vector<float> want = test::reference(plan);
+  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    SCOPED_TRACE(to_string(chosen));
+    EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
+  }
+}
+
 // A depthwise convolution's input is read anew for each pixel, its weights are not: pixels become
 // rows of the register tile (each with its own input vector, all sharing the weight's).
 TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
@@ -119,13 +129,7 @@ TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
   bool rows = false;
   for (const Opt& o : opts) rows = rows || (o.op == OptOp::UPCAST && o.axis != channels && o.amount > 1);
   EXPECT_TRUE(rows) << to_string(opts);
-  ExecutionPlan plan = test::one_kernel_plan(y);
-  std::vector<float> want = test::reference(plan);
-  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
-    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
-    SCOPED_TRACE(to_string(chosen));
-    EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
-  }
+  expect_agrees_on_every_target(y);
 }
 
 // A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor
@@ -139,15 +143,10 @@ TEST(Heuristic, PrimeRowLoopsArePaddedToTheRegisterTile) {
   std::vector<Opt> opts = opts_for(y, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, width, 8})) << to_string(opts);  // 2 vectors x 8 rows
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, width, 8})) << to_string(opts);
-  ExecutionPlan plan = test::one_kernel_plan(y);
-  std::vector<float> want = test::reference(plan);
-  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
-    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
-    SCOPED_TRACE(to_string(chosen));
-    EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
-  }
+  expect_agrees_on_every_target(y);
 }
 
+// Every kernel, every target: the heuristics' actions give the unoptimized results.
 TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
   Tensor conv_in = data({2, 6, 11, 13}, 10);
   std::vector<std::pair<std::string, Tensor>> kernels = {
