@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/half_arithmetic.hpp"
 #include "ir/half.hpp"
@@ -97,6 +98,8 @@ class IrSpeller {
 
   std::string run(const std::vector<UOpPtr>& program) {
     for (const KernelSignature::Buffer& b : sig_.buffers) slot_types_[b.slot] = b.dtype;
+    for (const UOpPtr& u : program)
+      if (u->op() == Ops::CAST && is_16bit_float(u->dtype())) rounded_.insert(u->src(0).get());
     for (const UOpPtr& u : program) {
       DType d = u->dtype().base();
       if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
@@ -405,7 +408,10 @@ class IrSpeller {
     DType d = u->dtype(), in = u->src(0)->dtype();
     bool f = in.is_float(), sgn = !in.is_unsigned() && !in.is_bool();
     bool accumulates = std::any_of(u->src().begin(), u->src().end(), loads_accumulator);
-    std::string fast = std::string(" ") + (accumulates ? kAccumulate : kFast);
+    // A result rounded to a 16-bit float is rounded there: LLVM narrows `half(float(a) * float(b))`
+    // to a half multiply, which `contract` would let it fuse with the next add on CPUs with
+    // half-precision FMA (AVX512-FP16), one rounding fewer than the graph says.
+    std::string fast = std::string(" ") + (rounded_.count(u.get()) ? "nsz" : accumulates ? kAccumulate : kFast);
     if (in.is_bool() && u->op() != Ops::WHERE) {  // logic: C computes bools as 0/1 integers
       switch (u->op()) {
         case Ops::ADD:
@@ -582,6 +588,7 @@ class IrSpeller {
   std::unordered_map<const UOp*, Loop> loops_;
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
+  std::unordered_set<const UOp*> rounded_;  // values cast to a 16-bit float
 };
 
 }  // namespace

@@ -150,6 +150,30 @@ TEST(LlvmCompiler, UnknownTargetIsACompileErrorNamingIt) {
 
 TEST(LlvmCompiler, TargetThatIsNotANameIsRefused) { EXPECT_THROW(LlvmCompiler("native; rm -rf /"), Error); }
 
+
+// A value the graph rounds to float16 is computed without `contract`: on a CPU with half-precision
+// FMA (AVX512-FP16) LLVM would otherwise narrow `half(a * b)` to a half multiply and fuse it with
+// the next add, rounding once where the graph rounds twice. Checked on the IR, so on every CPU.
+TEST(LlvmRenderer, ValuesRoundedToHalfAreNotContracted) {
+  Tensor a = Tensor::rand({37}, 1).cast(dtypes::float16), b = Tensor::rand({37}, 2).cast(dtypes::float16);
+  Tensor c = Tensor::rand({37}, 3).cast(dtypes::float16);
+  ExecutionPlan plan = Tensor::prepare({a * b + c}, {.compiler = "llvm"});
+  size_t checked = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    const std::string& ir = k->kernel->code;
+    for (size_t at = ir.find("fptrunc "); at != std::string::npos; at = ir.find("fptrunc ", at + 1)) {
+      size_t from = ir.find('%', at), end = ir.find_first_of(" ,\n", from);
+      std::string operand = ir.substr(from, end - from);
+      size_t def = ir.find("  " + operand + " = ");
+      ASSERT_NE(def, std::string::npos) << operand;
+      std::string line = ir.substr(def, ir.find('\n', def) - def);
+      EXPECT_EQ(line.find("contract"), std::string::npos) << line;
+      checked += line.find("fmul") != std::string::npos || line.find("fadd") != std::string::npos;
+    }
+  }
+  EXPECT_GE(checked, 2u) << "the product and the sum are each rounded to half";
+}
+
 // The same kernels through both CPU backends give the same answers.
 TEST(CpuBackends, LlvmAndClangAgree) {
   Tensor a = Tensor::rand({37, 53}, 1), b = Tensor::rand({53, 29}, 2);

@@ -59,7 +59,7 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& cpu, cons
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!t) throw CompileError("LLVM has no target for " + triple + ": " + err);
   llvm::TargetOptions options;
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // as -ffp-contract=fast
+  options.AllowFPOpFusion = llvm::FPOpFusion::Standard;  // fused where an instruction says `contract`
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(triple, cpu, features, options, llvm::Reloc::PIC_,
                                                                  llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
   if (!tm) throw CompileError("LLVM cannot build for the CPU '" + cpu + "'");
