@@ -7,27 +7,23 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "device/disk_cache.hpp"
+#include "device/temp_cache_dir.hpp"
 
 namespace lathe {
 namespace {
 
 namespace fs = std::filesystem;
 
-class DiskCache : public ::testing::Test {
+class DiskCache : public testing::TempCacheDir {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("lathe-disk-cache-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-  }
   void TearDown() override {
-    fs::remove_all(dir_);
+    TempCacheDir::TearDown();
     unsetenv("LATHE_CACHE_MB");
   }
-  fs::path dir_;
 };
 
 std::vector<uint8_t> payload(size_t n, uint8_t fill) { return std::vector<uint8_t>(n, fill); }
@@ -149,19 +145,15 @@ TEST_F(DiskCache, HitsAcrossProcesses) {
     ::pclose(p);
     return out;
   };
-  auto listing = [&] {
-    std::map<std::string, fs::file_time_type> m;
-    for (const char* folder : {"kernels", "programs"})
-      for (auto& f : fs::directory_iterator(dir_ / folder)) m[std::string(folder) + "/" + f.path().filename().string()] = f.last_write_time();
-    return m;
-  };
   std::string first = capture(run);
-  auto after_first = listing();
-  ASSERT_FALSE(after_first.empty()) << first;
+  auto kernels = snapshot("kernels"), programs = snapshot("programs");
+  ASSERT_FALSE(kernels.empty()) << first;
+  ASSERT_FALSE(programs.empty()) << first;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // file times are coarse
   std::string second = capture(run);
-  auto after_second = listing();
-  ASSERT_EQ(after_second.size(), after_first.size()) << "nothing new compiled:\n" << second;
-  for (const auto& [name, t] : after_first) EXPECT_GT(after_second.at(name), t) << name << " was read (used) again";
+  SCOPED_TRACE(second);
+  expect_read_not_rewritten(kernels, snapshot("kernels"));
+  expect_read_not_rewritten(programs, snapshot("programs"));
   auto probs = [](const std::string& out) { return out.substr(out.find("output probs")); };
   EXPECT_EQ(probs(first).substr(0, probs(first).find('\n')), probs(second).substr(0, probs(second).find('\n')));
 }

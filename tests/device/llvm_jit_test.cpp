@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "device/cpu/llvm_jit.hpp"
+#include "device/add_one.hpp"
 #include "device/temp_cache_dir.hpp"
 #include "lathe/lathe.hpp"
 
@@ -30,14 +31,7 @@ ProgramSpec add_one_kernel(const std::string& name, const std::string& salt = ""
   return p;
 }
 
-void run_add_one(const CompiledSpec& c) {
-  std::unique_ptr<Program> prog = load_llvm_program(c, 0, false, false);
-  float in[4] = {1, 2, 3, 4}, out[4] = {};
-  void* bufs[2] = {out, in};
-  prog->execute(bufs, nullptr, {1, 1, 1}, std::nullopt);
-  EXPECT_EQ(out[0], 2.0f);
-  EXPECT_EQ(out[3], 5.0f);
-}
+void run_add_one(const CompiledSpec& c) { testing::expect_adds_one(*load_llvm_program(c, 0, false, false)); }
 
 using LlvmJit = testing::TempCacheDir;
 
@@ -55,7 +49,12 @@ TEST_F(LlvmJit, CompilesLoadsAndRuns) {
 TEST_F(LlvmJit, ProgramsOfOneKernelLiveApart) {
   CompiledSpec c = LlvmCompiler::get().compile(add_one_kernel("k_twice"));
   auto first = load_llvm_program(c, 0, false, false);
-  run_add_one(c);
+  {
+    auto second = load_llvm_program(c, 0, false, false);
+    testing::expect_adds_one(*first);
+    testing::expect_adds_one(*second);
+  }
+  testing::expect_adds_one(*first);  // the other copy's removal left this one linked
   first.reset();
   run_add_one(c);
 }
@@ -113,20 +112,22 @@ TEST_F(LlvmJit, CacheOffWritesNothing) {
   EXPECT_TRUE(entries().empty());
 }
 
-// prepare() from several threads at once compiles and links kernels concurrently.
+// prepare() from several threads at once compiles and links kernels concurrently: eight threads
+// race on two sources (one cache entry each, compiled and written by whichever come first).
 TEST_F(LlvmJit, CompilesAndLoadsFromManyThreadsAtOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> ran{0};
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 4; ++i) {
-        ProgramSpec p = add_one_kernel("k_thread", "thread " + std::to_string(t) + " kernel " + std::to_string(i % 2));
+        ProgramSpec p = add_one_kernel("k_thread", "kernel " + std::to_string((t + i) % 2));
         run_add_one(LlvmCompiler::get().compile(p));
         ++ran;
       }
     });
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(ran.load(), 32);
+  EXPECT_EQ(entries().size(), 2u);
 }
 
 #if defined(__x86_64__)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "codegen/pipeline.hpp"
 #include "device/backend.hpp"
@@ -37,7 +38,7 @@ UOpPtr symbolic_ast() {
   Variable n("n", 1, 4096);
   Tensor x = f32(data(4096 * 64, 1), {4096, 64});
   Tensor y = (x.shrink({{0, n.bind(1000)}, {0, 64}}).exp() * 2.0f).sum({0});
-  return Tensor::prepare({y}, {.threads = 2}).prepared_kernels().at(0)->ast;
+  return Tensor::prepare({y}, {.threads = 2, .verify = true}).prepared_kernels().at(0)->ast;  // stores no program
 }
 
 ProgramSpec built(const UOpPtr& ast) {
@@ -83,7 +84,7 @@ TEST_F(ProgramCache, AStoredProgramReadsBackWhole) {
 
 TEST_F(ProgramCache, OnlyTheSameAstAndSettingsHit) {
   UOpPtr ast = symbolic_ast();
-  UOpPtr other = (f32(data(12, 3), {3, 4}) + 1.0f).prepare().prepared_kernels().at(0)->ast;
+  UOpPtr other = Tensor::prepare({f32(data(12, 3), {3, 4}) + 1.0f}, {.verify = true}).prepared_kernels().at(0)->ast;
   write_program(ast, "CPU | settings A", built(ast));
   EXPECT_FALSE(read_program(ast, "CPU | settings B"));
   EXPECT_FALSE(read_program(other, "CPU | settings A"));
@@ -141,11 +142,12 @@ TEST_F(ProgramCache, AKernelFromAStoredProgramIsThePipelinesKernel) {
   EXPECT_TRUE(programs().empty()) << "a verifying compile stores nothing";
   clear_kernel_cache();
   auto [made, want] = run(false);
-  size_t stored = programs().size();
-  EXPECT_EQ(stored, made.size());
+  EXPECT_EQ(programs().size(), made.size());
+  auto stored = snapshot("programs");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // file times are coarse
   clear_kernel_cache();
   auto [read, got] = run(false);
-  EXPECT_EQ(programs().size(), stored) << "nothing new rendered";
+  expect_read_not_rewritten(stored, snapshot("programs"));
   EXPECT_EQ(got, want);
   ASSERT_EQ(read.size(), made.size());
   for (size_t i = 0; i < made.size(); ++i) {
