@@ -66,7 +66,8 @@ def main():
                 cold = bench(a.lathe, model, b, caches[b], 1, a.threads)
                 warm = [bench(a.lathe, model, b, caches[b], 1, a.threads) for _ in range(3)]
                 r[b] = {"cold_ms": cold["compile_ms"], "warm_ms": statistics.median(w["compile_ms"] for w in warm),
-                        "load_ms": statistics.median(w["load_ms"] for w in warm), "kernels": cold["kernels"],
+                        "load_ms": statistics.median(w["load_ms"] for w in warm),
+                        "kernels": f"{cold['kernels']} ({cold.get('distinct_kernels', '?')})",
                         "compile": cold["kernel_compile_ms"], "codegen": cold["kernel_codegen_ms"]}
             for b in backends:
                 r[b]["median_ms"] = float("inf")
@@ -80,14 +81,14 @@ def main():
         print(f"measured {name}", file=sys.stderr)
 
     print()
-    print("| model | kernels | backend | model load ms | first prepare, cold ms | warm disk cache ms (median of 3) "
+    print("| model | kernels (distinct) | backend | model load ms | first prepare, cold ms | warm disk cache ms (median of 3) "
           "| per-kernel compile+load ms (median / max) | per-kernel codegen ms (median) | steady median ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for b in backends:
             x = r[b]
-            comp = x["compile"] or [0.0]
-            gen = x["codegen"] or [0.0]
+            comp = x["compile"] or [float("nan")]  # none: printed as nan, never as a time
+            gen = x["codegen"] or [float("nan")]
             print(f"| {r['model']} | {x['kernels']} | {b} | {x['load_ms']:.0f} | {x['cold_ms']:.0f} | {x['warm_ms']:.1f} | "
                   f"{statistics.median(comp):.1f} / {max(comp):.1f} | {statistics.median(gen):.1f} | {x['median_ms']:.3f} |")
     print()

@@ -27,9 +27,9 @@ struct CachedKernel {
   std::optional<std::array<UOpPtr, 3>> local_size;  // none: direct global-id execution
   Estimates estimates;                    // the work one execution does (see ProgramSpec)
   std::string opts;                       // the optimizer's actions (see ProgramSpec)
-  double codegen_ms = 0;                  // building it, this process: the codegen pipeline (optimize, render)
-  double compile_ms = 0;                  // and the backend (compile or disk cache, load); 0 for both when
-                                          // another plan had built it (the kernel cache)
+  double codegen_ms = 0;                  // building it in this process: the codegen pipeline, or reading its stored program
+  double compile_ms = 0;                  // and the backend (compile or disk cache, load); a kernel shared through the
+                                          // kernel cache keeps the times of the plan that built it
 };
 
 /// What identifies a kernel: the AST's structural hash plus device and compiler identity.

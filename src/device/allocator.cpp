@@ -20,8 +20,6 @@ constexpr size_t kAlign = 64;
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeFrom = size_t{4} << 20;
 
-// What is really allocated for a request of `size` (huge-page buffers end on a page boundary).
-size_t backing_size(size_t size) { return size >= kHugeFrom ? (size + kHugePage - 1) / kHugePage * kHugePage : size; }
 
 struct Pool {
   std::mutex mu;
@@ -60,7 +58,10 @@ Pool& pool() {
 
 }  // namespace
 
-size_t host_alloc_size(size_t nbytes) { return (nbytes + kAlign - 1) / kAlign * kAlign + (nbytes == 0 ? kAlign : 0); }
+size_t host_alloc_size(size_t nbytes) {
+  size_t size = (nbytes + kAlign - 1) / kAlign * kAlign + (nbytes == 0 ? kAlign : 0);
+  return size >= kHugeFrom ? (size + kHugePage - 1) / kHugePage * kHugePage : size;  // whole huge pages
+}
 
 void* host_alloc(size_t nbytes) {
   size_t size = host_alloc_size(nbytes);
@@ -78,10 +79,10 @@ void* host_alloc(size_t nbytes) {
     ++p.stats.allocations;
   }
   bool huge = size >= kHugeFrom;
-  void* ptr = std::aligned_alloc(huge ? kHugePage : kAlign, backing_size(size));
+  void* ptr = std::aligned_alloc(huge ? kHugePage : kAlign, size);
   if (!ptr) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-  if (huge) ::madvise(ptr, backing_size(size), MADV_HUGEPAGE);  // a hint: refused is fine
+  if (huge) ::madvise(ptr, size, MADV_HUGEPAGE);  // a hint: refused is fine
 #endif
   return ptr;
 }

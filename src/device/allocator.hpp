@@ -9,7 +9,7 @@ namespace lathe::detail {
 
 void* host_alloc(size_t nbytes);
 void host_free(void* ptr, size_t nbytes);
-/// The bytes host_alloc(nbytes) takes: whole 64-byte lines, at least one.
+/// The bytes host_alloc(nbytes) takes: whole 64-byte lines, at least one; from 4 MiB, whole 2 MiB pages.
 size_t host_alloc_size(size_t nbytes);
 
 }  // namespace lathe::detail

@@ -101,7 +101,6 @@ size_t stop_trace() {
   return r.kernels;
 }
 
-
 namespace detail {
 
 int64_t trace_now() {

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <unordered_set>
 
 #include "ir/label.hpp"

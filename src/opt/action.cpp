@@ -61,8 +61,8 @@ UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
 
-// The loop runs to `padded`; every access its index reaches past `size` is gated, and a reduction
-// over it adds its identity there.
+// The loop runs to `padded`. Past `size`, an output loop's stores are gated and its loads clamped;
+// a reduction's loop's accesses are gated and the reduction adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
   UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {r}) : ast;
@@ -86,17 +86,31 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
     out = substitute(substitute(out, clamped), {{held.get(), last}});
   }
   struct Ctx {
-    UOpPtr r, inside, last;
-  } ctx{r, lt(r, l.size), last};
+    UOpPtr r, inside;
+    bool output_loop;
+    // `i` gated to the loop's real positions, or null when it needs no gate (or has it).
+    UOpPtr gated(const UOpPtr& i) const {
+      if (!varies_with(i->src(1), r.get())) return nullptr;
+      if (i->src().size() == 3 && varies_with(i->src(2), inside.get())) return nullptr;
+      UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), inside) : inside;
+      return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});
+    }
+  } ctx{r, lt(r, l.size), !l.reduce};
   static const PatternMatcher pm({
+      // An output loop's stores (its loads are clamped above); a reduction's loop's every access.
+      {UPat(Ops::STORE).named("st"), [](const Match& m) -> UOpPtr {
+         const auto& c = m.ctx<const Ctx>();
+         const UOpPtr& st = m["st"];
+         if (!c.output_loop || st->src(0)->op() != Ops::INDEX) return nullptr;
+         UOpPtr idx = c.gated(st->src(0));
+         if (!idx) return nullptr;
+         std::vector<UOpPtr> src = st->src();
+         src[0] = idx;
+         return UOp::make(Ops::STORE, st->dtype(), std::move(src), st->arg());
+       }},
       {UPat(Ops::INDEX).named("i"), [](const Match& m) -> UOpPtr {
          const auto& c = m.ctx<const Ctx>();
-         const UOpPtr& i = m["i"];
-         if (!varies_with(i->src(1), c.r.get())) return nullptr;
-         if (c.last && varies_with(i->src(1), c.last.get())) return nullptr;  // a clamped load's
-         if (i->src().size() == 3 && varies_with(i->src(2), c.inside.get())) return nullptr;  // gated already
-         UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), c.inside) : c.inside;
-         return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});
+         return c.output_loop ? nullptr : c.gated(m["i"]);
        }},
       {UPat(Ops::REDUCE).named("red"), [](const Match& m) -> UOpPtr {
          const auto& c = m.ctx<const Ctx>();

@@ -191,7 +191,8 @@ class Planner {
       return;
     }
     if (best_vectors == 2) apply({OptOp::UPCAST, v.axis, 2});
-    if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows})) return;
+    if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
+      best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     order(best_row->axis, v.axis);
   }

@@ -13,10 +13,10 @@
 
 namespace lathe {
 
-/// The codegen settings `options` asks for, its unset fields from the environment.
 /// A numeric switch from the environment (NOOPT=1, LATHE_ARENA=0, ...); `otherwise` when unset.
 bool env_flag(const char* name, bool otherwise = false);
 
+/// The codegen settings `options` asks for, its unset fields from the environment.
 KernelOptions kernel_options(const PrepareOptions& options);
 
 /// The kernel of `ast` for `device`, with `opts` as its actions when given (else the heuristics').

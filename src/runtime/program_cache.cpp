@@ -59,7 +59,9 @@ std::optional<ProgramSpec> read_program(const UOpPtr& ast, const std::string& se
       int64_t lo = r.num<int64_t>(), hi = r.num<int64_t>();
       spec.add_var(Variable(name, lo, hi));
     }
-    std::vector<std::string> names(r.num<uint32_t>());
+    uint32_t count = r.num<uint32_t>();
+    r.need(count);  // at least a byte each: a damaged count is an Error, not an allocation
+    std::vector<std::string> names(count);
     for (std::string& n : names) n = r.str();
     spec.set_var_names(std::move(names));
     std::vector<size_t> globals = read_slots(r), outs = read_slots(r), ins = read_slots(r);

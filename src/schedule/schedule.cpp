@@ -36,8 +36,6 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idx, const SymDims& dims) {
   return lin;
 }
 
-// Lowers the tensor graph under one realized node to index arithmetic over loop ranges. Sizes
-// are index expressions, so symbolic axes become loops over a variable.
 // Whether the kernel that stores `root` reads `u` from memory: a BUFFER, or a node another kernel
 // stores (`realized`). The one rule the lowering, views and labels share.
 bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp*, bool>& realized) {
@@ -46,6 +44,8 @@ bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp
   return &u != root && it != realized.end() && it->second;
 }
 
+// Lowers the tensor graph under one realized node to index arithmetic over loop ranges. Sizes
+// are index expressions, so symbolic axes become loops over a variable.
 class KernelLowering {
  public:
   KernelLowering(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
@@ -158,13 +159,16 @@ int bench(const BenchOptions& o) {
   double gflop = static_cast<double>(plan.estimated_work().ops) / 1e9;
   if (o.json) {
     std::string codegen = "[", backend = "[";
+    std::set<const CachedKernel*> seen;  // each compiled kernel once, however often the plan launches it
     for (const CachedKernel& k : plan.kernels()) {
+      if (!seen.insert(&k).second) continue;
       codegen += (codegen.size() > 1 ? ", " : "") + std::to_string(k.codegen_ms);
       backend += (backend.size() > 1 ? ", " : "") + std::to_string(k.compile_ms);
     }
     std::printf("{\"load_ms\": %.3f, \"compile_ms\": %.3f, \"min_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"kernels\": %zu, \"iters\": %zu, "
-                "\"gflop\": %.6f, \"kernel_codegen_ms\": %s], \"kernel_compile_ms\": %s], %s}\n",
-                load_ms, compile_ms, lo, med, hi, kernels, times.size(), gflop, codegen.c_str(), backend.c_str(), memory_json(plan).c_str());
+                "\"gflop\": %.6f, \"distinct_kernels\": %zu, \"kernel_codegen_ms\": %s], \"kernel_compile_ms\": %s], %s}\n",
+                load_ms, compile_ms, lo, med, hi, kernels, times.size(), gflop, seen.size(), codegen.c_str(), backend.c_str(),
+                memory_json(plan).c_str());
   } else {
     std::printf("%s: %zu kernels, %.3f GFLOP, load %.1f ms, compile %.1f ms, latency min %.3f ms, median %.3f ms, max %.3f ms over %zu runs\n",
                 o.model.empty() ? "built-in MLP" : o.model.c_str(), kernels, gflop, load_ms, compile_ms, lo, med, hi, times.size());

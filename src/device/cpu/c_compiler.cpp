@@ -10,9 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
-#include <sstream>
-#include <thread>
 
 #include "device/cpu/cpu_program.hpp"
 #include "device/disk_cache.hpp"

@@ -142,10 +142,9 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   std::string triple = tm->getTargetTriple().str();
   bool arm = triple.rfind("aarch64", 0) == 0;
   vectors_ = has("avx512f") ? OptTarget{64, 32, 1} : has("avx") ? OptTarget{32, 16, 1} : arm ? OptTarget{16, 32, 1} : OptTarget{16, 16, 1};
-  // Every feature the CPU has takes part (two CPUs sharing a name may differ): the feature
-  // string of the subtarget after LLVM resolved the CPU name.
-  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 | " + triple + " | cpu " + cpu_ + " | features " +
-              cache_key(sti->getFeatureString().str() + features_);
+  // The CPU's name and the features asked for: for the host every feature it reports (two CPUs
+  // sharing a name may differ, e.g. in AVX512-FP16), for a named target its tuning flags.
+  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 | " + triple + " | cpu " + cpu_ + " | features " + cache_key(features_);
 }
 
 CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
