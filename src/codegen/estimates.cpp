@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "codegen/linearize.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
@@ -34,12 +35,19 @@ UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
 }  // namespace
 
 Estimates count_work(const std::vector<UOpPtr>& program) {
+  // What computes addresses and gates: everything under an access's index, each node visited once.
   std::unordered_set<const UOp*> addressing;
+  std::vector<const UOp*> todo;
   for (const UOpPtr& u : program) {
     if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
     const UOpPtr& idx = u->src(0);
-    for (size_t i = 1; i < idx->src().size(); ++i)
-      for (const UOpPtr& n : toposort(idx->src(i))) addressing.insert(n.get());
+    for (size_t i = 1; i < idx->src().size(); ++i) todo.push_back(idx->src(i).get());
+  }
+  while (!todo.empty()) {
+    const UOp* n = todo.back();
+    todo.pop_back();
+    if (!addressing.insert(n).second) continue;
+    for (const UOpPtr& s : n->src()) todo.push_back(s.get());
   }
   UOpPtr zero = UOp::index_const(0);
   UOpPtr ops = zero, index_ops = zero;
@@ -67,11 +75,18 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
       else ops = ops + count;
     }
   }
+  // The launch indices: inline nodes (SPECIAL among them) are not listed, but sit under listed ones.
   std::vector<UOpPtr> launches;
-  for (const UOpPtr& u : program)
-    for (const UOpPtr& s : u->src())
-      for (const UOpPtr& n : toposort(s))
-        if (n->op() == Ops::SPECIAL && std::find(launches.begin(), launches.end(), n) == launches.end()) launches.push_back(n);
+  std::unordered_set<const UOp*> seen;
+  std::vector<UOpPtr> under;
+  for (const UOpPtr& u : program) under.insert(under.end(), u->src().begin(), u->src().end());
+  while (!under.empty()) {
+    UOpPtr n = std::move(under.back());
+    under.pop_back();
+    if (!is_inline(n->op()) || !seen.insert(n.get()).second) continue;
+    if (n->op() == Ops::SPECIAL) launches.push_back(n);
+    under.insert(under.end(), n->src().begin(), n->src().end());
+  }
   UOpPtr lds = zero, mem = zero;
   for (auto& [slot, b] : per_buffer) {
     UOpPtr moved = all_launches(b.first, launches);

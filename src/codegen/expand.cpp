@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen/half_arithmetic.hpp"
+#include "codegen/transpose.hpp"
 #include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/pattern.hpp"
@@ -90,7 +91,94 @@ class Vectorizer {
     return out;
   }
 
+  // A register axis of `rs` along which `st` stores contiguously while it does not along the
+  // vector axis (a convolution's channels in lanes, its pixels in rows): its positions, up to a
+  // vector's width, are stored as the columns of a tile transposed in registers.
+  UOpPtr transpose_axis(const UOpPtr& st, const std::vector<UOpPtr>& rs) {
+    if (!dep(st->src(1))) return nullptr;
+    for (const UOpPtr& r : rs)
+      if (r->src(0)->vmax() >= 2 && r->src(0)->vmax() <= w_ && transposable(st, r)) return r;
+    return nullptr;
+  }
+
+  // `st` once per position of `r` (from transpose_axis), as one store per lane of the vector axis
+  // of that lane's positions, in pieces of power-of-two lengths (7 positions: 4, 2 and 1).
+  std::vector<UOpPtr> transposed_store(const UOpPtr& st, const UOpPtr& r) {
+    int n = static_cast<int>(r->src(0)->vmax()), k = 1;
+    while (k < n) k *= 2;
+    for (const UOpPtr& u : toposort(st->src(1)))
+      if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n, k);
+    std::vector<UOpPtr> rows;
+    for (int j = 0; j < n; ++j) {
+      keep_.push_back(at(st, r, j));  // the memos key on its nodes' addresses
+      rows.push_back(broadcast(vec(keep_.back()->src(1))));
+    }
+    while (static_cast<int>(rows.size()) < k) rows.push_back(rows[0]);  // lanes never stored
+    std::vector<UOpPtr> columns = rows_to_columns(rows);
+    const UOpPtr& idx = st->src(0);
+    UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
+    std::vector<UOpPtr> out;
+    for (int l = 0; l < w_; ++l) {
+      UOpPtr off = at(idx->src(1), v_, l);
+      for (int j = 0; j < n;) {
+        int piece = 1;
+        while (piece * 2 <= n - j) piece *= 2;
+        out.push_back(UOp::make(Ops::STORE, dtypes::void_, {index(idx, at(off, r, j), gate), lanes(columns[l], j, piece)}));
+        j += piece;
+      }
+    }
+    return out;
+  }
+
  private:
+  // Whether the access through `idx` is strided along the vector axis and contiguous along `r`,
+  // under a gate the same for all its lanes and positions, of a type kept whole in vectors.
+  bool transposable(const UOpPtr& access, const UOpPtr& r) {
+    const UOpPtr& idx = access->src(0);
+    DType elem = idx->src(0)->dtype().base();
+    UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
+    if (elem.is_bool() || is_16bit_float(elem) || (gate && (dep(gate) || varies_with(gate, r.get())))) return false;
+    return dep(idx->src(1)) && step_along(idx->src(1), v_) != 1 && step_along(idx->src(1), r) == 1;
+  }
+
+  // The load `u` at each of `r`'s `n` positions (a residual a convolution adds, in the layout its
+  // stores have): each lane's positions read as vectors, transposed into one vector per position,
+  // and remembered as the vectorized value of that position's copy of `u`.
+  void transposed_load(const UOpPtr& u, const UOpPtr& r, int n, int k) {
+    const UOpPtr& idx = u->src(0);
+    UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
+    DType elem = u->dtype();
+    std::vector<UOpPtr> columns;
+    for (int l = 0; l < w_; ++l) {
+      UOpPtr off = at(idx->src(1), v_, l);
+      std::vector<UOpPtr> ls;
+      for (int j = 0; j < n;) {
+        int piece = 1;
+        while (piece * 2 <= n - j) piece *= 2;
+        UOpPtr part = UOp::make(Ops::LOAD, piece > 1 ? elem.vec(piece) : elem, {index(idx, at(off, r, j), gate)});
+        if (piece == k) ls = {part};
+        else for (int i = 0; i < piece; ++i) ls.push_back(lane(part, i));
+        j += piece;
+      }
+      while (ls.size() > 1 && static_cast<int>(ls.size()) < k) ls.push_back(ls[0]);  // lanes never read
+      columns.push_back(ls.size() == 1 ? ls[0] : UOp::make(Ops::VECTORIZE, elem.vec(k), std::move(ls)));
+    }
+    std::vector<UOpPtr> rows = columns_to_rows(columns);
+    for (int j = 0; j < n; ++j) {
+      keep_.push_back(at(u, r, j));
+      memo_[keep_.back().get()] = rows[static_cast<size_t>(j)];
+    }
+  }
+
+  // Lanes [first, first + n) of `v`.
+  static UOpPtr lanes(const UOpPtr& v, int first, int n) {
+    if (n == v->dtype().count()) return v;
+    if (n == 1) return lane(v, first);
+    std::vector<UOpPtr> ls;
+    for (int i = 0; i < n; ++i) ls.push_back(lane(v, first + i));
+    return UOp::make(Ops::VECTORIZE, v->dtype().scalar().vec(n), std::move(ls));
+  }
+
   bool dep(const UOpPtr& u) {
     if (auto it = dep_.find(u.get()); it != dep_.end()) return it->second;
     bool d = u == v_;
@@ -230,6 +318,7 @@ class Vectorizer {
   UOpPtr lanes_;
   std::unordered_map<const UOp*, bool> dep_;
   std::unordered_map<const UOp*, UOpPtr> memo_;
+  std::vector<UOpPtr> keep_;  // nodes made here that the memos name
 };
 
 // The axis whose positions become vector lanes: the first register axis the optimizer made (the
@@ -260,19 +349,20 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   Unrolled ctx{vector_axis.get()};
   static const PatternMatcher reduces({{UPat(Ops::REDUCE), unroll_reduce}});
   UOpPtr unrolled = graph_rewrite(ast, reduces, &ctx);
-  std::vector<UOpPtr> stores;
+  std::optional<Vectorizer> vz;
+  if (vector_axis) vz.emplace(vector_axis);
+  std::vector<UOpPtr> stores, copied;  // `copied` outlives the vectorizer's memos of its nodes
   for (const UOpPtr& st : unrolled->src()) {
     std::vector<UOpPtr> rs;
     for (const UOpPtr& r : regs)
       if (r != vector_axis && varies_with(st, r.get())) rs.push_back(r);
-    for (const UOpPtr& c : copies(st, rs)) stores.push_back(c);
-  }
-  if (vector_axis) {
-    Vectorizer vz(vector_axis);
-    std::vector<UOpPtr> vs;
-    for (const UOpPtr& st : stores)
-      for (const UOpPtr& s : vz.store(st)) vs.push_back(s);
-    stores = std::move(vs);
+    UOpPtr across = vz ? vz->transpose_axis(st, rs) : nullptr;
+    if (across) rs.erase(std::find(rs.begin(), rs.end(), across));
+    for (const UOpPtr& c : copies(st, rs)) {
+      copied.push_back(c);
+      std::vector<UOpPtr> done = across ? vz->transposed_store(c, across) : vz ? vz->store(c) : std::vector<UOpPtr>{c};
+      stores.insert(stores.end(), done.begin(), done.end());
+    }
   }
   return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
 }

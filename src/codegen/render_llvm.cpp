@@ -364,6 +364,29 @@ class IrSpeller {
     else store();
   }
 
+  // Lanes picked from at most two vectors of one type (a tile transpose's step) as one
+  // shufflevector; "" when `u` is not that.
+  std::string shuffle(const UOpPtr& u) {
+    const UOpPtr *a = nullptr, *b = nullptr;
+    for (const UOpPtr& s : u->src()) {
+      if (s->op() != Ops::GEP) return "";
+      const UOpPtr& from = s->src(0);
+      if (!a || from == *a) a = &from;
+      else if (!b || from == *b) b = &from;
+      else return "";
+    }
+    if (b && (*b)->dtype() != (*a)->dtype()) return "";
+    if (u->dtype().is_bool() || (*a)->dtype().is_bool()) return "";
+    int width = (*a)->dtype().count();
+    std::string mask;
+    for (const UOpPtr& s : u->src())
+      mask += std::string(mask.empty() ? "" : ", ") + "i32 " + std::to_string(s->arg_as<int64_t>() + (s->src(0) == *a ? 0 : width));
+    std::string r = fresh(), t = ir_type((*a)->dtype());
+    line(r + " = shufflevector " + t + " " + expr(*a) + ", " + t + " " + (b ? expr(*b) : "poison") + ", <" +
+         std::to_string(u->src().size()) + " x i32> <" + mask + ">");
+    return r;
+  }
+
   std::string vectorize(const UOpPtr& u) {
     DType d = u->dtype();
     std::string t = ir_type(d), lt = lane_type(d);
@@ -375,6 +398,7 @@ class IrSpeller {
       line(splat + " = shufflevector " + t + " " + one + ", " + t + " poison, " + vec_of("i32", d.count()) + " zeroinitializer");
       return splat;
     }
+    if (std::string shuffled = shuffle(u); !shuffled.empty()) return shuffled;
     std::string acc = "poison";
     for (size_t i = 0; i < u->src().size(); ++i) {
       std::string r = fresh();

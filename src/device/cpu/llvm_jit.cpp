@@ -6,6 +6,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -91,7 +92,12 @@ std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src,
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;  // what clang -O2 turns on
   tuning.SLPVectorization = true;
-  llvm::PassBuilder pb(tm.get(), tuning);
+  llvm::PassInstrumentationCallbacks pic;
+  static const std::string skip = std::getenv("LATHE_LLVM_SKIP") ? std::getenv("LATHE_LLVM_SKIP") : "";
+  pic.registerShouldRunOptionalPassCallback([](llvm::StringRef pass, llvm::Any) {
+    return skip.empty() || skip.find(pass.str()) == std::string::npos;
+  });
+  llvm::PassBuilder pb(tm.get(), tuning, std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

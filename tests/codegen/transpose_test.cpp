@@ -1,0 +1,132 @@
+// Tiles transposed in registers (codegen/transpose.hpp), and the stores and loads the vector pass
+// makes with them: a convolution with its output channels in vector lanes and a row of pixels
+// unrolled stores each channel's pixels as vectors, reads a residual the same way, and computes
+// what the unoptimized kernel does for every row length (powers of two, 7 = 4 + 2 + 1, 3, 5).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "codegen/pipeline.hpp"
+#include "codegen/render_c.hpp"
+#include "codegen/test_kernels.hpp"
+#include "codegen/transpose.hpp"
+#include "ir/toposort.hpp"
+#include "opt/opt_testing.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+// Lane `l` of a tree of VECTORIZE, GEP and CONST nodes.
+int64_t lane_value(const UOpPtr& u, int64_t l) {
+  switch (u->op()) {
+    case Ops::VECTORIZE: return lane_value(u->src(static_cast<size_t>(l)), 0);
+    case Ops::GEP: return lane_value(u->src(0), u->arg_as<int64_t>());
+    case Ops::CONST: return std::get<int64_t>(u->const_value());
+    default: ADD_FAILURE() << "unexpected " << to_string(*u); return -1;
+  }
+}
+
+// A tile of K vectors of N lanes holding row * 1000 + column.
+std::vector<UOpPtr> tile(int K, int N, bool by_column) {
+  std::vector<UOpPtr> vs;
+  for (int i = 0; i < (by_column ? N : K); ++i) {
+    std::vector<UOpPtr> lanes;
+    for (int j = 0; j < (by_column ? K : N); ++j) lanes.push_back(UOp::index_const(by_column ? j * 1000 + i : i * 1000 + j));
+    DType d = dtypes::index.vec(static_cast<int>(lanes.size()));
+    vs.push_back(UOp::make(Ops::VECTORIZE, d, std::move(lanes)));
+  }
+  return vs;
+}
+
+// Every shuffle the transpose made reads at most two vectors.
+void expect_two_sources(const std::vector<UOpPtr>& out) {
+  for (const UOpPtr& v : out)
+    for (const UOpPtr& u : toposort(v)) {
+      if (u->op() != Ops::VECTORIZE || u->src(0)->op() != Ops::GEP) continue;
+      std::set<const UOp*> from;
+      for (const UOpPtr& s : u->src()) from.insert(s->src(0).get());
+      EXPECT_LE(from.size(), 2u) << to_string(*u);
+    }
+}
+
+TEST(TileTranspose, RowsBecomeColumnsAndColumnsRows) {
+  for (auto [K, N] : std::vector<std::pair<int, int>>{{2, 2}, {2, 16}, {4, 4}, {4, 8}, {8, 16}, {16, 16}, {2, 64}}) {
+    SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(N));
+    std::vector<UOpPtr> columns = rows_to_columns(tile(K, N, false));
+    ASSERT_EQ(columns.size(), static_cast<size_t>(N));
+    for (int c = 0; c < N; ++c) {
+      ASSERT_EQ(columns[c]->dtype(), dtypes::index.vec(K));
+      for (int r = 0; r < K; ++r) EXPECT_EQ(lane_value(columns[c], r), r * 1000 + c);
+    }
+    expect_two_sources(columns);
+    std::vector<UOpPtr> rows = columns_to_rows(tile(K, N, true));
+    ASSERT_EQ(rows.size(), static_cast<size_t>(K));
+    for (int r = 0; r < K; ++r) {
+      ASSERT_EQ(rows[r]->dtype(), dtypes::index.vec(N));
+      for (int c = 0; c < N; ++c) EXPECT_EQ(lane_value(rows[r], c), r * 1000 + c);
+    }
+    expect_two_sources(rows);
+  }
+}
+
+TEST(TileTranspose, RefusesTilesWiderThanTheirVectors) {
+  EXPECT_THROW(rows_to_columns(tile(8, 4, false)), InternalError);
+  EXPECT_THROW(rows_to_columns(tile(3, 8, false)), InternalError);
+  EXPECT_THROW(columns_to_rows(tile(4, 6, true)), InternalError);
+  EXPECT_THROW(rows_to_columns({}), InternalError);
+}
+
+const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
+
+Tensor data(const Shape& shape, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::from_vector(test::grid_data(n, seed), shape);
+}
+
+// relu(conv(x) + residual): 32 output channels (lanes), a row of `width` pixels (unrolled).
+Tensor conv_with_residual(int64_t width) {
+  Tensor x = data({1, 8, 4, width}, 1), w = data({32, 8, 3, 3}, 2), res = data({1, 32, 4, width}, 3);
+  return (x.conv2d(w, data({32}, 4), {1, 1}, {1, 1}) + res).relu();
+}
+
+// The output is written and the residual read only as vectors (no lane-by-lane access), on an
+// AVX-512 target whose heuristics put channels in lanes and pixels in rows.
+TEST(TransposedAccess, ConvolutionStoresAndReadsEachChannelsPixelsAsVectors) {
+  Tensor y = conv_with_residual(8);
+  UOpPtr ast = test::kernel_ast(y);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
+  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  int stores = 0, residual_loads = 0;
+  for (const UOpPtr& u : toposort(p.ast)) {
+    if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
+    const UOpPtr& buf = u->src(0)->src(0);
+    if (buf->op() != Ops::DEFINE_GLOBAL) continue;
+    bool output = u->op() == Ops::STORE, residual = buf->dtype().ptr_size() == 32 * 4 * 8 && !output;
+    if (!output && !residual) continue;
+    DType d = output ? u->src(1)->dtype() : u->dtype();
+    EXPECT_EQ(d.count(), 8) << (output ? "store " : "load ") << to_string(*u) << " with " << to_string(opts);
+    (output ? stores : residual_loads) += 1;
+  }
+  EXPECT_EQ(stores, 32) << "one store per channel";
+  EXPECT_EQ(residual_loads, 32) << "one residual load per channel";
+}
+
+// Row lengths that are and are not powers of two, and a row too long for a transpose (the
+// heuristic's padded rows, gated per row): every target computes what the unoptimized kernel does.
+TEST(TransposedAccess, AgreesWithTheUnoptimizedKernelForEveryRowLength) {
+  for (int64_t width : {2, 3, 5, 7, 8, 12, 16, 37}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    ExecutionPlan plan = test::one_kernel_plan(conv_with_residual(width));
+    std::vector<float> want = test::reference(plan);
+    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+      std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+      SCOPED_TRACE(to_string(chosen));
+      EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 1e-5));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lathe
