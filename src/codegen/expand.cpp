@@ -101,31 +101,27 @@ class Vectorizer {
     return nullptr;
   }
 
-  // `st` once per position of `r` (from transpose_axis), as one store per lane of the vector axis
-  // of that lane's positions, in pieces of power-of-two lengths (7 positions: 4, 2 and 1).
+  // `st` once per position of `r` (from transpose_axis). The positions are taken in groups of
+  // power-of-two lengths (7: 4, 2 and 1); a group's values are transposed so that each lane of the
+  // vector axis stores the group's positions as one vector (a group of one, lane by lane).
   std::vector<UOpPtr> transposed_store(const UOpPtr& st, const UOpPtr& r) {
-    int n = static_cast<int>(r->src(0)->vmax()), k = 1;
-    while (k < n) k *= 2;
+    int n = static_cast<int>(r->src(0)->vmax());
     for (const UOpPtr& u : toposort(st->src(1)))
-      if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n, k);
-    std::vector<UOpPtr> rows;
-    for (int j = 0; j < n; ++j) {
-      keep_.push_back(at(st, r, j));  // the memos key on its nodes' addresses
-      rows.push_back(broadcast(vec(keep_.back()->src(1))));
-    }
-    while (static_cast<int>(rows.size()) < k) rows.push_back(rows[0]);  // lanes never stored
-    std::vector<UOpPtr> columns = rows_to_columns(rows);
+      if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
     const UOpPtr& idx = st->src(0);
     UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
     std::vector<UOpPtr> out;
-    for (int l = 0; l < w_; ++l) {
-      UOpPtr off = at(idx->src(1), v_, l);
-      for (int j = 0; j < n;) {
-        int piece = 1;
-        while (piece * 2 <= n - j) piece *= 2;
-        out.push_back(UOp::make(Ops::STORE, dtypes::void_, {index(idx, at(off, r, j), gate), lanes(columns[l], j, piece)}));
-        j += piece;
+    for (auto [first, size] : groups(n)) {
+      std::vector<UOpPtr> rows;
+      for (int j = first; j < first + size; ++j) {
+        keep_.push_back(at(st, r, j));  // the memos key on its nodes' addresses
+        if (size > 1) rows.push_back(broadcast(vec(keep_.back()->src(1))));
+        else for (const UOpPtr& one : store(keep_.back())) out.push_back(one);
       }
+      if (size == 1) continue;
+      std::vector<UOpPtr> columns = rows_to_columns(rows);
+      for (int l = 0; l < w_; ++l)
+        out.push_back(UOp::make(Ops::STORE, dtypes::void_, {index(idx, at(at(idx->src(1), r, first), v_, l), gate), columns[l]}));
     }
     return out;
   }
@@ -142,41 +138,35 @@ class Vectorizer {
   }
 
   // The load `u` at each of `r`'s `n` positions (a residual a convolution adds, in the layout its
-  // stores have): each lane's positions read as vectors, transposed into one vector per position,
-  // and remembered as the vectorized value of that position's copy of `u`.
-  void transposed_load(const UOpPtr& u, const UOpPtr& r, int n, int k) {
+  // stores have): for each group of positions (as transposed_store takes them), each lane's
+  // positions are read as one vector and transposed into one vector per position, remembered as
+  // the vectorized value of that position's copy of `u`. A group of one is left to load().
+  void transposed_load(const UOpPtr& u, const UOpPtr& r, int n) {
     const UOpPtr& idx = u->src(0);
     UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
-    DType elem = u->dtype();
-    std::vector<UOpPtr> columns;
-    for (int l = 0; l < w_; ++l) {
-      UOpPtr off = at(idx->src(1), v_, l);
-      std::vector<UOpPtr> ls;
-      for (int j = 0; j < n;) {
-        int piece = 1;
-        while (piece * 2 <= n - j) piece *= 2;
-        UOpPtr part = UOp::make(Ops::LOAD, piece > 1 ? elem.vec(piece) : elem, {index(idx, at(off, r, j), gate)});
-        if (piece == k) ls = {part};
-        else for (int i = 0; i < piece; ++i) ls.push_back(lane(part, i));
-        j += piece;
+    for (auto [first, size] : groups(n)) {
+      if (size == 1) continue;
+      std::vector<UOpPtr> columns;
+      for (int l = 0; l < w_; ++l)
+        columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(size), {index(idx, at(at(idx->src(1), r, first), v_, l), gate)}));
+      std::vector<UOpPtr> rows = columns_to_rows(columns);
+      for (int j = 0; j < size; ++j) {
+        keep_.push_back(at(u, r, first + j));
+        memo_[keep_.back().get()] = rows[static_cast<size_t>(j)];
       }
-      while (ls.size() > 1 && static_cast<int>(ls.size()) < k) ls.push_back(ls[0]);  // lanes never read
-      columns.push_back(ls.size() == 1 ? ls[0] : UOp::make(Ops::VECTORIZE, elem.vec(k), std::move(ls)));
-    }
-    std::vector<UOpPtr> rows = columns_to_rows(columns);
-    for (int j = 0; j < n; ++j) {
-      keep_.push_back(at(u, r, j));
-      memo_[keep_.back().get()] = rows[static_cast<size_t>(j)];
     }
   }
 
-  // Lanes [first, first + n) of `v`.
-  static UOpPtr lanes(const UOpPtr& v, int first, int n) {
-    if (n == v->dtype().count()) return v;
-    if (n == 1) return lane(v, first);
-    std::vector<UOpPtr> ls;
-    for (int i = 0; i < n; ++i) ls.push_back(lane(v, first + i));
-    return UOp::make(Ops::VECTORIZE, v->dtype().scalar().vec(n), std::move(ls));
+  // [first, first + size) runs of 0..n-1 of power-of-two sizes, largest first.
+  static std::vector<std::pair<int, int>> groups(int n) {
+    std::vector<std::pair<int, int>> out;
+    for (int first = 0; first < n;) {
+      int size = 1;
+      while (size * 2 <= n - first) size *= 2;
+      out.emplace_back(first, size);
+      first += size;
+    }
+    return out;
   }
 
   bool dep(const UOpPtr& u) {

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <unordered_set>
 
 #include "codegen/half_arithmetic.hpp"
+#include "codegen/linearize.hpp"
 #include "ir/half.hpp"
 #include "lathe/error.hpp"
 
@@ -100,6 +102,7 @@ class IrSpeller {
     for (const KernelSignature::Buffer& b : sig_.buffers) slot_types_[b.slot] = b.dtype;
     for (const UOpPtr& u : program)
       if (u->op() == Ops::CAST && is_16bit_float(u->dtype())) rounded_.insert(u->src(0).get());
+    find_unread_lanes(program);
     for (const UOpPtr& u : program) {
       DType d = u->dtype().base();
       if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
@@ -286,7 +289,9 @@ class IrSpeller {
         define(u, "bitcast " + typed(u->src(0)) + " to " + ir_type(u->dtype()));
         return;
       case Ops::VECTORIZE: names_[u.get()] = vectorize(u); return;
-      case Ops::GEP: define(u, "extractelement " + typed(u->src(0)) + ", i64 " + std::to_string(u->arg_as<int64_t>())); return;
+      case Ops::GEP:
+        if (unread_.count(u.get())) return;
+        define(u, "extractelement " + typed(u->src(0)) + ", i64 " + std::to_string(u->arg_as<int64_t>())); return;
       default: break;
     }
     if (!is_alu(u->op())) throw InternalError("the LLVM IR renderer cannot spell " + to_string(*u));
@@ -364,27 +369,49 @@ class IrSpeller {
     else store();
   }
 
-  // Lanes picked from at most two vectors of one type (a tile transpose's step) as one
-  // shufflevector; "" when `u` is not that.
-  std::string shuffle(const UOpPtr& u) {
-    const UOpPtr *a = nullptr, *b = nullptr;
-    for (const UOpPtr& s : u->src()) {
-      if (s->op() != Ops::GEP) return "";
-      const UOpPtr& from = s->src(0);
-      if (!a || from == *a) a = &from;
-      else if (!b || from == *b) b = &from;
-      else return "";
+  // The (one or two) vectors a VECTORIZE picks all its lanes from, when they are of one type:
+  // a tile transpose's step, spelled as one shufflevector.
+  static std::vector<const UOp*> shuffled(const UOp& u) {
+    std::vector<const UOp*> from;
+    if (u.op() != Ops::VECTORIZE || u.dtype().is_bool()) return {};
+    for (const UOpPtr& s : u.src()) {
+      if (s->op() != Ops::GEP) return {};
+      const UOp* v = s->src(0).get();
+      if (std::find(from.begin(), from.end(), v) != from.end()) continue;
+      if (from.size() == 2 || (!from.empty() && v->dtype() != from[0]->dtype())) return {};
+      from.push_back(v);
     }
-    if (b && (*b)->dtype() != (*a)->dtype()) return "";
-    if (u->dtype().is_bool() || (*a)->dtype().is_bool()) return "";
-    int width = (*a)->dtype().count();
-    std::string mask;
+    return from;
+  }
+
+  std::string shuffle(const UOpPtr& u, const std::vector<const UOp*>& from) {
+    int width = from[0]->dtype().count();
+    std::string mask, t = ir_type(from[0]->dtype());
     for (const UOpPtr& s : u->src())
-      mask += std::string(mask.empty() ? "" : ", ") + "i32 " + std::to_string(s->arg_as<int64_t>() + (s->src(0) == *a ? 0 : width));
-    std::string r = fresh(), t = ir_type((*a)->dtype());
-    line(r + " = shufflevector " + t + " " + expr(*a) + ", " + t + " " + (b ? expr(*b) : "poison") + ", <" +
+      mask += std::string(mask.empty() ? "" : ", ") + "i32 " + std::to_string(s->arg_as<int64_t>() + (s->src(0).get() == from[0] ? 0 : width));
+    std::string second = "poison";
+    for (const UOpPtr& s : u->src())
+      if (s->src(0).get() != from[0]) second = expr(s->src(0));
+    std::string r = fresh();
+    line(r + " = shufflevector " + t + " " + expr(u->src(0)->src(0)) + ", " + t + " " + second + ", <" +
          std::to_string(u->src().size()) + " x i32> <" + mask + ">");
     return r;
+  }
+
+  // GEPs only shuffles read: never spelled (a transpose would otherwise leave an extractelement
+  // per lane for LLVM to delete).
+  void find_unread_lanes(const std::vector<UOpPtr>& program) {
+    std::unordered_set<const UOp*> read;
+    std::function<void(const UOp&)> reads = [&](const UOp& u) {
+      if (!shuffled(u).empty()) return;
+      for (const UOpPtr& s : u.src()) {
+        if (s->op() == Ops::GEP) read.insert(s.get());
+        else if (is_inline(s->op())) reads(*s);
+      }
+    };
+    for (const UOpPtr& u : program) reads(*u);
+    for (const UOpPtr& u : program)
+      if (u->op() == Ops::GEP && !read.count(u.get())) unread_.insert(u.get());
   }
 
   std::string vectorize(const UOpPtr& u) {
@@ -398,7 +425,7 @@ class IrSpeller {
       line(splat + " = shufflevector " + t + " " + one + ", " + t + " poison, " + vec_of("i32", d.count()) + " zeroinitializer");
       return splat;
     }
-    if (std::string shuffled = shuffle(u); !shuffled.empty()) return shuffled;
+    if (std::vector<const UOp*> from = shuffled(*u); !from.empty()) return shuffle(u, from);
     std::string acc = "poison";
     for (size_t i = 0; i < u->src().size(); ++i) {
       std::string r = fresh();
@@ -613,6 +640,7 @@ class IrSpeller {
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
   std::unordered_set<const UOp*> rounded_;  // values cast to a 16-bit float
+  std::unordered_set<const UOp*> unread_;   // lanes (GEPs) only shuffles read
 };
 
 }  // namespace
