@@ -10,8 +10,9 @@ run, and prints one table with ratios.
 
 The peers come from the shared anchors (bench_numpy_torch.py, stream.c, peak.c) and
 bench/torch_extra.py. The machine is a shared VM whose speed drifts (up to 2x within minutes), so
-everything is measured in this one run, lathe and the peers in two interleaved rounds with each
-side's faster median kept, STREAM before and after; compare ratios, not numbers from another
+everything is measured in this one run, lathe and the peers in interleaved rounds (--rounds,
+default 2; lathe and the baseline swap order every round) with each side's faster median kept,
+STREAM before and after; compare ratios, not numbers from another
 day. Missing peers are reported as such, never invented. numpy/torch use the OpenBLAS the
 environment selects: unset OPENBLAS_CORETYPE to let it use its AVX-512 kernels.
 """
@@ -139,19 +140,24 @@ def main():
     ap.add_argument("--baseline", help="another lathe_bench (an earlier build) measured in the same run")
     ap.add_argument("--compiler", help="lathe's CPU backend (LATHE_CPU_COMPILER: llvm, clang; default: the build's)")
     ap.add_argument("--baseline-compiler", help="measure the baseline (default: this build) with this CPU backend")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (lathe and the baseline swap order each round)")
     args = ap.parse_args()
     if args.baseline_compiler and not args.baseline:
         args.baseline = args.binary
 
     # The VM's speed drifts by up to 2x over minutes: lathe (and the baseline) and the peers are
-    # each measured in two interleaved rounds, and each side keeps its faster median per workload.
+    # each measured in interleaved rounds, and each side keeps its faster median per workload. The
+    # baseline and lathe swap places every round (whichever runs second after the peers ran
+    # differently here), so neither side always gets the same slot.
     bw = stream_bandwidth(args.anchors, args.threads)
     peak1 = fma_peak(args.anchors, args.threads)
     lathe_runs, base_runs, peer_runs = [], [], []
-    for _ in range(2):
-        lathe_runs.append(lathe_results(args.binary, args.threads, args.compiler))
+    for i in range(args.rounds):
+        sides = [(lathe_runs, args.binary, args.compiler)]
         if args.baseline:
-            base_runs.append(lathe_results(args.baseline, args.threads, args.baseline_compiler))
+            sides.append((base_runs, args.baseline, args.baseline_compiler))
+        for runs, binary, compiler in (sides if i % 2 == 0 else sides[::-1]):
+            runs.append(lathe_results(binary, args.threads, compiler))
         peer_runs.append(anchor_results(args.anchors, args.threads))
 
     def best(results):

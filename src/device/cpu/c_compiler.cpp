@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <array>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "device/cpu/cpu_program.hpp"
+#include "device/cpu/cpu_target.hpp"
 #include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
 
@@ -50,16 +50,13 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out) {
 const CCompiler& CCompiler::get() {
   static const CCompiler c = [] {
     const char* cc = std::getenv("LATHE_CC");
-    const char* target = std::getenv("LATHE_CPU_TARGET");
-    return CCompiler(cc && *cc ? cc : (on_path("clang") ? "clang" : "cc"), target && *target ? target : "native");
+    return CCompiler(cc && *cc ? cc : (on_path("clang") ? "clang" : "cc"), cpu_target_from_env());
   }();
   return c;
 }
 
 CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(path)), target_(std::move(target)) {
-  for (char c : target_)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-      throw Error("LATHE_CPU_TARGET '" + target_ + "' is not a CPU name (letters, digits, '-', '_', '.')");
+  check_cpu_name(target_);
 #if defined(__x86_64__) || defined(__i386__)
   std::string target_flag = "-march=" + target_;
 #else
@@ -75,20 +72,18 @@ CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(pat
   std::string features = run_capture(path_ + " " + target_flag + " -dM -E -x c /dev/null 2>&1", status);
   if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + target_flag + ":\n" + features);
   auto has = [&](const char* macro) { return features.find(std::string("#define ") + macro + " ") != std::string::npos; };
-  vectors_ = has("__AVX512F__") ? OptTarget{64, 32, 1} : has("__AVX__") ? OptTarget{32, 16, 1}
-             : has("__ARM_NEON") || has("__aarch64__")                  ? OptTarget{16, 32, 1}
-                                                                        : OptTarget{16, 16, 1};
+  vectors_ = cpu_vectors(has("__AVX512F__"), has("__AVX__"), has("__ARM_NEON") || has("__aarch64__"));
   identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
               cache_key(features);
 }
 
 CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
-  std::string key = cache_key(identity_ + "\n" + spec.src);
   std::string dir = cache_dir();
-  std::string cached = dir.empty() ? "" : dir + "/kernels/" + key + ".so";
-  std::vector<uint8_t> bytes;
-  if (!cached.empty() && read_cache_entry(cached, bytes)) return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+  std::string cached = dir.empty() ? "" : dir + "/kernels/" + cache_key(identity_ + "\n" + spec.src) + ".so";
+  return CompiledSpec::from_bytes(spec.name, cached_build(cached, [&] { return build(spec); }), spec.ast);
+}
 
+std::vector<uint8_t> CCompiler::build(const ProgramSpec& spec) const {
   char tmpl[] = "/tmp/lathe-cc-XXXXXX";
   if (!::mkdtemp(tmpl)) throw CompileError(std::string("cannot make a temporary directory: ") + std::strerror(errno));
   std::string work = tmpl, src_path = work + "/k.c", so_path = work + "/k.so";
@@ -98,13 +93,13 @@ CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
   }
   int status;
   std::string out = run_capture(path_ + " " + flags_ + " -o " + so_path + " " + src_path + " -lm 2>&1", status);
+  std::vector<uint8_t> bytes;
   bool ok = status == 0 && read_file(so_path, bytes);
   std::remove(src_path.c_str());
   std::remove(so_path.c_str());
   ::rmdir(work.c_str());
   if (!ok) throw CompileError("compiling kernel " + spec.name + " with " + path_ + " failed:\n" + out + "\nsource:\n" + spec.src);
-  if (!cached.empty()) write_cache_entry(cached, bytes);
-  return CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+  return bytes;
 }
 
 std::unique_ptr<Program> load_cpu_program(const CompiledSpec& compiled, size_t num_vals, bool threaded, bool one_launch_at_a_time) {

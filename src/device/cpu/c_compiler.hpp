@@ -37,6 +37,8 @@ class CCompiler final : public Compiler {
   OptTarget vectors() const override { return vectors_; }
 
  private:
+  std::vector<uint8_t> build(const ProgramSpec& spec) const;  // one compiler run, no cache
+
   OptTarget vectors_;
   std::string path_;
   std::string target_;

@@ -20,11 +20,10 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <atomic>
-#include <cctype>
-#include <cstdlib>
 #include <mutex>
 
 #include "device/cpu/cpu_program.hpp"
+#include "device/cpu/cpu_target.hpp"
 #include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
 
@@ -117,17 +116,12 @@ std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src,
 }  // namespace
 
 const LlvmCompiler& LlvmCompiler::get() {
-  static const LlvmCompiler c = [] {
-    const char* target = std::getenv("LATHE_CPU_TARGET");
-    return LlvmCompiler(target && *target ? target : "native");
-  }();
+  static const LlvmCompiler c(cpu_target_from_env());
   return c;
 }
 
 LlvmCompiler::LlvmCompiler(const std::string& target) {
-  for (char c : target)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-      throw Error("LATHE_CPU_TARGET '" + target + "' is not a CPU name (letters, digits, '-', '_', '.')");
+  check_cpu_name(target);
   if (target == "native") {
     cpu_ = llvm::sys::getHostCPUName().str();
     for (const auto& f : llvm::sys::getHostCPUFeatures()) features_ += std::string(features_.empty() ? "" : ",") + (f.second ? "+" : "-") + f.first().str();
@@ -147,7 +141,7 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   auto has = [&](const char* f) { return sti->checkFeatures(std::string("+") + f); };
   std::string triple = tm->getTargetTriple().str();
   bool arm = triple.rfind("aarch64", 0) == 0;
-  vectors_ = has("avx512f") ? OptTarget{64, 32, 1} : has("avx") ? OptTarget{32, 16, 1} : arm ? OptTarget{16, 32, 1} : OptTarget{16, 16, 1};
+  vectors_ = cpu_vectors(has("avx512f"), has("avx"), arm);
   // The CPU's name and the features asked for: for the host every feature it reports (two CPUs
   // sharing a name may differ, e.g. in AVX512-FP16), for a named target its tuning flags.
   identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 without DSE | " + triple + " | cpu " + cpu_ + " | features " + cache_key(features_);
@@ -156,12 +150,7 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
 CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
   std::string dir = cache_dir();
   std::string cached = dir.empty() ? "" : dir + "/kernels/" + cache_key(identity_ + "\n" + spec.src) + ".o";
-  std::vector<uint8_t> bytes;
-  if (cached.empty() || !read_cache_entry(cached, bytes)) {
-    bytes = compile_ir(spec.name, spec.src, cpu_, features_);
-    if (!cached.empty()) write_cache_entry(cached, bytes);
-  }
-  CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(bytes), spec.ast);
+  CompiledSpec c = CompiledSpec::from_bytes(spec.name, cached_build(cached, [&] { return compile_ir(spec.name, spec.src, cpu_, features_); }), spec.ast);
   c.src = spec.src;  // the IR it was built from (the seed: a JIT backend carries its source)
   return c;
 }
