@@ -417,6 +417,9 @@ class IrSpeller {
   std::string vectorize(const UOpPtr& u) {
     DType d = u->dtype();
     std::string t = ir_type(d), lt = lane_type(d);
+    // First: lanes of other vectors (a splat of one lane among them) are a shuffle of those
+    // vectors, whose GEPs find_unread_lanes left unspelled.
+    if (std::vector<const UOp*> from = shuffled(*u); !from.empty()) return shuffle(u, from);
     bool same = true;
     for (const UOpPtr& s : u->src()) same &= s == u->src(0);
     if (same) {
@@ -425,7 +428,6 @@ class IrSpeller {
       line(splat + " = shufflevector " + t + " " + one + ", " + t + " poison, " + vec_of("i32", d.count()) + " zeroinitializer");
       return splat;
     }
-    if (std::vector<const UOp*> from = shuffled(*u); !from.empty()) return shuffle(u, from);
     std::string acc = "poison";
     for (size_t i = 0; i < u->src().size(); ++i) {
       std::string r = fresh();

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "codegen/render_llvm.hpp"
 #include "device/cpu/llvm_jit.hpp"
 #include "device/add_one.hpp"
 #include "device/temp_cache_dir.hpp"
@@ -173,6 +174,44 @@ TEST(LlvmRenderer, ValuesRoundedToHalfAreNotContracted) {
     }
   }
   EXPECT_GE(checked, 2u) << "the product and the sum are each rounded to half";
+}
+
+// Lanes picked from one or two vectors (a tile transpose's steps, a splat of one lane) are one
+// shufflevector each, with no per-lane extracts left behind, and pick the right lanes.
+TEST(LlvmRenderer, LanesOfOtherVectorsAreShuffles) {
+  DType v16 = dtypes::float32.vec(16);
+  UOpPtr out = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 32), {}, int64_t{0});
+  UOpPtr in = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 32), {}, int64_t{1});
+  auto at = [](const UOpPtr& buf, int64_t i) { return UOp::make(Ops::INDEX, buf->dtype(), {buf, UOp::index_const(i)}); };
+  UOpPtr a = UOp::make(Ops::LOAD, v16, {at(in, 0)}), b = UOp::make(Ops::LOAD, v16, {at(in, 16)});
+  std::vector<UOpPtr> program{a, b}, zipped, splat;
+  auto lane = [&](const UOpPtr& v, int64_t i) {
+    program.push_back(UOp::make(Ops::GEP, dtypes::float32, {v}, i));
+    return program.back();
+  };
+  for (int64_t i = 0; i < 8; ++i) {  // a0 b0 a1 b1 ... a7 b7
+    zipped.push_back(lane(a, i));
+    zipped.push_back(lane(b, i));
+  }
+  UOpPtr three = lane(a, 3);
+  splat.assign(16, three);
+  UOpPtr z = UOp::make(Ops::VECTORIZE, v16, std::move(zipped)), s = UOp::make(Ops::VECTORIZE, v16, std::move(splat));
+  program.insert(program.end(), {z, s, UOp::make(Ops::STORE, dtypes::void_, {at(out, 0), z}), UOp::make(Ops::STORE, dtypes::void_, {at(out, 16), s})});
+  KernelSignature sig{{{0, dtypes::float32, true}, {1, dtypes::float32, false}}, {}};
+  std::string ir = LlvmRenderer().render("k_shuffles", program, sig);
+  EXPECT_EQ(ir.find("extractelement"), std::string::npos) << ir;
+  size_t shuffles = 0;
+  for (size_t at = ir.find("shufflevector"); at != std::string::npos; at = ir.find("shufflevector", at + 1)) ++shuffles;
+  EXPECT_EQ(shuffles, 2u) << ir;
+  ProgramSpec p("k_shuffles", ir, DeviceSpec{}, UOp::index_const(0));
+  p.set_buffer_metadata({0, 1}, {0}, {1});
+  auto prog = load_llvm_program(LlvmCompiler::get().compile(p), 0, false, false);
+  float src[32], dst[32] = {};
+  for (int i = 0; i < 32; ++i) src[i] = static_cast<float>(i);
+  void* bufs[2] = {dst, src};
+  prog->execute(bufs, nullptr, {1, 1, 1}, std::nullopt);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(dst[i], i % 2 ? 16.0f + i / 2 : i / 2) << i;
+  for (int i = 16; i < 32; ++i) EXPECT_EQ(dst[i], 3.0f) << i;
 }
 
 // The same kernels through both CPU backends give the same answers.
