@@ -74,6 +74,7 @@ class Vectorizer {
   }
 
   std::vector<UOpPtr> store(const UOpPtr& st) {
+    keep(st);
     if (!dep(st)) return {st};
     const UOpPtr& idx = st->src(0);
     const UOpPtr &buf = idx->src(0), &off = idx->src(1);
@@ -105,23 +106,21 @@ class Vectorizer {
   // power-of-two lengths (7: 4, 2 and 1); a group's values are transposed so that each lane of the
   // vector axis stores the group's positions as one vector (a group of one, lane by lane).
   std::vector<UOpPtr> transposed_store(const UOpPtr& st, const UOpPtr& r) {
+    keep(st);
     int n = static_cast<int>(r->src(0)->vmax());
     for (const UOpPtr& u : toposort(st->src(1)))
       if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
-    const UOpPtr& idx = st->src(0);
-    UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
     std::vector<UOpPtr> out;
     for (auto [first, size] : groups(n)) {
       std::vector<UOpPtr> rows;
       for (int j = first; j < first + size; ++j) {
-        keep_.push_back(at(st, r, j));  // the memos key on its nodes' addresses
-        if (size > 1) rows.push_back(broadcast(vec(keep_.back()->src(1))));
-        else for (const UOpPtr& one : store(keep_.back())) out.push_back(one);
+        UOpPtr copy = at(st, r, j);
+        if (size > 1) rows.push_back(broadcast(vec(keep(copy)->src(1))));
+        else for (const UOpPtr& one : store(copy)) out.push_back(one);
       }
       if (size == 1) continue;
       std::vector<UOpPtr> columns = rows_to_columns(rows);
-      for (int l = 0; l < w_; ++l)
-        out.push_back(UOp::make(Ops::STORE, dtypes::void_, {index(idx, at(at(idx->src(1), r, first), v_, l), gate), columns[l]}));
+      for (int l = 0; l < w_; ++l) out.push_back(UOp::make(Ops::STORE, dtypes::void_, {run(st, r, first, l), columns[l]}));
     }
     return out;
   }
@@ -142,19 +141,26 @@ class Vectorizer {
   // positions are read as one vector and transposed into one vector per position, remembered as
   // the vectorized value of that position's copy of `u`. A group of one is left to load().
   void transposed_load(const UOpPtr& u, const UOpPtr& r, int n) {
-    const UOpPtr& idx = u->src(0);
-    UOpPtr gate = idx->src().size() == 3 ? at(idx->src(2), r, 0) : nullptr;
     for (auto [first, size] : groups(n)) {
       if (size == 1) continue;
       std::vector<UOpPtr> columns;
-      for (int l = 0; l < w_; ++l)
-        columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(size), {index(idx, at(at(idx->src(1), r, first), v_, l), gate)}));
+      for (int l = 0; l < w_; ++l) columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(size), {run(u, r, first, l)}));
       std::vector<UOpPtr> rows = columns_to_rows(columns);
-      for (int j = 0; j < size; ++j) {
-        keep_.push_back(at(u, r, first + j));
-        memo_[keep_.back().get()] = rows[static_cast<size_t>(j)];
-      }
+      for (int j = 0; j < size; ++j) memo_[keep(at(u, r, first + j)).get()] = rows[static_cast<size_t>(j)];
     }
+  }
+
+  // The INDEX of `access` (strided along the vector axis, contiguous along `r`) at lane `l` and
+  // position `first` of `r`: where that lane's run of positions starts.
+  UOpPtr run(const UOpPtr& access, const UOpPtr& r, int first, int l) {
+    const UOpPtr& idx = access->src(0);
+    return index(idx, at(at(idx->src(1), r, first), v_, l), idx->src().size() == 3 ? at(idx->src(2), r, first) : nullptr);
+  }
+
+  // A node made here whose nodes the memos will name by address: kept alive as long as they are.
+  const UOpPtr& keep(UOpPtr u) {
+    keep_.push_back(std::move(u));
+    return keep_.back();
   }
 
   // [first, first + size) runs of 0..n-1 of power-of-two sizes, largest first.
@@ -308,7 +314,7 @@ class Vectorizer {
   UOpPtr lanes_;
   std::unordered_map<const UOp*, bool> dep_;
   std::unordered_map<const UOp*, UOpPtr> memo_;
-  std::vector<UOpPtr> keep_;  // nodes made here that the memos name
+  std::vector<UOpPtr> keep_;  // stores given and nodes made here, whose nodes the memos name
 };
 
 // The axis whose positions become vector lanes: the first register axis the optimizer made (the
@@ -341,7 +347,7 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   UOpPtr unrolled = graph_rewrite(ast, reduces, &ctx);
   std::optional<Vectorizer> vz;
   if (vector_axis) vz.emplace(vector_axis);
-  std::vector<UOpPtr> stores, copied;  // `copied` outlives the vectorizer's memos of its nodes
+  std::vector<UOpPtr> stores;
   for (const UOpPtr& st : unrolled->src()) {
     std::vector<UOpPtr> rs;
     for (const UOpPtr& r : regs)
@@ -349,7 +355,6 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
     UOpPtr across = vz ? vz->transpose_axis(st, rs) : nullptr;
     if (across) rs.erase(std::find(rs.begin(), rs.end(), across));
     for (const UOpPtr& c : copies(st, rs)) {
-      copied.push_back(c);
       std::vector<UOpPtr> done = across ? vz->transposed_store(c, across) : vz ? vz->store(c) : std::vector<UOpPtr>{c};
       stores.insert(stores.end(), done.begin(), done.end());
     }

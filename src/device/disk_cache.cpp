@@ -101,6 +101,18 @@ bool write_file_atomically(const std::string& path, std::string_view bytes) {
   return written && !ec;
 }
 
+std::vector<uint8_t> cached_kernel(const std::string& identity, const std::string& source, const std::string& extension,
+                                   const std::function<std::vector<uint8_t>()>& build) {
+  std::string dir = cache_dir();
+  if (dir.empty()) return build();
+  std::string path = dir + "/kernels/" + cache_key(identity + "\n" + source) + extension;
+  std::vector<uint8_t> bytes;
+  if (read_cache_entry(path, bytes)) return bytes;
+  bytes = build();
+  write_cache_entry(path, bytes);
+  return bytes;
+}
+
 uint64_t cache_limit_bytes() {
   const char* mb = std::getenv("LATHE_CACHE_MB");
   char* end = nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,12 @@ bool write_cache_entry(const std::string& path, const std::vector<uint8_t>& payl
 /// The payload of the entry at `path`, when it exists and is whole (a truncated or corrupt entry
 /// reads as missing, so it is rebuilt); marks the entry used (its modification time).
 bool read_cache_entry(const std::string& path, std::vector<uint8_t>& payload);
+
+/// A compiled kernel: the entry `kernels/<cache_key(identity + source)><extension>` when it is
+/// whole, else what `build` makes, stored there (with no disk cache, just built). Both CPU
+/// compilers build through it (`.so` from the C backend, `.o` from the JIT).
+std::vector<uint8_t> cached_kernel(const std::string& identity, const std::string& source, const std::string& extension,
+                                   const std::function<std::vector<uint8_t>()>& build);
 
 /// The bound on one folder of cache entries, in bytes (LATHE_CACHE_MB).
 uint64_t cache_limit_bytes();

@@ -50,23 +50,23 @@ void expect_two_sources(const std::vector<UOpPtr>& out) {
     }
 }
 
+// `vs` is `count` vectors of `lanes` lanes, lane j of vector i holding value(i, j), and every
+// shuffle that made them reads at most two vectors.
+template <class Value>
+void expect_tile(const std::vector<UOpPtr>& vs, int count, int lanes, Value value) {
+  ASSERT_EQ(vs.size(), static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(vs[i]->dtype(), dtypes::index.vec(lanes));
+    for (int j = 0; j < lanes; ++j) EXPECT_EQ(lane_value(vs[i], j), value(i, j)) << i << ", " << j;
+  }
+  expect_two_sources(vs);
+}
+
 TEST(TileTranspose, RowsBecomeColumnsAndColumnsRows) {
   for (auto [K, N] : std::vector<std::pair<int, int>>{{2, 2}, {2, 16}, {4, 4}, {4, 8}, {8, 16}, {16, 16}, {2, 64}}) {
     SCOPED_TRACE(std::to_string(K) + "x" + std::to_string(N));
-    std::vector<UOpPtr> columns = rows_to_columns(tile(K, N, false));
-    ASSERT_EQ(columns.size(), static_cast<size_t>(N));
-    for (int c = 0; c < N; ++c) {
-      ASSERT_EQ(columns[c]->dtype(), dtypes::index.vec(K));
-      for (int r = 0; r < K; ++r) EXPECT_EQ(lane_value(columns[c], r), r * 1000 + c);
-    }
-    expect_two_sources(columns);
-    std::vector<UOpPtr> rows = columns_to_rows(tile(K, N, true));
-    ASSERT_EQ(rows.size(), static_cast<size_t>(K));
-    for (int r = 0; r < K; ++r) {
-      ASSERT_EQ(rows[r]->dtype(), dtypes::index.vec(N));
-      for (int c = 0; c < N; ++c) EXPECT_EQ(lane_value(rows[r], c), r * 1000 + c);
-    }
-    expect_two_sources(rows);
+    expect_tile(rows_to_columns(tile(K, N, false)), N, K, [](int c, int r) { return r * 1000 + c; });
+    expect_tile(columns_to_rows(tile(K, N, true)), K, N, [](int r, int c) { return r * 1000 + c; });
   }
 }
 

@@ -78,9 +78,7 @@ CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(pat
 }
 
 CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {
-  std::string dir = cache_dir();
-  std::string cached = dir.empty() ? "" : dir + "/kernels/" + cache_key(identity_ + "\n" + spec.src) + ".so";
-  return CompiledSpec::from_bytes(spec.name, cached_build(cached, [&] { return build(spec); }), spec.ast);
+  return CompiledSpec::from_bytes(spec.name, cached_kernel(identity_, spec.src, ".so", [&] { return build(spec); }), spec.ast);
 }
 
 std::vector<uint8_t> CCompiler::build(const ProgramSpec& spec) const {

@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
 
 namespace lathe {
@@ -24,14 +23,6 @@ OptTarget cpu_vectors(bool avx512, bool avx, bool neon) {
   if (avx) return OptTarget{32, 16, 1};
   if (neon) return OptTarget{16, 32, 1};
   return OptTarget{16, 16, 1};
-}
-
-std::vector<uint8_t> cached_build(const std::string& path, const std::function<std::vector<uint8_t>()>& build) {
-  std::vector<uint8_t> bytes;
-  if (!path.empty() && read_cache_entry(path, bytes)) return bytes;
-  bytes = build();
-  if (!path.empty()) write_cache_entry(path, bytes);
-  return bytes;
 }
 
 }  // namespace lathe

@@ -1,12 +1,8 @@
 // What both CPU compilers (the C backend and the LLVM JIT) decide the same way: which names may
-// name a target CPU, the vector registers a CPU's features give the optimizer, and the steps of
-// building a kernel through the disk cache.
+// name a target CPU and the vector registers a CPU's features give the optimizer.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <string>
-#include <vector>
 
 #include "opt/heuristic.hpp"
 
@@ -22,9 +18,5 @@ void check_cpu_name(const std::string& name);
 /// The optimizer's vectors for a CPU with these features: AVX-512 64-byte vectors (32 registers),
 /// AVX 32 bytes (16), NEON 16 bytes (32), else 16 bytes (16).
 OptTarget cpu_vectors(bool avx512, bool avx, bool neon);
-
-/// The bytes stored under `path` in the disk cache (none when `path` is ""), else what `build`
-/// makes, stored there.
-std::vector<uint8_t> cached_build(const std::string& path, const std::function<std::vector<uint8_t>()>& build);
 
 }  // namespace lathe

@@ -148,9 +148,8 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
 }
 
 CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
-  std::string dir = cache_dir();
-  std::string cached = dir.empty() ? "" : dir + "/kernels/" + cache_key(identity_ + "\n" + spec.src) + ".o";
-  CompiledSpec c = CompiledSpec::from_bytes(spec.name, cached_build(cached, [&] { return compile_ir(spec.name, spec.src, cpu_, features_); }), spec.ast);
+  CompiledSpec c = CompiledSpec::from_bytes(
+      spec.name, cached_kernel(identity_, spec.src, ".o", [&] { return compile_ir(spec.name, spec.src, cpu_, features_); }), spec.ast);
   c.src = spec.src;  // the IR it was built from (the seed: a JIT backend carries its source)
   return c;
 }
