@@ -39,8 +39,15 @@ UOpPtr lower(const Match& m) {
   Ctx& ctx = m.ctx<Ctx>();
   const UOpPtr& x = red->src(0);
   std::vector<UOpPtr> own(red->src().begin() + 1, red->src().end()), around;
-  for (const UOpPtr& r : live_ranges(x))
-    if (std::find(own.begin(), own.end(), r) == own.end()) around.push_back(r);
+  // The accumulator starts afresh inside every loop its value or its own loops' bounds depend on
+  // (a loop bounded by its gates, codegen/gate_bounds, ends where the output position says).
+  auto add_around = [&](const UOpPtr& from) {
+    for (const UOpPtr& r : live_ranges(from))
+      if (std::find(own.begin(), own.end(), r) == own.end() && std::find(around.begin(), around.end(), r) == around.end())
+        around.push_back(r);
+  };
+  add_around(x);
+  for (const UOpPtr& r : own) add_around(r->src(0));
   // 16-bit floats accumulate in float, rounded once when the result is used.
   DType out = red->dtype(), dt = accumulator_dtype(out);
   bool widen = dt != out;

@@ -32,6 +32,14 @@ UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
   return total;
 }
 
+// A loop's trip count as the estimates count it: its end, or where the end depends on an
+// enclosing loop (a loop bounded by its gates, codegen/gate_bounds), its largest value.
+UOpPtr trip_bound(const UOpPtr& end) {
+  for (const UOpPtr& s : toposort(end))
+    if (s->op() == Ops::RANGE) return UOp::index_const(end->vmax());
+  return end;
+}
+
 }  // namespace
 
 Estimates count_work(const std::vector<UOpPtr>& program) {
@@ -56,7 +64,7 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
   for (const UOpPtr& u : program) {
     const UOpPtr& n = trips.back();
     if (u->op() == Ops::RANGE) {
-      trips.push_back(simplify(n * u->src(0)));
+      trips.push_back(simplify(n * trip_bound(u->src(0))));
     } else if (u->op() == Ops::END) {
       for (const UOpPtr& s : u->src())
         if (s->op() == Ops::RANGE) trips.pop_back();

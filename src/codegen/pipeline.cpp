@@ -10,6 +10,7 @@
 #include "codegen/accumulators.hpp"
 #include "codegen/estimates.hpp"
 #include "codegen/expand.hpp"
+#include "codegen/gate_bounds.hpp"
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/parallelize.hpp"
@@ -59,6 +60,7 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
       {"transcendentals as polynomials",
        [=](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
       {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},
+      {"gates as loop bounds", gates_as_loop_bounds},
       {"split across threads",
        [&threads](const UOpPtr& a) {
          threads = threads_of(a);

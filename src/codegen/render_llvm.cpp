@@ -114,6 +114,7 @@ class IrSpeller {
     std::ostringstream m;
     m << "; kernel " << name_ << "\n";
     for (const std::string& g : globals_) m << g << "\n";
+    if (zero_bytes_ > 0) m << "@zeros = private unnamed_addr constant [" << zero_bytes_ << " x i8] zeroinitializer, align 64\n";
     for (const std::string& d : declares_) m << d << "\n";
     // The body: buffers as noalias pointers, values as i64 arguments.
     std::string params;
@@ -344,10 +345,21 @@ class IrSpeller {
       names_[u.get()] = load_from(address(idx), d, align_of(idx, d), reg);
       return;
     }
-    // A gated load reads nothing when the gate is false (its address may be out of bounds): zero.
-    std::string before = block_, gate = expr(idx->src(2)), value;
-    std::string then = guarded(gate, [&] { value = load_from(address(idx), d, align_of(idx, d), reg); });
-    define(u, "phi " + ir_type(d) + " [ " + value + ", %" + then + " ], [ " + zero(d) + ", %" + before + " ]");
+    std::string gate = expr(idx->src(2));
+    if (reg) {  // a register is read only where its gate holds; zero elsewhere
+      std::string before = block_, value;
+      std::string then = guarded(gate, [&] { value = load_from(address(idx), d, "", reg); });
+      define(u, "phi " + ir_type(d) + " [ " + value + ", %" + then + " ], [ " + zero(d) + ", %" + before + " ]");
+      return;
+    }
+    // A gated load whose gate is false reads the kernel's zeros instead of its address (which may be
+    // out of bounds): a select of two addresses, no branch, so a gate that does not change inside a
+    // loop (a convolution's padding, over its input channels) costs the loop one select per load.
+    int64_t bytes = d.count() * (d.scalar().is_bool() ? 1 : d.scalar().itemsize());
+    zero_bytes_ = std::max(zero_bytes_, bytes);
+    std::string p = fresh();
+    line(p + " = select i1 " + gate + ", ptr " + address(idx) + ", ptr @zeros");
+    names_[u.get()] = load_from(p, d, align_of(idx, d), reg);
   }
 
   void spell_store(const UOpPtr& u) {
@@ -641,6 +653,7 @@ class IrSpeller {
   std::unordered_map<const UOp*, Loop> loops_;
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
+  int64_t zero_bytes_ = 0;  // the widest gated load: the zeros it reads where its gate is false
   std::unordered_set<const UOp*> rounded_;  // values cast to a 16-bit float
   std::unordered_set<const UOp*> unread_;   // lanes (GEPs) only shuffles read
 };

@@ -13,6 +13,12 @@ namespace {
 // Multiply-adds per output pixel of a group (its output channels x input channels x taps) from
 // which a convolution stores its input and weight in the layouts its kernel reads fastest.
 constexpr int64_t kLargeConvolution = 512;
+// A padded convolution whose input elements each feed fewer multiply-adds than this (output
+// channels x taps / stride area) reads its padding through gates rather than a padded copy, given
+// at least kPaddingReadChannels input channels per group (ResNet-18 on AVX-512: the 56x56 and
+// 28x28 layers gain 5-10% with the copy's time, the 7x7x512 layers and the 3-channel stem lose).
+constexpr int64_t kPaddedCopyMacs = 2048;
+constexpr int64_t kPaddingReadChannels = 8;
 // Multiply-adds from which a matmul stores its right operand in column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
 
@@ -232,13 +238,20 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   int64_t lanes = std::min<int64_t>(channel_block(c), 16);  // at most a 64-byte vector of float32 (known debt: not from the target)
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
-  // A large convolution reads each input element many times: it reads a stored copy of its
-  // (padded) input, so no padding gate or fused work is repeated in its innermost loop, and its
-  // weight stored with the output channels innermost, so a block of output channels is one
-  // vector load per tap. (For a constant weight, that copy is made once, at prepare.)
+  // A large convolution reads each input element many times: it reads a stored input, so no
+  // fused work is repeated in its innermost loop, and its weight stored with the output channels
+  // innermost, so a block of output channels is one vector load per tap. (For a constant weight,
+  // that copy is made once, at prepare.) Its padding is read through (zero outside the image)
+  // where copying the padded input would cost much next to the convolution: where each input
+  // element feeds fewer than kPaddedCopyMacs multiply-adds and there are enough input channels for
+  // the per-pixel gates the tile keeps (codegen/gate_bounds turns the row gates into loop bounds).
+  // Elsewhere it reads a padded copy, with no gate at all.
   bool large = og * cg * kh * kw >= kLargeConvolution;
-  Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  if (large && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
+  bool through_padding = (padding.first != 0 || padding.second != 0) && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
+  std::vector<std::pair<SInt, SInt>> pads{{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}};
+  Tensor x = pad(pads);
+  if (large && !through_padding && !x.is_realized()) x = x.contiguous();
+  if (large && through_padding && !is_realized()) x = contiguous().pad(pads);
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   int64_t oh = out_hw[0], ow = out_hw[1];
   SInt batch = dims[0];

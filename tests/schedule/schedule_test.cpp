@@ -33,15 +33,17 @@ TEST(Schedule, ElementwiseChainIsOneKernelReadingEachInputOnce) {
 // copy of its input only where that input is not stored already: padded, it is copied with its
 // padding; a stored input without padding is read in place.
 TEST(Schedule, LargeConvolutionCopiesItsInputOnlyToPadIt) {
-  Tensor x = Tensor::rand({1, 32, 9, 9}, 1), w1 = Tensor::rand({64, 32, 1, 1}, 2), w3 = Tensor::rand({64, 32, 3, 3}, 3);
-  x.realize(), w1.realize(), w3.realize();
+  Tensor x = Tensor::rand({1, 32, 9, 9}, 1), w1 = Tensor::rand({64, 32, 1, 1}, 2), w3 = Tensor::rand({64, 32, 3, 3}, 3),
+         w3_wide = Tensor::rand({256, 32, 3, 3}, 4);
+  x.realize(), w1.realize(), w3.realize(), w3_wide.realize();
   auto kernels = [](const Tensor& t) {
     size_t n = 0;
     for (const ScheduleItem& it : schedule_of(t).items) n += !it.view_offset;
     return n;
   };
   EXPECT_EQ(kernels(x.conv2d(w1)), 2u);                                          // weight blocks, convolution
-  EXPECT_EQ(kernels(x.conv2d(w3, std::nullopt, {1, 1}, {1, 1})), 3u);           // and the padded input
+  EXPECT_EQ(kernels(x.conv2d(w3_wide, std::nullopt, {1, 1}, {1, 1})), 3u);      // and the padded input
+  EXPECT_EQ(kernels(x.conv2d(w3, std::nullopt, {1, 1}, {1, 1})), 2u);           // read through its padding
   EXPECT_EQ(kernels((x * 2.0f).conv2d(w1)), 3u);                                 // a computed input is stored once
 }
 

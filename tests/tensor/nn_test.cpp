@@ -319,6 +319,24 @@ TEST(NnConv2d, Everything) {
   check_conv({.n = 2, .c = 4, .h = 9, .w = 8, .o = 4, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {2, 1}, .dilation = {2, 1}, .groups = 2, .bias = true}, 48);
 }
 
+// Convolutions with many input channels and few multiply-adds per input element read their
+// padding through gates (no padded copy: one kernel fewer), the window loops bounded where the
+// taps leave the image: every stride, padding, dilation, odd and one-pixel sizes, a batch, groups.
+TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
+  check_conv({.n = 1, .c = 16, .h = 7, .w = 5, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}}, 61);
+  check_conv({.n = 2, .c = 8, .h = 13, .w = 11, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true}, 62);
+  check_conv({.n = 1, .c = 24, .h = 1, .w = 1, .o = 8, .kh = 3, .kw = 3, .padding = {1, 1}}, 63);
+  check_conv({.n = 1, .c = 16, .h = 9, .w = 17, .o = 24, .kh = 5, .kw = 3, .stride = {1, 2}, .padding = {2, 1}, .dilation = {2, 1}}, 64);
+  check_conv({.n = 1, .c = 32, .h = 6, .w = 3, .o = 16, .kh = 3, .kw = 3, .padding = {3, 2}, .groups = 2, .bias = true}, 65);
+  check_conv({.n = 1, .c = 8, .h = 37, .w = 29, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}}, 66);
+  // A stored input is read where it lies; with 256 output channels (2304 multiply-adds per input
+  // element) the convolution reads a padded copy instead.
+  Tensor x = f32(data(16 * 25, 67), {1, 16, 5, 5});
+  Tensor y = x.conv2d(f32(data(16 * 16 * 9, 68), {16, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
+  Tensor copied = x.conv2d(f32(data(256 * 16 * 9, 69), {256, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(test::kernel_count(y) + 1, test::kernel_count(copied)) << "the padded copy is a kernel of its own";
+}
+
 // Depthwise convolutions whose channels split into blocks of 8, 16 or 32 read their input and
 // weight in channel blocks (their own vector path): every stride, padding and dilation, odd
 // sizes, a batch, and a window as large as the padded input.
