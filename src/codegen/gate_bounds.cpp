@@ -13,20 +13,16 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "ir/valid.hpp"
 
 namespace lathe {
 namespace {
 
-// Conditions by node id: a deterministic order for the bounds built from them.
-using Atoms = std::map<uint64_t, UOpPtr>;
+// A gate's comparisons by node id: a deterministic order for the bounds built from them.
+using Atoms = std::map<uint64_t, GateClause>;
 
-void conjuncts(const UOpPtr& g, Atoms& out) {
-  if (g->op() == Ops::AND && g->dtype().is_bool()) {
-    conjuncts(g->src(0), out);
-    conjuncts(g->src(1), out);
-  } else if (!(g->is_const() && g->dtype().is_bool())) {
-    out.emplace(g->id(), g);
-  }
+void add_clauses(const UOpPtr& gate, Atoms& out) {
+  for (GateClause& c : gate_clauses(gate)) out.emplace(c.clause->id(), std::move(c));
 }
 
 Atoms intersect(const Atoms& a, const Atoms& b) {
@@ -54,11 +50,11 @@ class Unless {
     bool sum = op_ == Ops::ADD;
     switch (v->op()) {
       case Ops::LOAD:  // a gated load is 0 where its gate is false
-        if (sum && v->src(0)->op() == Ops::INDEX && v->src(0)->src().size() == 3) conjuncts(v->src(0)->src(2), out);
+        if (sum && v->src(0)->op() == Ops::INDEX && v->src(0)->src().size() == 3) add_clauses(v->src(0)->src(2), out);
         break;
       case Ops::WHERE:
         if (is_identity(v->src(2), op_)) {
-          conjuncts(v->src(0), out);
+          add_clauses(v->src(0), out);
           for (const auto& a : of(v->src(1))) out.insert(a);
         }
         break;
@@ -88,15 +84,6 @@ class Unless {
   std::unordered_map<const UOp*, Atoms> memo_;
 };
 
-void terms_of(const UOpPtr& e, std::vector<UOpPtr>& out) {
-  if (e->op() == Ops::ADD) {
-    terms_of(e->src(0), out);
-    terms_of(e->src(1), out);
-  } else {
-    out.push_back(e);
-  }
-}
-
 struct Bound {
   bool lower;   // r >= value (else r < value)
   UOpPtr value;
@@ -106,24 +93,20 @@ class BoundFinder {
  public:
   explicit BoundFinder(std::unordered_set<const UOp*> loops) : loops_(std::move(loops)) {}
 
-  // `atom` as a bound on loop r: (r + rest < c) or NOT(r + rest < c), rest and c outside every
-  // reduction loop.
-  std::optional<Bound> bound(const UOpPtr& atom, const UOpPtr& r) {
-    bool lower = atom->op() == Ops::CMPNE && atom->src(1)->is_const() && atom->src(1)->dtype().is_bool() &&
-                 const_as_int(atom->src(1)->const_value()) != 0;
-    const UOpPtr& cmp = lower ? atom->src(0) : atom;
-    if (cmp->op() != Ops::CMPLT || cmp->src(0)->dtype() != dtypes::index || in_loops(cmp->src(1))) return std::nullopt;
-    std::vector<UOpPtr> terms;
-    terms_of(cmp->src(0), terms);
-    UOpPtr rest;
-    int seen = 0;
-    for (const UOpPtr& t : terms) {
-      if (t == r) ++seen;
+  // `c` as a bound on loop r: r + rest < bound (or >=), with r's coefficient 1 and rest and the
+  // bound free of every reduction loop.
+  std::optional<Bound> bound(const GateClause& c, const UOpPtr& r) {
+    std::optional<LinearForm> f = linear_form(c.x);
+    if (!f || in_loops(c.bound)) return std::nullopt;
+    LinearForm rest{{}, f->constant};
+    bool found = false;
+    for (const auto& [t, k] : f->terms) {
+      if (t == r && k == 1) found = true;
       else if (in_loops(t)) return std::nullopt;
-      else rest = rest ? rest + t : t;
+      else rest.terms.emplace_back(t, k);
     }
-    if (seen != 1) return std::nullopt;
-    return Bound{lower, rest ? cmp->src(1) - rest : cmp->src(1)};
+    if (!found) return std::nullopt;
+    return Bound{c.negated, c.bound - from_linear_form(rest, dtypes::index)};
   }
 
  private:
@@ -139,18 +122,13 @@ class BoundFinder {
   std::unordered_map<const UOp*, bool> memo_;
 };
 
-// What the bounds leave behind: gates of `true` and ANDs with `true` drop out.
+// What the bounds leave behind: ANDs with `true` drop out (symbolic_simple), and so do gates of `true`.
 UOpPtr drop_true(const UOpPtr& ast) {
-  static const PatternMatcher pm({
-      {UPat(Ops::AND).src_any_order({UPat::var("x"), UPat::cvar("t", dtypes::bool_)}),
-       [](const Match& m) -> UOpPtr { return const_as_int(m["t"]->const_value()) ? m["x"] : m["t"]; }},
-      {UPat(Ops::INDEX).src({UPat::var("b"), UPat::var("i"), UPat::cvar("t", dtypes::bool_)}),
-       [](const Match& m) -> UOpPtr {
-         return const_as_int(m["t"]->const_value()) ? UOp::make(Ops::INDEX, m.root()->dtype(), {m["b"], m["i"]}, m.root()->arg()) : nullptr;
-       }},
-      {UPat(Ops::WHERE).src({UPat::cvar("t", dtypes::bool_), UPat::var("a"), UPat::var("b")}),
-       [](const Match& m) -> UOpPtr { return const_as_int(m["t"]->const_value()) ? m["a"] : m["b"]; }},
-  });
+  static const PatternMatcher pm =
+      symbolic_simple() +
+      PatternMatcher({{UPat(Ops::INDEX).src({UPat::var("b"), UPat::var("i"), UPat::cnst(1)}), [](const Match& m) -> UOpPtr {
+                         return UOp::make(Ops::INDEX, m.root()->dtype(), {m["b"], m["i"]}, m.root()->arg());
+                       }}});
   return graph_rewrite(ast, pm);
 }
 
@@ -179,12 +157,12 @@ UOpPtr gates_as_loop_bounds(const UOpPtr& ast) {
     const auto& [r, atoms] = entry;
     UOpPtr lo = UOp::index_const(0), hi = r->src(0);
     bool found = false;
-    for (const auto& [aid, atom] : atoms) {
-      std::optional<Bound> b = finder.bound(atom, r);
+    for (const auto& [aid, clause] : atoms) {
+      std::optional<Bound> b = finder.bound(clause, r);
       if (!b) continue;
       if (b->lower) lo = max(lo, b->value);
       else hi = min(hi, b->value);
-      sub[atom.get()] = yes;
+      sub[clause.clause.get()] = yes;
       found = true;
     }
     if (!found) continue;

@@ -359,7 +359,7 @@ class IrSpeller {
     zero_bytes_ = std::max(zero_bytes_, bytes);
     std::string p = fresh();
     line(p + " = select i1 " + gate + ", ptr " + address(idx) + ", ptr @zeros");
-    names_[u.get()] = load_from(p, d, align_of(idx, d), reg);
+    names_[u.get()] = load_from(p, d, align_of(idx, d), false);
   }
 
   void spell_store(const UOpPtr& u) {

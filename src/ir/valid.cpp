@@ -14,25 +14,15 @@ namespace lathe {
 namespace {
 
 // The bounds the gate's clauses put on integer expressions: `x < c` caps x at c - 1, `!(x < c)`
-// (spelled `(x < c) != true`) raises it to c.
+// raises it to c.
 std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> bounds_from(const UOpPtr& gate) {
   std::unordered_map<const UOp*, std::pair<int64_t, int64_t>> out;
-  std::vector<const UOp*> stack{gate.get()};
-  while (!stack.empty()) {
-    const UOp* g = stack.back();
-    stack.pop_back();
-    if (g->op() == Ops::AND) {
-      stack.push_back(g->src(0).get());
-      stack.push_back(g->src(1).get());
-      continue;
-    }
-    bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool() && const_as_int(g->src(1)->const_value()) == 1;
-    const UOp* cmp = negated ? g->src(0).get() : g;
-    if (cmp->op() != Ops::CMPLT || !cmp->src(1)->is_const() || cmp->src(0)->dtype() != dtypes::index) continue;
-    const UOp* x = cmp->src(0).get();
-    int64_t c = const_as_int(cmp->src(1)->const_value());
+  for (const GateClause& g : gate_clauses(gate)) {
+    if (!g.bound->is_const()) continue;
+    const UOp* x = g.x.get();
+    int64_t c = const_as_int(g.bound->const_value());
     auto [it, fresh] = out.try_emplace(x, x->vmin(), x->vmax());
-    if (negated) it->second.first = std::max(it->second.first, c);
+    if (g.negated) it->second.first = std::max(it->second.first, c);
     else it->second.second = std::min(it->second.second, c - 1);
   }
   return out;
@@ -121,6 +111,24 @@ const PatternMatcher& rules() {
 }
 
 }  // namespace
+
+std::vector<GateClause> gate_clauses(const UOpPtr& gate) {
+  std::vector<GateClause> out;
+  std::vector<UOpPtr> stack{gate};
+  while (!stack.empty()) {
+    UOpPtr g = std::move(stack.back());
+    stack.pop_back();
+    if (g->op() == Ops::AND) {
+      stack.push_back(g->src(0));
+      stack.push_back(g->src(1));
+      continue;
+    }
+    bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool() && const_as_int(g->src(1)->const_value()) == 1;
+    const UOpPtr& cmp = negated ? g->src(0) : g;
+    if (cmp->op() == Ops::CMPLT && cmp->src(0)->dtype() == dtypes::index) out.push_back({g, cmp->src(0), cmp->src(1), negated});
+  }
+  return out;
+}
 
 UOpPtr simplify_valid(const UOpPtr& ast) { return graph_rewrite(ast, rules(), nullptr, Direction::TopDown); }
 

@@ -8,9 +8,21 @@
 // reads 0 where its gate is false.
 #pragma once
 
+#include <vector>
+
 #include "lathe/uop.hpp"
 
 namespace lathe {
+
+/// A leaf of a gate's AND tree that compares an index expression: `x < bound`, or when `negated`
+/// `x >= bound` (spelled `(x < bound) != true`).
+struct GateClause {
+  UOpPtr clause;  // the leaf itself, as the gate holds it
+  UOpPtr x, bound;
+  bool negated;
+};
+/// The clauses of `gate` that compare an index expression; its other leaves are left out.
+std::vector<GateClause> gate_clauses(const UOpPtr& gate);
 
 /// `ast` with every gated value simplified as described above.
 UOpPtr simplify_valid(const UOpPtr& ast);

@@ -248,10 +248,9 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // Elsewhere it reads a padded copy, with no gate at all.
   bool large = og * cg * kh * kw >= kLargeConvolution;
   bool through_padding = (padding.first != 0 || padding.second != 0) && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
-  std::vector<std::pair<SInt, SInt>> pads{{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}};
-  Tensor x = pad(pads);
-  if (large && !through_padding && !x.is_realized()) x = x.contiguous();
-  if (large && through_padding && !is_realized()) x = contiguous().pad(pads);
+  Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
+  Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+  if (large && !through_padding && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
   Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   int64_t oh = out_hw[0], ow = out_hw[1];
   SInt batch = dims[0];

@@ -214,6 +214,53 @@ TEST(LlvmRenderer, LanesOfOtherVectorsAreShuffles) {
   for (int i = 16; i < 32; ++i) EXPECT_EQ(dst[i], 3.0f) << i;
 }
 
+// A gated load reads zeros where its gate is false, whatever its address (here far outside the
+// buffer), and costs no branch: its address is a select between the element and the kernel's
+// zeros. Scalars, whole vectors and bools; both gates taken by the same program at run time.
+TEST(LlvmRenderer, GatedLoadsReadZerosWithoutABranch) {
+  DType v16 = dtypes::float32.vec(16);
+  UOpPtr out = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 64), {}, int64_t{0});
+  UOpPtr in = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 32), {}, int64_t{1});
+  UOpPtr flags = UOp::make(Ops::DEFINE_GLOBAL, dtypes::bool_.ptr(AddrSpace::Global, 2), {}, int64_t{2});
+  UOpPtr n = UOp::variable("n", 0, 10);
+  UOpPtr yes = lt(n, 5), no = lt(UOp::index_const(5), n);  // true and false for n = 0
+  auto at = [](const UOpPtr& buf, int64_t i, const UOpPtr& gate) {
+    return UOp::make(Ops::INDEX, buf->dtype(), {buf, UOp::index_const(i), gate});
+  };
+  auto plain = [](const UOpPtr& buf, int64_t i) { return UOp::make(Ops::INDEX, buf->dtype(), {buf, UOp::index_const(i)}); };
+  int64_t far = int64_t{1} << 40;
+  UOpPtr s_in = UOp::make(Ops::LOAD, dtypes::float32, {at(in, 3, yes)}), s_out = UOp::make(Ops::LOAD, dtypes::float32, {at(in, far, no)});
+  UOpPtr v_in = UOp::make(Ops::LOAD, v16, {at(in, 16, yes)}), v_out = UOp::make(Ops::LOAD, v16, {at(in, far, no)});
+  UOpPtr b_in = UOp::make(Ops::LOAD, dtypes::bool_, {at(flags, 1, yes)}), b_out = UOp::make(Ops::LOAD, dtypes::bool_, {at(flags, far, no)});
+  auto as_float = [](const UOpPtr& b) { return where(b, UOp::const_(dtypes::float32, 1.0), UOp::const_(dtypes::float32, 0.0)); };
+  UOpPtr f_in = as_float(b_in), f_out = as_float(b_out);
+  std::vector<UOpPtr> program{yes, no, s_in, s_out, v_in, v_out, b_in, b_out, f_in, f_out};
+  std::vector<std::pair<int64_t, UOpPtr>> stores{{0, s_in}, {1, s_out}, {2, f_in}, {3, f_out}, {16, v_in}, {32, v_out}};
+  for (auto& [i, v] : stores) program.push_back(UOp::make(Ops::STORE, dtypes::void_, {plain(out, i), v}));
+  KernelSignature sig{{{0, dtypes::float32, true}, {1, dtypes::float32, false}, {2, dtypes::bool_, false}}, {"n"}};
+  std::string ir = LlvmRenderer().render("k_gated", program, sig);
+  EXPECT_EQ(ir.find("br i1"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@zeros"), std::string::npos) << ir;
+  ProgramSpec p("k_gated", ir, DeviceSpec{}, UOp::index_const(0));
+  p.set_buffer_metadata({0, 1, 2}, {0}, {1, 2});
+  auto prog = load_llvm_program(LlvmCompiler::get().compile(p), 1, false, false);
+  float src[32], dst[64];
+  bool flag[2] = {false, true};
+  for (int i = 0; i < 32; ++i) src[i] = static_cast<float>(i + 1);
+  std::fill(std::begin(dst), std::end(dst), -1.0f);
+  void* bufs[3] = {dst, src, flag};
+  int64_t vals[1] = {0};
+  prog->execute(bufs, vals, {1, 1, 1}, std::nullopt);
+  EXPECT_EQ(dst[0], 4.0f);
+  EXPECT_EQ(dst[1], 0.0f);
+  EXPECT_EQ(dst[2], 1.0f);
+  EXPECT_EQ(dst[3], 0.0f);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(dst[16 + i], 17.0f + i) << i;
+    EXPECT_EQ(dst[32 + i], 0.0f) << i;
+  }
+}
+
 // The same kernels through both CPU backends give the same answers.
 TEST(CpuBackends, LlvmAndClangAgree) {
   Tensor a = Tensor::rand({37, 53}, 1), b = Tensor::rand({53, 29}, 2);
