@@ -83,7 +83,7 @@ class Vectorizer {
     if (UOpPtr o = vec(off), g = gate ? vec(gate) : nullptr; !is_vector(value) && !is_vector(o) && !(g && is_vector(g)))
       return {UOp::make(Ops::STORE, dtypes::void_, {index(idx, o, g), value})};
     if (whole_vector(buf->dtype().base(), off, gate)) {
-      UOpPtr slot = index(idx, at(off, v_, 0), gate);
+      UOpPtr slot = index(idx, at(off, v_, 0), lane_gate(gate));
       return {UOp::make(Ops::STORE, dtypes::void_, {slot, broadcast(value)})};
     }
     std::vector<UOpPtr> out;
@@ -203,9 +203,34 @@ class Vectorizer {
   // Whether the access at `off` is one vector: contiguous along the axis, under a gate the same for
   // every lane, of a type kept whole in vectors.
   bool whole_vector(DType elem, const UOpPtr& off, const UOpPtr& gate) {
-    if (elem.is_bool() || is_16bit_float(elem) || (gate && dep(gate))) return false;
+    if (elem.is_bool() || is_16bit_float(elem) || (gate && !same_on_every_lane(gate))) return false;
     return step_along(off, v_) == 1;
   }
+
+  // Whether `gate` has one value on all lanes: it does not read the vector axis, or each of its
+  // clauses that does moves one way along the axis (`x < c` with x linear in it) and reads the same
+  // at the first and the last lane (`16q + l < 186624` is `q < 11664` for every lane l < 16).
+  bool same_on_every_lane(const UOpPtr& gate) {
+    std::vector<UOpPtr> stack{gate};
+    while (!stack.empty()) {
+      UOpPtr g = std::move(stack.back());
+      stack.pop_back();
+      if (!dep(g)) continue;
+      if (g->op() == Ops::AND) {
+        stack.push_back(g->src(0));
+        stack.push_back(g->src(1));
+        continue;
+      }
+      bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool();
+      const UOpPtr& cmp = negated ? g->src(0) : g;
+      if (cmp->op() != Ops::CMPLT || dep(cmp->src(1)) || !step_along(cmp->src(0), v_)) return false;
+      if (at(cmp, v_, 0) != at(cmp, v_, w_ - 1)) return false;
+    }
+    return true;
+  }
+
+  // The gate of a whole-vector access, read at its first lane.
+  UOpPtr lane_gate(const UOpPtr& gate) { return gate && dep(gate) ? at(gate, v_, 0) : gate; }
 
   UOpPtr vec(const UOpPtr& u) {
     if (!dep(u)) return u;
@@ -226,7 +251,7 @@ class Vectorizer {
     UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
     if (UOpPtr o = vec(off), g = gate ? vec(gate) : nullptr; !is_vector(o) && !(g && is_vector(g)))
       return UOp::make(Ops::LOAD, u->dtype(), {index(idx, o, g)});
-    if (whole_vector(u->dtype(), off, gate)) return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), gate)});
+    if (whole_vector(u->dtype(), off, gate)) return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), lane_gate(gate))});
     std::vector<UOpPtr> lanes;
     for (int i = 0; i < w_; ++i) lanes.push_back(UOp::make(Ops::LOAD, u->dtype(), {index(idx, at(off, v_, i), gate ? at(gate, v_, i) : nullptr)}));
     return UOp::make(Ops::VECTORIZE, u->dtype().vec(w_), std::move(lanes));

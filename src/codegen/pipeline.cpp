@@ -13,6 +13,7 @@
 #include "codegen/gate_bounds.hpp"
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
+#include "codegen/merge_loops.hpp"
 #include "codegen/parallelize.hpp"
 #include "codegen/transcendental.hpp"
 #include "ir/axis.hpp"
@@ -51,6 +52,7 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
   return {
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
+      {"merge adjacent loops", merge_adjacent_loops},
       {"optimize",
        [&o, &applied](const UOpPtr& a) {
          applied = chosen_opts(a, o);
@@ -112,7 +114,7 @@ std::string KernelOptions::key() const {
   return k;
 }
 
-UOpPtr optimizer_input(const UOpPtr& ast) { return simplify_valid(simplify(ast)); }
+UOpPtr optimizer_input(const UOpPtr& ast) { return merge_adjacent_loops(simplify_valid(simplify(ast))); }
 
 
 std::vector<std::string> pipeline_steps() {

@@ -288,11 +288,16 @@ UOpPtr fold_mod(const Match& m) {
   return nullptr;
 }
 
-// sum + k < c  ->  sum < c - k;   g*y < c  ->  y < floor((c - 1) / g) + 1.
+// sum + k < c  ->  sum < c - k;   g*y < c  ->  y < floor((c - 1) / g) + 1;   y / d < c  ->  y < c*d.
 UOpPtr fold_lt(const Match& m) {
   UOpPtr x = m["x"];
   int64_t c = m.i("c");
   if (!intlike(x)) return nullptr;
+  // y / d < c  ->  y < c*d for d > 0 and c >= 1, whatever y's sign (a negative y / d is at most 0).
+  if (x->op() == Ops::IDIV && x->src(1)->is_const() && int_value(x->src(1)) > 0 && c >= 1) {
+    int64_t cd;
+    if (!__builtin_mul_overflow(c, int_value(x->src(1)), &cd)) return lt(x->src(0), cd);
+  }
   Linear lin = decompose(x);
   if (!lin.ok || lin.terms.empty()) return nullptr;
   if (lin.constant != 0) {

@@ -61,6 +61,12 @@ UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
 
+// Whether every address `idx` can take lies inside its buffer.
+bool inside_buffer(const UOpPtr& idx) {
+  int64_t n = idx->src(0)->dtype().ptr_size();
+  return n >= 0 && idx->src(1)->vmin() >= 0 && idx->src(1)->vmax() < n;
+}
+
 // The loop runs to `padded`. Past `size`, an output loop's stores are gated and its loads clamped;
 // a reduction's loop's accesses are gated and the reduction adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
@@ -69,7 +75,9 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   out = substitute(out, {{l.range.get(), r}});
   // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
   // and its loads read the last position's operands (clamped: never out of bounds, and no branch
-  // in a reduction's loop). Past the end of a reduction's loop, loads are gated (they read 0).
+  // in a reduction's loop), or read on unchanged where the address stays inside the buffer (a
+  // weight stored with its channels padded to a block: a vector of channels stays one load).
+  // Past the end of a reduction's loop, loads are gated (they read 0).
   UOpPtr last = l.reduce ? nullptr : min(r, UOp::index_const(l.size - 1));
   if (last) {
     // Through a placeholder: the clamp holds the loop itself, which a substitution cannot map into.
@@ -77,6 +85,7 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
     Substitution clamped;
     for (const UOpPtr& u : toposort(out)) {
       if (u->op() != Ops::LOAD || u->src(0)->op() != Ops::INDEX || !varies_with(u->src(0)->src(1), r.get())) continue;
+      if (inside_buffer(u->src(0))) continue;
       std::vector<UOpPtr> idx = u->src(0)->src();
       for (size_t k = 1; k < idx.size(); ++k) idx[k] = substitute(idx[k], {{r.get(), held}});
       std::vector<UOpPtr> ld = u->src();

@@ -92,7 +92,10 @@ class Planner {
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
     budget_ = std::max(4, t_.vector_registers / 2);
-    if (std::optional<Loop> v = vector_axis(max_lanes)) tile(*v, lanes_for(v->size, max_lanes));
+    if (std::optional<VectorAxis> v = vector_axis(max_lanes)) {
+      if (v->padded && !apply({OptOp::PADTO, v->loop.axis, v->lanes})) return opts_;
+      tile(*find_loop(cur_, v->loop.axis), v->lanes);
+    }
     threads();
     return opts_;
   }
@@ -108,35 +111,54 @@ class Planner {
     return true;
   }
 
+  struct VectorAxis {
+    Loop loop;
+    int lanes;
+    bool padded;  // the loop is padded to a multiple of the lanes first
+  };
+
   // The loop whose positions become vector lanes: the most lanes first, then the most accesses
   // made contiguous (weighted: a load in a reduction's loop 4, a store 2, another load 1; an
   // access made strided counts against), an output loop before a reduction's, the innermost.
   // Contiguity is judged on the split loop's lanes, so a blocked layout (o / 32, o % 32) counts.
-  std::optional<Loop> vector_axis(int max_lanes) {
-    std::optional<Loop> best;
+  // An output loop no full vector divides may be padded to one (PADTO) where that adds at most an
+  // eighth and every load in the reduction stays a vector or a broadcast: its padded lanes then
+  // read inside their buffers (a weight stored with padded channel blocks, tensor/nn.cpp), not
+  // lane by lane (1000 classes: 63 vectors of 16 rather than 125 of 8).
+  std::optional<VectorAxis> vector_axis(int max_lanes) {
+    std::optional<VectorAxis> best;
     std::tuple<int, int, bool, int64_t> best_key{};
     for (const Loop& l : kernel_loops(cur_)) {
       if (!ordinary(l)) continue;
-      int lanes = lanes_for(l.size, max_lanes);
-      if (!lanes) continue;
-      UOpPtr split;
-      try {
-        split = apply_opt(cur_, {l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, lanes});
-      } catch (const OptError&) {
-        continue;
+      int64_t padded_size = (l.size + max_lanes - 1) / max_lanes * max_lanes;
+      bool can_pad = !l.reduce && l.size % max_lanes != 0 && (padded_size - l.size) * 8 <= l.size;
+      for (bool padded : {false, true}) {
+        if (padded && !can_pad) continue;
+        int lanes = padded ? max_lanes : lanes_for(l.size, max_lanes);
+        if (!lanes) continue;
+        UOpPtr split;
+        try {
+          split = padded ? apply_opt(cur_, {OptOp::PADTO, l.axis, lanes}) : cur_;
+          split = apply_opt(split, {l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, lanes});
+        } catch (const OptError&) {
+          continue;
+        }
+        std::optional<Loop> lane = find_loop(split, next_axis(cur_));
+        if (!lane) continue;
+        int score = 0;
+        bool hot_vector = false, hot_lane_by_lane = false;
+        for (const Access& a : accesses(split)) {
+          std::optional<int64_t> s = stride(a.offset, *lane);
+          hot_vector |= a.hot && !a.store && s == 1;
+          hot_lane_by_lane |= a.hot && !s;
+          if (s == 0) continue;
+          int w = a.hot ? 4 : a.store ? 2 : 1;
+          score += s == 1 ? w : -w;
+        }
+        if (score <= 0 || (padded && (!hot_vector || hot_lane_by_lane))) continue;
+        std::tuple<int, int, bool, int64_t> key{lanes, score, !l.reduce, l.axis};
+        if (!best || key > best_key) best = VectorAxis{l, lanes, padded}, best_key = key;
       }
-      std::optional<Loop> lane = find_loop(split, next_axis(cur_));
-      if (!lane) continue;
-      int score = 0;
-      for (const Access& a : accesses(split)) {
-        std::optional<int64_t> s = stride(a.offset, *lane);
-        if (s == 0) continue;
-        int w = a.hot ? 4 : a.store ? 2 : 1;
-        score += s == 1 ? w : -w;
-      }
-      if (score <= 0) continue;
-      std::tuple<int, int, bool, int64_t> key{lanes, score, !l.reduce, l.axis};
-      if (!best || key > best_key) best = l, best_key = key;
     }
     return best;
   }

@@ -37,6 +37,16 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
 // 0 when none of them divides `n`.
 int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 0; }
 
+// The block a weight's `n` output channels are stored in: channel_block's, or 16 with the channels
+// padded by zeros to a multiple of 16 where no block of 16 divides n and the padding adds at most
+// an eighth (1000 classes: 1008). A kernel padding its channel loop to 16 lanes (opt/action's
+// PADTO) then reads its padded lanes inside the buffer, and its vectors stay 16 wide.
+int64_t stored_block(int64_t n) {
+  int64_t b = channel_block(n);
+  if (b >= 16 || n < 16) return b;
+  return ((n + 15) / 16 * 16 - n) * 8 <= n ? 16 : b;
+}
+
 // `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
 // memory, the block index at position `outer_at` among the other axes; viewed in t's shape with
 // that axis split (n/B, B), so a kernel indexes blocks and lanes without dividing a merged index
@@ -56,9 +66,17 @@ Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int6
   return t.reshape(split).permute(order).contiguous().permute(back);
 }
 
-// The same copy viewed back in t's shape.
+// The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with
+// zeros to a multiple of it; the view leaves the padding out.
 Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
-  return stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
+  int64_t n = t.shape()[static_cast<size_t>(axis)], extra = (n + block - 1) / block * block - n;
+  if (extra == 0) return stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
+  std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(t.ndim()), {SInt(0), SInt(0)});
+  pads[static_cast<size_t>(axis)].second = SInt(extra);
+  Tensor padded = t.pad(pads);
+  std::vector<std::pair<SInt, SInt>> keep;
+  for (int64_t d : t.shape()) keep.emplace_back(SInt(0), SInt(d));
+  return stored_in_split_blocks(padded, axis, block, outer_at).reshape(padded.symbolic_shape()).shrink(keep);
 }
 
 // The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
@@ -67,7 +85,7 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
-  int64_t blk = channel_block(n);
+  int64_t blk = stored_block(n);
   if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
@@ -259,7 +277,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (large && og > 1) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
-    int64_t b = channel_block(og) ? channel_block(og) : og;
+    int64_t b = stored_block(og) ? stored_block(og) : og;
     ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
   std::tie(xw, ww) = widen_for_products(xw, ww);

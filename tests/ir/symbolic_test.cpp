@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 
 namespace lathe {
@@ -115,6 +116,21 @@ TEST(Symbolic, ComparisonsFromBounds) {
   EXPECT_SIMPLIFIES(lt(x * 4, 10), lt(x, 3));  // 4x < 10  <=>  x < 3
   EXPECT_SIMPLIFIES(ne(x, c(20)), t);
   EXPECT_SIMPLIFIES(lt(x, x), f);
+}
+
+// y / d < c is y < c*d for c >= 1, whatever y's sign (truncation makes a negative y / d at most
+// 0): the gate a merged loop leaves (codegen/merge_loops). Checked value by value.
+TEST(Symbolic, ComparingAQuotientComparesItsDividend) {
+  UOpPtr y = var("yq", -40, 40);
+  EXPECT_SIMPLIFIES(lt(idiv(y, 8), 3), lt(y, 24));
+  for (int64_t k : {-2, 0, 1, 3}) {
+    UOpPtr e = simplify(lt(idiv(y, 8), k));
+    for (int64_t v = -40; v <= 40; ++v) {
+      UOpPtr at = simplify(substitute(e, {{y.get(), c(v)}}));
+      ASSERT_TRUE(at->is_const()) << print_graph(at);
+      EXPECT_EQ(at->vmin() != 0, (v / 8) < k) << v << " / 8 < " << k;
+    }
+  }
 }
 
 TEST(Symbolic, WhereAndMinMax) {

@@ -2,7 +2,9 @@
 // for every target width, gives the unoptimized kernel's results on odd sizes.
 #include <gtest/gtest.h>
 
+#include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
+#include "ir/toposort.hpp"
 #include "opt/opt_testing.hpp"
 #include "tensor/reference.hpp"
 
@@ -70,8 +72,8 @@ TEST(Heuristic, RowReductionsVectorizeTheReductionWithPartialSums) {
 }
 
 TEST(Heuristic, ElementwiseKernelsVectorizeAlongTheirStores) {
-  Tensor e = data({64, 48}, 6) * 2.0f;
-  EXPECT_EQ(opts_for(e, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(e, 48), 16}));
+  Tensor e = data({64, 48}, 6) * 2.0f;  // one loop of 64 x 48 (codegen/merge_loops)
+  EXPECT_EQ(opts_for(e, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(e, 64 * 48), 16}));
   // Transposed: the store is contiguous along the inner output loop, the load is not.
   Tensor t = data({48, 64}, 7).transpose(0, 1) * 2.0f;
   EXPECT_EQ(opts_for(t, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(t, 48), 16}));
@@ -84,8 +86,9 @@ TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
   EXPECT_FALSE(threaded(opts_for(data({4, 4}, 8) * 2.0f, kAvx512)));
   EXPECT_TRUE(threaded(opts_for(data({256, 512}, 8) * 2.0f, kAvx512)));
   EXPECT_FALSE(threaded(opts_for(data({256, 512}, 8) * 2.0f, kSse)));  // one thread allowed
-  // An outermost loop of 3 splits badly in 2: the next one (64) is moved outermost instead.
-  Tensor odd = data({3, 64, 512}, 9) * 2.0f;
+  // An outermost loop of 3 splits badly in 2: the next one (64) is moved outermost instead. (The
+  // input is read transposed, so the loops stay three.)
+  Tensor odd = data({512, 64, 3}, 9).permute({2, 1, 0}) * 2.0f;
   std::vector<Opt> opts = opts_for(odd, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::SWAP, loop_sized(odd, 3), loop_sized(odd, 64)})) << to_string(opts);
 }
@@ -130,6 +133,26 @@ TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
   for (const Opt& o : opts) rows = rows || (o.op == OptOp::UPCAST && o.axis != channels && o.amount > 1);
   EXPECT_TRUE(rows) << to_string(opts);
   expect_agrees_on_every_target(y);
+}
+
+// 1000 output channels (a classifier's 1x1 convolution): no vector of 16 divides them. The weight
+// is stored in channel blocks of 16 padded to 1008 (tensor/nn.cpp), so the channel loop is padded
+// to whole vectors of 16 whose padded lanes read inside the weight: every weight load in the
+// reduction is one vector. An elementwise loop of 1000 is not padded: its padded lanes would load
+// lane by lane.
+TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
+  Tensor y = data({1, 32, 3, 5}, 12).conv2d(data({1000, 32, 1, 1}, 13));
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  int64_t channels = test::axis_sized(plan, 1000);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 16})) << to_string(opts);
+  ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.verify = true, .opts = opts});
+  int weight_vectors = 0;
+  for (const UOpPtr& u : toposort(p.ast)) weight_vectors += u->op() == Ops::LOAD && u->dtype().count() == 16;
+  EXPECT_GE(weight_vectors, 1) << p.src;
+  expect_agrees_on_every_target(y);
+  for (const Opt& o : opts_for(data({1000}, 14) * 2.0f, kAvx512)) EXPECT_NE(o.op, OptOp::PADTO) << to_string(o);
 }
 
 // A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor

@@ -157,6 +157,14 @@ TEST(NnMatmul, LargerSquare) {
   EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 64, 48, 32), 1e-4, 1e-4);
 }
 
+// A right operand of 1000 columns (no block of 16 divides them) is stored in blocks of 16 padded
+// with zeros to 1008; the padded columns are computed and never stored.
+TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
+  auto a = data(64 * 300, 24), b = data(300 * 1000, 25);
+  Tensor c = f32(a, {64, 300}).matmul(f32(b, {300, 1000}));
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 64, 300, 1000), 1e-4, 1e-4);
+}
+
 // ---- softmax / log_softmax / layernorm -----------------------------------------------------------------
 
 /// softmax over `axis` of a (rows, cols) matrix (axis 1: per row, axis 0: per column).
@@ -335,6 +343,15 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
   Tensor y = x.conv2d(f32(data(16 * 16 * 9, 68), {16, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
   Tensor copied = x.conv2d(f32(data(256 * 16 * 9, 69), {256, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
   EXPECT_EQ(test::kernel_count(y) + 1, test::kernel_count(copied)) << "the padded copy is a kernel of its own";
+}
+
+// Output channels no block of 16 divides (1000 classes, 136) are stored padded with zeros to
+// blocks of 16: the kernel's channel loop is padded to whole vectors, its padded lanes read the
+// weight's zeros and are never stored.
+TEST(NnConv2d, OutputChannelsInPaddedBlocks) {
+  check_conv({.n = 1, .c = 32, .h = 3, .w = 5, .o = 1000, .kh = 1, .kw = 1, .bias = true}, 70);
+  check_conv({.n = 2, .c = 8, .h = 5, .w = 4, .o = 136, .kh = 3, .kw = 3, .padding = {1, 1}}, 71);
+  check_conv({.n = 1, .c = 32, .h = 7, .w = 7, .o = 120, .kh = 1, .kw = 1, .stride = {2, 2}, .groups = 2, .bias = true}, 72);
 }
 
 // Depthwise convolutions whose channels split into blocks of 8, 16 or 32 read their input and

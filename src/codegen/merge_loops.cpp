@@ -1,0 +1,101 @@
+#include "codegen/merge_loops.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/axis.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+bool plain(const UOpPtr& r) { return r->src(0)->is_const() && axis_kind(*r) == AxisKind::Loop; }
+
+// The pairs (outer, inner) that may merge, innermost first: consecutive output loops, and
+// consecutive loops of the reductions, where every reduction over one runs over the other.
+std::vector<std::pair<UOpPtr, UOpPtr>> candidates(const std::vector<UOpPtr>& order) {
+  std::vector<UOpPtr> outputs;
+  std::set<std::pair<const UOp*, const UOp*>> reduce_pairs;
+  std::unordered_map<const UOp*, std::set<const UOp*>> reductions_of;  // a loop -> the REDUCEs over it
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::REDUCE)
+      for (size_t i = 1; i < u->src().size(); ++i) reductions_of[u->src(i).get()].insert(u.get());
+  std::vector<std::pair<UOpPtr, UOpPtr>> out;
+  auto by_axis = [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); };
+  for (const UOpPtr& u : order) {
+    if (u->op() == Ops::RANGE && !reductions_of.count(u.get())) outputs.push_back(u);
+    if (u->op() != Ops::REDUCE) continue;
+    std::vector<UOpPtr> loops(u->src().begin() + 1, u->src().end());
+    std::sort(loops.begin(), loops.end(), by_axis);
+    for (size_t i = 0; i + 1 < loops.size(); ++i) {
+      const UOpPtr &a = loops[i], &b = loops[i + 1];
+      if (reductions_of[a.get()] == reductions_of[b.get()] && reduce_pairs.emplace(a.get(), b.get()).second) out.emplace_back(a, b);
+    }
+  }
+  std::sort(outputs.begin(), outputs.end(), by_axis);
+  for (size_t i = 0; i + 1 < outputs.size(); ++i) out.emplace_back(outputs[i], outputs[i + 1]);
+  std::erase_if(out, [](const auto& p) { return !plain(p.first) || !plain(p.second); });
+  std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return axis_of(*x.second) > axis_of(*y.second); });
+  return out;
+}
+
+// `ast` with loops a (outer) and b (inner) replaced by one loop m: a = m / n, b = m % n, and m in
+// every reduction's loop list where a was (b leaves the lists).
+UOpPtr with_merged(const std::vector<UOpPtr>& order, const UOpPtr& a, const UOpPtr& b, UOpPtr& m) {
+  int64_t n = b->src(0)->vmax();
+  m = make_range(UOp::index_const(a->src(0)->vmax() * n), axis_of(*a));
+  std::unordered_map<const UOp*, UOpPtr> done{{a.get(), idiv(m, n)}, {b.get(), m % n}};
+  for (const UOpPtr& u : order) {
+    if (done.count(u.get())) continue;
+    std::vector<UOpPtr> src;
+    for (size_t i = 0; i < u->src().size(); ++i) {
+      const UOpPtr& s = u->src(i);
+      if (u->op() == Ops::REDUCE && i > 0 && (s == a || s == b)) {
+        if (s == a) src.push_back(m);
+        continue;
+      }
+      src.push_back(done.at(s.get()));
+    }
+    done[u.get()] = src == u->src() ? u : UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
+  }
+  return done.at(order.back().get());
+}
+
+// Divisions (IDIV, MOD) whose operand reads one of `loops`.
+size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops) {
+  std::unordered_map<const UOp*, bool> reads;
+  size_t n = 0;
+  for (const UOpPtr& u : order) {
+    bool r = loops.count(u.get()) > 0;
+    for (const UOpPtr& s : u->src()) r = r || reads[s.get()];
+    reads[u.get()] = r;
+    n += r && (u->op() == Ops::IDIV || u->op() == Ops::MOD);
+  }
+  return n;
+}
+
+}  // namespace
+
+UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
+  UOpPtr cur = ast;
+  for (bool merged = true; merged;) {
+    merged = false;
+    std::vector<UOpPtr> order = toposort(cur);
+    for (const auto& [a, b] : candidates(order)) {
+      UOpPtr m;
+      UOpPtr next = simplify(with_merged(order, a, b, m));
+      std::vector<UOpPtr> next_order = toposort(next);
+      if (divisions_reading(next_order, {m.get()}) > divisions_reading(order, {a.get(), b.get()})) continue;
+      cur = next;
+      merged = true;
+      break;
+    }
+  }
+  return cur;
+}
+
+}  // namespace lathe

@@ -1,0 +1,23 @@
+// Adjacent loops as one loop.
+//
+// A kernel gets one loop per axis of its output and of its reductions. Two loops where one nests
+// directly in the other, whose indices every address and gate reads only as `outer * n + inner`
+// (n the inner loop's size), are one loop over both: a concatenation's channels and pixels, an
+// image's rows and columns in an elementwise kernel or a 1x1 convolution. A longer loop gives the
+// optimizer a vector axis where neither size divides the vector width (54 x 54 pixels: 2916 is
+// a multiple of 4 only, 128 x 2916 of 16) and fewer loops to run.
+//
+// A pair is merged when, with the two indices written as `m / n` and `m % n` over the new loop m,
+// the simplified kernel divides no more often by anything that reads m than it did by anything
+// that read the pair: every division folded away. Output loops merge with the next output loop
+// in the nest; a reduction's loops with the next loop of every reduction that runs over them.
+// Loops of symbolic size stay as they are. The merged loop keeps the outer loop's axis.
+#pragma once
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+UOpPtr merge_adjacent_loops(const UOpPtr& ast);
+
+}  // namespace lathe
