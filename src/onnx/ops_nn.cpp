@@ -168,6 +168,8 @@ Tensor pool(const OpContext& c, bool is_max) {
       if (rem != 0) pads[i + n] += strides[i] - rem;
     }
   }
+  if (is_max && !one_d)  // padded by the pool itself: it reads its input in channel blocks where it can
+    return lathe::detail::max_pool2d(x, {kernel[0], kernel[1]}, {strides[0], strides[1]}, {pads[0], pads[2]}, {pads[1], pads[3]});
   Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
   if (one_d) {
     padded = to_2d(padded);

@@ -185,7 +185,8 @@ class Planner {
     std::optional<Loop> best_row;
     int64_t best_rows = 1, best_vectors = 1;
     bool best_padded = false;
-    bool can_double = outer_size % 2 == 0;
+    std::optional<int64_t> second = second_vector_axis(v.axis, left.has_value(), outer_size, vector_operands, hot);
+    bool can_double = second.has_value();
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
@@ -209,14 +210,36 @@ class Planner {
       }
     }
     if (!best_row) {
-      if (can_double) apply({OptOp::UPCAST, v.axis, 2});
+      if (can_double) apply({OptOp::UPCAST, *second, 2});
       return;
     }
-    if (best_vectors == 2) apply({OptOp::UPCAST, v.axis, 2});
+    if (best_vectors == 2) apply({OptOp::UPCAST, *second, 2});
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
       best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     order(best_row->axis, v.axis);
+  }
+
+  // Where a row's second vector comes from: the rest of the vector axis when it splits in two;
+  // where the vector axis is all lanes (a channel block of 16), another output loop of even size
+  // that every vector operand steps along and the other loads in the reduction do not (the block
+  // index of a blocked layout: 2 blocks of 16 channels per row).
+  std::optional<int64_t> second_vector_axis(int64_t vector_axis, bool has_rest, int64_t rest, const std::vector<UOpPtr>& vector_operands,
+                                            const std::vector<UOpPtr>& hot) {
+    if (rest % 2 == 0) return vector_axis;
+    if (has_rest || vector_operands.empty()) return std::nullopt;
+    std::vector<Loop> loops = kernel_loops(cur_);
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      const Loop& t = *it;
+      if (!ordinary(t) || t.reduce || t.size % 2 != 0) continue;
+      bool fits = true;
+      for (const UOpPtr& o : hot) {
+        bool vector = std::find(vector_operands.begin(), vector_operands.end(), o) != vector_operands.end();
+        fits = fits && (vector ? stride(o, t) != 0 : stride(o, t) == 0);
+      }
+      if (fits) return t.axis;
+    }
+    return std::nullopt;
   }
 
   // The bytes an access reaches over the loops its offset depends on.

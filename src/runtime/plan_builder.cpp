@@ -144,10 +144,11 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     impl.ops.emplace_back(std::move(pk));
     impl.launch.push_back(LaunchSize{1, 1, 1});
   }
-  for (const UOpPtr& out : sched.outputs) {
-    size_t i = buffer_index(out);
+  for (size_t k = 0; k < sched.outputs.size(); ++k) {
+    size_t i = buffer_index(sched.outputs[k]);
     impl.outputs.push_back(i);
     inputs_or_outputs.insert(i);
+    if (k < sched.requested.size()) impl.ast_to_buffer.emplace(sched.requested[k]->id(), i);
   }
   // A buffer that an output (or input) views is kept with it, never released as an intermediate;
   // latest first, so a view of a view reaches the memory under both.

@@ -9,6 +9,7 @@
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "schedule/reader_layout.hpp"
 #include "lathe/error.hpp"
 #include "schedule/realize.hpp"
 
@@ -429,8 +430,9 @@ std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_m
 
 }  // namespace
 
-Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
+Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   Schedule sched;
+  std::vector<UOpPtr> outputs = read_relayouts_from_copies(roots);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
@@ -483,6 +485,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& outputs) {
   }
   sched.keep_alive = std::move(keep_alive);
   sched.outputs = outputs;
+  sched.requested = roots;
   return sched;
 }
 

@@ -35,6 +35,8 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;  // in an order that respects every dependency
   std::vector<UOpPtr> outputs;      // the nodes holding each requested output, in order
+  std::vector<UOpPtr> requested;    // the requested nodes, in order: an output's node may be rebuilt
+                                    // (schedule/reader_layout), and its buffer answers to both ids
   std::unordered_map<const UOp*, Shape> shapes;      // maximum sizes: buffers are allocated for these
   std::unordered_map<const UOp*, SymDims> sym_shapes;  // sizes as index expressions
   std::map<std::string, int64_t> var_vals;             // the value each bound variable had

@@ -19,6 +19,13 @@ constexpr int64_t kLargeConvolution = 512;
 // 28x28 layers gain 5-10% with the copy's time, the 7x7x512 layers and the 3-channel stem lose).
 constexpr int64_t kPaddedCopyMacs = 2048;
 constexpr int64_t kPaddingReadChannels = 8;
+// The channel block of activations stored between kernels that read them by channel (a large
+// convolution, a max pool): (N, C/B, H, W, B), as oneDNN's and ONNX Runtime's NCHWc layouts. The
+// kernel that writes them keeps its channels in vector lanes and stores each pixel's block as one
+// vector (NCHW would need a transpose in registers); the one that reads them loads a block of
+// channels from one run of memory. (Known debt: 16 float32 fill one AVX-512 register; not taken
+// from the target.)
+constexpr int64_t kActivationBlock = 16;
 // Multiply-adds from which a matmul stores its right operand in column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
 
@@ -265,32 +272,92 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // the per-pixel gates the tile keeps (codegen/gate_bounds turns the row gates into loop bounds).
   // Elsewhere it reads a padded copy, with no gate at all.
   bool large = og * cg * kh * kw >= kLargeConvolution;
-  bool through_padding = (padding.first != 0 || padding.second != 0) && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
-  Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
-  Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  if (large && !through_padding && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
-  Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
+  bool padded = padding.first != 0 || padding.second != 0;
+  bool through_padding = padded && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
   int64_t oh = out_hw[0], ow = out_hw[1];
   SInt batch = dims[0];
-  Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
+  // An input a kernel computes, read through its padding or unpadded, in channel blocks: stored as
+  // (N, C/B, H, W, B) by that kernel, its windows taken on the split view (N, C/B, B, H, W) and
+  // the sum run over both parts of the channel, so no index is divided back into channels.
+  bool blocked = large && cg % kActivationBlock == 0 && !is_realized() && dtype().is_float() && (!padded || through_padding);
+  Tensor xw;
+  if (blocked) {
+    Tensor x = stored_in_split_blocks(*this, 1, kActivationBlock, 1)
+                   .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+    Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
+    xw = win.reshape({batch, groups, 1, cg / kActivationBlock, kActivationBlock, oh, ow, kh, kw});
+  } else {
+    Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
+    Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+    if (large && !through_padding && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
+    Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
+    xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
+  }
   if (large && og > 1) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
     int64_t b = stored_block(og) ? stored_block(og) : og;
     ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
+  if (blocked) ww = ww.reshape({1, groups, og, cg / kActivationBlock, kActivationBlock, 1, 1, kh, kw});
   std::tie(xw, ww) = widen_for_products(xw, ww);
-  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
+  Tensor out = (xw * ww).sum(blocked ? std::vector<int64_t>{3, 4, 7, 8} : std::vector<int64_t>{3, 6, 7}).reshape({batch, o, oh, ow});
   return bias ? out + bias->reshape({1, o, 1, 1}) : out;
 }
 
 Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,
                           std::pair<int64_t, int64_t> padding) const {
-  require_nchw(*this, "max_pool2d");
-  double lowest = dtype().is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dtype().min());
-  Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}}, lowest);
-  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "max_pool2d").max({-2, -1});
+  return detail::max_pool2d(*this, kernel, stride.value_or(kernel), {padding.first, padding.first}, {padding.second, padding.second});
+}
+
+// A part computed by a kernel of its own: a reduction's result (reshaped) under elementwise ops
+// (a bias, an activation, a residual sum), looked for a few nodes deep.
+bool reduction_result(const UOpPtr& x, int depth = 8) {
+  if (depth == 0) return false;
+  if (x->op() == Ops::REDUCE_AXIS) return true;
+  if (x->op() == Ops::RESHAPE || x->op() == Ops::PERMUTE) return reduction_result(x->src(0), depth - 1);
+  if (!is_alu(x->op()) && x->op() != Ops::CAST) return false;
+  return std::any_of(x->src().begin(), x->src().end(), [&](const UOpPtr& s) { return reduction_result(s, depth - 1); });
+}
+
+// A convolution or a max pool reads a concatenation of channels in blocks; when each part is
+// computed by a kernel of its own, that kernel stores the part in blocks (no transpose), and the
+// concatenation is one of blocks: (N, C_i/B, B, H, W) views joined along their block axis.
+std::optional<Tensor> detail::cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis) {
+  if (axis != 1 || parts.size() < 2) return std::nullopt;
+  for (const Tensor& p : parts)
+    if (p.ndim() != 4 || p.is_symbolic() || p.is_realized() || !p.dtype().is_float() || p.dtype() != parts[0].dtype() ||
+        p.shape()[1] % kActivationBlock != 0 || !reduction_result(p.uop()))
+      return std::nullopt;
+  std::vector<Tensor> blocks;
+  int64_t c = 0;
+  for (const Tensor& p : parts) {
+    blocks.push_back(stored_in_split_blocks(p, 1, kActivationBlock, 1));
+    c += p.shape()[1];
+  }
+  Shape s = parts[0].shape();
+  s[1] = c;
+  return Tensor::cat(blocks, 1).reshape(s);
+}
+
+Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
+                          std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding) {
+  require_nchw(input, "max_pool2d");
+  DType dt = input.dtype();
+  double lowest = dt.is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dt.min());
+  std::vector<std::pair<SInt, SInt>> pads{{0, 0}, {0, 0}, {rows_padding.first, rows_padding.second}, {columns_padding.first, columns_padding.second}};
+  // An input a kernel computes, in whole channel blocks, is read in them (as a convolution reads
+  // it): the kernel that computes it stores each pixel's block as one vector, and a block of
+  // channels is one vector load per tap. The padding is read through, on the blocks.
+  int64_t c = input.shape()[1];
+  if (c % kActivationBlock == 0 && !input.is_realized() && dt.is_float() && !input.is_symbolic()) {
+    pads.insert(pads.begin() + 2, {0, 0});
+    Tensor x = stored_in_split_blocks(input, 1, kActivationBlock, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
+    Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});
+    return out.reshape({input.shape()[0], c, out.shape()[3], out.shape()[4]});
+  }
+  return windows(input.pad(pads, lowest), kernel, stride, {1, 1}, "max_pool2d").max({-2, -1});
 }
 
 Tensor Tensor::avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,

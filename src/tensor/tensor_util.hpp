@@ -30,6 +30,15 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
+/// Max pooling of (N, C, H, W) with padding (before, after) on the rows and on the columns (the
+/// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.
+Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
+                  std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding);
+/// The concatenation of (N, C_i, H, W) tensors along their channels, each part stored in channel
+/// blocks by the kernel that computes it, when that is how the result is read best: float parts,
+/// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
+/// blocks of channels. Nothing when it is not.
+std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 /// `t` reshaped (leading 1s) and expanded to `shape`.

@@ -64,7 +64,7 @@ inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
   Schedule s = create_schedule(roots);
   ExecutionPlan plan = PlanBuilder::build(s, DeviceSpec{});
   BudgetReport r;
-  r.graph = graph_ops(roots, s);
+  r.graph = graph_ops(s.outputs, s);  // the graph as scheduled (schedule/reader_layout may rebuild it)
   r.plan = plan.estimated_work().ops;
   std::unordered_set<const UOp*> stored;
   for (const ScheduleItem& item : s.items) stored.insert(item.bufs[0].get());

@@ -1,0 +1,27 @@
+// A node stored once, in the layout a reader copies it to.
+//
+// A kernel that reads a computed node x in another layout asks for a copy of it:
+// CONTIGUOUS(PERMUTE/RESHAPE ... (x)), as a convolution does for its input in channel blocks
+// (tensor/nn.cpp: (N, C/16, H, W, 16)). The kernel that computes x then stores it in that layout
+// directly. But when x has other readers (a residual block's output feeds the next block's
+// convolution and its residual sum), x is stored as it is for them, and copied again into blocks.
+// Instead, the other readers read the copy through the inverse view (the same PERMUTE and RESHAPE
+// undone): x is stored once, in the copy's layout, by the kernel that computes it.
+//
+// Only pure relayouts count (every step a PERMUTE or a static RESHAPE) of computed data (an ALU
+// op, a cast, a reduction, or a relayout of one): x is the first node down the steps that is read
+// elsewhere too (a max pool's output reshaped back to NCHW), not an output itself; the first such
+// copy of a node wins. Values do not change: the inverse view reads each element where the copy put it.
+#pragma once
+
+#include <vector>
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+/// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the
+/// outputs in the same order (rebuilt where something under them changed, labels kept).
+std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& outputs);
+
+}  // namespace lathe
