@@ -155,6 +155,22 @@ TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
   for (const Opt& o : opts_for(data({1000}, 14) * 2.0f, kAvx512)) EXPECT_NE(o.op, OptOp::PADTO) << to_string(o);
 }
 
+// A convolution storing its output in channel blocks, (N, C/16, H, W, 16) as the next
+// convolution reads it: a block of 16 channels fills the lanes (its stores are whole vectors), and
+// the second vector of each row is the next block (the block loop upcast by 2).
+TEST(Heuristic, ABlockedConvolutionTakesTwoChannelBlocksPerRow) {
+  Tensor h = data({1, 16, 8, 8}, 15).conv2d(data({64, 16, 3, 3}, 16), std::nullopt, {1, 1}, {1, 1}).relu();
+  Tensor stored = h.reshape({1, 4, 16, 8, 8}).permute({0, 1, 3, 4, 2}).contiguous();
+  ExecutionPlan plan = test::one_kernel_plan(stored);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
+  int64_t lanes = test::axis_sized(plan, 16), blocks = test::axis_sized(plan, 4);
+  ASSERT_GE(lanes, 0);
+  ASSERT_GE(blocks, 0);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, lanes, 16})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, blocks, 2})) << to_string(opts);
+  expect_agrees_on_every_target(stored);
+}
+
 // A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor
 // for the register tile: it is padded to the budget's multiple and tiled (its loads clamped to the
 // last pixel, its stores gated), and the result is the unoptimized kernel's.

@@ -239,6 +239,32 @@ TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
   EXPECT_WITHIN_WORK_BUDGET({r.layernorm()});
 }
 
+// A convolution's computed input is stored in channel blocks, (N, C/16, H, W, 16), by the kernel
+// that computes it; read elsewhere too (a residual sum), it is still stored once, in blocks
+// (schedule/reader_layout), and the requested output keeps its id.
+TEST(Schedule, AConvolutionsComputedInputIsStoredOnceInChannelBlocks) {
+  std::vector<float> xv(16 * 36);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 7) - 3.0f;
+  Tensor x = Tensor::from_vector(xv, {1, 16, 6, 6}), w = Tensor::rand({16, 16, 3, 3}, 2).realize();
+  Tensor h = (x * 2.0f).relu();
+  Tensor y = h.conv2d(w, std::nullopt, {1, 1}, {1, 1}) + h;
+  Schedule sched = schedule_of(y);
+  int blocked = 0, plain = 0;
+  for (const ScheduleItem& item : sched.items) {
+    if (item.view_offset) continue;  // a CONTIGUOUS over what another item stores
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    blocked += s == Shape{1, 1, 6, 6, 16};
+    plain += s == Shape{1, 16, 6, 6};
+  }
+  EXPECT_EQ(blocked, 1);
+  EXPECT_EQ(plain, 1) << "only the output is stored as (N, C, H, W)";
+  ASSERT_EQ(sched.requested.size(), 1u);
+  EXPECT_EQ(sched.requested[0], y.uop());
+  ExecutionPlan plan = y.prepare();
+  plan.execute();
+  EXPECT_NE(plan.buffer(y.uop_id()), nullptr);
+}
+
 // gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel
 // has no reduction, negative indices count from the end, and an index outside reads 0.
 TEST(Schedule, GatherIsAnIndexedLoad) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tensor/reference.hpp"
+#include "tensor/tensor_util.hpp"
 
 namespace lathe {
 namespace {
@@ -272,6 +273,7 @@ struct ConvArgs {
   std::pair<int64_t, int64_t> stride{1, 1}, padding{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool bias = false;
+  bool computed = false;  // the input is computed (2x), not a stored buffer
 };
 
 std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<float>& wt, const std::vector<float>& b,
@@ -308,11 +310,17 @@ void check_conv(const ConvArgs& a, uint64_t seed) {
   auto b = data(static_cast<size_t>(a.o), seed + 200);
   std::optional<Tensor> bias;
   if (a.bias) bias = f32(b, {a.o});
-  Tensor out = f32(x, {a.n, a.c, a.h, a.w}).conv2d(f32(w, {a.o, a.c / a.groups, a.kh, a.kw}), bias, a.stride, a.padding, a.dilation, a.groups);
+  Tensor in = f32(x, {a.n, a.c, a.h, a.w});
+  if (a.computed) {
+    in = in * 2.0f;
+    for (float& v : x) v *= 2.0f;
+  }
+  Tensor out = in.conv2d(f32(w, {a.o, a.c / a.groups, a.kh, a.kw}), bias, a.stride, a.padding, a.dilation, a.groups);
   int64_t oh = 0, ow = 0;
   auto ref = conv_ref(x, w, b, a, oh, ow);
   EXPECT_EQ(out.shape(), (Shape{a.n, a.o, oh, ow}));
-  EXPECT_ALLCLOSE(out.to_vector<float>(), ref, 1e-5, 1e-5);
+  double tol = a.computed ? 1e-4 : 1e-5;  // blocks of channels sum in another order
+  EXPECT_ALLCLOSE(out.to_vector<float>(), ref, tol, tol);
 }
 
 TEST(NnConv2d, Basic3x3) { check_conv({.n = 1, .c = 2, .h = 6, .w = 5, .o = 3, .kh = 3, .kw = 3}, 40); }
@@ -343,6 +351,55 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
   Tensor y = x.conv2d(f32(data(16 * 16 * 9, 68), {16, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
   Tensor copied = x.conv2d(f32(data(256 * 16 * 9, 69), {256, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
   EXPECT_EQ(test::kernel_count(y) + 1, test::kernel_count(copied)) << "the padded copy is a kernel of its own";
+}
+
+// A computed input with whole blocks of 16 channels per group is stored in channel blocks,
+// (N, C/16, H, W, 16), by the kernel that computes it, and read on the split view: through its
+// padding, strided, dilated, grouped, a 1x1 image, a batch; with many multiply-adds per input
+// element it reads an unblocked padded copy instead.
+TEST(NnConv2d, ComputedInputInChannelBlocks) {
+  check_conv({.n = 1, .c = 16, .h = 7, .w = 5, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 80);
+  check_conv({.n = 2, .c = 32, .h = 9, .w = 11, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 81);
+  check_conv({.n = 1, .c = 32, .h = 6, .w = 7, .o = 48, .kh = 1, .kw = 1, .groups = 2, .computed = true}, 82);
+  check_conv({.n = 1, .c = 16, .h = 9, .w = 17, .o = 24, .kh = 5, .kw = 3, .stride = {1, 2}, .padding = {2, 1}, .dilation = {2, 1}, .computed = true}, 83);
+  check_conv({.n = 1, .c = 48, .h = 1, .w = 1, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 84);
+  check_conv({.n = 1, .c = 16, .h = 5, .w = 6, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 85);
+  check_conv({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 86);  // 24: no whole blocks
+}
+
+// A residual block: h = relu(conv(2x)) feeds the next convolution (in blocks) and the residual
+// sum (as it is): it is stored once, in blocks, and the sum reads the blocks.
+TEST(NnConv2d, ResidualReadOfABlockedActivation) {
+  ConvArgs a{.n = 1, .c = 16, .h = 6, .w = 5, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}};
+  auto x = data(16 * 30, 90), w1 = data(16 * 16 * 9, 91), w2 = data(16 * 16 * 9, 92);
+  Tensor h = (f32(x, {1, 16, 6, 5}) * 2.0f).conv2d(f32(w1, {16, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
+  Tensor y = h.conv2d(f32(w2, {16, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}) + h;
+  for (float& v : x) v *= 2.0f;
+  int64_t oh = 0, ow = 0;
+  std::vector<double> hr = conv_ref(x, w1, {}, a, oh, ow);
+  std::vector<float> hf;
+  for (double v : hr) hf.push_back(static_cast<float>(std::max(v, 0.0)));
+  std::vector<double> want = conv_ref(hf, w2, {}, a, oh, ow);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += hf[i];
+  EXPECT_ALLCLOSE(y.to_vector<float>(), want, 1e-4, 1e-4);
+}
+
+// Convolutions' results joined along their channels and read by a convolution (a SqueezeNet fire
+// module): each part is stored in blocks by its own kernel and the join is one of blocks. The
+// values are those of the plain join of the stored parts.
+TEST(NnConv2d, ConcatenatedConvolutionsInChannelBlocks) {
+  Tensor x = f32(data(16 * 25, 93), {1, 16, 5, 5}) * 2.0f;
+  Tensor a = x.conv2d(f32(data(16 * 16, 94), {16, 16, 1, 1})).relu();
+  Tensor b = x.conv2d(f32(data(32 * 16 * 9, 95), {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
+  Tensor w = f32(data(16 * 48, 96), {16, 48, 1, 1});
+  Tensor joined = Tensor::cat({a, b}, 1);
+  Tensor y = joined.conv2d(w);
+  Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
+  std::vector<float> want = plain.to_vector<float>();
+  std::vector<double> want_d(want.begin(), want.end());
+  EXPECT_ALLCLOSE(joined.to_vector<float>(), want_d, 1e-5, 1e-5);  // the parts' kernels sum in their own orders
+  std::vector<float> wy = f32(want, plain.shape()).conv2d(w).to_vector<float>();
+  EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(wy.begin(), wy.end()), 1e-4, 1e-4);
 }
 
 // Output channels no block of 16 divides (1000 classes, 136) are stored padded with zeros to
@@ -451,6 +508,31 @@ TEST(NnPool, MaxPoolStridePadding) {
   Tensor p = f32(x, {1, 2, 5, 7}).max_pool2d({3, 2}, std::make_pair(int64_t{1}, int64_t{2}), {1, 1});
   EXPECT_EQ(p.shape(), (Shape{1, 2, 5, 4}));
   EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 2, 5, 7, 3, 2, 1, 2, 1, 1, true), 0, 0);
+}
+
+// A computed input of whole channel blocks is pooled in blocks (padding read on the blocks, -inf);
+// rows and columns padded apart (the ONNX importer's ceil mode) through detail::max_pool2d.
+TEST(NnPool, MaxPoolOfAComputedInputInChannelBlocks) {
+  auto x = data(2 * 32 * 9 * 7, 62);
+  Tensor p = (f32(x, {2, 32, 9, 7}) * 2.0f).max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
+  for (float& v : x) v *= 2.0f;
+  EXPECT_EQ(p.shape(), (Shape{2, 32, 5, 4}));
+  EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 64, 9, 7, 3, 3, 2, 2, 1, 1, true), 0, 0);
+  auto z = data(16 * 5 * 6, 63);
+  Tensor q = detail::max_pool2d(f32(z, {1, 16, 5, 6}) * 2.0f, {2, 2}, {2, 2}, {0, 1}, {1, 0});  // (5+1) x (6+1)
+  EXPECT_EQ(q.shape(), (Shape{1, 16, 3, 3}));
+  std::vector<float> got = q.to_vector<float>();
+  for (int64_t c = 0; c < 16; ++c)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t ky = 0; ky < 2; ++ky)
+          for (int64_t kx = 0; kx < 2; ++kx) {
+            int64_t y = 2 * i + ky, xx = 2 * j + kx - 1;
+            if (y < 5 && xx >= 0 && xx < 6) m = std::max(m, 2.0f * z[static_cast<size_t>((c * 5 + y) * 6 + xx)]);
+          }
+        EXPECT_EQ(got[static_cast<size_t>((c * 3 + i) * 3 + j)], m) << c << " " << i << " " << j;
+      }
 }
 
 TEST(NnPool, MaxPoolInts) {
