@@ -125,6 +125,31 @@ class Vectorizer {
     return out;
   }
 
+  // A register axis of `rs` along which some load of the stored value is contiguous while it is
+  // strided along the vector axis (a residual read as (N, C, H, W) by a kernel storing channel
+  // blocks): its positions, up to a vector's width, are read as the rows of a transposed tile.
+  UOpPtr load_transpose_axis(const UOpPtr& st, const std::vector<UOpPtr>& rs) {
+    for (const UOpPtr& r : rs) {
+      if (r->src(0)->vmax() < 2 || r->src(0)->vmax() > w_) continue;
+      for (const UOpPtr& u : toposort(st->src(1)))
+        if (u->op() == Ops::LOAD && transposable(u, r)) return r;
+    }
+    return nullptr;
+  }
+
+  // `st` once per position of `r` (from load_transpose_axis), its loads along `r` read as
+  // transposed tiles (transposed_load), the stores as store() makes them.
+  std::vector<UOpPtr> store_with_transposed_loads(const UOpPtr& st, const UOpPtr& r) {
+    keep(st);
+    int n = static_cast<int>(r->src(0)->vmax());
+    for (const UOpPtr& u : toposort(st->src(1)))
+      if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
+    std::vector<UOpPtr> out;
+    for (int j = 0; j < n; ++j)
+      for (const UOpPtr& one : store(keep(at(st, r, j)))) out.push_back(one);
+    return out;
+  }
+
  private:
   // Whether the access through `idx` is strided along the vector axis and contiguous along `r`,
   // under a gate the same for all its lanes and positions, of a type kept whole in vectors.
@@ -378,9 +403,14 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
     for (const UOpPtr& r : regs)
       if (r != vector_axis && varies_with(st, r.get())) rs.push_back(r);
     UOpPtr across = vz ? vz->transpose_axis(st, rs) : nullptr;
+    UOpPtr loads_across = vz && !across ? vz->load_transpose_axis(st, rs) : nullptr;
     if (across) rs.erase(std::find(rs.begin(), rs.end(), across));
+    if (loads_across) rs.erase(std::find(rs.begin(), rs.end(), loads_across));
     for (const UOpPtr& c : copies(st, rs)) {
-      std::vector<UOpPtr> done = across ? vz->transposed_store(c, across) : vz ? vz->store(c) : std::vector<UOpPtr>{c};
+      std::vector<UOpPtr> done = across         ? vz->transposed_store(c, across)
+                                 : loads_across ? vz->store_with_transposed_loads(c, loads_across)
+                                 : vz           ? vz->store(c)
+                                                : std::vector<UOpPtr>{c};
       stores.insert(stores.end(), done.begin(), done.end());
     }
   }

@@ -113,6 +113,36 @@ TEST(TransposedAccess, ConvolutionStoresAndReadsEachChannelsPixelsAsVectors) {
   EXPECT_EQ(residual_loads, 32) << "one residual load per channel";
 }
 
+// The same convolution storing its output in channel blocks, (N, C/16, H, W, 16), as the next
+// convolution reads it: its stores are whole vectors along the channels, and the (N, C, H, W)
+// residual is read as transposed tiles (a run of 8 pixels per channel, one vector load each), not
+// lane by lane; every target computes what the unoptimized kernel does.
+TEST(TransposedAccess, AKernelStoringChannelBlocksReadsAnNchwResidualAsTiles) {
+  Tensor y = conv_with_residual(8).reshape({1, 2, 16, 4, 8}).permute({0, 1, 3, 4, 2}).contiguous();
+  UOpPtr ast = test::kernel_ast(y);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
+  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  int stores = 0, residual_runs = 0, residual_lanes = 0;
+  for (const UOpPtr& u : toposort(p.ast)) {
+    if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) {
+      EXPECT_EQ(u->src(1)->dtype().count(), 16) << to_string(*u) << " with " << to_string(opts);
+      ++stores;
+    }
+    if (u->op() != Ops::LOAD || u->src(0)->src(0)->op() != Ops::DEFINE_GLOBAL || u->src(0)->src(0)->dtype().ptr_size() != 32 * 4 * 8) continue;
+    (u->dtype().count() == 8 ? residual_runs : residual_lanes) += 1;
+  }
+  EXPECT_GT(stores, 0);
+  EXPECT_EQ(residual_runs, 32) << "one run of 8 pixels per channel, " << to_string(opts);
+  EXPECT_EQ(residual_lanes, 0);
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  std::vector<float> want = test::reference(plan);
+  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    SCOPED_TRACE(to_string(chosen));
+    EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 1e-5));
+  }
+}
+
 // Row lengths that are and are not powers of two, and a row too long for a transpose (the
 // heuristic's padded rows, gated per row): every target computes what the unoptimized kernel does.
 TEST(TransposedAccess, AgreesWithTheUnoptimizedKernelForEveryRowLength) {
