@@ -51,7 +51,7 @@ std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& output
   for (const UOpPtr& o : outputs) outs.insert(o.get());
   std::unordered_map<const UOp*, Copy> copies;
   for (const UOpPtr& u : order) {
-    if (u->op() != Ops::CONTIGUOUS) continue;
+    if (u->op() != Ops::CONTIGUOUS || !std::holds_alternative<std::string>(u->arg()) || u->arg_as<std::string>() != kLayoutCopy) continue;
     // x: the first node down the steps that something else reads too; under it, computed data.
     Copy c{u, {}};
     UOpPtr x = u->src(0);

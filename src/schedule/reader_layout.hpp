@@ -1,7 +1,8 @@
 // A node stored once, in the layout a reader copies it to.
 //
 // A kernel that reads a computed node x in another layout asks for a copy of it:
-// CONTIGUOUS(PERMUTE/RESHAPE ... (x)), as a convolution does for its input in channel blocks
+// CONTIGUOUS(PERMUTE/RESHAPE ... (x)) marked "layout" (tensor/tensor_util.hpp's layout_copy; a
+// user's contiguous() is left alone), as a convolution does for its input in channel blocks
 // (tensor/nn.cpp: (N, C/16, H, W, 16)). The kernel that computes x then stores it in that layout
 // directly. But when x has other readers (a residual block's output feeds the next block's
 // convolution and its residual sum), x is stored as it is for them, and copied again into blocks.
@@ -19,6 +20,10 @@
 #include "lathe/uop.hpp"
 
 namespace lathe {
+
+/// The arg of a layout copy's CONTIGUOUS (tensor's detail::layout_copy): the copied node may be
+/// stored in the copy's layout only. A user's contiguous() has no arg.
+inline constexpr const char* kLayoutCopy = "layout";
 
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the
 /// outputs in the same order (rebuilt where something under them changed, labels kept).

@@ -70,7 +70,7 @@ Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int6
   order.push_back(axis + 1);
   std::vector<int64_t> back(order.size());
   for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-  return t.reshape(split).permute(order).contiguous().permute(back);
+  return detail::layout_copy(t.reshape(split).permute(order)).permute(back);
 }
 
 // The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with

@@ -10,6 +10,7 @@
 #include "ir/label.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
+#include "schedule/reader_layout.hpp"
 #include "schedule/schedule.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -290,5 +291,9 @@ Tensor Tensor::bitcast(DType dt) const {
 }
 
 Tensor Tensor::contiguous() const { return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop_}), shape_, sym_); }
+
+Tensor detail::layout_copy(const Tensor& t) {
+  return Tensor(UOp::make(Ops::CONTIGUOUS, t.dtype(), {t.uop()}, std::string(kLayoutCopy)), t.shape(), sym_entries(t.symbolic_shape()));
+}
 
 }  // namespace lathe

@@ -30,6 +30,9 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
+/// `t` stored in the layout its view describes, for the kernels that read it that way (a
+/// convolution's input in channel blocks): a CONTIGUOUS marked kLayoutCopy (schedule/reader_layout.hpp).
+Tensor layout_copy(const Tensor& t);
 /// Max pooling of (N, C, H, W) with padding (before, after) on the rows and on the columns (the
 /// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.
 Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,

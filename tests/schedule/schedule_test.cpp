@@ -263,6 +263,14 @@ TEST(Schedule, AConvolutionsComputedInputIsStoredOnceInChannelBlocks) {
   ExecutionPlan plan = y.prepare();
   plan.execute();
   EXPECT_NE(plan.buffer(y.uop_id()), nullptr);
+  // A user's contiguous() of a transpose is a copy like any other: its node's other reader does
+  // not read the transposed copy.
+  Tensor r = (Tensor::from_vector(xv, {16, 36}) * 2.0f).relu();
+  Schedule copied = create_schedule({r.transpose(0, 1).contiguous().uop(), (r + 1.0f).uop()});
+  for (const ScheduleItem& item : copied.items) {
+    if (item.bufs[0] != copied.outputs[1]) continue;
+    for (const UOpPtr& b : item.bufs) EXPECT_NE(copied.shapes.at(b.get()), (Shape{36, 16})) << to_string(*b);
+  }
 }
 
 // gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel
