@@ -21,7 +21,12 @@ namespace {
 // A gate's comparisons by node id: a deterministic order for the bounds built from them.
 using Atoms = std::map<uint64_t, GateClause>;
 
+// A vector gate that is one scalar gate on every lane (a pool's window gate selecting between a
+// vector of channels and -inf) holds the scalar's clauses.
 void add_clauses(const UOpPtr& gate, Atoms& out) {
+  if (gate->op() == Ops::VECTORIZE &&
+      std::all_of(gate->src().begin(), gate->src().end(), [&](const UOpPtr& s) { return s == gate->src(0); }))
+    return add_clauses(gate->src(0), out);
   for (GateClause& c : gate_clauses(gate)) out.emplace(c.clause->id(), std::move(c));
 }
 
@@ -122,13 +127,20 @@ class BoundFinder {
   std::unordered_map<const UOp*, bool> memo_;
 };
 
-// What the bounds leave behind: ANDs with `true` drop out (symbolic_simple), and so do gates of `true`.
+bool all_true(const UOpPtr& c) {
+  if (c->op() == Ops::VECTORIZE) return std::all_of(c->src().begin(), c->src().end(), all_true);
+  return c->is_const() && c->dtype().is_bool() && const_as_int(c->const_value()) == 1;
+}
+
+// What the bounds leave behind: ANDs with `true` drop out (symbolic_simple), and so do gates of
+// `true` and selects on `true` on every lane.
 UOpPtr drop_true(const UOpPtr& ast) {
   static const PatternMatcher pm =
       symbolic_simple() +
-      PatternMatcher({{UPat(Ops::INDEX).src({UPat::var("b"), UPat::var("i"), UPat::cnst(1)}), [](const Match& m) -> UOpPtr {
-                         return UOp::make(Ops::INDEX, m.root()->dtype(), {m["b"], m["i"]}, m.root()->arg());
-                       }}});
+      PatternMatcher({{UPat(Ops::INDEX).src({UPat::var("b"), UPat::var("i"), UPat::cnst(1)}),
+                       [](const Match& m) -> UOpPtr { return UOp::make(Ops::INDEX, m.root()->dtype(), {m["b"], m["i"]}, m.root()->arg()); }},
+                      {UPat(Ops::WHERE).src({UPat(Ops::VECTORIZE).named("c"), UPat::var("t"), UPat::var()}),
+                       [](const Match& m) -> UOpPtr { return all_true(m["c"]) ? m["t"] : nullptr; }}});
   return graph_rewrite(ast, pm);
 }
 

@@ -92,5 +92,35 @@ TEST(GateBounds, ATiledConvolutionKeepsGatesOnlyOnItsEdgePixels) {
   EXPECT_LE(count(p.ast, gated_load), 2) << to_string(opts) << " of " << input_loads << " input loads";
 }
 
+// A max pool over channel blocks with 16 channels in lanes and two output pixels unrolled: its
+// window gates select between vectors and -inf on every lane alike (a splat of one scalar gate),
+// and those still bound the window's row loop; the selects the bounds leave on `true` are gone.
+TEST(GateBounds, AVectorSelectOnOneScalarGateBoundsItsLoop) {
+  Tensor x = input({1, 32, 8, 8}, 10) * 2.0f;
+  Tensor y = x.max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
+  UOpPtr ast = test::kernel_ast(y);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), OptTarget{64, 32, 1});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .opts = opts});
+  EXPECT_GE(count(p.ast, bounded_loop), 1) << to_string(opts) << "\n" << p.src;
+  for (const UOpPtr& u : toposort(p.ast)) {
+    if (u->op() != Ops::WHERE || u->src(0)->op() != Ops::VECTORIZE) continue;
+    bool all_true = true;
+    for (const UOpPtr& s : u->src(0)->src()) all_true = all_true && s->is_const() && const_as_int(s->const_value()) == 1;
+    EXPECT_FALSE(all_true) << "a select on true on every lane is left: " << p.src;
+  }
+  std::vector<float> got = y.to_vector<float>(), xv = x.to_vector<float>();
+  for (int c = 0; c < 32; ++c)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int ky = 0; ky < 3; ++ky)
+          for (int kx = 0; kx < 3; ++kx) {
+            int r = 2 * i + ky - 1, q = 2 * j + kx - 1;
+            if (r >= 0 && r < 8 && q >= 0 && q < 8) m = std::max(m, xv[static_cast<size_t>((c * 8 + r) * 8 + q)]);
+          }
+        EXPECT_EQ(got[static_cast<size_t>((c * 4 + i) * 4 + j)], m);
+      }
+}
+
 }  // namespace
 }  // namespace lathe
