@@ -9,6 +9,7 @@
 #include "ir/axis.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "ir/valid.hpp"
 
 namespace lathe {
 namespace {
@@ -87,7 +88,7 @@ UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
     std::vector<UOpPtr> order = toposort(cur);
     for (const auto& [a, b] : candidates(order)) {
       UOpPtr m;
-      UOpPtr next = simplify(with_merged(order, a, b, m));
+      UOpPtr next = simplify_valid(simplify(with_merged(order, a, b, m)));
       std::vector<UOpPtr> next_order = toposort(next);
       if (divisions_reading(next_order, {m.get()}) > divisions_reading(order, {a.get(), b.get()})) continue;
       cur = next;

@@ -8,7 +8,8 @@
 // a multiple of 4 only, 128 x 2916 of 16) and fewer loops to run.
 //
 // A pair is merged when, with the two indices written as `m / n` and `m % n` over the new loop m,
-// the simplified kernel divides no more often by anything that reads m than it did by anything
+// the kernel simplified (under its gates too: a concatenation's last part reads `m % 15` where
+// `m >= 135`, which is `m - 135`) divides no more often by anything that reads m than it did by anything
 // that read the pair: every division folded away. Output loops merge with the next output loop
 // in the nest; a reduction's loops with the next loop of every reduction that runs over them.
 // Loops of symbolic size stay as they are. The merged loop keeps the outer loop's axis.

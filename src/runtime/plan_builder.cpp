@@ -1,12 +1,15 @@
 #include "runtime/plan_builder.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <set>
+#include <unordered_set>
 
 #include "device/buffer_registry.hpp"
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
+#include "runtime/concat_in_place.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/plan_impl.hpp"
 #include "runtime/progress.hpp"
@@ -59,6 +62,40 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
       impl.feeds_folded.insert({v->base, v->view});
 }
 
+// The concatenations of `sched` written in place (runtime/concat_in_place.hpp): each part's node
+// (the one a kernel stores, followed through views at offset 0) -> the joined node and the part's
+// offset in it; `joined` receives the items whose kernel is not run. Parts that are inputs,
+// outputs or another concatenation's part already are left alone, and so are joined outputs.
+std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> concatenations_in_place(const Schedule& sched,
+                                                                                   std::unordered_set<const ScheduleItem*>& joined) {
+  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> in_place;
+  std::unordered_map<const UOp*, const ScheduleItem*> item_of;
+  for (const ScheduleItem& item : sched.items) item_of[item.bufs[0].get()] = &item;
+  std::unordered_set<const UOp*> outputs;
+  for (const UOpPtr& o : sched.outputs) outputs.insert(o.get());
+  for (const ScheduleItem& item : sched.items) {
+    if (item.view_offset || outputs.count(item.bufs[0].get())) continue;
+    std::optional<std::vector<ConcatPart>> parts = concatenated_parts(item.ast);
+    if (!parts) continue;
+    std::vector<std::pair<UOpPtr, int64_t>> roots;
+    for (const ConcatPart& p : *parts) {
+      UOpPtr node = item.bufs.at(p.slot);
+      int64_t n = shape_numel(sched.shapes.at(node.get()));
+      for (auto it = item_of.find(node.get()); it != item_of.end() && it->second->view_offset == 0; it = item_of.find(node.get()))
+        node = it->second->bufs[1];
+      auto it = item_of.find(node.get());
+      bool taken = in_place.count(node.get()) > 0;
+      for (const auto& r : roots) taken = taken || r.first == node;
+      if (it == item_of.end() || it->second->view_offset || outputs.count(node.get()) || taken || shape_numel(sched.shapes.at(node.get())) != n) break;
+      roots.emplace_back(node, p.offset);
+    }
+    if (roots.size() != parts->size()) continue;
+    for (const auto& [node, offset] : roots) in_place[node.get()] = {item.bufs[0], offset};
+    joined.insert(&item);
+  }
+  return in_place;
+}
+
 }  // namespace
 
 ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device, const PrepareOptions& options) {
@@ -66,9 +103,27 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   ExecutionPlan::Impl& impl = *plan.impl_;
   impl.device = device;
 
+  std::unordered_set<const ScheduleItem*> joined;
+  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> in_place = concatenations_in_place(sched, joined);
+  std::unordered_map<size_t, size_t> view_base;  // a part's buffer -> the joined buffer it is a view of
   std::unordered_map<const UOp*, size_t> index_of;
-  auto buffer_index = [&](const UOpPtr& node) -> size_t {
+  std::function<size_t(const UOpPtr&)> buffer_index = [&](const UOpPtr& node) -> size_t {
     if (auto it = index_of.find(node.get()); it != index_of.end()) return it->second;
+    if (auto ip = in_place.find(node.get()); ip != in_place.end()) {
+      size_t base = buffer_index(ip->second.first);
+      const Buffer& joined_buffer = impl.buffers[base];
+      size_t offset_bytes = static_cast<size_t>(ip->second.second) * joined_buffer.dtype().itemsize();
+      Buffer view = Buffer::view(joined_buffer, offset_bytes, static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), joined_buffer.dtype());
+      size_t vi = impl.buffers.size();
+      impl.buffers.push_back(std::move(view));
+      impl.buffer_ast_ids.push_back(node->id());
+      impl.ast_to_buffer[node->id()] = vi;
+      index_of[node.get()] = vi;
+      view_base[vi] = base;
+      impl.ops.emplace_back(PreparedBufferView{node->id(), base, vi, offset_bytes, {}});
+      impl.launch.push_back(LaunchSize{1, 1, 1});
+      return vi;
+    }
     Buffer b = node->op() == Ops::BUFFER ? buffer_of(*node)
                                          : Buffer(node->dtype(), static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), device);
     size_t i = impl.buffers.size();
@@ -82,10 +137,11 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   std::set<size_t> inputs_or_outputs;
 
   std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
+  std::unordered_map<size_t, std::vector<uint64_t>> part_writers;  // a joined buffer -> its parts' kernels
   // Every kernel first, all at once: compiling is most of a cold prepare.
   std::vector<KernelRequest> requests;
   for (const ScheduleItem& item : sched.items)
-    if (!item.view_offset) requests.push_back({item.ast, std::nullopt});
+    if (!item.view_offset && !joined.count(&item)) requests.push_back({item.ast, std::nullopt});
   ProgressLine progress(std::chrono::seconds(1));
   std::vector<std::shared_ptr<CachedKernel>> kernels = compile_kernels(requests, device, options, [&](size_t done) {
     progress.show("compiled kernel " + std::to_string(done) + "/" + std::to_string(requests.size()));
@@ -93,6 +149,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   progress.done();
   size_t next_kernel = 0;
   for (const ScheduleItem& item : sched.items) {
+    if (joined.count(&item)) continue;  // its parts' kernels wrote it in place
     if (item.view_offset) {
       size_t base = buffer_index(item.bufs[1]);
       if (item.bufs[1]->op() == Ops::BUFFER) inputs_or_outputs.insert(base);
@@ -132,8 +189,13 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       bool written = std::find(pk.kernel->outs.begin(), pk.kernel->outs.end(), slot) != pk.kernel->outs.end();
       if (written) pk.output_indices.push_back(pos);
       if (auto w = writer.find(pk.buffer_indices[pos]); w != writer.end() && !written) pk.dependencies.push_back(w->second);
+      if (auto w = part_writers.find(pk.buffer_indices[pos]); w != part_writers.end() && !written)
+        pk.dependencies.insert(pk.dependencies.end(), w->second.begin(), w->second.end());
     }
-    for (size_t pos : pk.output_indices) writer[pk.buffer_indices[pos]] = pk.id;
+    for (size_t pos : pk.output_indices) {
+      writer[pk.buffer_indices[pos]] = pk.id;
+      for (auto b = view_base.find(pk.buffer_indices[pos]); b != view_base.end(); b = view_base.find(b->second)) part_writers[b->second].push_back(pk.id);
+    }
     pk.runtime_vars = variables_of(item.ast);
     for (const RuntimeVar& v : pk.runtime_vars) {
       auto bound = sched.var_vals.find(v.name);  // the value given with Variable::bind, else min

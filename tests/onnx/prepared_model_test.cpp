@@ -94,7 +94,13 @@ TEST(OnnxPreparedModel, ModelsAgreeWithTheirIntermediatesInAPoisonedArena) {
       expect_close(Tensor::from_vector(got->to_vector<float>(), want.shape()), want, 1e-4);
     }
     const MemoryStats& mem = plan.memory_stats();
-    EXPECT_LT(mem.arena_bytes, mem.intermediate_bytes) << name << ": the arena shares bytes between intermediates";
+    // The GRU's steps write their states into the sequence in place (runtime/concat_in_place):
+    // what is left of its intermediates is alive together, so its arena only matches their sum.
+    if (std::string(name) == "gru_seq") {
+      EXPECT_LE(mem.arena_bytes, mem.intermediate_bytes) << name;
+    } else {
+      EXPECT_LT(mem.arena_bytes, mem.intermediate_bytes) << name << ": the arena shares bytes between intermediates";
+    }
     EXPECT_GE(mem.arena_bytes, mem.peak_live_bytes);
     EXPECT_GT(mem.constant_bytes, 0u);
   }

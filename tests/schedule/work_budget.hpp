@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -70,11 +71,13 @@ inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
   for (const ScheduleItem& item : s.items) stored.insert(item.bufs[0].get());
   std::vector<const PreparedKernel*> kernels = plan.prepared_kernels();
   r.kernels = kernels.size();
+  std::unordered_map<uint64_t, const PreparedKernel*> kernel_of;  // by the node it stores
+  for (const PreparedKernel* pk : kernels) kernel_of[pk->id] = pk;
   int64_t worst_excess = -1;
-  size_t k = 0;
   for (const ScheduleItem& item : s.items) {
-    if (item.view_offset) continue;
-    const PreparedKernel* pk = kernels.at(k++);
+    auto found = kernel_of.find(item.bufs[0]->id());
+    if (item.view_offset || found == kernel_of.end()) continue;  // a view, or a concatenation written in place
+    const PreparedKernel* pk = found->second;
     // The graph nodes this kernel computes: those under its root that no other kernel stores.
     int64_t own = 0;
     for (const UOpPtr& u : toposort(item.bufs[0], [&](const UOp& x) { return &x == item.bufs[0].get() || !stored.count(&x); }))

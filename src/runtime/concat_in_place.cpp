@@ -1,0 +1,88 @@
+#include "runtime/concat_in_place.hpp"
+
+#include <algorithm>
+
+#include "codegen/pipeline.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+#include "ir/valid.hpp"
+
+namespace lathe {
+namespace {
+
+void add_terms(const UOpPtr& x, std::vector<UOpPtr>& out) {
+  if (x->op() == Ops::ADD) {
+    add_terms(x->src(0), out);
+    add_terms(x->src(1), out);
+    return;
+  }
+  out.push_back(x);
+}
+
+int and_leaves(const UOpPtr& g) { return g->op() == Ops::AND ? and_leaves(g->src(0)) + and_leaves(g->src(1)) : 1; }
+
+struct Run {
+  ConcatPart part;
+  int64_t end;
+};
+
+// Load `term` as one run of the output over loop `m` of `n` positions, or nothing.
+std::optional<Run> run_of(const UOpPtr& term, const UOpPtr& m, int64_t n, DType dt) {
+  if (term->op() != Ops::LOAD || term->dtype() != dt) return std::nullopt;
+  const UOpPtr& idx = term->src(0);
+  if (idx->op() != Ops::INDEX || idx->src().size() != 3 || idx->src(0)->op() != Ops::DEFINE_GLOBAL) return std::nullopt;
+  std::optional<LinearForm> f = linear_form(idx->src(1));
+  if (!f || f->terms.size() != 1 || f->terms[0].first != m || f->terms[0].second != 1) return std::nullopt;
+  int64_t lo = 0, hi = n;
+  std::vector<GateClause> clauses = gate_clauses(idx->src(2));
+  if (static_cast<int>(clauses.size()) != and_leaves(idx->src(2))) return std::nullopt;
+  for (const GateClause& c : clauses) {
+    std::optional<LinearForm> x = linear_form(c.x);  // m + k: the clause bounds m by bound - k
+    if (!x || x->terms.size() != 1 || x->terms[0].first != m || x->terms[0].second != 1 || !c.bound->is_const()) return std::nullopt;
+    int64_t b = const_as_int(c.bound->const_value()) - x->constant;
+    if (c.negated) lo = std::max(lo, b);
+    else hi = std::min(hi, b);
+  }
+  if (lo != -f->constant || hi <= lo || idx->src(0)->dtype().ptr_size() != hi - lo) return std::nullopt;
+  return Run{{static_cast<size_t>(idx->src(0)->arg_as<int64_t>()), lo}, hi};
+}
+
+}  // namespace
+
+std::optional<std::vector<ConcatPart>> concatenated_parts(const UOpPtr& kernel) {
+  UOpPtr ast = optimizer_input(kernel);
+  if (ast->op() != Ops::SINK || ast->src().size() != 1 || ast->src(0)->op() != Ops::STORE) return std::nullopt;
+  const UOpPtr& st = ast->src(0);
+  const UOpPtr& idx = st->src(0);
+  if (idx->op() != Ops::INDEX || idx->src().size() != 2 || idx->src(0)->op() != Ops::DEFINE_GLOBAL) return std::nullopt;
+  const UOpPtr& m = idx->src(1);
+  if (m->op() != Ops::RANGE || !m->src(0)->is_const()) return std::nullopt;
+  for (const UOpPtr& u : toposort(ast))
+    if ((u->op() == Ops::RANGE && u != m) || u->op() == Ops::REDUCE || u->op() == Ops::DEFINE_VAR) return std::nullopt;
+  int64_t n = const_as_int(m->src(0)->const_value());
+  DType dt = st->src(1)->dtype();
+  if (idx->src(0)->dtype().ptr_size() != n || dt.count() != 1) return std::nullopt;
+  std::vector<UOpPtr> terms;
+  add_terms(st->src(1), terms);
+  if (terms.size() < 2) return std::nullopt;
+  std::vector<Run> runs;
+  for (const UOpPtr& t : terms) {
+    std::optional<Run> r = run_of(t, m, n, dt);
+    if (!r || r->part.slot == static_cast<size_t>(idx->src(0)->arg_as<int64_t>())) return std::nullopt;
+    runs.push_back(*r);
+  }
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.part.offset < b.part.offset; });
+  std::vector<ConcatPart> parts;
+  int64_t at = 0;
+  for (const Run& r : runs) {
+    if (r.part.offset != at) return std::nullopt;
+    for (const ConcatPart& p : parts)
+      if (p.slot == r.part.slot) return std::nullopt;
+    parts.push_back(r.part);
+    at = r.end;
+  }
+  if (at != n) return std::nullopt;
+  return parts;
+}
+
+}  // namespace lathe

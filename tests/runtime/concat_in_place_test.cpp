@@ -1,0 +1,85 @@
+// Concatenations written in place (runtime/concat_in_place.hpp): which joining kernels are
+// recognized, and plans whose parts' kernels write their runs of the joined buffer directly, checked
+// against the plain concatenation of stored parts, in a poisoned arena.
+#include <gtest/gtest.h>
+
+#include "codegen/test_kernels.hpp"
+#include "lathe/lathe.hpp"
+#include "runtime/arena_check.hpp"
+#include "runtime/concat_in_place.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+Tensor input(const Shape& shape, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::from_vector(test::data(static_cast<size_t>(n), seed), shape);
+}
+
+// A part a kernel of its own stores (a reduction's result).
+Tensor part(int64_t channels, uint64_t seed, int64_t batch = 1) {
+  return input({batch, 4, 5, 3}, seed).conv2d(input({channels, 4, 1, 1}, seed + 1)).relu();
+}
+
+TEST(ConcatInPlace, JoiningKernelsAlongTheOutermostRunsAreRecognized) {
+  // Channels at batch 1 (runs of 3*15 and 5*15 elements), three parts of uneven sizes.
+  std::optional<std::vector<ConcatPart>> two = concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1), part(5, 3)}, 1)));
+  ASSERT_TRUE(two.has_value());
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].offset, 0);
+  EXPECT_EQ((*two)[1].offset, 3 * 15);
+  std::optional<std::vector<ConcatPart>> three =
+      concatenated_parts(test::kernel_ast(Tensor::cat({part(2, 5), part(7, 7), part(1, 9)}, 1)));
+  ASSERT_TRUE(three.has_value());
+  EXPECT_EQ(three->size(), 3u);
+}
+
+TEST(ConcatInPlace, OtherKernelsAreNot) {
+  // At batch 2 a part's channels are two runs apart; along the last axis every row is a run;
+  // arithmetic on the join reads it, it does not only copy it.
+  EXPECT_FALSE(concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1, 2), part(5, 3, 2)}, 1))).has_value());
+  EXPECT_FALSE(concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1), part(3, 3)}, 3))).has_value());
+  EXPECT_FALSE(concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1), part(5, 3)}, 1) * 2.0f)).has_value());
+  EXPECT_FALSE(concatenated_parts(test::kernel_ast(part(3, 1))).has_value());
+}
+
+// Convolutions concatenated, then read by another: the plan runs no joining kernel, the parts'
+// buffers are views of the joined buffer, the reader waits for both parts' kernels, and every
+// value is the plain concatenation's (the parts stored first, then joined) in a poisoned arena.
+TEST(ConcatInPlace, PartsWriteTheirRunsOfTheJoinedBuffer) {
+  Tensor a = part(3, 11), b = part(16, 13), c = part(5, 15);
+  Tensor joined = Tensor::cat({a, b, c}, 1);
+  Tensor y = (joined * 2.0f + 1.0f).sum({2, 3});
+  PrepareOptions o;
+  o.poison = true;
+  ExecutionPlan plan = Tensor::prepare({y, joined.sum({1})}, o);
+  plan.execute();
+  plan.execute();
+  testing::expect_no_live_overlap(plan);
+  size_t views = 0;
+  for (const PreparedOp& op : plan.prepared_ops()) views += std::holds_alternative<PreparedBufferView>(op);
+  EXPECT_GE(views, 3u) << "one view of the joined buffer per part";
+  Tensor plain = Tensor::cat({Tensor::from_vector(a.to_vector<float>(), a.shape()), Tensor::from_vector(b.to_vector<float>(), b.shape()),
+                              Tensor::from_vector(c.to_vector<float>(), c.shape())},
+                             1);
+  std::vector<float> want_y = (plain * 2.0f + 1.0f).sum({2, 3}).to_vector<float>(), want_s = plain.sum({1}).to_vector<float>();
+  std::vector<float> got_y = plan.output_buffer_at(0)->to_vector<float>(), got_s = plan.output_buffer_at(1)->to_vector<float>();
+  ASSERT_EQ(got_y.size(), want_y.size());
+  for (size_t i = 0; i < want_y.size(); ++i) EXPECT_NEAR(got_y[i], want_y[i], 1e-4 * (1 + std::abs(want_y[i]))) << i;
+  ASSERT_EQ(got_s.size(), want_s.size());
+  for (size_t i = 0; i < want_s.size(); ++i) EXPECT_NEAR(got_s[i], want_s[i], 1e-4 * (1 + std::abs(want_s[i]))) << i;
+  // The kernels reading the joined buffer wait for every part's kernel.
+  std::set<uint64_t> part_ids{a.uop_id(), b.uop_id(), c.uop_id()};
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    size_t waits = 0;
+    for (uint64_t d : k->dependencies) waits += part_ids.count(d);
+    if (waits > 0) {
+      EXPECT_EQ(waits, 3u) << k->kernel->entry_point;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lathe
