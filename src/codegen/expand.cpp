@@ -145,8 +145,11 @@ class Vectorizer {
     for (const UOpPtr& u : toposort(st->src(1)))
       if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
     std::vector<UOpPtr> out;
-    for (int j = 0; j < n; ++j)
-      for (const UOpPtr& one : store(keep(at(st, r, j)))) out.push_back(one);
+    for (int j = 0; j < n; ++j) {
+      UOpPtr copy = at(st, r, j);  // held here: store() keeps nodes too, which may move keep()'s reference
+      keep(copy);
+      for (const UOpPtr& one : store(copy)) out.push_back(one);
+    }
     return out;
   }
 
