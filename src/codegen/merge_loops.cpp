@@ -14,7 +14,8 @@
 namespace lathe {
 namespace {
 
-bool plain(const UOpPtr& r) { return r->src(0)->is_const() && axis_kind(*r) == AxisKind::Loop; }
+// A static ordinary loop that runs (an empty tensor's loop of 0 would divide by 0).
+bool plain(const UOpPtr& r) { return r->src(0)->is_const() && r->src(0)->vmax() >= 1 && axis_kind(*r) == AxisKind::Loop; }
 
 // The pairs (outer, inner) that may merge, innermost first: consecutive output loops, and
 // consecutive loops of the reductions, where every reduction over one runs over the other.

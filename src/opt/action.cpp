@@ -76,16 +76,22 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
   // and its loads read the last position's operands (clamped: never out of bounds, and no branch
   // in a reduction's loop), or read on unchanged where the address stays inside the buffer (a
-  // weight stored with its channels padded to a block: a vector of channels stays one load).
+  // weight stored with its channels padded to a block: a vector of channels stays one load) and
+  // the kernel divides no integer data.
   // Past the end of a reduction's loop, loads are gated (they read 0).
   UOpPtr last = l.reduce ? nullptr : min(r, UOp::index_const(l.size - 1));
   if (last) {
     // Through a placeholder: the clamp holds the loop itself, which a substitution cannot map into.
     UOpPtr held = UOp::variable("padded position", 0, padded - 1);
+    // Unclamped padded lanes read other elements (a padded weight's zeros): an integer division of
+    // what they compute could divide by zero where no real lane does, so such kernels clamp all.
+    bool divides_data = false;
+    for (const UOpPtr& u : toposort(out))
+      divides_data |= (u->op() == Ops::IDIV || u->op() == Ops::MOD) && u->dtype() != dtypes::index;
     Substitution clamped;
     for (const UOpPtr& u : toposort(out)) {
       if (u->op() != Ops::LOAD || u->src(0)->op() != Ops::INDEX || !varies_with(u->src(0)->src(1), r.get())) continue;
-      if (inside_buffer(u->src(0))) continue;
+      if (!divides_data && inside_buffer(u->src(0))) continue;
       std::vector<UOpPtr> idx = u->src(0)->src();
       for (size_t k = 1; k < idx.size(); ++k) idx[k] = substitute(idx[k], {{r.get(), held}});
       std::vector<UOpPtr> ld = u->src();

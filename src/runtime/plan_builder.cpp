@@ -29,11 +29,31 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
-// what they view): they run once, at prepare. Splits impl.ops into what execute() runs and the
+// what they view): they run once, at prepare. A joined buffer (`part_of`: a part's view -> the
+// buffer its concatenation is written into in place) is constant once all its parts are. Splits impl.ops into what execute() runs and the
 // folded kernels, and notes every buffer the folded kernels touch (what they write is kept for
 // the plan's lifetime: memory_plan.cpp leaves it out of the intermediates).
-void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable) {
+void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable, const std::unordered_map<size_t, size_t>& part_of) {
   std::set<size_t> constant;
+  std::unordered_map<size_t, size_t> parts_left;  // a joined buffer -> its parts not yet constant
+  for (const auto& [part, joined] : part_of) ++parts_left[joined];
+  // Whether writing `b` writes what the caller reaches (through the joined buffers it is part of).
+  auto reached = [&](size_t b) {
+    for (auto j = part_of.find(b);; j = part_of.find(b)) {
+      if (reachable.count(b)) return true;
+      if (j == part_of.end()) return false;
+      b = j->second;
+    }
+  };
+  // `b` became constant, and so does each joined buffer whose last part it was.
+  auto mark_constant = [&](size_t b) {
+    for (;;) {
+      constant.insert(b);
+      auto j = part_of.find(b);
+      if (j == part_of.end() || --parts_left[j->second] != 0) return;
+      b = j->second;
+    }
+  };
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (impl.buffers[i].is_constant()) constant.insert(i);
   for (size_t i = 0; i < impl.ops.size(); ++i) {
@@ -45,7 +65,7 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
     for (size_t pos = 0; only_constants && pos < k->buffer_indices.size(); ++pos) {
       size_t b = k->buffer_indices[pos];
       bool out = std::find(k->output_indices.begin(), k->output_indices.end(), pos) != k->output_indices.end();
-      only_constants = out ? !reachable.count(b) : constant.count(b) > 0;
+      only_constants = out ? !reached(b) : constant.count(b) > 0;
     }
     if (!only_constants) {
       impl.executed.push_back(i);
@@ -54,7 +74,7 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
     k->constant = true;
     impl.folded.push_back(i);
     for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) impl.feeds_folded.insert(k->buffer_indices[pos]);
-    for (size_t pos : k->output_indices) constant.insert(k->buffer_indices[pos]);
+    for (size_t pos : k->output_indices) mark_constant(k->buffer_indices[pos]);
   }
   // A view shares its base's memory: writing either changes what the folded kernels saw.
   for (const PreparedOp& op : impl.ops)
@@ -71,8 +91,16 @@ std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> concatenations_in_pla
   std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> in_place;
   std::unordered_map<const UOp*, const ScheduleItem*> item_of;
   for (const ScheduleItem& item : sched.items) item_of[item.bufs[0].get()] = &item;
+  // The outputs and every node an output views (followed through view items): a part inside the
+  // joined buffer would make two outputs share memory.
   std::unordered_set<const UOp*> outputs;
-  for (const UOpPtr& o : sched.outputs) outputs.insert(o.get());
+  for (const UOpPtr& o : sched.outputs)
+    for (UOpPtr node = o;;) {
+      outputs.insert(node.get());
+      auto it = item_of.find(node.get());
+      if (it == item_of.end() || !it->second->view_offset) break;
+      node = it->second->bufs[1];
+    }
   for (const ScheduleItem& item : sched.items) {
     if (item.view_offset || outputs.count(item.bufs[0].get())) continue;
     std::optional<std::vector<ConcatPart>> parts = concatenated_parts(item.ast);
@@ -167,6 +195,10 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
         op.dependencies.push_back(w->second);
         writer[vi] = w->second;  // who reads the view waits for whoever wrote its memory
       }
+      if (auto w = part_writers.find(base); w != part_writers.end()) {  // a joined buffer's parts wrote it
+        op.dependencies.insert(op.dependencies.end(), w->second.begin(), w->second.end());
+        part_writers[vi] = w->second;
+      }
       impl.ops.emplace_back(op);
       impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
@@ -216,7 +248,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   // latest first, so a view of a view reaches the memory under both.
   for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)
     if (const auto* v = std::get_if<PreparedBufferView>(&*op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
-  fold_constants(impl, inputs_or_outputs);
+  fold_constants(impl, inputs_or_outputs, view_base);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   plan_memory(impl, arena_enabled(options), poison_enabled(options));

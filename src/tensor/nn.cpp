@@ -48,9 +48,9 @@ int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 
 // padded by zeros to a multiple of 16 where no block of 16 divides n and the padding adds at most
 // an eighth (1000 classes: 1008). A kernel padding its channel loop to 16 lanes (opt/action's
 // PADTO) then reads its padded lanes inside the buffer, and its vectors stay 16 wide.
-int64_t stored_block(int64_t n) {
+int64_t stored_block(int64_t n, DType dt) {
   int64_t b = channel_block(n);
-  if (b >= 16 || n < 16) return b;
+  if (b >= 16 || n < 16 || !dt.is_float()) return b;  // padded integer lanes could divide by their zeros
   return ((n + 15) / 16 * 16 - n) * 8 <= n ? 16 : b;
 }
 
@@ -92,7 +92,7 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
-  int64_t blk = stored_block(n);
+  int64_t blk = stored_block(n, b.dtype());
   if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
@@ -297,7 +297,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (large && og > 1) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
-    int64_t b = stored_block(og) ? stored_block(og) : og;
+    int64_t b = stored_block(og, weight.dtype()) ? stored_block(og, weight.dtype()) : og;
     ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
   if (blocked) ww = ww.reshape({1, groups, og, cg / kActivationBlock, kActivationBlock, 1, 1, kh, kw});

@@ -81,5 +81,48 @@ TEST(ConcatInPlace, PartsWriteTheirRunsOfTheJoinedBuffer) {
   }
 }
 
+// Parts computed from constants only: their kernels run once at prepare, writing the joined
+// buffer in place, and the joined buffer counts as constant, so what reads only it is folded too.
+TEST(ConcatInPlace, AJoinOfConstantsIsAConstant) {
+  auto constant = [](const Shape& shape, uint64_t seed) {
+    Tensor t = input(shape, seed);
+    t.buffer().set_constant();
+    return t;
+  };
+  Tensor a = constant({1, 4, 5, 3}, 21).conv2d(constant({3, 4, 1, 1}, 22)).relu();
+  Tensor b = constant({1, 4, 5, 3}, 23).conv2d(constant({5, 4, 1, 1}, 24)).relu();
+  Tensor x = input({1, 8, 5, 3}, 25);
+  Tensor y = x + Tensor::cat({a, b}, 1).exp();  // exp(join) reads only constants; the sum reads x
+  ExecutionPlan plan = y.prepare();
+  size_t folded = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) folded += k->constant;
+  EXPECT_EQ(folded + 1, plan.prepared_kernels().size()) << "everything but the sum with x runs at prepare";
+  plan.execute();
+  std::vector<float> got = plan.output_buffer()->to_vector<float>();
+  std::vector<float> want = (x + Tensor::cat({Tensor::from_vector(a.to_vector<float>(), a.shape()), Tensor::from_vector(b.to_vector<float>(), b.shape())}, 1).exp())
+                                .to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
+}
+
+// A part that an output views (a step's state returned beside the sequence that joins all steps)
+// keeps a buffer of its own: two outputs never share memory.
+TEST(ConcatInPlace, APartAnOutputViewsIsNotPlacedInTheJoin) {
+  Tensor a = part(3, 31), b = part(5, 33);
+  Tensor joined = Tensor::cat({a, b}, 1);
+  ExecutionPlan plan = Tensor::prepare({joined * 2.0f, a.reshape({3, 15})});
+  plan.execute();
+  const Buffer& out_a = *plan.output_buffer_at(1);
+  std::vector<float> want = a.to_vector<float>();
+  EXPECT_EQ(out_a.to_vector<float>(), want);
+  bool found = false;
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    if (k->id != a.uop_id()) continue;
+    found = true;
+    for (size_t pos : k->output_indices) EXPECT_FALSE(plan.buffers()[k->buffer_indices[pos]].is_view()) << "the returned part lies inside the join";
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace lathe

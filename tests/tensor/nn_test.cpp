@@ -164,6 +164,17 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
   auto a = data(64 * 300, 24), b = data(300 * 1000, 25);
   Tensor c = f32(a, {64, 300}).matmul(f32(b, {300, 1000}));
   EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 64, 300, 1000), 1e-4, 1e-4);
+  // Integers are not padded (a padded lane's zero could be a divisor); the product stays exact.
+  std::vector<int32_t> ai(64 * 300), bi(300 * 1000);
+  for (size_t i = 0; i < ai.size(); ++i) ai[i] = static_cast<int32_t>(i % 7) - 3;
+  for (size_t i = 0; i < bi.size(); ++i) bi[i] = static_cast<int32_t>(i % 5) - 2;
+  std::vector<int32_t> got = Tensor::from_vector(ai, {64, 300}).matmul(Tensor::from_vector(bi, {300, 1000})).to_vector<int32_t>();
+  for (int64_t i = 0; i < 64; i += 21)
+    for (int64_t j = 0; j < 1000; j += 37) {
+      int64_t want = 0;
+      for (int64_t k = 0; k < 300; ++k) want += int64_t{ai[static_cast<size_t>(i * 300 + k)]} * bi[static_cast<size_t>(k * 1000 + j)];
+      EXPECT_EQ(got[static_cast<size_t>(i * 1000 + j)], want) << i << " " << j;
+    }
 }
 
 // ---- softmax / log_softmax / layernorm -----------------------------------------------------------------
