@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/axis.hpp"
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "ir/valid.hpp"
@@ -47,24 +48,10 @@ std::vector<std::pair<UOpPtr, UOpPtr>> candidates(const std::vector<UOpPtr>& ord
 
 // `ast` with loops a (outer) and b (inner) replaced by one loop m: a = m / n, b = m % n, and m in
 // every reduction's loop list where a was (b leaves the lists).
-UOpPtr with_merged(const std::vector<UOpPtr>& order, const UOpPtr& a, const UOpPtr& b, UOpPtr& m) {
+UOpPtr with_merged(const UOpPtr& ast, const UOpPtr& a, const UOpPtr& b, UOpPtr& m) {
   int64_t n = b->src(0)->vmax();
   m = make_range(UOp::index_const(a->src(0)->vmax() * n), axis_of(*a));
-  std::unordered_map<const UOp*, UOpPtr> done{{a.get(), idiv(m, n)}, {b.get(), m % n}};
-  for (const UOpPtr& u : order) {
-    if (done.count(u.get())) continue;
-    std::vector<UOpPtr> src;
-    for (size_t i = 0; i < u->src().size(); ++i) {
-      const UOpPtr& s = u->src(i);
-      if (u->op() == Ops::REDUCE && i > 0 && (s == a || s == b)) {
-        if (s == a) src.push_back(m);
-        continue;
-      }
-      src.push_back(done.at(s.get()));
-    }
-    done[u.get()] = src == u->src() ? u : UOp::make(u->op(), u->dtype(), std::move(src), u->arg());
-  }
-  return done.at(order.back().get());
+  return substitute(relist_reductions(ast, {{a.get(), {m}}, {b.get(), {}}}), {{a.get(), idiv(m, n)}, {b.get(), m % n}});
 }
 
 // Divisions (IDIV, MOD) whose operand reads one of `loops`.
@@ -89,7 +76,7 @@ UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
     std::vector<UOpPtr> order = toposort(cur);
     for (const auto& [a, b] : candidates(order)) {
       UOpPtr m;
-      UOpPtr next = simplify_valid(simplify(with_merged(order, a, b, m)));
+      UOpPtr next = simplify_valid(simplify(with_merged(cur, a, b, m)));
       std::vector<UOpPtr> next_order = toposort(next);
       if (divisions_reading(next_order, {m.get()}) > divisions_reading(order, {a.get(), b.get()})) continue;
       cur = next;

@@ -32,32 +32,12 @@ const Loop& find(const std::vector<Loop>& loops, const Opt& o, int64_t axis) {
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
-// A reduction's loop list with `r` replaced by `with` (in its place).
-UOpPtr replace_in_reductions(const UOpPtr& ast, const UOpPtr& r, const std::vector<UOpPtr>& with) {
-  struct Ctx {
-    const UOp* r;
-    const std::vector<UOpPtr>* with;
-  } ctx{r.get(), &with};
-  static const PatternMatcher pm({{UPat(Ops::REDUCE).named("red"), [](const Match& m) -> UOpPtr {
-                                     const auto& c = m.ctx<const Ctx>();
-                                     const UOpPtr& red = m["red"];
-                                     auto it = std::find_if(red->src().begin() + 1, red->src().end(),
-                                                            [&](const UOpPtr& s) { return s.get() == c.r; });
-                                     if (it == red->src().end()) return nullptr;
-                                     std::vector<UOpPtr> src(red->src().begin(), it);
-                                     src.insert(src.end(), c.with->begin(), c.with->end());
-                                     src.insert(src.end(), it + 1, red->src().end());
-                                     return UOp::make(Ops::REDUCE, red->dtype(), std::move(src), red->arg());
-                                   }}});
-  return graph_rewrite(ast, pm, &ctx);
-}
-
 // The loop splits into (outer, a new inner loop of n of `kind`, axis `new_axis`): its index is
 // outer * n + inner.
 UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t new_axis) {
   UOpPtr outer = make_range(UOp::index_const(l.size / n), l.axis);
   UOpPtr inner = make_range(UOp::index_const(n), new_axis, kind);
-  UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {outer, inner}) : ast;
+  UOpPtr out = relist_reductions(ast, {{l.range.get(), {outer, inner}}});
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
 
@@ -71,7 +51,7 @@ bool inside_buffer(const UOpPtr& idx) {
 // a reduction's loop's accesses are gated and the reduction adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
-  UOpPtr out = l.reduce ? replace_in_reductions(ast, l.range, {r}) : ast;
+  UOpPtr out = relist_reductions(ast, {{l.range.get(), {r}}});
   out = substitute(out, {{l.range.get(), r}});
   // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
   // and its loads read the last position's operands (clamped: never out of bounds, and no branch

@@ -5,14 +5,13 @@
 
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
+#include "schedule/realize.hpp"
 #include "schedule/shape.hpp"
 
 namespace lathe {
 namespace {
 
 bool relayout_step(const UOp& u) { return (u.op() == Ops::PERMUTE || u.op() == Ops::RESHAPE) && u.src().size() == 1; }
-
-bool computed(const UOp& u) { return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::REDUCE_AXIS; }
 
 // A copy of a node in another layout: CONTIGUOUS over relayout steps, the copy's source first and
 // the step that reads the node last.
@@ -31,10 +30,7 @@ UOpPtr view_of_copy(const Copy& copy, const UOpPtr& x_now, const std::unordered_
       v = UOp::make(Ops::RESHAPE, v->dtype(), {v}, shapes.at(step->src(0).get()));
       continue;
     }
-    const auto& order = step->arg_as<std::vector<int64_t>>();
-    std::vector<int64_t> back(order.size());
-    for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-    v = UOp::make(Ops::PERMUTE, v->dtype(), {v}, std::move(back));
+    v = UOp::make(Ops::PERMUTE, v->dtype(), {v}, inverse_permutation(step->arg_as<std::vector<int64_t>>()));
   }
   return v;
 }
@@ -58,7 +54,7 @@ std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& output
     for (; relayout_step(*x) && readers[x.get()] < 2; x = x->src(0)) c.steps.push_back(x);
     UOpPtr data = x;
     while (relayout_step(*data)) data = data->src(0);
-    if (c.steps.empty() || !computed(*data) || outs.count(x.get()) || readers[x.get()] < 2 || copies.count(x.get())) continue;
+    if (c.steps.empty() || !is_computed(*data) || outs.count(x.get()) || readers[x.get()] < 2 || copies.count(x.get())) continue;
     copies.emplace(x.get(), std::move(c));
   }
   if (copies.empty()) return outputs;

@@ -41,10 +41,6 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 bool is_leaf(Ops op) { return op == Ops::BUFFER || op == Ops::CONST || op == Ops::DEFINE_VAR || op == Ops::BIND; }
 
-bool is_computed(const UOp& u) {
-  if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
-  return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER;
-}
 
 // A sum of products read through broadcasts (matmul, convolution, einsum): what the optimizer
 // tiles, as long as it has the kernel to itself.
@@ -333,6 +329,11 @@ class Decider {
 };
 
 }  // namespace
+
+bool is_computed(const UOp& u) {
+  if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
+  return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER;
+}
 
 void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,
                      std::unordered_map<const UOp*, bool>& realized, const FusionPrices& prices) {

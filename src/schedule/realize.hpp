@@ -42,6 +42,10 @@ struct FusionPrices {
   double optimized_min = 65536;  // multiply-adds below which tiling gains nothing
 };
 
+/// Whether `u` computes data (an ALU op, a cast, a reduction, a gather): what fusion decides to store
+/// or recompute; movement ops are index arithmetic, leaves are buffers and constants.
+bool is_computed(const UOp& u);
+
 /// Marks in `realized` the nodes of `order` (a topological order of the whole graph) worth
 /// storing; nodes already marked (outputs, CONTIGUOUS, split reductions) stay stored.
 void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,

@@ -12,6 +12,12 @@ int64_t shape_numel(const Shape& s) {
   return n;
 }
 
+std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& order) {
+  std::vector<int64_t> back(order.size());
+  for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return back;
+}
+
 Shape node_shape(const UOp& u, const std::vector<const Shape*>& src) {
   auto vec = [&]() -> const std::vector<int64_t>& { return u.arg_as<std::vector<int64_t>>(); };
   switch (u.op()) {

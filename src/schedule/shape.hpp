@@ -32,4 +32,7 @@ SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src_dims
 
 int64_t shape_numel(const Shape& s);
 
+/// The order that undoes PERMUTE(order): axis order[i] goes back to place i.
+std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& order);
+
 }  // namespace lathe

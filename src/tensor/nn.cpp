@@ -5,6 +5,7 @@
 #include <limits>
 #include <tuple>
 
+#include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
@@ -68,9 +69,7 @@ Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int6
     if (i != axis && i != axis + 1) order.push_back(i);
   order.insert(order.begin() + outer_at, axis);
   order.push_back(axis + 1);
-  std::vector<int64_t> back(order.size());
-  for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-  return detail::layout_copy(t.reshape(split).permute(order)).permute(back);
+  return detail::layout_copy(t.reshape(split).permute(order)).permute(inverse_permutation(order));
 }
 
 // The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with
