@@ -24,9 +24,7 @@ using Atoms = std::map<uint64_t, GateClause>;
 // A vector gate that is one scalar gate on every lane (a pool's window gate selecting between a
 // vector of channels and -inf) holds the scalar's clauses.
 void add_clauses(const UOpPtr& gate, Atoms& out) {
-  if (gate->op() == Ops::VECTORIZE &&
-      std::all_of(gate->src().begin(), gate->src().end(), [&](const UOpPtr& s) { return s == gate->src(0); }))
-    return add_clauses(gate->src(0), out);
+  if (UOpPtr one = splat_of(gate)) return add_clauses(one, out);
   for (GateClause& c : gate_clauses(gate)) out.emplace(c.clause->id(), std::move(c));
 }
 
@@ -38,8 +36,7 @@ Atoms intersect(const Atoms& a, const Atoms& b) {
 }
 
 bool is_identity(const UOpPtr& k, Ops op) {
-  if (k->op() == Ops::VECTORIZE)
-    return std::all_of(k->src().begin(), k->src().end(), [&](const UOpPtr& s) { return s == k->src(0); }) && is_identity(k->src(0), op);
+  if (UOpPtr one = splat_of(k)) return is_identity(one, op);
   return k->is_const() && k == reduce_identity(op, k->dtype());
 }
 
@@ -89,29 +86,14 @@ class Unless {
   std::unordered_map<const UOp*, Atoms> memo_;
 };
 
-struct Bound {
-  bool lower;   // r >= value (else r < value)
-  UOpPtr value;
-};
-
 class BoundFinder {
  public:
   explicit BoundFinder(std::unordered_set<const UOp*> loops) : loops_(std::move(loops)) {}
 
-  // `c` as a bound on loop r: r + rest < bound (or >=), with r's coefficient 1 and rest and the
-  // bound free of every reduction loop.
-  std::optional<Bound> bound(const GateClause& c, const UOpPtr& r) {
-    std::optional<LinearForm> f = linear_form(c.x);
-    if (!f || in_loops(c.bound)) return std::nullopt;
-    LinearForm rest{{}, f->constant};
-    bool found = false;
-    for (const auto& [t, k] : f->terms) {
-      if (t == r && k == 1) found = true;
-      else if (in_loops(t)) return std::nullopt;
-      else rest.terms.emplace_back(t, k);
-    }
-    if (!found) return std::nullopt;
-    return Bound{c.negated, c.bound - from_linear_form(rest, dtypes::index)};
+  // `c` as a bound on loop r (ir/valid's bound_on), its value free of every reduction loop.
+  std::optional<LoopBound> bound(const GateClause& c, const UOpPtr& r) {
+    std::optional<LoopBound> b = bound_on(c, r);
+    return b && !in_loops(b->value) ? b : std::nullopt;
   }
 
  private:
@@ -128,7 +110,7 @@ class BoundFinder {
 };
 
 bool all_true(const UOpPtr& c) {
-  if (c->op() == Ops::VECTORIZE) return std::all_of(c->src().begin(), c->src().end(), all_true);
+  if (UOpPtr one = splat_of(c)) return all_true(one);
   return c->is_const() && c->dtype().is_bool() && const_as_int(c->const_value()) == 1;
 }
 
@@ -163,14 +145,15 @@ UOpPtr gates_as_loop_bounds(const UOpPtr& ast) {
     }
   }
   BoundFinder finder(loops);
-  Substitution sub, loop_of;  // loop_of: a loop's shifted index -> the new loop
+  Substitution sub;
+  LoopLists lists;
   UOpPtr yes = UOp::const_(dtypes::bool_, true);
   for (const auto& [id, entry] : shared) {
     const auto& [r, atoms] = entry;
     UOpPtr lo = UOp::index_const(0), hi = r->src(0);
     bool found = false;
     for (const auto& [aid, clause] : atoms) {
-      std::optional<Bound> b = finder.bound(clause, r);
+      std::optional<LoopBound> b = finder.bound(clause, r);
       if (!b) continue;
       if (b->lower) lo = max(lo, b->value);
       else hi = min(hi, b->value);
@@ -180,21 +163,11 @@ UOpPtr gates_as_loop_bounds(const UOpPtr& ast) {
     if (!found) continue;
     lo = simplify(lo), hi = simplify(hi);
     UOpPtr inner = UOp::make(Ops::RANGE, dtypes::index, {simplify(max(hi - lo, UOp::index_const(0)))}, r->arg());
-    UOpPtr shifted = inner + lo;
-    sub[r.get()] = shifted;
-    loop_of[shifted.get()] = inner;
+    sub[r.get()] = inner + lo;
+    lists[r.get()] = {inner};  // a reduction lists the new loop itself
   }
   if (sub.empty()) return ast;
-  // A reduction lists its loops: there the shifted index is the new loop itself.
-  static const PatternMatcher relist({{UPat(Ops::REDUCE), [](const Match& m) -> UOpPtr {
-                                         const auto& loops = m.ctx<const Substitution>();
-                                         std::vector<UOpPtr> src = m.root()->src();
-                                         bool changed = false;
-                                         for (size_t i = 1; i < src.size(); ++i)
-                                           if (auto it = loops.find(src[i].get()); it != loops.end()) src[i] = it->second, changed = true;
-                                         return changed ? UOp::make(Ops::REDUCE, m.root()->dtype(), std::move(src), m.root()->arg()) : nullptr;
-                                       }}});
-  return drop_true(graph_rewrite(substitute(ast, sub), relist, const_cast<Substitution*>(&loop_of)));
+  return drop_true(substitute(relist_reductions(ast, lists), sub));
 }
 
 }  // namespace lathe

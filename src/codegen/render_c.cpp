@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "codegen/half_arithmetic.hpp"
+#include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/half.hpp"
 #include "lathe/error.hpp"
@@ -310,8 +311,7 @@ class CSpeller {
   std::string vectorize_expr(const UOpPtr& u) {
     std::string t = c_type(u->dtype());
     auto lane = [&](const UOpPtr& s) { return u->dtype().is_bool() ? "-(int)(" + expr(s) + ")" : expr(s); };
-    bool same = std::all_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return s == u->src(0); });
-    if (same) return "((" + t + "){} + " + lane(u->src(0)) + ")";
+    if (UOpPtr one = splat_of(u)) return "((" + t + "){} + " + lane(one) + ")";
     std::string out = "((" + t + "){";
     for (size_t i = 0; i < u->src().size(); ++i) out += (i ? ", " : "") + lane(u->src(i));
     return out + "})";

@@ -13,6 +13,7 @@
 
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
+#include "ir/alu.hpp"
 #include "ir/half.hpp"
 #include "lathe/error.hpp"
 
@@ -355,7 +356,7 @@ class IrSpeller {
     // A gated load whose gate is false reads the kernel's zeros instead of its address (which may be
     // out of bounds): a select of two addresses, no branch, so a gate that does not change inside a
     // loop (a convolution's padding, over its input channels) costs the loop one select per load.
-    int64_t bytes = d.count() * (d.scalar().is_bool() ? 1 : d.scalar().itemsize());
+    int64_t bytes = d.itemsize();
     zero_bytes_ = std::max(zero_bytes_, bytes);
     std::string p = fresh();
     line(p + " = select i1 " + gate + ", ptr " + address(idx) + ", ptr @zeros");
@@ -432,11 +433,9 @@ class IrSpeller {
     // First: lanes of other vectors (a splat of one lane among them) are a shuffle of those
     // vectors, whose GEPs find_unread_lanes left unspelled.
     if (std::vector<const UOp*> from = shuffled(*u); !from.empty()) return shuffle(u, from);
-    bool same = true;
-    for (const UOpPtr& s : u->src()) same &= s == u->src(0);
-    if (same) {
+    if (UOpPtr value = splat_of(u)) {
       std::string one = fresh(), splat = fresh();
-      line(one + " = insertelement " + t + " poison, " + lt + " " + expr(u->src(0)) + ", i64 0");
+      line(one + " = insertelement " + t + " poison, " + lt + " " + expr(value) + ", i64 0");
       line(splat + " = shufflevector " + t + " " + one + ", " + t + " poison, " + vec_of("i32", d.count()) + " zeroinitializer");
       return splat;
     }

@@ -128,6 +128,13 @@ UOpPtr reduce_identity(Ops op, DType d) {
   return UOp::const_(d, d.min());  // a float's min is -inf
 }
 
+UOpPtr splat_of(const UOpPtr& u) {
+  if (u->op() != Ops::VECTORIZE || u->src().empty()) return nullptr;
+  for (const UOpPtr& s : u->src())
+    if (s != u->src(0)) return nullptr;
+  return u->src(0);
+}
+
 UOpPtr combine(Ops op, std::vector<UOpPtr> values) {
   while (values.size() > 1) {
     std::vector<UOpPtr> next;

@@ -17,6 +17,9 @@ std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstVal
 /// (-inf for floats).
 UOpPtr reduce_identity(Ops op, DType dtype);
 
+/// The one value in every lane of a VECTORIZE (a splat), else null.
+UOpPtr splat_of(const UOpPtr& u);
+
 /// `op` folded over `values` (at least one) as a balanced tree: a reduction's copies or lanes
 /// combined with the shortest dependency chain.
 UOpPtr combine(Ops op, std::vector<UOpPtr> values);

@@ -112,22 +112,46 @@ const PatternMatcher& rules() {
 
 }  // namespace
 
-std::vector<GateClause> gate_clauses(const UOpPtr& gate) {
-  std::vector<GateClause> out;
-  std::vector<UOpPtr> stack{gate};
+std::vector<UOpPtr> and_leaves(const UOpPtr& gate) {
+  std::vector<UOpPtr> out, stack{gate};
   while (!stack.empty()) {
     UOpPtr g = std::move(stack.back());
     stack.pop_back();
-    if (g->op() == Ops::AND) {
-      stack.push_back(g->src(0));
-      stack.push_back(g->src(1));
+    if (g->op() != Ops::AND) {
+      out.push_back(std::move(g));
       continue;
     }
-    bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool() && const_as_int(g->src(1)->const_value()) == 1;
-    const UOpPtr& cmp = negated ? g->src(0) : g;
-    if (cmp->op() == Ops::CMPLT && cmp->src(0)->dtype() == dtypes::index) out.push_back({g, cmp->src(0), cmp->src(1), negated});
+    stack.push_back(g->src(1));
+    stack.push_back(g->src(0));
   }
   return out;
+}
+
+std::optional<GateClause> as_clause(const UOpPtr& leaf) {
+  bool negated = leaf->op() == Ops::CMPNE && leaf->src(1)->is_const() && leaf->src(1)->dtype().is_bool() && const_as_int(leaf->src(1)->const_value()) == 1;
+  const UOpPtr& cmp = negated ? leaf->src(0) : leaf;
+  if (cmp->op() != Ops::CMPLT || cmp->src(0)->dtype() != dtypes::index) return std::nullopt;
+  return GateClause{leaf, cmp->src(0), cmp->src(1), negated};
+}
+
+std::vector<GateClause> gate_clauses(const UOpPtr& gate) {
+  std::vector<GateClause> out;
+  for (const UOpPtr& leaf : and_leaves(gate))
+    if (std::optional<GateClause> c = as_clause(leaf)) out.push_back(std::move(*c));
+  return out;
+}
+
+std::optional<LoopBound> bound_on(const GateClause& clause, const UOpPtr& r) {
+  std::optional<LinearForm> f = linear_form(clause.x);
+  if (!f) return std::nullopt;
+  LinearForm rest{{}, f->constant};
+  bool found = false;
+  for (const auto& [t, k] : f->terms) {
+    if (t == r && k == 1) found = true;
+    else rest.terms.emplace_back(t, k);
+  }
+  if (!found) return std::nullopt;
+  return LoopBound{clause.negated, clause.bound - from_linear_form(rest, dtypes::index)};
 }
 
 UOpPtr simplify_valid(const UOpPtr& ast) { return graph_rewrite(ast, rules(), nullptr, Direction::TopDown); }

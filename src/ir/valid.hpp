@@ -8,6 +8,7 @@
 // reads 0 where its gate is false.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "lathe/uop.hpp"
@@ -21,8 +22,20 @@ struct GateClause {
   UOpPtr x, bound;
   bool negated;
 };
+/// The leaves of `gate`'s AND tree.
+std::vector<UOpPtr> and_leaves(const UOpPtr& gate);
+/// `leaf` as a clause when it compares an index expression.
+std::optional<GateClause> as_clause(const UOpPtr& leaf);
 /// The clauses of `gate` that compare an index expression; its other leaves are left out.
 std::vector<GateClause> gate_clauses(const UOpPtr& gate);
+
+/// What a clause says of loop `r` when its x is `r + rest` (r's coefficient 1): it holds exactly
+/// where r < value, or r >= value when `lower`, with value = bound - rest.
+struct LoopBound {
+  bool lower;
+  UOpPtr value;
+};
+std::optional<LoopBound> bound_on(const GateClause& clause, const UOpPtr& r);
 
 /// `ast` with every gated value simplified as described above.
 UOpPtr simplify_valid(const UOpPtr& ast);

@@ -19,8 +19,6 @@ void add_terms(const UOpPtr& x, std::vector<UOpPtr>& out) {
   out.push_back(x);
 }
 
-int and_leaves(const UOpPtr& g) { return g->op() == Ops::AND ? and_leaves(g->src(0)) + and_leaves(g->src(1)) : 1; }
-
 struct Run {
   ConcatPart part;
   int64_t end;
@@ -34,14 +32,14 @@ std::optional<Run> run_of(const UOpPtr& term, const UOpPtr& m, int64_t n, DType 
   std::optional<LinearForm> f = linear_form(idx->src(1));
   if (!f || f->terms.size() != 1 || f->terms[0].first != m || f->terms[0].second != 1) return std::nullopt;
   int64_t lo = 0, hi = n;
-  std::vector<GateClause> clauses = gate_clauses(idx->src(2));
-  if (static_cast<int>(clauses.size()) != and_leaves(idx->src(2))) return std::nullopt;
-  for (const GateClause& c : clauses) {
-    std::optional<LinearForm> x = linear_form(c.x);  // m + k: the clause bounds m by bound - k
-    if (!x || x->terms.size() != 1 || x->terms[0].first != m || x->terms[0].second != 1 || !c.bound->is_const()) return std::nullopt;
-    int64_t b = const_as_int(c.bound->const_value()) - x->constant;
-    if (c.negated) lo = std::max(lo, b);
-    else hi = std::min(hi, b);
+  for (const UOpPtr& leaf : and_leaves(idx->src(2))) {  // every leaf a constant bound on m
+    std::optional<GateClause> c = as_clause(leaf);
+    std::optional<LoopBound> b = c ? bound_on(*c, m) : std::nullopt;
+    UOpPtr value = b ? simplify(b->value) : nullptr;
+    if (!value || !value->is_const()) return std::nullopt;
+    int64_t v = const_as_int(value->const_value());
+    if (b->lower) lo = std::max(lo, v);
+    else hi = std::min(hi, v);
   }
   if (lo != -f->constant || hi <= lo || idx->src(0)->dtype().ptr_size() != hi - lo) return std::nullopt;
   return Run{{static_cast<size_t>(idx->src(0)->arg_as<int64_t>()), lo}, hi};
@@ -50,6 +48,17 @@ std::optional<Run> run_of(const UOpPtr& term, const UOpPtr& m, int64_t n, DType 
 }  // namespace
 
 std::optional<std::vector<ConcatPart>> concatenated_parts(const UOpPtr& kernel) {
+  // First, without simplifying: one store, no reduction, at least two loads and each gated (every
+  // kernel of a plan is asked, also on a prepare that finds its programs in the disk cache).
+  size_t gated_loads = 0, stores = 0;
+  for (const UOpPtr& u : toposort(kernel)) {
+    if (u->op() == Ops::REDUCE || u->op() == Ops::REDUCE_AXIS) return std::nullopt;
+    stores += u->op() == Ops::STORE;
+    if (u->op() != Ops::LOAD) continue;
+    if (u->src(0)->op() != Ops::INDEX || u->src(0)->src().size() != 3) return std::nullopt;
+    ++gated_loads;
+  }
+  if (stores != 1 || gated_loads < 2) return std::nullopt;
   UOpPtr ast = optimizer_input(kernel);
   if (ast->op() != Ops::SINK || ast->src().size() != 1 || ast->src(0)->op() != Ops::STORE) return std::nullopt;
   const UOpPtr& st = ast->src(0);
