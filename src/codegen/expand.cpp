@@ -14,6 +14,7 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "ir/valid.hpp"
 #include "lathe/error.hpp"
 
 namespace lathe {
@@ -74,7 +75,6 @@ class Vectorizer {
   }
 
   std::vector<UOpPtr> store(const UOpPtr& st) {
-    keep(st);
     if (!dep(st)) return {st};
     const UOpPtr& idx = st->src(0);
     const UOpPtr &buf = idx->src(0), &off = idx->src(1);
@@ -92,63 +92,49 @@ class Vectorizer {
     return out;
   }
 
-  // A register axis of `rs` along which `st` stores contiguously while it does not along the
-  // vector axis (a convolution's channels in lanes, its pixels in rows): its positions, up to a
-  // vector's width, are stored as the columns of a tile transposed in registers.
-  UOpPtr transpose_axis(const UOpPtr& st, const std::vector<UOpPtr>& rs) {
-    if (!dep(st->src(1))) return nullptr;
-    for (const UOpPtr& r : rs)
-      if (r->src(0)->vmax() >= 2 && r->src(0)->vmax() <= w_ && transposable(st, r)) return r;
-    return nullptr;
+  // A register axis of `rs` whose positions (up to a vector's width) go through a tile transposed
+  // in registers: one along which `st` stores contiguously while it does not along the vector axis
+  // (a convolution's channels in lanes, its pixels in rows: `stores`), else one along which some
+  // load of the stored value does (a residual read as (N, C, H, W) by a kernel storing channel
+  // blocks). Null when none.
+  struct Across {
+    UOpPtr axis;
+    bool stores = false;
+  };
+  Across transpose_axis(const UOpPtr& st, const std::vector<UOpPtr>& rs) {
+    std::vector<UOpPtr> loads;
+    for (const UOpPtr& u : toposort(st->src(1)))
+      if (u->op() == Ops::LOAD) loads.push_back(u);
+    for (bool stores : {true, false})
+      for (const UOpPtr& r : rs) {
+        if (r->src(0)->vmax() < 2 || r->src(0)->vmax() > w_) continue;
+        bool fits = stores ? dep(st->src(1)) && transposable(st, r)
+                           : std::any_of(loads.begin(), loads.end(), [&](const UOpPtr& u) { return transposable(u, r); });
+        if (fits) return {r, stores};
+      }
+    return {};
   }
 
-  // `st` once per position of `r` (from transpose_axis). The positions are taken in groups of
-  // power-of-two lengths (7: 4, 2 and 1); a group's values are transposed so that each lane of the
-  // vector axis stores the group's positions as one vector (a group of one, lane by lane).
-  std::vector<UOpPtr> transposed_store(const UOpPtr& st, const UOpPtr& r) {
-    keep(st);
+  // `st` once per position of `r` (from transpose_axis), its loads along `r` read as transposed
+  // tiles (transposed_load). The positions are taken in groups of power-of-two lengths (7: 4, 2
+  // and 1); with `stores`, a group's values are transposed so that each lane of the vector axis
+  // stores the group's positions as one vector; otherwise (and for a group of one) each position
+  // is stored as store() makes it.
+  std::vector<UOpPtr> transposed(const UOpPtr& st, const UOpPtr& r, bool stores) {
     int n = static_cast<int>(r->src(0)->vmax());
     for (const UOpPtr& u : toposort(st->src(1)))
       if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
     std::vector<UOpPtr> out;
     for (auto [first, size] : groups(n)) {
-      std::vector<UOpPtr> rows;
-      for (int j = first; j < first + size; ++j) {
-        UOpPtr copy = at(st, r, j);
-        if (size > 1) rows.push_back(broadcast(vec(keep(copy)->src(1))));
-        else for (const UOpPtr& one : store(copy)) out.push_back(one);
+      if (!stores || size == 1) {
+        for (int j = first; j < first + size; ++j)
+          for (const UOpPtr& one : store(at(st, r, j))) out.push_back(one);
+        continue;
       }
-      if (size == 1) continue;
+      std::vector<UOpPtr> rows;
+      for (int j = first; j < first + size; ++j) rows.push_back(broadcast(vec(at(st, r, j)->src(1))));
       std::vector<UOpPtr> columns = rows_to_columns(rows);
       for (int l = 0; l < w_; ++l) out.push_back(UOp::make(Ops::STORE, dtypes::void_, {run(st, r, first, l), columns[l]}));
-    }
-    return out;
-  }
-
-  // A register axis of `rs` along which some load of the stored value is contiguous while it is
-  // strided along the vector axis (a residual read as (N, C, H, W) by a kernel storing channel
-  // blocks): its positions, up to a vector's width, are read as the rows of a transposed tile.
-  UOpPtr load_transpose_axis(const UOpPtr& st, const std::vector<UOpPtr>& rs) {
-    for (const UOpPtr& r : rs) {
-      if (r->src(0)->vmax() < 2 || r->src(0)->vmax() > w_) continue;
-      for (const UOpPtr& u : toposort(st->src(1)))
-        if (u->op() == Ops::LOAD && transposable(u, r)) return r;
-    }
-    return nullptr;
-  }
-
-  // `st` once per position of `r` (from load_transpose_axis), its loads along `r` read as
-  // transposed tiles (transposed_load), the stores as store() makes them.
-  std::vector<UOpPtr> store_with_transposed_loads(const UOpPtr& st, const UOpPtr& r) {
-    keep(st);
-    int n = static_cast<int>(r->src(0)->vmax());
-    for (const UOpPtr& u : toposort(st->src(1)))
-      if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
-    std::vector<UOpPtr> out;
-    for (int j = 0; j < n; ++j) {
-      UOpPtr copy = at(st, r, j);  // held here: store() keeps nodes too, which may move keep()'s reference
-      keep(copy);
-      for (const UOpPtr& one : store(copy)) out.push_back(one);
     }
     return out;
   }
@@ -165,7 +151,7 @@ class Vectorizer {
   }
 
   // The load `u` at each of `r`'s `n` positions (a residual a convolution adds, in the layout its
-  // stores have): for each group of positions (as transposed_store takes them), each lane's
+  // stores have): for each group of positions (as transposed() takes them), each lane's
   // positions are read as one vector and transposed into one vector per position, remembered as
   // the vectorized value of that position's copy of `u`. A group of one is left to load().
   void transposed_load(const UOpPtr& u, const UOpPtr& r, int n) {
@@ -174,7 +160,7 @@ class Vectorizer {
       std::vector<UOpPtr> columns;
       for (int l = 0; l < w_; ++l) columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(size), {run(u, r, first, l)}));
       std::vector<UOpPtr> rows = columns_to_rows(columns);
-      for (int j = 0; j < size; ++j) memo_[keep(at(u, r, first + j)).get()] = rows[static_cast<size_t>(j)];
+      for (int j = 0; j < size; ++j) memo_[at(u, r, first + j)] = rows[static_cast<size_t>(j)];
     }
   }
 
@@ -182,13 +168,7 @@ class Vectorizer {
   // position `first` of `r`: where that lane's run of positions starts.
   UOpPtr run(const UOpPtr& access, const UOpPtr& r, int first, int l) {
     const UOpPtr& idx = access->src(0);
-    return index(idx, at(at(idx->src(1), r, first), v_, l), idx->src().size() == 3 ? at(idx->src(2), r, first) : nullptr);
-  }
-
-  // A node made here whose nodes the memos will name by address: kept alive as long as they are.
-  const UOpPtr& keep(UOpPtr u) {
-    keep_.push_back(std::move(u));
-    return keep_.back();
+    return index(idx, at(at(idx->src(1), r, first), v_, l), idx->src().size() == 3 ? idx->src(2) : nullptr);  // its gate varies with neither
   }
 
   // [first, first + size) runs of 0..n-1 of power-of-two sizes, largest first.
@@ -204,10 +184,10 @@ class Vectorizer {
   }
 
   bool dep(const UOpPtr& u) {
-    if (auto it = dep_.find(u.get()); it != dep_.end()) return it->second;
+    if (auto it = dep_.find(u); it != dep_.end()) return it->second;
     bool d = u == v_;
     for (const UOpPtr& s : u->src()) d = d || dep(s);
-    dep_.emplace(u.get(), d);
+    dep_.emplace(u, d);
     return d;
   }
 
@@ -239,20 +219,10 @@ class Vectorizer {
   // clauses that does moves one way along the axis (`x < c` with x linear in it) and reads the same
   // at the first and the last lane (`16q + l < 186624` is `q < 11664` for every lane l < 16).
   bool same_on_every_lane(const UOpPtr& gate) {
-    std::vector<UOpPtr> stack{gate};
-    while (!stack.empty()) {
-      UOpPtr g = std::move(stack.back());
-      stack.pop_back();
-      if (!dep(g)) continue;
-      if (g->op() == Ops::AND) {
-        stack.push_back(g->src(0));
-        stack.push_back(g->src(1));
-        continue;
-      }
-      bool negated = g->op() == Ops::CMPNE && g->src(1)->is_const() && g->src(1)->dtype().is_bool();
-      const UOpPtr& cmp = negated ? g->src(0) : g;
-      if (cmp->op() != Ops::CMPLT || dep(cmp->src(1)) || !step_along(cmp->src(0), v_)) return false;
-      if (at(cmp, v_, 0) != at(cmp, v_, w_ - 1)) return false;
+    for (const UOpPtr& leaf : and_leaves(gate)) {
+      if (!dep(leaf)) continue;
+      std::optional<GateClause> c = as_clause(leaf);
+      if (!c || dep(c->bound) || !step_along(c->x, v_) || at(leaf, v_, 0) != at(leaf, v_, w_ - 1)) return false;
     }
     return true;
   }
@@ -262,14 +232,14 @@ class Vectorizer {
 
   UOpPtr vec(const UOpPtr& u) {
     if (!dep(u)) return u;
-    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    if (auto it = memo_.find(u); it != memo_.end()) return it->second;
     UOpPtr out;
     if (u == v_) out = lanes_;
     else if (u->op() == Ops::LOAD) out = load(u);
     else if (u->op() == Ops::REDUCE) out = reduce(u);
     else if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::BITCAST) out = elementwise(u);
     else throw InternalError("cannot vectorize " + to_string(*u));
-    memo_.emplace(u.get(), out);
+    memo_.emplace(u, out);
     return out;
   }
 
@@ -365,9 +335,10 @@ class Vectorizer {
   UOpPtr v_;
   int w_;
   UOpPtr lanes_;
-  std::unordered_map<const UOp*, bool> dep_;
-  std::unordered_map<const UOp*, UOpPtr> memo_;
-  std::vector<UOpPtr> keep_;  // stores given and nodes made here, whose nodes the memos name
+  // Keyed by the node itself, not its address: a copy made here and freed could otherwise leave
+  // its address to a new node that would hit its entry.
+  std::unordered_map<UOpPtr, bool> dep_;
+  std::unordered_map<UOpPtr, UOpPtr> memo_;
 };
 
 // The axis whose positions become vector lanes: the first register axis the optimizer made (the
@@ -405,15 +376,10 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
     std::vector<UOpPtr> rs;
     for (const UOpPtr& r : regs)
       if (r != vector_axis && varies_with(st, r.get())) rs.push_back(r);
-    UOpPtr across = vz ? vz->transpose_axis(st, rs) : nullptr;
-    UOpPtr loads_across = vz && !across ? vz->load_transpose_axis(st, rs) : nullptr;
-    if (across) rs.erase(std::find(rs.begin(), rs.end(), across));
-    if (loads_across) rs.erase(std::find(rs.begin(), rs.end(), loads_across));
+    Vectorizer::Across across = vz ? vz->transpose_axis(st, rs) : Vectorizer::Across{};
+    if (across.axis) rs.erase(std::find(rs.begin(), rs.end(), across.axis));
     for (const UOpPtr& c : copies(st, rs)) {
-      std::vector<UOpPtr> done = across         ? vz->transposed_store(c, across)
-                                 : loads_across ? vz->store_with_transposed_loads(c, loads_across)
-                                 : vz           ? vz->store(c)
-                                                : std::vector<UOpPtr>{c};
+      std::vector<UOpPtr> done = across.axis ? vz->transposed(c, across.axis, across.stores) : vz ? vz->store(c) : std::vector<UOpPtr>{c};
       stores.insert(stores.end(), done.begin(), done.end());
     }
   }
