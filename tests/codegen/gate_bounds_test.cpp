@@ -11,6 +11,7 @@
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "opt/heuristic.hpp"
+#include "opt/opt_testing.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -25,14 +26,8 @@ bool gated_load(const UOp& u) { return u.op() == Ops::LOAD && u.src(0)->op() == 
 bool bounded_loop(const UOp& u) { return u.op() == Ops::RANGE && !u.src(0)->is_const(); }
 bool select(const UOp& u) { return u.op() == Ops::WHERE; }
 
-Tensor input(const Shape& shape, uint64_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Tensor::from_vector(test::data(static_cast<size_t>(n), seed), shape);
-}
-
 TEST(GateBounds, AConvolutionsTapsBecomeTheBoundsOfItsWindowLoops) {
-  Tensor y = input({1, 16, 5, 7}, 1).conv2d(input({16, 16, 3, 3}, 2), std::nullopt, {1, 1}, {1, 1});
+  Tensor y = test::random_tensor({1, 16, 5, 7}, 1).conv2d(test::random_tensor({16, 16, 3, 3}, 2), std::nullopt, {1, 1}, {1, 1});
   UOpPtr ast = optimizer_input(test::kernel_ast(y));
   ASSERT_GT(count(ast, gated_load), 0) << "the convolution reads its padding through gates";
   UOpPtr out = gates_as_loop_bounds(ast);
@@ -41,7 +36,7 @@ TEST(GateBounds, AConvolutionsTapsBecomeTheBoundsOfItsWindowLoops) {
 }
 
 TEST(GateBounds, AMaxPoolsWindowSkipsItsPaddingInsteadOfSelectingMinusInfinity) {
-  Tensor y = input({1, 3, 9, 8}, 3).max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
+  Tensor y = test::random_tensor({1, 3, 9, 8}, 3).max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
   UOpPtr ast = optimizer_input(test::kernel_ast(y));
   UOpPtr out = gates_as_loop_bounds(ast);
   EXPECT_EQ(count(out, gated_load), 0) << print_graph(out);
@@ -51,7 +46,7 @@ TEST(GateBounds, AMaxPoolsWindowSkipsItsPaddingInsteadOfSelectingMinusInfinity) 
 
 // sum(pad(x) + y): the padding adds y's values, so the loop stays whole and gated.
 TEST(GateBounds, ALoopWhoseTermsAreNotAllGatedStaysWhole) {
-  Tensor x = input({8}, 4), y = input({10}, 5);
+  Tensor x = test::random_tensor({8}, 4), y = test::random_tensor({10}, 5);
   UOpPtr ast = optimizer_input(test::kernel_ast((x.pad({{1, 1}}) + y).sum()));
   EXPECT_EQ(gates_as_loop_bounds(ast), ast);
 }
@@ -81,7 +76,7 @@ TEST(GateBounds, ALoopAnotherReductionNeedsWholeStaysWhole) {
 // With an AVX-512 tile (channels in lanes, a row of pixels unrolled) the row gates are bounds of
 // the kernel-row loop; only the row's first and last pixels keep a column gate.
 TEST(GateBounds, ATiledConvolutionKeepsGatesOnlyOnItsEdgePixels) {
-  Tensor y = input({1, 16, 8, 8}, 8).conv2d(input({32, 16, 3, 3}, 9), std::nullopt, {1, 1}, {1, 1});
+  Tensor y = test::random_tensor({1, 16, 8, 8}, 8).conv2d(test::random_tensor({32, 16, 3, 3}, 9), std::nullopt, {1, 1}, {1, 1});
   UOpPtr ast = test::kernel_ast(y);
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), OptTarget{64, 32, 2});
   ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
@@ -90,15 +85,19 @@ TEST(GateBounds, ATiledConvolutionKeepsGatesOnlyOnItsEdgePixels) {
     input_loads += u->op() == Ops::LOAD && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL && u->dtype().count() == 1;
   EXPECT_GE(count(p.ast, bounded_loop), 1) << to_string(opts);
   EXPECT_LE(count(p.ast, gated_load), 2) << to_string(opts) << " of " << input_loads << " input loads";
+  ExecutionPlan plan = test::one_kernel_plan(y);  // and that tile computes what the unoptimized kernel does
+  EXPECT_TRUE(test::close(test::run_with(plan, opts), test::reference(plan), 1e-5)) << to_string(opts);
 }
 
-// A max pool over channel blocks with 16 channels in lanes and two output pixels unrolled: its
-// window gates select between vectors and -inf on every lane alike (a splat of one scalar gate),
-// and those still bound the window's row loop; the selects the bounds leave on `true` are gone.
+// A max pool over channel blocks with 16 channels in lanes and two output pixels unrolled (an
+// AVX-512 tile): its window gates select between vectors and -inf on every lane alike (a splat of
+// one scalar gate), and those still bound the window's row loop; the selects the bounds leave on
+// `true` are gone. That kernel, run, pools as plain loops do.
 TEST(GateBounds, AVectorSelectOnOneScalarGateBoundsItsLoop) {
-  Tensor x = input({1, 32, 8, 8}, 10) * 2.0f;
-  Tensor y = x.max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
-  UOpPtr ast = test::kernel_ast(y);
+  std::vector<float> xv = test::data(32 * 64, 10);
+  Tensor y = (test::f32(xv, {1, 32, 8, 8}) * 2.0f).max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  const UOpPtr& ast = test::last_kernel(plan).ast;
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), OptTarget{64, 32, 1});
   ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .opts = opts});
   EXPECT_GE(count(p.ast, bounded_loop), 1) << to_string(opts) << "\n" << p.src;
@@ -108,18 +107,9 @@ TEST(GateBounds, AVectorSelectOnOneScalarGateBoundsItsLoop) {
     for (const UOpPtr& s : u->src(0)->src()) all_true = all_true && s->is_const() && const_as_int(s->const_value()) == 1;
     EXPECT_FALSE(all_true) << "a select on true on every lane is left: " << p.src;
   }
-  std::vector<float> got = y.to_vector<float>(), xv = x.to_vector<float>();
-  for (int c = 0; c < 32; ++c)
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) {
-        float m = -std::numeric_limits<float>::infinity();
-        for (int ky = 0; ky < 3; ++ky)
-          for (int kx = 0; kx < 3; ++kx) {
-            int r = 2 * i + ky - 1, q = 2 * j + kx - 1;
-            if (r >= 0 && r < 8 && q >= 0 && q < 8) m = std::max(m, xv[static_cast<size_t>((c * 8 + r) * 8 + q)]);
-          }
-        EXPECT_EQ(got[static_cast<size_t>((c * 4 + i) * 4 + j)], m);
-      }
+  for (float& v : xv) v *= 2.0f;
+  std::vector<double> want = test::pool_ref(xv, 32, 8, 8, 3, 3, 2, 2, 1, 1, true);
+  EXPECT_TRUE(test::close(test::run_with(plan, opts, 1), std::vector<float>(want.begin(), want.end()), 0));
 }
 
 }  // namespace

@@ -14,12 +14,6 @@
 namespace lathe {
 namespace {
 
-Tensor input(const Shape& shape, uint64_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Tensor::from_vector(test::data(static_cast<size_t>(n), seed), shape);
-}
-
 // The sizes of the kernel's (output, reduction) loops as the optimizer sees them, by axis.
 std::vector<int64_t> loop_sizes(const Tensor& t, bool reduce = false) {
   std::vector<int64_t> out;
@@ -40,7 +34,7 @@ void expect_equal(const std::vector<float>& got, const std::vector<float>& want)
 }
 
 TEST(MergeLoops, AnElementwiseKernelOverContiguousTensorsIsOneLoop) {
-  Tensor x = input({7, 13, 3}, 1);
+  Tensor x = test::random_tensor({7, 13, 3}, 1);
   Tensor y = x * 2.0f + 1.0f;
   EXPECT_EQ(loop_sizes(y), (std::vector<int64_t>{273}));
   std::vector<float> xv = x.to_vector<float>(), want;
@@ -52,7 +46,7 @@ TEST(MergeLoops, AnElementwiseKernelOverContiguousTensorsIsOneLoop) {
 // negation, with no division; vectorized, each gate is the same for all lanes of a vector, so every
 // load is a whole vector.
 TEST(MergeLoops, AConcatenationIsOneLoopItsGatesBoundAndItsLoadsWholeVectors) {
-  Tensor a = input({2, 5, 8}, 2), b = input({3, 5, 8}, 3);
+  Tensor a = test::random_tensor({2, 5, 8}, 2), b = test::random_tensor({3, 5, 8}, 3);
   Tensor y = Tensor::cat({a, b}, 0);
   UOpPtr ast = optimizer_input(test::kernel_ast(y));
   EXPECT_EQ(loop_sizes(y), (std::vector<int64_t>{200}));
@@ -74,7 +68,7 @@ TEST(MergeLoops, AConcatenationIsOneLoopItsGatesBoundAndItsLoadsWholeVectors) {
 // cat((1, 12), (1, 4)) along its last axis: the gate `l < 12` changes inside a vector of 16, so
 // its loads go lane by lane.
 TEST(MergeLoops, AGateThatChangesInsideAVectorIsReadLaneByLane) {
-  Tensor a = input({1, 12}, 4), b = input({1, 4}, 5);
+  Tensor a = test::random_tensor({1, 12}, 4), b = test::random_tensor({1, 4}, 5);
   Tensor y = Tensor::cat({a, b}, 1);
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::kernel_ast(y)), OptTarget{64, 32, 1});
   ProgramSpec p = build_program(test::kernel_ast(y), CRenderer(), {.verify = true, .opts = opts});
@@ -89,7 +83,7 @@ TEST(MergeLoops, AGateThatChangesInsideAVectorIsReadLaneByLane) {
 
 // A padded column, a transposed read and a broadcast each read one loop without the other.
 TEST(MergeLoops, LoopsAGateAStrideOrABroadcastSeparatesStayApart) {
-  Tensor x = input({5, 7}, 6);
+  Tensor x = test::random_tensor({5, 7}, 6);
   std::vector<float> xv = x.to_vector<float>();
   Tensor padded = x.pad({{0, 0}, {1, 1}}) * 2.0f;
   EXPECT_EQ(loop_sizes(padded), (std::vector<int64_t>{5, 9}));
@@ -105,7 +99,7 @@ TEST(MergeLoops, LoopsAGateAStrideOrABroadcastSeparatesStayApart) {
     for (int i = 0; i < 5; ++i) want.push_back(2.0f * xv[i * 7 + j]);
   expect_equal(transposed.to_vector<float>(), want);
 
-  Tensor col = input({5, 1}, 7);
+  Tensor col = test::random_tensor({5, 1}, 7);
   std::vector<float> cv = col.to_vector<float>();
   Tensor broadcast = x + col;
   EXPECT_EQ(loop_sizes(broadcast), (std::vector<int64_t>{5, 7}));
@@ -118,7 +112,7 @@ TEST(MergeLoops, LoopsAGateAStrideOrABroadcastSeparatesStayApart) {
 // A sum over the last two axes runs one reduction loop of 13 x 17; over the first and last, the
 // two stay apart (the middle one is between them).
 TEST(MergeLoops, AReductionsLoopsMergeWhenItReadsThemAsOne) {
-  Tensor x = input({4, 13, 17}, 8);
+  Tensor x = test::random_tensor({4, 13, 17}, 8);
   std::vector<float> xv = x.to_vector<float>();
   Tensor inner = x.sum({1, 2});
   EXPECT_EQ(loop_sizes(inner, true), (std::vector<int64_t>{221}));
@@ -139,18 +133,18 @@ TEST(MergeLoops, AReductionsLoopsMergeWhenItReadsThemAsOne) {
 // A 1x1 convolution's output pixels are one loop (7 x 9); a padded 3x3 convolution's rows and
 // columns stay two, as its window reads them apart.
 TEST(MergeLoops, APointwiseConvolutionsPixelsAreOneLoopA3x3sAreNot) {
-  Tensor x = input({1, 16, 7, 9}, 9);
-  Tensor pointwise = x.conv2d(input({32, 16, 1, 1}, 10));
+  Tensor x = test::random_tensor({1, 16, 7, 9}, 9);
+  Tensor pointwise = x.conv2d(test::random_tensor({32, 16, 1, 1}, 10));
   std::vector<int64_t> sizes = loop_sizes(pointwise);
   EXPECT_NE(std::find(sizes.begin(), sizes.end(), 63), sizes.end()) << ::testing::PrintToString(sizes);
-  Tensor window = x.conv2d(input({32, 16, 3, 3}, 11), std::nullopt, {1, 1}, {1, 1});
+  Tensor window = x.conv2d(test::random_tensor({32, 16, 3, 3}, 11), std::nullopt, {1, 1}, {1, 1});
   sizes = loop_sizes(window);
   EXPECT_EQ(std::find(sizes.begin(), sizes.end(), 63), sizes.end()) << ::testing::PrintToString(sizes);
   EXPECT_NE(std::find(sizes.begin(), sizes.end(), 9), sizes.end()) << ::testing::PrintToString(sizes);
 }
 
 TEST(MergeLoops, AKernelWithNothingToMergeIsUnchanged) {
-  Tensor x = input({5, 7}, 12);
+  Tensor x = test::random_tensor({5, 7}, 12);
   UOpPtr ast = optimizer_input(test::kernel_ast(x.transpose(0, 1) * 3.0f));
   EXPECT_EQ(merge_adjacent_loops(ast), ast);
 }

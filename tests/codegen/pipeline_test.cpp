@@ -40,9 +40,6 @@ std::vector<std::string> innermost_loops(const std::string& src) {
   return out;
 }
 
-// A 3x3 stride-1 padded convolution's taps are plain address arithmetic: its padded input is
-// stored, its window is one loop per kernel axis, so no division, modulo or padding gate is
-// left in the innermost loop (for every vector width the optimizer may target).
 // A convolution reading a padded copy has no gate in its innermost loop; one reading through its
 // padding (64 output channels: 576 multiply-adds per input element) has its kernel rows as loop
 // bounds and tests columns only for a row's edge pixels: at most two gated loads there, none

@@ -12,15 +12,9 @@
 namespace lathe {
 namespace {
 
-Tensor input(const Shape& shape, uint64_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Tensor::from_vector(test::data(static_cast<size_t>(n), seed), shape);
-}
-
 // A part a kernel of its own stores (a reduction's result).
 Tensor part(int64_t channels, uint64_t seed, int64_t batch = 1) {
-  return input({batch, 4, 5, 3}, seed).conv2d(input({channels, 4, 1, 1}, seed + 1)).relu();
+  return test::random_tensor({batch, 4, 5, 3}, seed).conv2d(test::random_tensor({channels, 4, 1, 1}, seed + 1)).relu();
 }
 
 TEST(ConcatInPlace, JoiningKernelsAlongTheOutermostRunsAreRecognized) {
@@ -85,13 +79,13 @@ TEST(ConcatInPlace, PartsWriteTheirRunsOfTheJoinedBuffer) {
 // buffer in place, and the joined buffer counts as constant, so what reads only it is folded too.
 TEST(ConcatInPlace, AJoinOfConstantsIsAConstant) {
   auto constant = [](const Shape& shape, uint64_t seed) {
-    Tensor t = input(shape, seed);
+    Tensor t = test::random_tensor(shape, seed);
     t.buffer().set_constant();
     return t;
   };
   Tensor a = constant({1, 4, 5, 3}, 21).conv2d(constant({3, 4, 1, 1}, 22)).relu();
   Tensor b = constant({1, 4, 5, 3}, 23).conv2d(constant({5, 4, 1, 1}, 24)).relu();
-  Tensor x = input({1, 8, 5, 3}, 25);
+  Tensor x = test::random_tensor({1, 8, 5, 3}, 25);
   Tensor y = x + Tensor::cat({a, b}, 1).exp();  // exp(join) reads only constants; the sum reads x
   ExecutionPlan plan = y.prepare();
   size_t folded = 0;

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -152,6 +154,37 @@ inline std::vector<float> as_f32(const Tensor& t) {
 inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernels().size(); }
 
 inline Tensor f32(const std::vector<float>& v, Shape shape) { return Tensor::from_vector(v, std::move(shape)); }
+
+/// Pooling of `n` planes of h x w (batch and channels in a row) over a kh x kw window with stride
+/// (sh, sw) and padding top, bottom, left, right: the maximum (padding is -inf) or the mean over
+/// all kh * kw taps (padding counts as 0).
+inline std::vector<double> pool_ref(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                                    int64_t sw, int64_t pt, int64_t pb, int64_t pl, int64_t pr, bool is_max) {
+  int64_t oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pr - kw) / sw + 1;
+  double pad = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+  std::vector<double> out;
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        double acc = pad;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            int64_t iy = y * sh - pt + ky, ix = xo * sw - pl + kx;
+            double v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[static_cast<size_t>((c * h + iy) * w + ix)] : pad;
+            acc = is_max ? std::max(acc, v) : acc + v;
+          }
+        out.push_back(is_max ? acc : acc / double(kh * kw));
+      }
+  return out;
+}
+/// The same with padding ph on the top and bottom, pw on the left and right.
+inline std::vector<double> pool_ref(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                                    int64_t sw, int64_t ph, int64_t pw, bool is_max) {
+  return pool_ref(x, n, h, w, kh, kw, sh, sw, ph, ph, pw, pw, is_max);
+}
+
+/// A stored float32 tensor of `shape` holding data(n, seed).
+inline Tensor random_tensor(const Shape& shape, uint64_t seed) { return f32(data(static_cast<size_t>(numel_of(shape)), seed), shape); }
 
 }  // namespace lathe::test
 
