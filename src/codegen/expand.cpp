@@ -268,12 +268,25 @@ class Vectorizer {
     for (size_t i = 1; i < u->src().size(); ++i)
       if (u->src(i) != v_) src.push_back(u->src(i));
     UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, x->dtype(), std::move(src), op);
-    if (over_axis) {
-      std::vector<UOpPtr> lanes;
-      for (int i = 0; i < w_; ++i) lanes.push_back(lane(r, i));
-      r = combine(op, std::move(lanes));
-    }
+    if (over_axis) r = fold_lanes(op, r);
     return acc != d ? convert(r, is_vector(r) ? d.vec(w_) : d) : r;
+  }
+
+  // A vector's lanes combined into one value by halving it: its upper half combined with its lower
+  // half as vectors of half the width (a shuffle and one vector op a step), down to two lanes.
+  static UOpPtr fold_lanes(Ops op, UOpPtr r) {
+    for (int w = r->dtype().count(); w > 2 && w % 2 == 0; w /= 2) {
+      std::vector<UOpPtr> lo, hi;
+      for (int i = 0; i < w / 2; ++i) {
+        lo.push_back(lane(r, i));
+        hi.push_back(lane(r, w / 2 + i));
+      }
+      DType half = r->dtype().scalar().vec(w / 2);
+      r = UOp::alu(op, {UOp::make(Ops::VECTORIZE, half, std::move(lo)), UOp::make(Ops::VECTORIZE, half, std::move(hi))});
+    }
+    std::vector<UOpPtr> lanes;
+    for (int i = 0; i < r->dtype().count(); ++i) lanes.push_back(lane(r, i));
+    return combine(op, std::move(lanes));
   }
 
   // A cast of a vector: whole when the target can, else lane by lane.

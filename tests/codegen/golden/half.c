@@ -56,8 +56,10 @@ static inline lathe_bf16 lathe_f32_to_bf16(float f) {
 }
 static inline lathe_bf16 lathe_f64_to_bf16(double d) { return lathe_f32_to_bf16(lathe_round_odd_f32(d)); }
 typedef unsigned short vf16x4 __attribute__((vector_size(8)));
+typedef float vf32x2 __attribute__((vector_size(8)));
 typedef float vf32x4 __attribute__((vector_size(16)));
 typedef short vi16x4 __attribute__((vector_size(8)));
+typedef int vi32x2 __attribute__((vector_size(8)));
 typedef int vi32x4 __attribute__((vector_size(16)));
 void r_16_4_4_2727b6(void** bufs, const long long* vals) {
   lathe_f16* restrict data0 = (lathe_f16*)bufs[0];
@@ -136,12 +138,15 @@ void r_16_4_4_2727b6(void** bufs, const long long* vals) {
     vf32x4 val65 = acc0;
     float gep66 = val65[0];
     float gep67 = val65[1];
-    float alu68 = (gep66 + gep67);
+    vf32x2 vec68 = ((vf32x2){gep66, gep67});
     float gep69 = val65[2];
     float gep70 = val65[3];
-    float alu71 = (gep69 + gep70);
-    float alu72 = (alu68 + alu71);
-    lathe_f16 cast73 = lathe_f32_to_f16(alu72);
-    data0[ridx0] = cast73;
+    vf32x2 vec71 = ((vf32x2){gep69, gep70});
+    vf32x2 alu72 = (vec68 + vec71);
+    float gep73 = alu72[0];
+    float gep74 = alu72[1];
+    float alu75 = (gep73 + gep74);
+    lathe_f16 cast76 = lathe_f32_to_f16(alu75);
+    data0[ridx0] = cast76;
   }
 }
