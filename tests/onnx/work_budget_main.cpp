@@ -34,10 +34,10 @@ int main(int argc, char** argv) {
                    lathe::onnx::load_tensor_pb((dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb")).string()));
       lathe::test::BudgetReport r = lathe::test::work_budget(model.build(in));
       double ratio = r.graph ? static_cast<double>(r.plan) / static_cast<double>(r.graph) : 1.0;
-      bool bad = ratio > lathe::test::kWorkBudget;
+      bool bad = ratio > lathe::test::kWorkBudget || !r.missing.empty();
       over += bad;
       std::printf("%-24s %8zu %14lld %14lld %7.3f%s\n", dir.filename().c_str(), r.kernels, static_cast<long long>(r.graph),
-                  static_cast<long long>(r.plan), ratio, (std::string(bad ? "  OVER BUDGET; " : "  ") + "largest excess: " + r.worst).c_str());
+                  static_cast<long long>(r.plan), ratio, (std::string(bad ? "  OVER BUDGET; " : "  ") + "largest excess: " + r.worst + (r.missing.empty() ? "" : "; no kernel for nodes" + r.missing)).c_str());
     } catch (const lathe::Error& e) {
       std::printf("%-24s error: %s\n", dir.filename().c_str(), e.what());
       ++over;
