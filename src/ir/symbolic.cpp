@@ -288,6 +288,11 @@ UOpPtr fold_mod(const Match& m) {
   return nullptr;
 }
 
+// Whether `v` is a value of `d` (a rewritten bound must be: a narrow integer would wrap it).
+bool holds_value(DType d, int64_t v) {
+  return static_cast<double>(v) >= const_as_double(d.min()) && static_cast<double>(v) <= const_as_double(d.max());
+}
+
 // sum + k < c  ->  sum < c - k;   g*y < c  ->  y < floor((c - 1) / g) + 1;   y / d < c  ->  y < c*d.
 UOpPtr fold_lt(const Match& m) {
   UOpPtr x = m["x"];
@@ -296,13 +301,13 @@ UOpPtr fold_lt(const Match& m) {
   // y / d < c  ->  y < c*d for d > 0 and c >= 1, whatever y's sign (a negative y / d is at most 0).
   if (x->op() == Ops::IDIV && x->src(1)->is_const() && int_value(x->src(1)) > 0 && c >= 1) {
     int64_t cd;
-    if (!__builtin_mul_overflow(c, int_value(x->src(1)), &cd)) return lt(x->src(0), cd);
+    if (!__builtin_mul_overflow(c, int_value(x->src(1)), &cd) && holds_value(x->dtype().scalar(), cd)) return lt(x->src(0), cd);
   }
   Linear lin = decompose(x);
   if (!lin.ok || lin.terms.empty()) return nullptr;
   if (lin.constant != 0) {
     int64_t bound;
-    if (__builtin_sub_overflow(c, lin.constant, &bound)) return nullptr;
+    if (__builtin_sub_overflow(c, lin.constant, &bound) || !holds_value(x->dtype().scalar(), bound)) return nullptr;
     lin.constant = 0;
     return lt(rebuild(std::move(lin), x->dtype()), bound);
   }

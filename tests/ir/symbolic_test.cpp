@@ -133,6 +133,21 @@ TEST(Symbolic, ComparingAQuotientComparesItsDividend) {
   }
 }
 
+// In a narrow integer type the rewritten bound must be a value of that type: int8 y / 64 < 2 holds
+// for every y, and y < 128 would wrap to y < -128 (and c - k likewise).
+TEST(Symbolic, ABoundANarrowIntegerCannotHoldIsNotWritten) {
+  UOpPtr y = UOp::variable("y8", -128, 127, dtypes::int8);
+  auto i8 = [](int64_t v) { return UOp::const_(dtypes::int8, v); };
+  for (UOpPtr e : {lt(idiv(y, i8(64)), i8(2)), lt(y + i8(-100), i8(30))}) {
+    UOpPtr s = simplify(e);
+    for (int64_t v = -128; v <= 127; ++v) {
+      UOpPtr want = simplify(substitute(e, {{y.get(), i8(v)}})), got = simplify(substitute(s, {{y.get(), i8(v)}}));
+      ASSERT_TRUE(want->is_const() && got->is_const()) << print_graph(got);
+      EXPECT_EQ(got->vmin(), want->vmin()) << v << " in " << print_graph(s);
+    }
+  }
+}
+
 TEST(Symbolic, WhereAndMinMax) {
   UOpPtr x = var("x", 0, 9);
   UOpPtr y = var("y", 20, 30);
