@@ -131,7 +131,7 @@ class Planner {
     for (const Loop& l : kernel_loops(cur_)) {
       if (!ordinary(l)) continue;
       int64_t padded_size = (l.size + max_lanes - 1) / max_lanes * max_lanes;
-      bool can_pad = !l.reduce && l.size % max_lanes != 0 && (padded_size - l.size) * 8 <= l.size;
+      bool can_pad = !l.reduce && max_lanes >= 4 && l.size % max_lanes != 0 && (padded_size - l.size) * 8 <= l.size;
       for (bool padded : {false, true}) {
         if (padded && !can_pad) continue;
         int lanes = padded ? max_lanes : lanes_for(l.size, max_lanes);
@@ -150,7 +150,7 @@ class Planner {
         for (const Access& a : accesses(split)) {
           std::optional<int64_t> s = stride(a.offset, *lane);
           hot_vector |= a.hot && !a.store && s == 1;
-          hot_lane_by_lane |= a.hot && !s;
+          hot_lane_by_lane |= a.hot && s != 0 && s != 1;  // varying or strided: read lane by lane
           if (s == 0) continue;
           int w = a.hot ? 4 : a.store ? 2 : 1;
           score += s == 1 ? w : -w;

@@ -153,6 +153,9 @@ TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
   EXPECT_GE(weight_vectors, 1) << p.src;
   expect_agrees_on_every_target(y);
   for (const Opt& o : opts_for(data({1000}, 14) * 2.0f, kAvx512)) EXPECT_NE(o.op, OptOp::PADTO) << to_string(o);
+  // Vectors of two float64 lanes are no vectors to pad to (as no loop is split for them unpadded).
+  Tensor y64 = data({1, 32, 3, 5}, 12).cast(dtypes::float64).conv2d(data({1001, 32, 1, 1}, 13).cast(dtypes::float64));
+  for (const Opt& o : opts_for(y64, kSse)) EXPECT_NE(o.op, OptOp::PADTO) << to_string(o);
 }
 
 // A convolution storing its output in channel blocks, (N, C/16, H, W, 16) as the next
