@@ -6,6 +6,7 @@
 
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/step.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -151,7 +152,9 @@ std::optional<LoopBound> bound_on(const GateClause& clause, const UOpPtr& r) {
     else rest.terms.emplace_back(t, k);
   }
   if (!found) return std::nullopt;
-  return LoopBound{clause.negated, clause.bound - from_linear_form(rest, dtypes::index)};
+  UOpPtr others = from_linear_form(rest, dtypes::index);
+  if (varies_with(others, r.get())) return std::nullopt;  // r inside another term (r + r / 2): no bound on r alone
+  return LoopBound{clause.negated, clause.bound - others};
 }
 
 UOpPtr simplify_valid(const UOpPtr& ast) { return graph_rewrite(ast, rules(), nullptr, Direction::TopDown); }

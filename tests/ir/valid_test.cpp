@@ -10,6 +10,21 @@ UOpPtr buf() { return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpac
 UOpPtr gated_index(const UOpPtr& offset, const UOpPtr& gate) { return UOp::make(Ops::INDEX, buf()->dtype(), {buf(), offset, gate}); }
 UOpPtr load(const UOpPtr& index) { return UOp::make(Ops::LOAD, dtypes::float32, {index}); }
 
+// A clause `r + rest < c` bounds r by c - rest; where r sits inside the rest too (r + r / 2 < c)
+// it bounds no loop alone.
+TEST(BoundOn, AClauseBoundsItsLoopOnlyWhereTheRestDoesNotReadIt) {
+  UOpPtr r = UOp::range(UOp::index_const(40), 0), j = UOp::range(UOp::index_const(8), 1);
+  std::optional<GateClause> plain = as_clause(lt(r + j * 3, 30));
+  ASSERT_TRUE(plain.has_value());
+  std::optional<LoopBound> b = bound_on(*plain, r);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_FALSE(b->lower);
+  EXPECT_EQ(simplify(b->value), simplify(UOp::index_const(30) - j * 3));
+  std::optional<GateClause> inside = as_clause(lt(r + idiv(r, UOp::index_const(2)), 30));
+  ASSERT_TRUE(inside.has_value());
+  EXPECT_FALSE(bound_on(*inside, r).has_value());
+}
+
 TEST(SimplifyValid, GateBoundsFoldTheAddress) {
   // The second half of a concatenation over 96: x[(i - 48) % 48] read where i >= 48.
   UOpPtr i = UOp::range(UOp::index_const(96), 0);
