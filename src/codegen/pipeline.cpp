@@ -114,7 +114,17 @@ std::string KernelOptions::key() const {
   return k;
 }
 
-UOpPtr optimizer_input(const UOpPtr& ast) { return merge_adjacent_loops(simplify_valid(simplify(ast))); }
+UOpPtr optimizer_input(const UOpPtr& ast) {
+  int threads = 1;
+  std::vector<Opt> applied;
+  KernelOptions o;
+  UOpPtr cur = ast;
+  for (const Step& s : steps(nullptr, o, threads, applied)) {
+    if (std::string(s.name) == "optimize") break;
+    cur = s.run(cur);
+  }
+  return cur;
+}
 
 
 std::vector<std::string> pipeline_steps() {

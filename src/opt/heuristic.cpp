@@ -92,10 +92,8 @@ class Planner {
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
     budget_ = std::max(4, t_.vector_registers / 2);
-    if (std::optional<VectorAxis> v = vector_axis(max_lanes)) {
-      if (v->padded && !apply({OptOp::PADTO, v->loop.axis, v->lanes})) return opts_;
-      tile(*find_loop(cur_, v->loop.axis), v->lanes);
-    }
+    if (std::optional<VectorAxis> v = vector_axis(max_lanes))
+      if (!v->padded || apply({OptOp::PADTO, v->loop.axis, v->lanes})) tile(*find_loop(cur_, v->loop.axis), v->lanes);
     threads();
     return opts_;
   }

@@ -29,7 +29,7 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
-// what they view): they run once, at prepare. A joined buffer (`part_of`: a part's view -> the
+// what they view; never a joined buffer, as concatenations_in_place leaves outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view -> the
 // buffer its concatenation is written into in place) is constant once all its parts are. Splits impl.ops into what execute() runs and the
 // folded kernels, and notes every buffer the folded kernels touch (what they write is kept for
 // the plan's lifetime: memory_plan.cpp leaves it out of the intermediates).
@@ -37,14 +37,6 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
   std::set<size_t> constant;
   std::unordered_map<size_t, size_t> parts_left;  // a joined buffer -> its parts not yet constant
   for (const auto& [part, joined] : part_of) ++parts_left[joined];
-  // Whether writing `b` writes what the caller reaches (through the joined buffers it is part of).
-  auto reached = [&](size_t b) {
-    for (auto j = part_of.find(b);; j = part_of.find(b)) {
-      if (reachable.count(b)) return true;
-      if (j == part_of.end()) return false;
-      b = j->second;
-    }
-  };
   // `b` became constant, and so does each joined buffer whose last part it was.
   auto mark_constant = [&](size_t b) {
     for (;;) {
@@ -65,7 +57,7 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
     for (size_t pos = 0; only_constants && pos < k->buffer_indices.size(); ++pos) {
       size_t b = k->buffer_indices[pos];
       bool out = std::find(k->output_indices.begin(), k->output_indices.end(), pos) != k->output_indices.end();
-      only_constants = out ? !reached(b) : constant.count(b) > 0;
+      only_constants = out ? !reachable.count(b) : constant.count(b) > 0;
     }
     if (!only_constants) {
       impl.executed.push_back(i);
