@@ -14,6 +14,7 @@
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/merge_loops.hpp"
+#include "codegen/split_loops.hpp"
 #include "codegen/parallelize.hpp"
 #include "codegen/transcendental.hpp"
 #include "ir/axis.hpp"
@@ -52,6 +53,7 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
   return {
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
+      {"split divided loops", split_divided_loops},
       {"merge adjacent loops", merge_adjacent_loops},
       {"optimize",
        [&o, &applied](const UOpPtr& a) {

@@ -37,7 +37,7 @@ struct KernelOptions {
 /// The steps' names, in order.
 std::vector<std::string> pipeline_steps();
 
-/// `ast` in the form the optimizer sees it (after the simplify and merge steps).
+/// `ast` in the form the optimizer sees it (after the simplify, split and merge steps).
 UOpPtr optimizer_input(const UOpPtr& ast);
 
 /// `ast` (a SINK of STOREs from the scheduler) through every step, rendered by `renderer`. The

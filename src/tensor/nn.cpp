@@ -293,7 +293,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
     xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   }
-  if (large && og > 1) {
+  // A stored weight (a model's constant: the copy is made once, at prepare) is laid out so even
+  // for a small convolution: with OIHW, a 3-channel stem or a group of 8 channels has no loop
+  // that both its weight and its output read in order, and runs scalar (35x slower).
+  if ((large && og > 1) || (og >= 4 && weight.is_realized())) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
     int64_t b = stored_block(og, weight.dtype()) ? stored_block(og, weight.dtype()) : og;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
@@ -432,6 +433,31 @@ TEST(NnConv2d, DepthwiseInChannelBlocks) {
   check_conv({.n = 1, .c = 32, .h = 7, .w = 6, .o = 32, .kh = 3, .kw = 2, .padding = {0, 1}, .dilation = {2, 3}, .groups = 32}, 54);
   check_conv({.n = 1, .c = 64, .h = 1, .w = 1, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 64}, 55);
   check_conv({.n = 1, .c = 24, .h = 4, .w = 3, .o = 24, .kh = 4, .kw = 3, .groups = 24}, 56);
+}
+
+// Convolutions with few multiply-adds per pixel (a 3-channel stem, groups of 4 or 8 channels)
+// read a weight stored with its output channels innermost, so a vector of output channels is one
+// load per tap: odd sizes, strides, padding, a batch, channel counts no vector divides.
+TEST(NnConv2d, FewChannelsAndSmallGroups) {
+  check_conv({.n = 1, .c = 3, .h = 17, .w = 15, .o = 8, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true}, 70);
+  check_conv({.n = 1, .c = 3, .h = 9, .w = 13, .o = 16, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}}, 71);
+  check_conv({.n = 1, .c = 64, .h = 9, .w = 11, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 8}, 72);
+  check_conv({.n = 2, .c = 48, .h = 13, .w = 7, .o = 48, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .groups = 6, .bias = true}, 73);
+  check_conv({.n = 1, .c = 32, .h = 5, .w = 5, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 8}, 74);
+  check_conv({.n = 1, .c = 5, .h = 7, .w = 9, .o = 7, .kh = 5, .kw = 5, .padding = {2, 2}}, 75);
+  check_conv({.n = 1, .c = 12, .h = 1, .w = 1, .o = 20, .kh = 3, .kw = 3, .padding = {1, 1}}, 76);
+  check_conv({.n = 1, .c = 24, .h = 6, .w = 5, .o = 24, .kh = 1, .kw = 1, .groups = 3}, 77);
+}
+
+// Such a convolution's kernel is vectorized: its output channels (or its pixels) are lanes.
+TEST(NnConv2d, FewChannelsAndSmallGroupsAreVectorized) {
+  for (auto [c, o, groups, stride] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 8, 1, 2}, {48, 48, 6, 2}, {64, 64, 8, 1}}) {
+    Tensor y = f32(data(static_cast<size_t>(c * 28 * 28), 78), {1, c, 28, 28})
+                   .conv2d(f32(data(static_cast<size_t>(o * (c / groups) * 9), 79), {o, c / groups, 3, 3}), std::nullopt, {stride, stride}, {1, 1}, {1, 1}, groups);
+    ExecutionPlan plan = y.prepare();
+    EXPECT_NE(plan.prepared_kernels().back()->kernel->opts.find("UPCAST"), std::string::npos)
+        << c << " -> " << o << " in " << groups << " groups: " << plan.prepared_kernels().back()->kernel->opts;
+  }
 }
 
 // The blocked input is stored by the kernel that computes it (x * 2), the weight by a copy (made
