@@ -86,6 +86,12 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["Mod"] = [](const OpContext& c) { return V{mod(c)}; };
   t["Pow"] = [](const OpContext& c) {
     const Tensor &x = c.in(0), &y = c.in(1);
+    // A constant scalar exponent (LayerNorm's square as exported before opset 17) is a number:
+    // x.pow(2) multiplies, where a loaded exponent would call pow for every element.
+    if (x.dtype().is_float() && y.numel() == 1 && y.ndim() <= x.ndim() && y.is_realized() && y.buffer().is_constant()) {
+      if (y.dtype() == dtypes::float32) return V{x.pow(static_cast<double>(y.to_vector<float>()[0]))};
+      if (y.dtype() == dtypes::float64) return V{x.pow(y.to_vector<double>()[0])};
+    }
     if (x.dtype().is_float()) return V{x.pow(y.cast(x.dtype()))};
     return V{x.pow(y).cast(x.dtype())};
   };

@@ -1,11 +1,13 @@
 // The importer on good and bad input: bad files and inputs raise OnnxError, never crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/node_model.hpp"
@@ -32,6 +34,33 @@ TEST(OnnxModel, LoadsInputsOutputsAndRuns) {
   std::vector<Tensor> out = m.build({{m.inputs()[0].name, x}, {m.inputs()[1].name, y}});
   Tensor want = load_tensor_pb(kNode + "test_add_bcast/test_data_set_0/output_0.pb");
   EXPECT_EQ(out[0].to_vector<float>(), want.to_vector<float>());
+}
+
+// Pow with a constant scalar exponent (LayerNorm's square as PyTorch exports it before opset 17)
+// multiplies: no kernel computes POW, and the values are x * x (x^3 for 3). An exponent the
+// caller gives is still a power.
+TEST(OnnxPow, AConstantScalarExponentIsANumber) {
+  std::vector<float> xs;
+  for (int i = 0; i < 2 * 37; ++i) xs.push_back(static_cast<float>(i % 11) * 0.37f - 1.5f);
+  Tensor x = Tensor::from_vector(xs, {2, 37});
+  for (float e : {2.0f, 3.0f}) {
+    NodeModel pow("Pow", {{"x", {2, 37}}}, 1);
+    pow.node->add_input("e");
+    ::onnx::TensorProto* t = pow.proto.mutable_graph()->add_initializer();
+    t->set_name("e");
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_float_data(e);
+    Tensor y = pow.model().build({{"x", x}})[0];
+    ExecutionPlan plan = y.prepare();
+    for (const auto& k : plan.prepared_kernels())
+      for (const UOpPtr& u : toposort(k->ast)) EXPECT_TRUE(e != 2.0f || u->op() != Ops::POW) << "exponent " << e;
+    std::vector<float> got = y.to_vector<float>();
+    ASSERT_EQ(got.size(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], std::pow(xs[i], e), 1e-5 * (1 + std::abs(std::pow(xs[i], e)))) << e << " at " << i;
+  }
+  NodeModel given("Pow", {{"x", {2, 37}}, {"e", {}}}, 1);
+  std::vector<float> got = given.model().build({{"x", x.abs()}, {"e", Tensor::full({}, 0.5, dtypes::float32)}})[0].to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], std::sqrt(std::abs(xs[i])), 1e-5) << i;
 }
 
 TEST(OnnxModel, MissingTruncatedAndWrongInputsAreOnnxErrors) {
