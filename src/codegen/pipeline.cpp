@@ -12,6 +12,7 @@
 #include "codegen/expand.hpp"
 #include "codegen/gate_bounds.hpp"
 #include "codegen/half_arithmetic.hpp"
+#include "codegen/integer_division.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/merge_loops.hpp"
 #include "codegen/split_loops.hpp"
@@ -51,6 +52,7 @@ std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
 // optimizer's actions.
 std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
   return {
+      {"integer division defined for every divisor", define_integer_division},
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
       {"split divided loops", split_divided_loops},
