@@ -215,10 +215,14 @@ std::vector<Value> run_subgraph(const ::onnx::GraphProto& g, const std::map<std:
 }  // namespace detail
 
 struct Model::Impl {
-  ::onnx::ModelProto proto;
+  ::onnx::ModelProto proto;  // the main graph's initializers hold no data: they are `initializers`
   std::string base_dir;
   int64_t opset = 1;
   std::vector<ValueInfo> inputs, outputs;
+  // The main graph's initializers as constant tensors, made once at load and shared by every
+  // build (and every plan prepared from one): a model's weights are in memory once, not once in
+  // the parsed file and again per build.
+  std::vector<std::pair<std::string, Tensor>> initializers;
 };
 
 namespace {
@@ -273,6 +277,15 @@ Model Model::from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir)
   const auto& g = impl->proto.graph();
   std::vector<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.push_back(t.name());
+  for (auto& t : *impl->proto.mutable_graph()->mutable_initializer()) {
+    impl->initializers.emplace_back(t.name(), detail::constant_from_proto(t, base_dir));
+    std::string().swap(*t.mutable_raw_data());  // the bytes now live in the tensor's buffer
+    t.clear_float_data();
+    t.clear_int32_data();
+    t.clear_int64_data();
+    t.clear_double_data();
+    t.clear_uint64_data();
+  }
   for (const auto& v : g.input())
     if (std::find(init_names.begin(), init_names.end(), v.name()) == init_names.end()) impl->inputs.push_back(value_info(v));
   for (const auto& v : g.output()) {
@@ -326,7 +339,7 @@ Value fit_input(const ValueInfo& in, const Value& v) {
 std::vector<Value> Model::build_values(const std::map<std::string, Value>& given) const {
   const auto& g = impl_->proto.graph();
   std::map<std::string, Value> env;
-  for (const auto& t : g.initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, impl_->base_dir));
+  for (const auto& [name, t] : impl_->initializers) env.insert_or_assign(name, t);
   for (const ValueInfo& in : impl_->inputs) {
     auto it = given.find(in.name);
     if (it == given.end()) throw OnnxError("input '" + in.name + "' is not given");

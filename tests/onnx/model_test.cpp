@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <sstream>
@@ -61,6 +63,33 @@ TEST(OnnxPow, AConstantScalarExponentIsANumber) {
   NodeModel given("Pow", {{"x", {2, 37}}, {"e", {}}}, 1);
   std::vector<float> got = given.model().build({{"x", x.abs()}, {"e", Tensor::full({}, 0.5, dtypes::float32)}})[0].to_vector<float>();
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], std::sqrt(std::abs(xs[i])), 1e-5) << i;
+}
+
+// A model's initializers become tensors once, at load: two builds read the same weight buffer
+// (before, each build copied every weight out of the parsed file again).
+TEST(OnnxModel, BuildsShareTheInitializers) {
+  NodeModel add("Add", {{"x", {2, 3}}}, 1);
+  add.node->add_input("w");
+  ::onnx::TensorProto* t = add.proto.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->add_dims(3);
+  for (int i = 0; i < 6; ++i) t->add_float_data(static_cast<float>(i) * 0.5f);
+  Model m = add.model();
+  auto buffers = [](const Tensor& y) {
+    std::set<const UOp*> out;
+    for (const UOpPtr& u : toposort(y.uop()))
+      if (u->op() == Ops::BUFFER) out.insert(u.get());
+    return out;
+  };
+  Tensor y1 = m.build({{"x", Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3})}})[0];
+  Tensor y2 = m.build({{"x", Tensor::from_vector<float>({6, 5, 4, 3, 2, 1}).reshape({2, 3})}})[0];
+  std::set<const UOp*> b1 = buffers(y1), b2 = buffers(y2), shared;
+  std::set_intersection(b1.begin(), b1.end(), b2.begin(), b2.end(), std::inserter(shared, shared.end()));
+  EXPECT_EQ(shared.size(), 1u);
+  EXPECT_EQ(y1.to_vector<float>(), (std::vector<float>{1.0f, 2.5f, 4.0f, 5.5f, 7.0f, 8.5f}));
+  EXPECT_EQ(y2.to_vector<float>(), (std::vector<float>{6.0f, 5.5f, 5.0f, 4.5f, 4.0f, 3.5f}));
 }
 
 TEST(OnnxModel, MissingTruncatedAndWrongInputsAreOnnxErrors) {
