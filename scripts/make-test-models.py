@@ -347,7 +347,11 @@ def large_models():
             inputs=[("sequence", rng(33).standard_normal((1, 64, 64)).astype(np.float32))],
             outputs=["logits"], opset=14, training=torch.onnx.TrainingMode.EVAL),
         **{name: torchvision_model(name, seed) for name, seed in [
-            ("squeezenet1_0", 24), ("shufflenet_v2_x0_5", 25), ("mobilenet_v2", 26), ("efficientnet_b0", 27)]},
+            ("squeezenet1_0", 24), ("shufflenet_v2_x0_5", 25), ("mobilenet_v2", 26), ("efficientnet_b0", 27),
+            # Shapes the others lack: a 16-channel stem and 8-channel groups (MNASNet, RegNetY),
+            # layer norms over channels and 7x7 depthwise (ConvNeXt), shifted windows whose
+            # padding is integer arithmetic on shapes (Swin).
+            ("mnasnet0_5", 29), ("regnet_y_400mf", 30), ("convnext_tiny", 31), ("swin_t", 32)]},
     }
 
 
