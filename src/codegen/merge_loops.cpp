@@ -15,9 +15,6 @@
 namespace lathe {
 namespace {
 
-// A static ordinary loop that runs (an empty tensor's loop of 0 would divide by 0).
-bool plain(const UOpPtr& r) { return r->src(0)->is_const() && r->src(0)->vmax() >= 1 && axis_kind(*r) == AxisKind::Loop; }
-
 // The pairs (outer, inner) that may merge, innermost first: consecutive output loops, and
 // consecutive loops of the reductions, where every reduction over one runs over the other.
 std::vector<std::pair<UOpPtr, UOpPtr>> candidates(const std::vector<UOpPtr>& order) {
@@ -41,7 +38,7 @@ std::vector<std::pair<UOpPtr, UOpPtr>> candidates(const std::vector<UOpPtr>& ord
   }
   std::sort(outputs.begin(), outputs.end(), by_axis);
   for (size_t i = 0; i + 1 < outputs.size(); ++i) out.emplace_back(outputs[i], outputs[i + 1]);
-  std::erase_if(out, [](const auto& p) { return !plain(p.first) || !plain(p.second); });
+  std::erase_if(out, [](const auto& p) { return !plain_loop(*p.first) || !plain_loop(*p.second); });
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return axis_of(*x.second) > axis_of(*y.second); });
   return out;
 }
@@ -54,7 +51,12 @@ UOpPtr with_merged(const UOpPtr& ast, const UOpPtr& a, const UOpPtr& b, UOpPtr& 
   return substitute(relist_reductions(ast, {{a.get(), {m}}, {b.get(), {}}}), {{a.get(), idiv(m, n)}, {b.get(), m % n}});
 }
 
-// Divisions (IDIV, MOD) whose operand reads one of `loops`.
+}  // namespace
+
+bool plain_loop(const UOp& r) {
+  return r.op() == Ops::RANGE && r.src(0)->is_const() && r.src(0)->vmax() >= 1 && axis_kind(r) == AxisKind::Loop;
+}
+
 size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops) {
   std::unordered_map<const UOp*, bool> reads;
   size_t n = 0;
@@ -66,8 +68,6 @@ size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const 
   }
   return n;
 }
-
-}  // namespace
 
 UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
   UOpPtr cur = ast;

@@ -15,10 +15,20 @@
 // Loops of symbolic size stay as they are. The merged loop keeps the outer loop's axis.
 #pragma once
 
+#include <set>
+#include <vector>
+
 #include "lathe/uop.hpp"
 
 namespace lathe {
 
 UOpPtr merge_adjacent_loops(const UOpPtr& ast);
+
+/// A static ordinary loop that runs (an empty tensor's loop of 0 would divide by 0).
+bool plain_loop(const UOp& range);
+
+/// Divisions (IDIV, MOD) in `order` (a toposort) whose operand reads one of `loops`: what merging
+/// loops, and splitting them (codegen/split_loops), must not increase.
+size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops);
 
 }  // namespace lathe

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/merge_loops.hpp"
 #include "ir/axis.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
@@ -13,22 +14,6 @@
 
 namespace lathe {
 namespace {
-
-bool plain(const UOp& r) { return r.op() == Ops::RANGE && r.src(0)->is_const() && axis_kind(r) == AxisKind::Loop; }
-
-// Divisions (IDIV, MOD) whose operand reads one of `loops`; with `divisors`, the constant divisor
-// of each division of a single plain loop, by that loop.
-size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops) {
-  std::unordered_map<const UOp*, bool> reads;
-  size_t n = 0;
-  for (const UOpPtr& u : order) {
-    bool r = loops.count(u.get()) > 0;
-    for (const UOpPtr& s : u->src()) r = r || reads[s.get()];
-    reads[u.get()] = r;
-    n += r && (u->op() == Ops::IDIV || u->op() == Ops::MOD);
-  }
-  return n;
-}
 
 // The (loop, n) pairs to try: each division by a constant n of an expression of one plain loop
 // whose size n divides (and is not).
@@ -43,7 +28,7 @@ std::vector<std::pair<UOpPtr, int64_t>> candidates(const std::vector<UOpPtr>& or
     if (u->op() == Ops::RANGE) mine.insert(u.get()), range_of[u.get()] = u;
     if ((u->op() != Ops::IDIV && u->op() != Ops::MOD) || !u->src(1)->is_const()) continue;
     const std::set<const UOp*>& read = loops[u->src(0).get()];
-    if (read.size() != 1 || !plain(**read.begin())) continue;
+    if (read.size() != 1 || !plain_loop(**read.begin())) continue;
     const UOpPtr& l = range_of[*read.begin()];
     int64_t n = u->src(1)->vmax(), size = l->src(0)->vmax();
     if (n > 1 && n < size && size % n == 0 && seen.emplace(l.get(), n).second) out.emplace_back(l, n);

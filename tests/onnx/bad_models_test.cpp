@@ -95,12 +95,7 @@ TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
   }
   auto model = [&](const std::string& location, const std::string& offset) {
     NodeModel add("Add", {{"x", {2, 3}}}, 1);
-    add.node->add_input("w");
-    ::onnx::TensorProto* t = add.proto.mutable_graph()->add_initializer();
-    t->set_name("w");
-    t->set_data_type(::onnx::TensorProto::FLOAT);
-    t->add_dims(2);
-    t->add_dims(3);
+    ::onnx::TensorProto* t = add.initializer("w", {2, 3});
     t->set_data_location(::onnx::TensorProto::EXTERNAL);
     auto* loc = t->add_external_data();
     loc->set_key("location");

@@ -47,11 +47,7 @@ TEST(OnnxPow, AConstantScalarExponentIsANumber) {
   Tensor x = Tensor::from_vector(xs, {2, 37});
   for (float e : {2.0f, 3.0f}) {
     NodeModel pow("Pow", {{"x", {2, 37}}}, 1);
-    pow.node->add_input("e");
-    ::onnx::TensorProto* t = pow.proto.mutable_graph()->add_initializer();
-    t->set_name("e");
-    t->set_data_type(::onnx::TensorProto::FLOAT);
-    t->add_float_data(e);
+    pow.initializer("e", {})->add_float_data(e);
     Tensor y = pow.model().build({{"x", x}})[0];
     ExecutionPlan plan = y.prepare();
     for (const auto& k : plan.prepared_kernels())
@@ -69,12 +65,7 @@ TEST(OnnxPow, AConstantScalarExponentIsANumber) {
 // (before, each build copied every weight out of the parsed file again).
 TEST(OnnxModel, BuildsShareTheInitializers) {
   NodeModel add("Add", {{"x", {2, 3}}}, 1);
-  add.node->add_input("w");
-  ::onnx::TensorProto* t = add.proto.mutable_graph()->add_initializer();
-  t->set_name("w");
-  t->set_data_type(::onnx::TensorProto::FLOAT);
-  t->add_dims(2);
-  t->add_dims(3);
+  ::onnx::TensorProto* t = add.initializer("w", {2, 3});
   for (int i = 0; i < 6; ++i) t->add_float_data(static_cast<float>(i) * 0.5f);
   Model m = add.model();
   auto buffers = [](const Tensor& y) {

@@ -60,6 +60,16 @@ struct NodeModel {
     a->set_s(v);
     return *this;
   }
+  /// A float initializer `name` of shape `dims` read as the node's next input; its data is the
+  /// caller's to add (float_data, or external data).
+  ::onnx::TensorProto* initializer(const std::string& name, const Shape& dims) {
+    node->add_input(name);
+    ::onnx::TensorProto* t = proto.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    return t;
+  }
   Model model() const { return Model::from_bytes(proto.SerializeAsString()); }
 };
 
