@@ -48,23 +48,32 @@ std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
   return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
 }
 
-// The steps for one kernel; `threads` receives the thread count of the split, `applied` the
-// optimizer's actions.
-std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
+constexpr const char* kOptimize = "optimize";
+
+// The steps that put a kernel in the form the optimizer sees (optimizer_input runs these alone).
+std::vector<Step> shaping_steps() {
   return {
       {"integer division defined for every divisor", define_integer_division},
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
       {"split divided loops", split_divided_loops},
       {"merge adjacent loops", merge_adjacent_loops},
-      {"optimize",
+  };
+}
+
+// The steps for one kernel; `threads` receives the thread count of the split, `applied` the
+// optimizer's actions.
+std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
+  std::vector<Step> all = shaping_steps();
+  all.insert(all.end(), {
+      {kOptimize,
        [&o, &applied](const UOpPtr& a) {
          applied = chosen_opts(a, o);
          return apply_opts(a, applied);
        }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},
       {"transcendentals as polynomials",
-       [=](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
+       [renderer](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
       {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},
       {"gates as loop bounds", gates_as_loop_bounds},
       {"split across threads",
@@ -73,7 +82,8 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
          return split_group(split_for_threads(a));
        }},
       {"reductions as accumulators", lower_reductions},
-  };
+  });
+  return all;
 }
 
 std::string kernel_name(const UOpPtr& ast) {
@@ -119,14 +129,8 @@ std::string KernelOptions::key() const {
 }
 
 UOpPtr optimizer_input(const UOpPtr& ast) {
-  int threads = 1;
-  std::vector<Opt> applied;
-  KernelOptions o;
   UOpPtr cur = ast;
-  for (const Step& s : steps(nullptr, o, threads, applied)) {
-    if (std::string(s.name) == "optimize") break;
-    cur = s.run(cur);
-  }
+  for (const Step& s : shaping_steps()) cur = s.run(cur);
   return cur;
 }
 
@@ -136,7 +140,7 @@ std::vector<std::string> pipeline_steps() {
   std::vector<Opt> applied;
   KernelOptions o;
   std::vector<std::string> names;
-  for (const Step& s : steps(nullptr, o, threads, applied)) names.emplace_back(s.name);
+  for (const Step& s : steps(nullptr, o, threads, applied)) names.emplace_back(s.name);  // names only: none runs
   names.emplace_back("linearize");
   names.emplace_back("render");
   return names;
@@ -150,7 +154,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
   if (options.verify) verify(cur);
   for (const Step& step : steps(&renderer, options, threads, applied)) {
     cur = step.run(cur);
-    if (std::string(step.name) == "optimize") {
+    if (std::string(step.name) == kOptimize) {
       name = kernel_name(cur);
       if (debug >= 3)
         std::fprintf(stderr, "lathe: kernel %s [%s]\n%s", name.c_str(), to_string(applied).c_str(), print_graph(cur).c_str());

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/alu.hpp"
+#include "ir/bounds.hpp"
 #include "ir/rewrite.hpp"
 
 namespace lathe {
@@ -290,7 +291,8 @@ UOpPtr fold_mod(const Match& m) {
 
 // Whether `v` is a value of `d` (a rewritten bound must be: a narrow integer would wrap it).
 bool holds_value(DType d, int64_t v) {
-  return static_cast<double>(v) >= const_as_double(d.min()) && static_cast<double>(v) <= const_as_double(d.max());
+  Bounds b = detail::dtype_bounds(d);
+  return b.min <= v && v <= b.max;
 }
 
 // sum + k < c  ->  sum < c - k;   g*y < c  ->  y < floor((c - 1) / g) + 1;   y / d < c  ->  y < c*d.

@@ -37,7 +37,7 @@ const Loop& find(const std::vector<Loop>& loops, const Opt& o, int64_t axis) {
 UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t new_axis) {
   UOpPtr outer = make_range(UOp::index_const(l.size / n), l.axis);
   UOpPtr inner = make_range(UOp::index_const(n), new_axis, kind);
-  UOpPtr out = relist_reductions(ast, {{l.range.get(), {outer, inner}}});
+  UOpPtr out = l.reduce ? relist_reductions(ast, {{l.range.get(), {outer, inner}}}) : ast;
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
 }
 
@@ -51,27 +51,21 @@ bool inside_buffer(const UOpPtr& idx) {
 // a reduction's loop's accesses are gated and the reduction adds its identity there.
 UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
-  UOpPtr out = relist_reductions(ast, {{l.range.get(), {r}}});
-  out = substitute(out, {{l.range.get(), r}});
+  UOpPtr out = substitute(l.reduce ? relist_reductions(ast, {{l.range.get(), {r}}}) : ast, {{l.range.get(), r}});
   // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
   // and its loads read the last position's operands (clamped: never out of bounds, and no branch
   // in a reduction's loop), or read on unchanged where the address stays inside the buffer (a
-  // weight stored with its channels padded to a block: a vector of channels stays one load) and
-  // the kernel divides no integer data.
+  // weight stored with its channels padded to a block: a vector of channels stays one load; an
+  // integer division of what such a lane reads is defined, codegen/integer_division).
   // Past the end of a reduction's loop, loads are gated (they read 0).
   UOpPtr last = l.reduce ? nullptr : min(r, UOp::index_const(l.size - 1));
   if (last) {
     // Through a placeholder: the clamp holds the loop itself, which a substitution cannot map into.
     UOpPtr held = UOp::variable("padded position", 0, padded - 1);
-    // Unclamped padded lanes read other elements (a padded weight's zeros): an integer division of
-    // what they compute could divide by zero where no real lane does, so such kernels clamp all.
-    bool divides_data = false;
-    for (const UOpPtr& u : toposort(out))
-      divides_data |= (u->op() == Ops::IDIV || u->op() == Ops::MOD) && u->dtype() != dtypes::index;
     Substitution clamped;
     for (const UOpPtr& u : toposort(out)) {
       if (u->op() != Ops::LOAD || u->src(0)->op() != Ops::INDEX || !varies_with(u->src(0)->src(1), r.get())) continue;
-      if (!divides_data && inside_buffer(u->src(0))) continue;
+      if (inside_buffer(u->src(0))) continue;
       std::vector<UOpPtr> idx = u->src(0)->src();
       for (size_t k = 1; k < idx.size(); ++k) idx[k] = substitute(idx[k], {{r.get(), held}});
       std::vector<UOpPtr> ld = u->src();

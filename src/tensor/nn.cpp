@@ -27,6 +27,12 @@ constexpr int64_t kPaddingReadChannels = 8;
 // channels from one run of memory. (Known debt: 16 float32 fill one AVX-512 register; not taken
 // from the target.)
 constexpr int64_t kActivationBlock = 16;
+
+// Whether a kernel computes `x` with `channels` in whole blocks of floats: an input that a
+// convolution, a max pool or a concatenation of channels has its producer store in blocks.
+bool computed_in_blocks(const Tensor& x, int64_t channels) {
+  return channels % kActivationBlock == 0 && !x.is_realized() && x.dtype().is_float();
+}
 // Multiply-adds from which a matmul stores its right operand in column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
 
@@ -49,9 +55,9 @@ int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 
 // padded by zeros to a multiple of 16 where no block of 16 divides n and the padding adds at most
 // an eighth (1000 classes: 1008). A kernel padding its channel loop to 16 lanes (opt/action's
 // PADTO) then reads its padded lanes inside the buffer, and its vectors stay 16 wide.
-int64_t stored_block(int64_t n, DType dt) {
+int64_t stored_block(int64_t n) {
   int64_t b = channel_block(n);
-  if (b >= 16 || n < 16 || !dt.is_float()) return b;  // padded integer lanes could divide by their zeros
+  if (b >= 16 || n < 16) return b;
   return ((n + 15) / 16 * 16 - n) * 8 <= n ? 16 : b;
 }
 
@@ -91,7 +97,7 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
-  int64_t blk = stored_block(n, b.dtype());
+  int64_t blk = stored_block(n);
   if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
@@ -279,7 +285,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // An input a kernel computes, read through its padding or unpadded, in channel blocks: stored as
   // (N, C/B, H, W, B) by that kernel, its windows taken on the split view (N, C/B, B, H, W) and
   // the sum run over both parts of the channel, so no index is divided back into channels.
-  bool blocked = large && cg % kActivationBlock == 0 && !is_realized() && dtype().is_float() && (!padded || through_padding);
+  bool blocked = large && computed_in_blocks(*this, cg) && (!padded || through_padding);
   Tensor xw;
   if (blocked) {
     Tensor x = stored_in_split_blocks(*this, 1, kActivationBlock, 1)
@@ -299,7 +305,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if ((large && og > 1) || (og >= 4 && weight.is_realized())) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
     // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
-    int64_t b = stored_block(og, weight.dtype()) ? stored_block(og, weight.dtype()) : og;
+    int64_t b = stored_block(og) ? stored_block(og) : og;
     ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
   if (blocked) ww = ww.reshape({1, groups, og, cg / kActivationBlock, kActivationBlock, 1, 1, kh, kw});
@@ -313,6 +319,8 @@ Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std:
   return detail::max_pool2d(*this, kernel, stride.value_or(kernel), {padding.first, padding.first}, {padding.second, padding.second});
 }
 
+namespace {
+
 // A part computed by a kernel of its own: a reduction's result (reshaped) under elementwise ops
 // (a bias, an activation, a residual sum), looked for a few nodes deep.
 bool reduction_result(const UOpPtr& x, int depth = 8) {
@@ -323,14 +331,16 @@ bool reduction_result(const UOpPtr& x, int depth = 8) {
   return std::any_of(x->src().begin(), x->src().end(), [&](const UOpPtr& s) { return reduction_result(s, depth - 1); });
 }
 
+}  // namespace
+
 // A convolution or a max pool reads a concatenation of channels in blocks; when each part is
 // computed by a kernel of its own, that kernel stores the part in blocks (no transpose), and the
 // concatenation is one of blocks: (N, C_i/B, B, H, W) views joined along their block axis.
 std::optional<Tensor> detail::cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis) {
   if (axis != 1 || parts.size() < 2) return std::nullopt;
   for (const Tensor& p : parts)
-    if (p.ndim() != 4 || p.is_symbolic() || p.is_realized() || !p.dtype().is_float() || p.dtype() != parts[0].dtype() ||
-        p.shape()[1] % kActivationBlock != 0 || !reduction_result(p.uop()))
+    if (p.ndim() != 4 || p.is_symbolic() || p.dtype() != parts[0].dtype() || !computed_in_blocks(p, p.shape()[1]) ||
+        !reduction_result(p.uop()))
       return std::nullopt;
   std::vector<Tensor> blocks;
   int64_t c = 0;
@@ -353,7 +363,7 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of
   // channels is one vector load per tap. The padding is read through, on the blocks.
   int64_t c = input.shape()[1];
-  if (c % kActivationBlock == 0 && !input.is_realized() && dt.is_float() && !input.is_symbolic()) {
+  if (computed_in_blocks(input, c) && !input.is_symbolic()) {
     pads.insert(pads.begin() + 2, {0, 0});
     Tensor x = stored_in_split_blocks(input, 1, kActivationBlock, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
     Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});

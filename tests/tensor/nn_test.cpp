@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "schedule/schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -165,7 +166,7 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
   auto a = data(64 * 300, 24), b = data(300 * 1000, 25);
   Tensor c = f32(a, {64, 300}).matmul(f32(b, {300, 1000}));
   EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(a, b, 1, false, false, 64, 300, 1000), 1e-4, 1e-4);
-  // Integers are not padded (a padded lane's zero could be a divisor); the product stays exact.
+  // Integers are padded the same way (their padded lanes' zeros are computed, never stored).
   std::vector<int32_t> ai(64 * 300), bi(300 * 1000);
   for (size_t i = 0; i < ai.size(); ++i) ai[i] = static_cast<int32_t>(i % 7) - 3;
   for (size_t i = 0; i < bi.size(); ++i) bi[i] = static_cast<int32_t>(i % 5) - 2;
@@ -176,6 +177,11 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
       for (int64_t k = 0; k < 300; ++k) want += int64_t{ai[static_cast<size_t>(i * 300 + k)]} * bi[static_cast<size_t>(k * 1000 + j)];
       EXPECT_EQ(got[static_cast<size_t>(i * 1000 + j)], want) << i << " " << j;
     }
+  // Dividing by the product, fused: the padded lanes divide by their zeros (and real lanes may
+  // too), which is defined (codegen/integer_division) rather than a SIGFPE.
+  Tensor p = Tensor::from_vector(ai, {64, 300}).matmul(Tensor::from_vector(bi, {300, 1000}));
+  std::vector<int32_t> q = detail::broadcast_alu(Ops::IDIV, {Tensor::full({64, 1000}, int64_t{1000}, dtypes::int32), p}, "idiv").to_vector<int32_t>();
+  for (size_t i = 0; i < q.size(); i += 97) EXPECT_EQ(q[i], got[i] == 0 ? 0 : 1000 / got[i]) << i;
 }
 
 // ---- softmax / log_softmax / layernorm -----------------------------------------------------------------
@@ -316,7 +322,7 @@ std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<floa
   return out;
 }
 
-void check_conv(const ConvArgs& a, uint64_t seed) {
+Tensor check_conv(const ConvArgs& a, uint64_t seed) {
   auto x = data(static_cast<size_t>(a.n * a.c * a.h * a.w), seed);
   auto w = data(static_cast<size_t>(a.o * (a.c / a.groups) * a.kh * a.kw), seed + 100);
   auto b = data(static_cast<size_t>(a.o), seed + 200);
@@ -333,6 +339,19 @@ void check_conv(const ConvArgs& a, uint64_t seed) {
   EXPECT_EQ(out.shape(), (Shape{a.n, a.o, oh, ow}));
   double tol = a.computed ? 1e-4 : 1e-5;  // blocks of channels sum in another order
   EXPECT_ALLCLOSE(out.to_vector<float>(), ref, tol, tol);
+  return out;
+}
+
+// How many kernels computing `t` store a buffer in channel blocks, (N, C/16, H, W, 16).
+size_t blocked_stores(const Tensor& t) {
+  Schedule sched = create_schedule({t.uop()});
+  size_t n = 0;
+  for (const ScheduleItem& item : sched.items) {
+    if (item.view_offset) continue;
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    n += s.size() == 5 && s.back() == 16;
+  }
+  return n;
 }
 
 TEST(NnConv2d, Basic3x3) { check_conv({.n = 1, .c = 2, .h = 6, .w = 5, .o = 3, .kh = 3, .kw = 3}, 40); }
@@ -370,13 +389,15 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
 // padding, strided, dilated, grouped, a 1x1 image, a batch; with many multiply-adds per input
 // element it reads an unblocked padded copy instead.
 TEST(NnConv2d, ComputedInputInChannelBlocks) {
-  check_conv({.n = 1, .c = 16, .h = 7, .w = 5, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 80);
-  check_conv({.n = 2, .c = 32, .h = 9, .w = 11, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 81);
-  check_conv({.n = 1, .c = 32, .h = 6, .w = 7, .o = 48, .kh = 1, .kw = 1, .groups = 2, .computed = true}, 82);
-  check_conv({.n = 1, .c = 16, .h = 9, .w = 17, .o = 24, .kh = 5, .kw = 3, .stride = {1, 2}, .padding = {2, 1}, .dilation = {2, 1}, .computed = true}, 83);
-  check_conv({.n = 1, .c = 48, .h = 1, .w = 1, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 84);
-  check_conv({.n = 1, .c = 16, .h = 5, .w = 6, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 85);
-  check_conv({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 86);  // 24: no whole blocks
+  auto blocked = [](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed)); };
+  EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 7, .w = 5, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 80), 1u);
+  EXPECT_EQ(blocked({.n = 2, .c = 32, .h = 9, .w = 11, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 81), 1u);
+  EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 9, .w = 17, .o = 24, .kh = 5, .kw = 3, .stride = {1, 2}, .padding = {2, 1}, .dilation = {2, 1}, .computed = true}, 83), 1u);
+  EXPECT_EQ(blocked({.n = 1, .c = 48, .h = 1, .w = 1, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 84), 1u);
+  // Not in blocks: too few multiply-adds per pixel (384), a padded copy (256 outputs), 24 channels.
+  EXPECT_EQ(blocked({.n = 1, .c = 32, .h = 6, .w = 7, .o = 48, .kh = 1, .kw = 1, .groups = 2, .computed = true}, 82), 0u);
+  EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 5, .w = 6, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 85), 0u);
+  EXPECT_EQ(blocked({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 86), 0u);
 }
 
 // A residual block: h = relu(conv(2x)) feeds the next convolution (in blocks) and the residual
@@ -406,6 +427,7 @@ TEST(NnConv2d, ConcatenatedConvolutionsInChannelBlocks) {
   Tensor w = f32(data(16 * 48, 96), {16, 48, 1, 1});
   Tensor joined = Tensor::cat({a, b}, 1);
   Tensor y = joined.conv2d(w);
+  EXPECT_EQ(blocked_stores(y), 4u) << "the computed input, each part and the join, in blocks";
   Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
   std::vector<float> want = plain.to_vector<float>();
   std::vector<double> want_d(want.begin(), want.end());
@@ -536,6 +558,7 @@ TEST(NnPool, MaxPoolOfAComputedInputInChannelBlocks) {
   Tensor p = (f32(x, {2, 32, 9, 7}) * 2.0f).max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
   for (float& v : x) v *= 2.0f;
   EXPECT_EQ(p.shape(), (Shape{2, 32, 5, 4}));
+  EXPECT_EQ(blocked_stores(p), 1u);
   EXPECT_ALLCLOSE(p.to_vector<float>(), pool_ref(x, 64, 9, 7, 3, 3, 2, 2, 1, 1, true), 0, 0);
   auto z = data(16 * 5 * 6, 63);
   Tensor q = detail::max_pool2d(f32(z, {1, 16, 5, 6}) * 2.0f, {2, 2}, {2, 2}, {0, 1}, {1, 0});  // (5+1) x (6+1)
