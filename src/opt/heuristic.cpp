@@ -215,7 +215,10 @@ class Planner {
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
       best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
-    order(best_row->axis, v.axis);
+    // Rows are ordered against what is left of the vector axis or, where the tile took all of it
+    // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks.
+    std::optional<int64_t> blocks = second_vector_axis(v.axis, false, 1, vector_operands, hot);
+    order(best_row->axis, find_loop(cur_, v.axis) || !blocks ? v.axis : *blocks);
   }
 
   // Where a row's second vector comes from: the rest of the vector axis when it splits in two;
