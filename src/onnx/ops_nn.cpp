@@ -59,32 +59,40 @@ double lowest_of(DType dt) { return dt.is_float() ? -std::numeric_limits<double>
 // 1-D ops run as 2-D with a unit height.
 Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
 
-// Sliding windows over every spatial axis of (N, C, S1..Sn): (N, C, O1..On, K1..Kn), stacked
-// as views (used for 3-D and up; 1-D and 2-D go through Tensor::conv2d/pool2d).
+// A convolution over more than two spatial axes, (N, C, S1..Sk, H, W), as a 2-D one: the windows
+// along S1..Sk become part of the batch (their positions) and of the channels (their taps), so
+// (N * O1..Ok, C * K1..Kk, H, W) convolved with the weight (M, C/group * K1..Kk, KH, KW) is the
+// result, its batch split back into (N, O1..Ok) and moved behind the output channels. Each group's
+// channels stay together (a channel's taps follow it), and the 2-D convolution chooses how its
+// input and weight are stored. The input must be padded already.
 Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
                bool add_bias = true) {
   if (x.is_symbolic()) c.fail("3-D and higher convolutions need static sizes");
   int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
-  if (ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
-  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
-  Tensor win = lathe::detail::sliding_windows(x, k, s, d, c.op().c_str());  // (N, C, O.., K..)
-  Shape xs{n, groups, 1, cg}, ws{1, groups, o / groups, cg};
-  size_t nk = k.size();
-  for (size_t i = 0; i < nk; ++i) xs.push_back(win.shape()[2 + i]), ws.push_back(1);
-  for (int64_t kk : k) xs.push_back(kk), ws.push_back(kk);
-  Tensor prod = win.reshape(xs) * w.reshape(ws);
-  std::vector<int64_t> axes{3};
-  for (size_t i = 0; i < nk; ++i) axes.push_back(prod.ndim() - 1 - static_cast<int64_t>(i));
-  Tensor r = prod.sum(axes);
-  Shape outs{n, o};
-  for (size_t i = 0; i < nk; ++i) outs.push_back(win.shape()[2 + i]);
-  r = r.reshape(outs);
-  if (add_bias && c.has(2)) {
-    Shape bs(outs.size(), 1);
-    bs[1] = o;
-    r = r + c.in(2).reshape(bs);
-  }
-  return r;
+  if (groups <= 0 || ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
+  auto lead = static_cast<size_t>(x.ndim() - 4);  // spatial axes folded away: all but the last two
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + static_cast<std::ptrdiff_t>(lead));
+  std::vector<int64_t> sk(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(lead)), dk(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(lead));
+  Tensor win = lathe::detail::sliding_windows(x, k, sk, dk, c.op().c_str());  // (N, C, O1..Ok, H, W, K1..Kk)
+  auto nd = static_cast<int64_t>(lead);
+  std::vector<int64_t> perm{0};  // (N, O1..Ok, C, K1..Kk, H, W)
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
+  perm.push_back(1);
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(4 + nd + i);
+  perm.insert(perm.end(), {2 + nd, 3 + nd});
+  int64_t positions = 1, taps = 1;
+  Shape split{n};
+  for (int64_t i = 0; i < nd; ++i) positions *= win.shape()[2 + i], taps *= k[i], split.push_back(win.shape()[2 + i]);
+  int64_t h = x.shape()[2 + nd], wd = x.shape()[3 + nd], kh = w.shape()[2 + nd], kw = w.shape()[3 + nd];
+  Tensor flat = win.permute(perm).reshape({n * positions, ch * taps, h, wd});
+  std::optional<Tensor> bias;
+  if (add_bias && c.has(2)) bias = c.in(2);
+  Tensor out = flat.conv2d(w.reshape({o, cg * taps, kh, kw}), bias, {s[lead], s[lead + 1]}, {0, 0}, {d[lead], d[lead + 1]}, groups);
+  split.insert(split.end(), {o, out.shape()[2], out.shape()[3]});
+  std::vector<int64_t> back{0, 1 + nd};  // (N, M, O1..Ok, OH, OW)
+  for (int64_t i = 0; i < nd; ++i) back.push_back(1 + i);
+  back.insert(back.end(), {2 + nd, 3 + nd});
+  return out.reshape(split).permute(back);
 }
 
 Tensor conv(const OpContext& c) {
