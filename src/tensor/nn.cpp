@@ -226,6 +226,25 @@ void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));
 }
 
+// The taps of one axis that read the image for some output position, [first, last], and the
+// padding the rest of the kernel then needs before and after (negative: rows no tap reads). A
+// tap k reads rows o*s + k*d - p for o in [0, O); taps outside the range read only padding, so
+// they add nothing (a dilated convolution on a small map, as a segmentation head's atrous pyramid
+// at rate 24 on a 14x14 map, keeps only its centre tap). (With a stride above the image a tap may
+// step over it and still be kept: it then only costs work.) `first` is k where no tap reads it.
+struct TapRange {
+  int64_t first, last, before, after;
+};
+TapRange taps_reading_image(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o) {
+  TapRange t{0, k - 1, p, 0};
+  while (t.first < k && (o - 1) * s + t.first * d - p < 0) ++t.first;
+  while (t.last > t.first && t.last * d - p > size - 1) --t.last;
+  if (t.first < k && t.first * d - p > size - 1) t.first = k;  // the windows step over the image
+  t.before = p - t.first * d;
+  t.after = (o - 1) * s + (t.last - t.first) * d + 1 - size - t.before;
+  return t;
+}
+
 // A depthwise convolution (one input and one output channel per group) over its input stored in
 // blocks of `lanes` channels, (N, C/B, H, W, B), and its weight as (C/B, KH, KW, B): each tap is
 // one vector load of B channels times one vector of weights, whatever the stride or the width,
@@ -265,6 +284,19 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   std::vector<int64_t> out_hw = detail::window_counts(
       {shape_[2] + 2 * padding.first, shape_[3] + 2 * padding.second}, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second},
       "conv2d", shape_to_string(shape_) + " padded by (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) + ")");
+  TapRange rows = taps_reading_image(shape_[2], kh, stride.first, dilation.first, padding.first, out_hw[0]);
+  TapRange cols = taps_reading_image(shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
+  bool reach = rows.first < kh && cols.first < kw;  // else no tap reads the image: all are kept
+  if (reach && (rows.last - rows.first + 1 < kh || cols.last - cols.first + 1 < kw)) {
+    // Only the taps that read the image, over the image cut or padded to what they read.
+    Tensor w = weight.shrink({{0, o}, {0, cg}, {rows.first, rows.last + 1}, {cols.first, cols.last + 1}});
+    Tensor x = shrink({{0, dims[0]}, {0, c}, {std::max<int64_t>(0, -rows.before), shape_[2] + std::min<int64_t>(0, rows.after)},
+                       {std::max<int64_t>(0, -cols.before), shape_[3] + std::min<int64_t>(0, cols.after)}});
+    int64_t rb = std::max<int64_t>(0, rows.before), ra = std::max<int64_t>(0, rows.after);
+    int64_t cb = std::max<int64_t>(0, cols.before), ca = std::max<int64_t>(0, cols.after);
+    if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
+    return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
+  }
   int64_t lanes = std::min<int64_t>(channel_block(c), 16);  // at most a 64-byte vector of float32 (known debt: not from the target)
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);

@@ -471,6 +471,27 @@ TEST(NnConv2d, FewChannelsAndSmallGroups) {
   check_conv({.n = 1, .c = 24, .h = 6, .w = 5, .o = 24, .kh = 1, .kw = 1, .groups = 3}, 77);
 }
 
+// Taps that read only padding for every output position are dropped (a dilated convolution on a
+// small map, as an atrous pyramid's rate 24 on 14x14): values against plain loops when only the
+// centre tap is left, when the rows start inside the image (no padding before, rows skipped),
+// when the padding left is uneven, for a 1x1 image, a depthwise convolution, and when no tap
+// reads the image at all (the bias alone); and the centre-only convolution does a 1x1's work.
+TEST(NnConv2d, TapsThatReadOnlyPaddingAreDropped) {
+  Tensor centre = check_conv({.n = 1, .c = 16, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {6, 6}, .dilation = {6, 6}, .bias = true}, 90);
+  check_conv({.n = 2, .c = 3, .h = 3, .w = 9, .o = 5, .kh = 2, .kw = 3, .padding = {1, 1}, .dilation = {3, 1}}, 91);
+  check_conv({.n = 1, .c = 8, .h = 6, .w = 6, .o = 8, .kh = 3, .kw = 3, .stride = {4, 4}, .padding = {5, 5}, .dilation = {4, 4}, .computed = true}, 92);
+  check_conv({.n = 1, .c = 4, .h = 1, .w = 1, .o = 6, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true}, 93);
+  check_conv({.n = 1, .c = 16, .h = 4, .w = 4, .o = 16, .kh = 3, .kw = 3, .padding = {4, 4}, .dilation = {4, 4}, .groups = 16}, 94);
+  check_conv({.n = 1, .c = 4, .h = 1, .w = 1, .o = 3, .kh = 2, .kw = 2, .padding = {2, 2}, .dilation = {3, 3}, .bias = true}, 95);
+  auto ops = [](const Tensor& y) {
+    int64_t n = 0;
+    for (const PreparedKernel* k : y.prepare().prepared_kernels()) n += k->work.ops;
+    return n;
+  };
+  Tensor one = f32(data(16 * 30, 90), {1, 16, 5, 6}).conv2d(f32(data(32 * 16, 190), {32, 16, 1, 1}), f32(data(32, 290), {32}));
+  EXPECT_LT(ops(centre), 2 * ops(one));
+}
+
 // Such a convolution's kernel is vectorized: its output channels (or its pixels) are lanes.
 TEST(NnConv2d, FewChannelsAndSmallGroupsAreVectorized) {
   for (auto [c, o, groups, stride] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 8, 1, 2}, {48, 48, 6, 2}, {64, 64, 8, 1}}) {
