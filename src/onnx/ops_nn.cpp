@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <optional>
 
 #include "onnx/ops.hpp"
 #include "tensor/tensor_util.hpp"
@@ -469,8 +471,85 @@ Tensor nll_loss(const OpContext& c, const Tensor& logp, const Tensor& target, co
   return (loss.sum() / w.sum()).cast(logp.dtype());
 }
 
+// x (float) resized along `ax` by the interpolation matrix w (out x in, row-major) as a sum of
+// shifted views, where out is a multiple of in (upsampling by r: output o = r*i + p reads around
+// input i, the same taps for each phase p) or in a multiple of out (downsampling by r: output o
+// reads around r*o), and every row holds its phase's taps, the input's edge repeated past its
+// ends: a few multiply-adds per element (none for nearest) where the matrix costs `in`. Empty
+// where the matrix has another form (a ratio that is not whole, crops, taps renormalized at the
+// edges).
+std::optional<Tensor> resize_by_shifts(const Tensor& x, int64_t ax, const std::vector<float>& w, int64_t in, int64_t out) {
+  bool up = out % in == 0;
+  if (!up && in % out != 0) return std::nullopt;
+  int64_t r = up ? out / in : in / out, phases = up ? r : 1;
+  auto q = [&](int64_t o) { return up ? o / r : o * r; };  // the input position row o reads around
+  // Each phase's taps, from a row in the middle: (shift from q, weight).
+  std::vector<std::vector<std::pair<int64_t, float>>> taps(static_cast<size_t>(phases));
+  for (int64_t p = 0; p < phases; ++p) {
+    int64_t o = up ? r * (in / 2) + p : out / 2;
+    for (int64_t col = 0; col < in; ++col)
+      if (float v = w[static_cast<size_t>(o * in + col)]; v != 0.0f) taps[static_cast<size_t>(p)].emplace_back(col - q(o), v);
+  }
+  // Every row must be its phase's taps, clamped to the input.
+  std::vector<float> rebuilt(w.size(), 0.0f);
+  for (int64_t o = 0; o < out; ++o)
+    for (const auto& [d, v] : taps[static_cast<size_t>(up ? o % r : 0)])
+      rebuilt[static_cast<size_t>(o * in + std::clamp<int64_t>(q(o) + d, 0, in - 1))] += v;
+  for (size_t i = 0; i < w.size(); ++i)
+    if (std::abs(rebuilt[i] - w[i]) > 1e-6f) return std::nullopt;
+  std::map<int64_t, std::vector<float>> by_shift;  // shift -> its weight in each phase
+  for (int64_t p = 0; p < phases; ++p)
+    for (const auto& [d, v] : taps[static_cast<size_t>(p)]) {
+      auto [it, fresh] = by_shift.try_emplace(d, std::vector<float>(static_cast<size_t>(phases), 0.0f));
+      it->second[static_cast<size_t>(p)] = v;
+    }
+  if (by_shift.empty()) return std::nullopt;
+  // The input with its first and last elements repeated as far as any shift reads past them, as
+  // padded views added (stored once where several shifts read it; each shift is a slice of it).
+  int64_t last = up ? in - 1 : r * (out - 1);  // the last input position a view reads around
+  int64_t before = std::max<int64_t>(0, -by_shift.begin()->first), after = std::max<int64_t>(0, last + by_shift.rbegin()->first - (in - 1));
+  auto padded = [&](const Tensor& t, int64_t lo, int64_t hi) {
+    std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(x.ndim()), {0, 0});
+    pads[static_cast<size_t>(ax)] = {lo, hi};
+    return t.pad(pads);
+  };
+  auto edge = [&](int64_t at, int64_t n) {
+    SymShape sh = x.symbolic_shape();
+    sh[static_cast<size_t>(ax)] = n;
+    return x.slice(ax, at, at + 1).expand(sh);
+  };
+  Tensor ext = x;
+  if (before || after) {
+    ext = padded(x, before, after);
+    if (before) ext = ext + padded(edge(0, before), 0, in + after);
+    if (after) ext = ext + padded(edge(in - 1, after), before + in, 0);
+  }
+  std::optional<Tensor> sum;
+  for (const auto& [d, weights] : by_shift) {
+    int64_t start = before + d;
+    Tensor view = up ? ext.slice(ax, start, start + in) : ext.slice(ax, start, start + r * (out - 1) + 1, r);
+    Tensor term = view;
+    bool ones = std::all_of(weights.begin(), weights.end(), [](float v) { return v == 1.0f; });
+    if (up) {
+      SymShape phased = x.symbolic_shape();
+      phased.insert(phased.begin() + ax + 1, r);
+      Shape along(phased.size(), 1);
+      along[static_cast<size_t>(ax + 1)] = r;
+      term = ones ? view.unsqueeze(ax + 1).expand(phased) : view.unsqueeze(ax + 1) * Tensor::from_vector(weights, along);
+    } else if (!ones) {
+      term = view * Tensor::full({}, weights[0], view.dtype());
+    }
+    sum = sum ? *sum + term : term;
+  }
+  if (!up) return sum;
+  SymShape merged = x.symbolic_shape();
+  merged[static_cast<size_t>(ax)] = out;
+  return sum->reshape(merged);
+}
+
 // Resize, one axis at a time: each resized axis is a matrix W (out x in) of interpolation
-// weights (nearest: one 1 per row; linear: two taps; cubic: four), applied by matmul.
+// weights (nearest: one 1 per row; linear: two taps; cubic: four), applied as shifted views where
+// the ratio is whole (resize_by_shifts), else by matmul.
 Tensor resize(const OpContext& c) {
   Tensor x = c.in(0);
   int64_t nd = x.ndim();
@@ -559,8 +638,8 @@ Tensor resize(const OpContext& c) {
         for (int j = 0; j < 4; ++j) add(o, static_cast<int64_t>(f) - 1 + j, exclude ? k[j] / total : k[j]);
       }
     }
-    Tensor wt = Tensor::from_vector(w, {out, in}).transpose(0, 1);
-    r = r.transpose(ax, -1).matmul(wt).transpose(ax, -1);
+    std::optional<Tensor> shifted = crop ? std::nullopt : resize_by_shifts(r, ax, w, in, out);
+    r = shifted ? *shifted : r.transpose(ax, -1).matmul(Tensor::from_vector(w, {out, in}).transpose(0, 1)).transpose(ax, -1);
     if (std::find(outside.begin(), outside.end(), 1) != outside.end()) {
       Shape along(static_cast<size_t>(nd), 1);
       along[static_cast<size_t>(ax)] = out;

@@ -145,6 +145,69 @@ TEST(OnnxConv, ThreeSpatialAxesAgainstPlainLoops) {
   EXPECT_EQ(vectorized, 1);
 }
 
+// ONNX Resize in plain loops, one axis (x is rows x n, resized along n to m), per the operator's
+// definition: nearest (round_prefer_floor), linear and cubic (a = -0.75) with the edge repeated.
+std::vector<double> resize_ref(const std::vector<double>& x, int64_t rows, int64_t n, int64_t m, double scale, const std::string& mode,
+                               const std::string& ct) {
+  std::vector<double> y;
+  auto at = [&](int64_t r, int64_t i) { return x[static_cast<size_t>(r * n + std::clamp<int64_t>(i, 0, n - 1))]; };
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < m; ++o) {
+      double xo = ct == "half_pixel" ? (o + 0.5) / scale - 0.5 : ct == "asymmetric" ? o / scale : m > 1 ? o * double(n - 1) / double(m - 1) : 0.0;
+      double f = std::floor(xo), t = xo - f;
+      auto i = static_cast<int64_t>(f);
+      if (mode == "nearest") {
+        y.push_back(at(r, t > 0.5 ? i + 1 : i));
+      } else if (mode == "linear") {
+        double c = std::clamp(xo, 0.0, double(n - 1));
+        i = static_cast<int64_t>(std::floor(c)), t = c - std::floor(c);
+        y.push_back((1 - t) * at(r, i) + t * at(r, i + 1));
+      } else {
+        double a = -0.75, v = 0;
+        for (int j = -1; j <= 2; ++j) {
+          double d = std::abs(t - j);
+          double k = d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+          v += k * at(r, i + j);
+        }
+        y.push_back(v);
+      }
+    }
+  return y;
+}
+
+// Resize by whole ratios (up by 2 and 3, down by 2 and 3) as shifted views, and by a ratio that
+// is not whole or with align_corners as a matrix: values against plain loops for every mode and
+// coordinate transform, on sizes 1, 5 and 7 (the edge repeated past both ends); a bilinear
+// upsampling by 2 multiplies no matrix (no kernel reduces).
+TEST(OnnxResize, WholeRatiosAgainstPlainLoops) {
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* ct : {"half_pixel", "asymmetric", "align_corners"})
+      for (auto [n, m] : {std::pair<int64_t, int64_t>{5, 10}, {7, 21}, {1, 3}, {6, 3}, {9, 3}, {4, 6}}) {
+        std::string what = std::string(mode) + " " + ct + " " + std::to_string(n) + " -> " + std::to_string(m);
+        double scale = double(m) / double(n);
+        NodeModel resize("Resize", {{"x", {2, 3, n}}}, 1);
+        resize.attr_s("mode", mode).attr_s("coordinate_transformation_mode", ct);
+        resize.initializer("roi", {0});
+        ::onnx::TensorProto* sc = resize.initializer("scales", {3});
+        for (double v : {1.0, 1.0, scale}) sc->add_float_data(static_cast<float>(v));
+        std::vector<float> xs;
+        for (int64_t i = 0; i < 6 * n; ++i) xs.push_back(static_cast<float>((i * 37) % 11) * 0.5f - 2.0f);
+        Tensor y = resize.model().build({{"x", Tensor::from_vector(xs, {2, 3, n})}})[0];
+        ASSERT_EQ(y.shape(), (Shape{2, 3, m})) << what;
+        std::vector<double> ref = resize_ref(std::vector<double>(xs.begin(), xs.end()), 6, n, m, scale, mode, ct);
+        std::vector<float> got = y.to_vector<float>();
+        for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-5 * (1 + std::abs(ref[i]))) << what << " at " << i;
+      }
+  NodeModel resize("Resize", {{"x", {1, 4, 9, 11}}}, 1);
+  resize.attr_s("mode", "linear");
+  resize.initializer("roi", {0});
+  ::onnx::TensorProto* sc = resize.initializer("scales", {4});
+  for (float v : {1.0f, 1.0f, 2.0f, 2.0f}) sc->add_float_data(v);
+  ExecutionPlan plan = resize.model().build({{"x", Tensor::full({1, 4, 9, 11}, 1.5, dtypes::float32)}})[0].prepare();
+  for (const PreparedKernel* k : plan.prepared_kernels())
+    for (const UOpPtr& u : toposort(k->ast)) EXPECT_NE(u->op(), Ops::REDUCE) << k->kernel->entry_point;
+}
+
 // A model's initializers become tensors once, at load: two builds read the same weight buffer
 // (before, each build copied every weight out of the parsed file again).
 TEST(OnnxModel, BuildsShareTheInitializers) {
