@@ -316,8 +316,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
   // An input a kernel computes, read through its padding or unpadded, in channel blocks: stored as
   // (N, C/B, H, W, B) by that kernel, its windows taken on the split view (N, C/B, B, H, W) and
-  // the sum run over both parts of the channel, so no index is divided back into channels.
-  bool blocked = large && computed_in_blocks(*this, cg) && (!padded || through_padding);
+  // the sum run over both parts of the channel, so no index is divided back into channels. Only
+  // where the output channels have a block (their lanes): with 9 or 3 the lanes are pixels, and
+  // those are contiguous only in the unblocked input.
+  bool blocked = large && computed_in_blocks(*this, cg) && (!padded || through_padding) && stored_block(og) != 0;
   Tensor xw;
   if (blocked) {
     Tensor x = stored_in_split_blocks(*this, 1, kActivationBlock, 1)
