@@ -255,6 +255,57 @@ V max_unpool(const OpContext& c) {
   return V{out.cast(x.dtype()).reshape({n, ch, oh, ow})};
 }
 
+// A strided 2-D ConvTranspose (no dilation) as one convolution per output phase, with no zeros
+// multiplied: along an axis, output y = s*Y + r of the correlation of the spread input (left
+// padding L = K - 1 - pads_begin) with the flipped kernel `wt` takes only the taps
+// k = k0 + s*m, k0 = (L - r) mod s, which read input Y + base + m, base = (r + k0 - L) / s: a
+// convolution of the input (cut or padded to what it reads) with wt[k0::s]. The phases' outputs
+// are interleaved (stacked innermost), padded to the longest phase and cut to the output.
+Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::optional<Tensor>& bias, const std::vector<int64_t>& s,
+                                const std::vector<int64_t>& pads_begin, const std::vector<int64_t>& out_size, int64_t groups) {
+  struct Phase {
+    int64_t k0, taps, count, start, end, before, after;  // taps read; outputs; input [start, end) padded by (before, after)
+  };
+  auto phase = [&](int ax, int64_t r) {
+    int64_t in = x.shape()[static_cast<size_t>(2 + ax)], k = wt.shape()[static_cast<size_t>(2 + ax)], st = s[static_cast<size_t>(ax)];
+    int64_t left = k - 1 - pads_begin[static_cast<size_t>(ax)], o = out_size[static_cast<size_t>(ax)];
+    Phase p{};
+    p.k0 = ((left - r) % st + st) % st;
+    p.taps = p.k0 < k ? (k - p.k0 + st - 1) / st : 0;
+    p.count = r < o ? (o - r + st - 1) / st : 0;
+    int64_t base = (r + p.k0 - left) / st, last = p.count - 1 + base + p.taps - 1;  // input positions read: [base, last]
+    p.start = std::clamp<int64_t>(base, 0, in), p.end = std::clamp<int64_t>(last + 1, p.start, in);
+    p.before = p.start - base, p.after = last + 1 - p.end;
+    return p;
+  };
+  int64_t batch = x.shape()[0], o = wt.shape()[0];
+  int64_t longest_h = (out_size[0] + s[0] - 1) / s[0], longest_w = (out_size[1] + s[1] - 1) / s[1];
+  std::vector<Tensor> rows;
+  for (int64_t rh = 0; rh < s[0]; ++rh) {
+    std::vector<Tensor> cols;
+    for (int64_t rw = 0; rw < s[1]; ++rw) {
+      Phase ph = phase(0, rh), pw = phase(1, rw);
+      Tensor y;
+      if (ph.taps && pw.taps && ph.count && pw.count && ph.start < ph.end && pw.start < pw.end) {
+        Tensor sub = wt.slice(2, ph.k0, std::nullopt, s[0]).slice(3, pw.k0, std::nullopt, s[1]);
+        Tensor xi = x.shrink({{0, batch}, {0, x.shape()[1]}, {ph.start, ph.end}, {pw.start, pw.end}});
+        if (ph.before == ph.after && pw.before == pw.after) {
+          y = xi.conv2d(sub, bias, {1, 1}, {ph.before, pw.before}, {1, 1}, groups);
+        } else {
+          y = xi.pad({{0, 0}, {0, 0}, {ph.before, ph.after}, {pw.before, pw.after}}).conv2d(sub, bias, {1, 1}, {0, 0}, {1, 1}, groups);
+        }
+      } else {  // no tap reaches the input: the bias alone
+        y = Tensor::zeros({batch, o, ph.count, pw.count}, x.dtype());
+        if (bias) y = y + bias->reshape({1, o, 1, 1});
+      }
+      cols.push_back(y.pad({{0, 0}, {0, 0}, {0, longest_h - ph.count}, {0, longest_w - pw.count}}));
+    }
+    rows.push_back(Tensor::stack(cols, -1).reshape({batch, o, longest_h, longest_w * s[1]}));
+  }
+  Tensor all = Tensor::stack(rows, 3).reshape({batch, o, longest_h * s[0], longest_w * s[1]});
+  return all.shrink({{0, batch}, {0, o}, {0, out_size[0]}, {0, out_size[1]}});
+}
+
 // ConvTranspose as a convolution: spread the input out by the stride (zeros between elements),
 // pad it by the kernel's reach minus the padding, and convolve with the flipped kernel whose
 // in/out channels are swapped within each group.
@@ -325,7 +376,11 @@ Tensor conv_transpose(const OpContext& c) {
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
   Tensor out;
-  if (n == 2) {
+  if (n == 2 && d[0] == 1 && d[1] == 1 && (s[0] > 1 || s[1] > 1) && !x.is_symbolic()) {
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < n; ++i) sizes.push_back(padded.shape()[2 + i] - k[i] + 1);
+    out = conv_transpose_by_phases(x, wt, bias, s, {pads[0], pads[1]}, sizes, groups);
+  } else if (n == 2) {
     out = padded.conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
   } else {
     out = conv_nd(c, padded, wt, std::vector<int64_t>(n, 1), d, false);

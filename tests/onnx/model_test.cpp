@@ -208,6 +208,77 @@ TEST(OnnxResize, WholeRatiosAgainstPlainLoops) {
     for (const UOpPtr& u : toposort(k->ast)) EXPECT_NE(u->op(), Ops::REDUCE) << k->kernel->entry_point;
 }
 
+// A strided ConvTranspose runs as one convolution per output phase (no zeros multiplied): values
+// against plain loops (scatter each input times the kernel) for strides 2 and 3, kernels larger
+// than, equal to and smaller than the stride (phases no tap reaches hold the bias), uneven
+// padding, output_padding, groups, a batch and a 1-D case.
+TEST(OnnxConvTranspose, StridedAgainstPlainLoops) {
+  struct Case {
+    Shape x, w;  // (N, C, H, W), (C, M/group, KH, KW)
+    int64_t groups;
+    std::vector<int64_t> strides, pads, output_padding;
+  };
+  for (const Case& k : {Case{{1, 3, 4, 5}, {3, 4, 4, 4}, 1, {2, 2}, {1, 1, 1, 1}, {0, 0}},
+                        Case{{2, 4, 3, 3}, {4, 3, 3, 2}, 2, {3, 2}, {0, 1, 2, 0}, {1, 1}},
+                        Case{{1, 2, 5, 1}, {2, 5, 1, 1}, 1, {2, 3}, {0, 0, 0, 0}, {1, 2}},
+                        Case{{1, 6, 2, 3}, {6, 1, 2, 2}, 3, {2, 2}, {0, 0, 0, 0}, {0, 0}},
+                        Case{{1, 2, 7}, {2, 3, 5}, 1, {3}, {2, 1}, {2}}}) {
+    bool one_d = k.x.size() == 3;
+    Shape xs = one_d ? Shape{k.x[0], k.x[1], 1, k.x[2]} : k.x, ws = one_d ? Shape{k.w[0], k.w[1], 1, k.w[2]} : k.w;
+    std::vector<int64_t> st = one_d ? std::vector<int64_t>{1, k.strides[0]} : k.strides;
+    std::vector<int64_t> pb = one_d ? std::vector<int64_t>{0, k.pads[0]} : std::vector<int64_t>{k.pads[0], k.pads[1]};
+    std::vector<int64_t> pe = one_d ? std::vector<int64_t>{0, k.pads[1]} : std::vector<int64_t>{k.pads[2], k.pads[3]};
+    std::vector<int64_t> op = one_d ? std::vector<int64_t>{0, k.output_padding[0]} : k.output_padding;
+    std::string what = shape_to_string(k.x) + " by " + shape_to_string(k.w);
+    NodeModel ct("ConvTranspose", {{"x", k.x}}, 1);
+    ct.attr_ints("strides", k.strides).attr_ints("pads", k.pads).attr_ints("output_padding", k.output_padding);
+    ::onnx::AttributeProto* g = ct.node->add_attribute();
+    g->set_name("group");
+    g->set_type(::onnx::AttributeProto::INT);
+    g->set_i(k.groups);
+    std::vector<float> xv, wv, bv;
+    for (int64_t i = 0; i < shape_numel(k.x); ++i) xv.push_back(static_cast<float>((i * 13) % 19) * 0.125f - 1.0f);
+    ::onnx::TensorProto* wt = ct.initializer("w", k.w);
+    for (int64_t i = 0; i < shape_numel(k.w); ++i) wv.push_back(static_cast<float>((i * 7) % 23) * 0.0625f - 0.7f), wt->add_float_data(wv.back());
+    int64_t og = ws[1], m = og * k.groups, cg = xs[1] / k.groups;
+    ::onnx::TensorProto* bt = ct.initializer("b", {m});
+    for (int64_t i = 0; i < m; ++i) bv.push_back(0.25f * static_cast<float>(i) - 0.5f), bt->add_float_data(bv.back());
+    int64_t oh = (xs[2] - 1) * st[0] + ws[2] - pb[0] - pe[0] + op[0], ow = (xs[3] - 1) * st[1] + ws[3] - pb[1] - pe[1] + op[1];
+    std::vector<double> ref(static_cast<size_t>(xs[0] * m * oh * ow));
+    for (int64_t n = 0; n < xs[0]; ++n)
+      for (int64_t o = 0; o < m; ++o)
+        for (int64_t i = 0; i < oh * ow; ++i) ref[static_cast<size_t>((n * m + o) * oh * ow + i)] = bv[static_cast<size_t>(o)];
+    for (int64_t n = 0; n < xs[0]; ++n)
+      for (int64_t c = 0; c < xs[1]; ++c)
+        for (int64_t i = 0; i < xs[2]; ++i)
+          for (int64_t j = 0; j < xs[3]; ++j)
+            for (int64_t q = 0; q < og; ++q)
+              for (int64_t a = 0; a < ws[2]; ++a)
+                for (int64_t b = 0; b < ws[3]; ++b) {
+                  int64_t y = i * st[0] + a - pb[0], z = j * st[1] + b - pb[1], o = (c / cg) * og + q;
+                  if (y < 0 || y >= oh || z < 0 || z >= ow) continue;
+                  ref[static_cast<size_t>(((n * m + o) * oh + y) * ow + z)] +=
+                      static_cast<double>(xv[static_cast<size_t>(((n * xs[1] + c) * xs[2] + i) * xs[3] + j)]) *
+                      wv[static_cast<size_t>(((c * og + q) * ws[2] + a) * ws[3] + b)];
+                }
+    Tensor y = ct.model().build({{"x", Tensor::from_vector(xv, k.x)}})[0];
+    Shape want = one_d ? Shape{xs[0], m, ow} : Shape{xs[0], m, oh, ow};
+    ASSERT_EQ(y.shape(), want) << what;
+    std::vector<float> got = y.to_vector<float>();
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-4 * (1 + std::abs(ref[i]))) << what << " at " << i;
+  }
+  // The work is the input times the kernel (16 * 64 pixels * 16 * 4 * 4 multiply-adds), not the
+  // output times the kernel over a spread input (four times as many).
+  NodeModel ct("ConvTranspose", {{"x", {1, 16, 8, 8}}}, 1);
+  ct.attr_ints("strides", {2, 2}).attr_ints("pads", {1, 1, 1, 1});
+  ::onnx::TensorProto* wt = ct.initializer("w", {16, 16, 4, 4});
+  for (int i = 0; i < 16 * 16 * 16; ++i) wt->add_float_data(static_cast<float>(i % 7) * 0.1f);
+  ExecutionPlan plan = ct.model().build({{"x", Tensor::full({1, 16, 8, 8}, 0.5, dtypes::float32)}})[0].prepare();
+  int64_t ops = 0, macs = 16 * 64 * 16 * 16;
+  for (const PreparedKernel* k : plan.prepared_kernels()) ops += k->work.ops;
+  EXPECT_LT(ops, 3 * macs);
+}
+
 // A model's initializers become tensors once, at load: two builds read the same weight buffer
 // (before, each build copied every weight out of the parsed file again).
 TEST(OnnxModel, BuildsShareTheInitializers) {
