@@ -14,6 +14,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
 
     /usr/bin/python3 scripts/make-test-models.py            # small models -> tests/onnx/models
     /usr/bin/python3 scripts/make-test-models.py --large    # big variants -> build/models
+    /usr/bin/python3 scripts/make-test-models.py --shapes   # other operators and shapes -> build/shapes
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -355,6 +356,78 @@ def large_models():
     }
 
 
+class UNet(nn.Module):
+    """A small U-Net: group and instance norms, a 2x2 ConvTranspose, a bilinear Upsample, skips."""
+    def __init__(self, c=32):
+        super().__init__()
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.GroupNorm(8, o), nn.ReLU(),
+                                 nn.Conv2d(o, o, 3, padding=1), nn.InstanceNorm2d(o, affine=True), nn.ReLU())
+        self.d1, self.d2, self.d3 = block(3, c), block(c, 2 * c), block(2 * c, 4 * c)
+        self.up2, self.u2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2), block(4 * c, 2 * c)
+        self.up1 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.r1, self.u1, self.out = nn.Conv2d(2 * c, c, 1), block(2 * c, c), nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        a = self.d1(x)
+        b = self.d2(nn.functional.max_pool2d(a, 2))
+        u = self.u2(torch.cat([self.up2(self.d3(nn.functional.max_pool2d(b, 2))), b], 1))
+        return self.out(self.u1(torch.cat([self.r1(self.up1(u)), a], 1)))
+
+
+class DCGANGenerator(nn.Module):
+    """DCGAN's generator: strided 4x4 ConvTransposes from a 1x1 code to a 64x64 image."""
+    def __init__(self):
+        super().__init__()
+        layers, c = [nn.ConvTranspose2d(128, 512, 4, 1, 0, bias=False)], 512
+        for o in [256, 128, 64]:
+            layers += [nn.BatchNorm2d(c), nn.ReLU(), nn.ConvTranspose2d(c, o, 4, 2, 1, bias=False)]
+            c = o
+        self.f = nn.Sequential(*layers, nn.BatchNorm2d(c), nn.ReLU(), nn.ConvTranspose2d(c, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.f(z)
+
+
+class ESPCN(nn.Module):
+    """ESPCN super-resolution x3: 9 output channels and a pixel shuffle (DepthToSpace)."""
+    def __init__(self, r=3):
+        super().__init__()
+        self.f = nn.Sequential(nn.Conv2d(1, 64, 5, padding=2), nn.Tanh(), nn.Conv2d(64, 32, 3, padding=1), nn.Tanh(),
+                               nn.Conv2d(32, r * r, 3, padding=1), nn.PixelShuffle(r))
+
+    def forward(self, x):
+        return self.f(x)
+
+
+def shape_models():
+    """Architectures whose operators or shapes the set above lacks, each once a cliff (2026-11-23)."""
+    def torchvision_video():
+        import torchvision
+        return torchvision.models.video.r3d_18(weights=None)
+
+    def deeplab():
+        import torchvision
+
+        class Out(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=False)
+
+            def forward(self, x):
+                return self.m(x)["out"]
+        return Out()
+    image = lambda seed, shape: [("image", rng(seed).standard_normal(shape).astype(np.float32))]
+    common = dict(outputs=["out"], opset=13, training=torch.onnx.TrainingMode.EVAL)
+    return {
+        "r3d_18": dict(build=torchvision_video, seed=41, bn_seed=141, inputs=image(51, (1, 3, 8, 112, 112)), **common),
+        "deeplabv3_mobilenet_v3_large": dict(build=deeplab, seed=42, bn_seed=142, inputs=image(52, (1, 3, 224, 224)), **common),
+        "unet": dict(build=UNet, seed=43, inputs=image(53, (1, 3, 128, 128)), **common),
+        "dcgan_generator": dict(build=DCGANGenerator, seed=44, bn_seed=144, inputs=image(54, (4, 128, 1, 1)), **common),
+        "espcn_x3": dict(build=ESPCN, seed=45, inputs=image(55, (1, 1, 224, 224)), **common),
+    }
+
+
 def torchvision_model(arch, seed):
     """A torchvision architecture (python3-torchvision) with seeded random weights and BatchNorm
     statistics, on one 224x224 image: the networks users run, not lathe-shaped stand-ins."""
@@ -400,6 +473,8 @@ def dir_size(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--large", action="store_true", help="write the big variants (default out: build/models)")
+    ap.add_argument("--shapes", action="store_true", help="write the architectures with other operators and shapes "
+                    "(3-D convolutions, atrous convolutions, resizes, strided ConvTranspose, pixel shuffle; default out: build/shapes)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models, or build/models with --large)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
     ap.add_argument("--node", default=os.environ.get("NODE", "node"), help="node executable")
@@ -408,7 +483,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    specs = large_models() if args.large else small_models()
+    specs = shape_models() if args.shapes else large_models() if args.large else small_models()
     if args.list:
         print("\n".join(specs))
         return 0
@@ -417,7 +492,8 @@ def main():
         if unknown:
             ap.error("unknown model(s) %s; choose from %s" % (unknown, ", ".join(specs)))
         specs = {k: v for k, v in specs.items() if k in args.only}
-    out = args.out or (os.path.join(ROOT, "build", "models") if args.large
+    out = args.out or (os.path.join(ROOT, "build", "shapes") if args.shapes
+                       else os.path.join(ROOT, "build", "models") if args.large
                        else os.path.join(ROOT, "tests", "onnx", "models"))
     os.makedirs(out, exist_ok=True)
 
