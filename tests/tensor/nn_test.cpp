@@ -485,7 +485,8 @@ TEST(NnConv2d, TapsThatReadOnlyPaddingAreDropped) {
   check_conv({.n = 1, .c = 4, .h = 1, .w = 1, .o = 3, .kh = 2, .kw = 2, .padding = {2, 2}, .dilation = {3, 3}, .bias = true}, 95);
   auto ops = [](const Tensor& y) {
     int64_t n = 0;
-    for (const PreparedKernel* k : y.prepare().prepared_kernels()) n += k->work.ops;
+    ExecutionPlan plan = y.prepare();
+    for (const PreparedKernel* k : plan.prepared_kernels()) n += k->work.ops;
     return n;
   };
   Tensor one = f32(data(16 * 30, 90), {1, 16, 5, 6}).conv2d(f32(data(32 * 16, 190), {32, 16, 1, 1}), f32(data(32, 290), {32}));
