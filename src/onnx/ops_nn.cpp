@@ -355,18 +355,18 @@ Tensor conv_transpose(const OpContext& c) {
   // folded and trimmed to (L - 1) * s + 1.
   Shape split{batch, cin}, folded{batch, cin};
   std::vector<std::pair<SInt, SInt>> spread_pad{{0, 0}, {0, 0}}, trim{{0, batch}, {0, cin}}, reach{{0, 0}, {0, 0}};
+  std::vector<int64_t> out_size;
   for (size_t i = 0; i < n; ++i) {
     split.insert(split.end(), {in[i], 1});
     spread_pad.insert(spread_pad.end(), {{0, 0}, {0, s[i] - 1}});
     folded.push_back(in[i] * s[i]);
     trim.emplace_back(0, (in[i] - 1) * s[i] + 1);
     int64_t r = d[i] * (k[i] - 1);
+    if (r - pads[i] < 0 || r - pads[i + n] + op[i] < 0) c.fail("pads larger than the kernel's reach are not supported");
     reach.emplace_back(r - pads[i], r - pads[i + n] + op[i]);
+    out_size.push_back((in[i] - 1) * s[i] + op[i] + r + 1 - pads[i] - pads[i + n]);
   }
-  Tensor spread = x.reshape(split).pad(spread_pad).reshape(folded).shrink(trim);
-  for (const auto& [before, after] : reach)
-    if (before.value() < 0 || after.value() < 0) c.fail("pads larger than the kernel's reach are not supported");
-  Tensor padded = spread.pad(reach);
+  auto spread_and_padded = [&] { return x.reshape(split).pad(spread_pad).reshape(folded).shrink(trim).pad(reach); };
   // The kernel flipped, with in/out channels swapped within each group.
   int64_t cg = cin / groups;
   Shape wg{groups, cg, og}, wt_shape{groups * og, cg};
@@ -377,13 +377,11 @@ Tensor conv_transpose(const OpContext& c) {
   if (c.has(2)) bias = c.in(2);
   Tensor out;
   if (n == 2 && d[0] == 1 && d[1] == 1 && (s[0] > 1 || s[1] > 1) && !x.is_symbolic()) {
-    std::vector<int64_t> sizes;
-    for (size_t i = 0; i < n; ++i) sizes.push_back(padded.shape()[2 + i] - k[i] + 1);
-    out = conv_transpose_by_phases(x, wt, bias, s, {pads[0], pads[1]}, sizes, groups);
+    out = conv_transpose_by_phases(x, wt, bias, s, {pads[0], pads[1]}, out_size, groups);
   } else if (n == 2) {
-    out = padded.conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
+    out = spread_and_padded().conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
   } else {
-    out = conv_nd(c, padded, wt, std::vector<int64_t>(n, 1), d, false);
+    out = conv_nd(c, spread_and_padded(), wt, std::vector<int64_t>(n, 1), d, false);
     if (bias) {
       Shape bs(n + 2, 1);
       bs[1] = bias->numel();
@@ -559,26 +557,11 @@ std::optional<Tensor> resize_by_shifts(const Tensor& x, int64_t ax, const std::v
       it->second[static_cast<size_t>(p)] = v;
     }
   if (by_shift.empty()) return std::nullopt;
-  // The input with its first and last elements repeated as far as any shift reads past them, as
-  // padded views added (stored once where several shifts read it; each shift is a slice of it).
+  // The input with its first and last elements repeated as far as any shift reads past them
+  // (stored once where several shifts read it; each shift is a slice of it).
   int64_t last = up ? in - 1 : r * (out - 1);  // the last input position a view reads around
   int64_t before = std::max<int64_t>(0, -by_shift.begin()->first), after = std::max<int64_t>(0, last + by_shift.rbegin()->first - (in - 1));
-  auto padded = [&](const Tensor& t, int64_t lo, int64_t hi) {
-    std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(x.ndim()), {0, 0});
-    pads[static_cast<size_t>(ax)] = {lo, hi};
-    return t.pad(pads);
-  };
-  auto edge = [&](int64_t at, int64_t n) {
-    SymShape sh = x.symbolic_shape();
-    sh[static_cast<size_t>(ax)] = n;
-    return x.slice(ax, at, at + 1).expand(sh);
-  };
-  Tensor ext = x;
-  if (before || after) {
-    ext = padded(x, before, after);
-    if (before) ext = ext + padded(edge(0, before), 0, in + after);
-    if (after) ext = ext + padded(edge(in - 1, after), before + in, 0);
-  }
+  Tensor ext = lathe::detail::edge_padded(x, ax, before, after);
   std::optional<Tensor> sum;
   for (const auto& [d, weights] : by_shift) {
     int64_t start = before + d;

@@ -448,4 +448,23 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   return Tensor(node, index.shape(), detail::sym_entries(index.symbolic_shape()));
 }
 
+Tensor detail::edge_padded(const Tensor& x, int64_t axis, int64_t before, int64_t after) {
+  int64_t a = normalize_axis(axis, x.ndim(), "edge_padded"), n = x.shape()[static_cast<size_t>(a)];
+  if (before == 0 && after == 0) return x;
+  auto padded = [&](const Tensor& t, int64_t lo, int64_t hi) {
+    std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(x.ndim()), {0, 0});
+    pads[static_cast<size_t>(a)] = {lo, hi};
+    return t.pad(pads);
+  };
+  auto repeated = [&](int64_t at, int64_t times) {
+    SymShape sh = x.symbolic_shape();
+    sh[static_cast<size_t>(a)] = times;
+    return x.slice(a, at, at + 1).expand(sh);
+  };
+  Tensor r = padded(x, before, after);
+  if (before) r = r + padded(repeated(0, before), 0, n + after);
+  if (after) r = r + padded(repeated(n - 1, after), before + n, 0);
+  return r;
+}
+
 }  // namespace lathe

@@ -236,7 +236,7 @@ struct TapRange {
   int64_t first, last, before, after;
 };
 TapRange taps_reading_image(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o) {
-  TapRange t{0, k - 1, p, 0};
+  TapRange t{0, k - 1, 0, 0};
   while (t.first < k && (o - 1) * s + t.first * d - p < 0) ++t.first;
   while (t.last > t.first && t.last * d - p > size - 1) --t.last;
   if (t.first < k && t.first * d - p > size - 1) t.first = k;  // the windows step over the image

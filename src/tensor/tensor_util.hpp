@@ -42,6 +42,10 @@ Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::
 /// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
 /// blocks of channels. Nothing when it is not.
 std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
+/// `x` padded along `axis` by repeating its first element `before` times and its last `after`
+/// times (ONNX Pad's edge mode; a resize's taps past the ends): padded views added, which fuse
+/// into their reader. The axis must be static and not empty.
+Tensor edge_padded(const Tensor& x, int64_t axis, int64_t before, int64_t after);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 /// `t` reshaped (leading 1s) and expanded to `shape`.
