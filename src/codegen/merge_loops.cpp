@@ -45,16 +45,23 @@ std::vector<std::pair<UOpPtr, UOpPtr>> candidates(const std::vector<UOpPtr>& ord
 
 // `ast` with loops a (outer) and b (inner) replaced by one loop m: a = m / n, b = m % n, and m in
 // every reduction's loop list where a was (b leaves the lists).
-UOpPtr with_merged(const UOpPtr& ast, const UOpPtr& a, const UOpPtr& b, UOpPtr& m) {
+UOpPtr with_merged(const UOpPtr& ast, const std::vector<UOpPtr>& order, const UOpPtr& a, const UOpPtr& b, UOpPtr& m) {
   int64_t n = b->src(0)->vmax();
   m = make_range(UOp::index_const(a->src(0)->vmax() * n), axis_of(*a));
-  return substitute(relist_reductions(ast, {{a.get(), {m}}, {b.get(), {}}}), {{a.get(), idiv(m, n)}, {b.get(), m % n}});
+  UOpPtr listed = reduction_loop(order, *a) ? relist_reductions(ast, {{a.get(), {m}}, {b.get(), {}}}) : ast;
+  return substitute(listed, {{a.get(), idiv(m, n)}, {b.get(), m % n}});
 }
 
 }  // namespace
 
 bool plain_loop(const UOp& r) {
   return r.op() == Ops::RANGE && r.src(0)->is_const() && r.src(0)->vmax() >= 1 && axis_kind(r) == AxisKind::Loop;
+}
+
+bool reduction_loop(const std::vector<UOpPtr>& order, const UOp& range) {
+  return std::any_of(order.begin(), order.end(), [&](const UOpPtr& u) {
+    return u->op() == Ops::REDUCE && std::any_of(u->src().begin() + 1, u->src().end(), [&](const UOpPtr& s) { return s.get() == &range; });
+  });
 }
 
 size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops) {
@@ -76,7 +83,7 @@ UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
     std::vector<UOpPtr> order = toposort(cur);
     for (const auto& [a, b] : candidates(order)) {
       UOpPtr m;
-      UOpPtr next = simplify_valid(simplify(with_merged(cur, a, b, m)));
+      UOpPtr next = simplify_valid(simplify(with_merged(cur, order, a, b, m)));
       std::vector<UOpPtr> next_order = toposort(next);
       if (divisions_reading(next_order, {m.get()}) > divisions_reading(order, {a.get(), b.get()})) continue;
       cur = next;

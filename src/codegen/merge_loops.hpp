@@ -27,6 +27,10 @@ UOpPtr merge_adjacent_loops(const UOpPtr& ast);
 /// A static ordinary loop that runs (an empty tensor's loop of 0 would divide by 0).
 bool plain_loop(const UOp& range);
 
+/// Whether a REDUCE in `order` (a toposort) runs over `range`: only then do its loop lists change
+/// with it (ir/substitute's relist_reductions, a whole graph rewrite).
+bool reduction_loop(const std::vector<UOpPtr>& order, const UOp& range);
+
 /// Divisions (IDIV, MOD) in `order` (a toposort) whose operand reads one of `loops`: what merging
 /// loops, and splitting them (codegen/split_loops), must not increase.
 size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops);

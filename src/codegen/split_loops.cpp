@@ -53,7 +53,8 @@ UOpPtr with_split(const UOpPtr& ast, const std::vector<UOpPtr>& order, const UOp
   }
   q = make_range(UOp::index_const(size / n), axis);
   r = make_range(UOp::index_const(n), axis + 1);
-  return substitute(relist_reductions(moved, {{l.get(), {q, r}}}), {{l.get(), q * n + r}});
+  UOpPtr listed = reduction_loop(order, *l) ? relist_reductions(moved, {{l.get(), {q, r}}}) : moved;
+  return substitute(listed, {{l.get(), q * n + r}});
 }
 
 }  // namespace

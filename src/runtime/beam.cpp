@@ -20,7 +20,7 @@ namespace {
 
 // Part of every stored choice's key: bump it when the actions or the code they make change, so
 // choices timed on older code are searched again.
-constexpr const char* kFormat = "beam 2";  // 2: adjacent loops merged before the search (axes renumbered)
+constexpr const char* kFormat = "beam 3";  // 2: adjacent loops merged, 3: divided loops split before the search (axes renumbered)
 constexpr int kRounds = 4;             // action lists of at most this many actions beyond the start
 constexpr size_t kChildrenPerRound = 24;  // the best candidates' children first
 constexpr double kNotWorthIt = 20e-6;     // a kernel this fast keeps the heuristics' actions

@@ -28,11 +28,13 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 }
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
-// wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`: inputs, outputs and
-// what they view; never a joined buffer, as concatenations_in_place leaves outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view -> the
-// buffer its concatenation is written into in place) is constant once all its parts are. Splits impl.ops into what execute() runs and the
-// folded kernels, and notes every buffer the folded kernels touch (what they write is kept for
-// the plan's lifetime: memory_plan.cpp leaves it out of the intermediates).
+// wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`:
+// inputs, outputs and what they view; never a joined buffer, as concatenations_in_place leaves
+// outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view ->
+// the buffer its concatenation is written into in place) is constant once all its parts are.
+// Splits impl.ops into what execute() runs and the folded kernels, and notes every buffer the
+// folded kernels touch (what they write is kept for the plan's lifetime: memory_plan.cpp leaves
+// it out of the intermediates).
 void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable, const std::unordered_map<size_t, size_t>& part_of) {
   std::set<size_t> constant;
   std::unordered_map<size_t, size_t> parts_left;  // a joined buffer -> its parts not yet constant
@@ -156,8 +158,8 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
 
   std::set<size_t> inputs_or_outputs;
 
-  std::unordered_map<size_t, uint64_t> writer;  // buffer index -> id of the kernel writing it
-  std::unordered_map<size_t, std::vector<uint64_t>> part_writers;  // a joined buffer -> its parts' kernels
+  // buffer index -> the kernels that wrote it: the last one, or for a joined buffer its parts'
+  std::unordered_map<size_t, std::vector<uint64_t>> writers;
   // Every kernel first, all at once: compiling is most of a cold prepare.
   std::vector<KernelRequest> requests;
   for (const ScheduleItem& item : sched.items)
@@ -183,13 +185,9 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       impl.ast_to_buffer[item.bufs[0]->id()] = vi;
       index_of[item.bufs[0].get()] = vi;
       PreparedBufferView op{item.bufs[0]->id(), base, vi, offset_bytes, {}};
-      if (auto w = writer.find(base); w != writer.end()) {
-        op.dependencies.push_back(w->second);
-        writer[vi] = w->second;  // who reads the view waits for whoever wrote its memory
-      }
-      if (auto w = part_writers.find(base); w != part_writers.end()) {  // a joined buffer's parts wrote it
-        op.dependencies.insert(op.dependencies.end(), w->second.begin(), w->second.end());
-        part_writers[vi] = w->second;
+      if (auto w = writers.find(base); w != writers.end()) {
+        op.dependencies = w->second;
+        writers[vi] = w->second;  // who reads the view waits for whoever wrote its memory
       }
       impl.ops.emplace_back(op);
       impl.launch.push_back(LaunchSize{1, 1, 1});
@@ -212,13 +210,12 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       size_t slot = pk.kernel->globals[pos];
       bool written = std::find(pk.kernel->outs.begin(), pk.kernel->outs.end(), slot) != pk.kernel->outs.end();
       if (written) pk.output_indices.push_back(pos);
-      if (auto w = writer.find(pk.buffer_indices[pos]); w != writer.end() && !written) pk.dependencies.push_back(w->second);
-      if (auto w = part_writers.find(pk.buffer_indices[pos]); w != part_writers.end() && !written)
+      if (auto w = writers.find(pk.buffer_indices[pos]); w != writers.end() && !written)
         pk.dependencies.insert(pk.dependencies.end(), w->second.begin(), w->second.end());
     }
     for (size_t pos : pk.output_indices) {
-      writer[pk.buffer_indices[pos]] = pk.id;
-      for (auto b = view_base.find(pk.buffer_indices[pos]); b != view_base.end(); b = view_base.find(b->second)) part_writers[b->second].push_back(pk.id);
+      writers[pk.buffer_indices[pos]] = {pk.id};
+      for (auto b = view_base.find(pk.buffer_indices[pos]); b != view_base.end(); b = view_base.find(b->second)) writers[b->second].push_back(pk.id);
     }
     pk.runtime_vars = variables_of(item.ast);
     for (const RuntimeVar& v : pk.runtime_vars) {

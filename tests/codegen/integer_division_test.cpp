@@ -40,7 +40,7 @@ TEST(IntegerDivision, ADivisorAGateMakesZeroIsSafe) {
   for (int i = 0; i < 19; ++i) EXPECT_EQ(got[i], i < 4 || i >= 15 ? 0 : x[i] / d[i - 4]) << i;
 }
 
-// A divisor whose range excludes 0 and -1 (a constant, a loop index plus one) is left alone.
+// A divisor whose range excludes 0 and -1 (a constant 4) is left alone; a loaded one is guarded.
 TEST(IntegerDivision, ADivisorThatCannotBeZeroIsUnchanged) {
   Tensor a = Tensor::from_vector(std::vector<int32_t>{5, 6, 7}, {3});
   UOpPtr ast = test::kernel_ast(idiv_of(a, Tensor::full({3}, int64_t{4}, dtypes::int32)));
