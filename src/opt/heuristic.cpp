@@ -183,8 +183,11 @@ class Planner {
     std::optional<Loop> best_row;
     int64_t best_rows = 1, best_vectors = 1;
     bool best_padded = false;
-    std::optional<int64_t> second = second_vector_axis(v.axis, left.has_value(), outer_size, vector_operands, hot);
-    bool can_double = second.has_value();
+    // A row's second vector: the rest of the vector axis when it splits in two; where the vector
+    // axis is all lanes (a channel block of 16), the loop over blocks.
+    std::optional<int64_t> blocks = block_axis(v.axis, vector_operands, hot);
+    int64_t second = outer_size % 2 == 0 ? v.axis : left || !blocks ? -1 : *blocks;  // -1: none
+    bool can_double = second >= 0;
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
@@ -208,31 +211,28 @@ class Planner {
       }
     }
     if (!best_row) {
-      if (can_double) apply({OptOp::UPCAST, *second, 2});
+      if (can_double) apply({OptOp::UPCAST, second, 2});
       return;
     }
-    if (best_vectors == 2) apply({OptOp::UPCAST, *second, 2});
+    if (best_vectors == 2) apply({OptOp::UPCAST, second, 2});
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
       best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     // Rows are ordered against what is left of the vector axis or, where the tile took all of it
-    // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks.
-    std::optional<int64_t> blocks = second_vector_axis(v.axis, false, 1, vector_operands, hot);
+    // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks (UPCAST keeps a
+    // split loop's axis for what is left of it).
     order(best_row->axis, find_loop(cur_, v.axis) || !blocks ? v.axis : *blocks);
   }
 
-  // Where a row's second vector comes from: the rest of the vector axis when it splits in two;
-  // where the vector axis is all lanes (a channel block of 16), another output loop of even size
-  // that every vector operand steps along and the other loads in the reduction do not (the block
-  // index of a blocked layout: 2 blocks of 16 channels per row).
-  std::optional<int64_t> second_vector_axis(int64_t vector_axis, bool has_rest, int64_t rest, const std::vector<UOpPtr>& vector_operands,
-                                            const std::vector<UOpPtr>& hot) {
-    if (rest % 2 == 0) return vector_axis;
-    if (has_rest || vector_operands.empty()) return std::nullopt;
+  // The loop over blocks of a blocked layout: an output loop of even size, other than the vector
+  // axis, that every vector operand steps along and the other loads in the reduction do not (2
+  // blocks of 16 channels).
+  std::optional<int64_t> block_axis(int64_t vector_axis, const std::vector<UOpPtr>& vector_operands, const std::vector<UOpPtr>& hot) const {
+    if (vector_operands.empty()) return std::nullopt;
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& t = *it;
-      if (!ordinary(t) || t.reduce || t.size % 2 != 0) continue;
+      if (!ordinary(t) || t.reduce || t.axis == vector_axis || t.size % 2 != 0) continue;
       bool fits = true;
       for (const UOpPtr& o : hot) {
         bool vector = std::find(vector_operands.begin(), vector_operands.end(), o) != vector_operands.end();
