@@ -9,12 +9,12 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "codegen/transcendental.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
-#include "runtime/concat_in_place.hpp"
 #include "runtime/plan_builder.hpp"
 #include "schedule/schedule.hpp"
 
@@ -73,14 +73,22 @@ inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
   for (const ScheduleItem& item : s.items) stored.insert(item.bufs[0].get());
   std::vector<const PreparedKernel*> kernels = plan.prepared_kernels();
   r.kernels = kernels.size();
+  // Buffers the plan's parts write in place: the bases of views some kernel writes.
+  std::unordered_set<size_t> written, joined;
+  for (const PreparedOp& op : plan.prepared_ops())
+    if (const auto* k = std::get_if<PreparedKernel>(&op))
+      for (size_t pos : k->output_indices) written.insert(k->buffer_indices[pos]);
+  for (const PreparedOp& op : plan.prepared_ops())
+    if (const auto* v = std::get_if<PreparedBufferView>(&op); v && written.count(v->view)) joined.insert(v->base);
   std::unordered_map<uint64_t, const PreparedKernel*> kernel_of;  // by the node it stores
   for (const PreparedKernel* pk : kernels) kernel_of[pk->id] = pk;
   int64_t worst_excess = -1;
   for (const ScheduleItem& item : s.items) {
     if (item.view_offset) continue;  // a view: no kernel
     auto found = kernel_of.find(item.bufs[0]->id());
-    if (found == kernel_of.end()) {  // only a concatenation written in place runs no kernel
-      if (!concatenated_parts(item.ast)) r.missing += " " + std::to_string(item.bufs[0]->id());
+    if (found == kernel_of.end()) {  // only a concatenation the plan wrote in place runs no kernel
+      auto b = plan.ast_to_buffer_map().find(item.bufs[0]->id());
+      if (b == plan.ast_to_buffer_map().end() || !joined.count(b->second)) r.missing += " " + std::to_string(item.bufs[0]->id());
       continue;
     }
     const PreparedKernel* pk = found->second;
