@@ -79,16 +79,10 @@ TEST(TileTranspose, RefusesTilesWiderThanTheirVectors) {
 
 const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
 
-Tensor data(const Shape& shape, uint64_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Tensor::from_vector(test::grid_data(n, seed), shape);
-}
-
 // relu(conv(x) + residual): 32 output channels (lanes), a row of `width` pixels (unrolled).
 Tensor conv_with_residual(int64_t width) {
-  Tensor x = data({1, 8, 4, width}, 1), w = data({32, 8, 3, 3}, 2), res = data({1, 32, 4, width}, 3);
-  return (x.conv2d(w, data({32}, 4), {1, 1}, {1, 1}) + res).relu();
+  Tensor x = test::grid_tensor({1, 8, 4, width}, 1), w = test::grid_tensor({32, 8, 3, 3}, 2), res = test::grid_tensor({1, 32, 4, width}, 3);
+  return (x.conv2d(w, test::grid_tensor({32}, 4), {1, 1}, {1, 1}) + res).relu();
 }
 
 // The output is written and the residual read only as vectors (no lane-by-lane access), on an

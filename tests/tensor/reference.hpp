@@ -62,7 +62,6 @@ inline int64_t bcast_index(const Index& out_idx, const Shape& in_shape) {
   return flat;
 }
 
-/// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; not lathe's generator).
 /// Deterministic values on a 1/8 grid in [-1, 1]: products and short sums of them are exact in
 /// float, so kernels that reorder arithmetic still match a loop reference tightly.
 inline std::vector<float> grid_data(size_t n, int salt) {
@@ -71,6 +70,7 @@ inline std::vector<float> grid_data(size_t n, int salt) {
   return v;
 }
 
+/// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; not lathe's generator).
 inline std::vector<float> data(size_t n, uint64_t seed = 1, double lo = -2.0, double hi = 2.0) {
   std::vector<float> v(n);
   uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -185,6 +185,8 @@ inline std::vector<double> pool_ref(const std::vector<float>& x, int64_t n, int6
 
 /// A stored float32 tensor of `shape` holding data(n, seed).
 inline Tensor random_tensor(const Shape& shape, uint64_t seed) { return f32(data(static_cast<size_t>(numel_of(shape)), seed), shape); }
+/// A float32 tensor of grid_data (exact products and short sums).
+inline Tensor grid_tensor(const Shape& shape, int salt) { return f32(grid_data(static_cast<size_t>(numel_of(shape)), salt), shape); }
 
 }  // namespace lathe::test
 
