@@ -52,6 +52,17 @@ UOpPtr with_merged(const UOpPtr& ast, const std::vector<UOpPtr>& order, const UO
   return substitute(listed, {{a.get(), idiv(m, n)}, {b.get(), m % n}});
 }
 
+// `ast` with its first candidate pair merged that divides no more often; null when none does.
+UOpPtr first_merge(const UOpPtr& ast) {
+  std::vector<UOpPtr> order = toposort(ast);
+  for (const auto& [a, b] : candidates(order)) {
+    UOpPtr m;
+    UOpPtr next = simplify_valid(simplify(with_merged(ast, order, a, b, m)));
+    if (divisions_reading(toposort(next), {m.get()}) <= divisions_reading(order, {a.get(), b.get()})) return next;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool plain_loop(const UOp& r) {
@@ -78,19 +89,7 @@ size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const 
 
 UOpPtr merge_adjacent_loops(const UOpPtr& ast) {
   UOpPtr cur = ast;
-  for (bool merged = true; merged;) {
-    merged = false;
-    std::vector<UOpPtr> order = toposort(cur);
-    for (const auto& [a, b] : candidates(order)) {
-      UOpPtr m;
-      UOpPtr next = simplify_valid(simplify(with_merged(cur, order, a, b, m)));
-      std::vector<UOpPtr> next_order = toposort(next);
-      if (divisions_reading(next_order, {m.get()}) > divisions_reading(order, {a.get(), b.get()})) continue;
-      cur = next;
-      merged = true;
-      break;
-    }
-  }
+  while (UOpPtr next = first_merge(cur)) cur = next;
   return cur;
 }
 

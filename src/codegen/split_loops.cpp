@@ -57,22 +57,22 @@ UOpPtr with_split(const UOpPtr& ast, const std::vector<UOpPtr>& order, const UOp
   return substitute(listed, {{l.get(), q * n + r}});
 }
 
+// `ast` with its first candidate split that divides less often; null when none does.
+UOpPtr first_split(const UOpPtr& ast) {
+  std::vector<UOpPtr> order = toposort(ast);
+  for (const auto& [l, n] : candidates(order)) {
+    UOpPtr q, r;
+    UOpPtr next = simplify_valid(simplify(with_split(ast, order, l, n, q, r)));
+    if (divisions_reading(toposort(next), {q.get(), r.get()}) < divisions_reading(order, {l.get()})) return next;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 UOpPtr split_divided_loops(const UOpPtr& ast) {
   UOpPtr cur = ast;
-  for (bool split = true; split;) {
-    split = false;
-    std::vector<UOpPtr> order = toposort(cur);
-    for (const auto& [l, n] : candidates(order)) {
-      UOpPtr q, r;
-      UOpPtr next = simplify_valid(simplify(with_split(cur, order, l, n, q, r)));
-      if (divisions_reading(toposort(next), {q.get(), r.get()}) >= divisions_reading(order, {l.get()})) continue;
-      cur = next;
-      split = true;
-      break;
-    }
-  }
+  while (UOpPtr next = first_split(cur)) cur = next;
   return cur;
 }
 
