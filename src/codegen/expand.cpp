@@ -211,9 +211,12 @@ class Vectorizer {
   // Whether the access at `off` is one vector: contiguous along the axis, under a gate the same for
   // every lane, of a type kept whole in vectors.
   bool whole_vector(DType elem, const UOpPtr& off, const UOpPtr& gate) {
-    if (elem.is_bool() || is_16bit_float(elem) || (gate && !same_on_every_lane(gate))) return false;
+    if (!plain_lanes(elem) || (gate && !same_on_every_lane(gate))) return false;
     return step_along(off, v_) == 1;
   }
+
+  // Elements kept whole in vectors (bools are bytes in memory, 16-bit floats are widened).
+  static bool plain_lanes(DType elem) { return !elem.is_bool() && !is_16bit_float(elem); }
 
   // Whether `gate` has one value on all lanes: it does not read the vector axis, or each of its
   // clauses that does moves one way along the axis (`x < c` with x linear in it) and reads the same
@@ -250,6 +253,10 @@ class Vectorizer {
     if (UOpPtr o = vec(off), g = gate ? vec(gate) : nullptr; !is_vector(o) && !(g && is_vector(g)))
       return UOp::make(Ops::LOAD, u->dtype(), {index(idx, o, g)});
     if (whole_vector(u->dtype(), off, gate)) return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), lane_gate(gate))});
+    // Contiguous under a gate that differs by lane (a padded row's edge): one vector load of the
+    // lanes whose gate holds, zero in the others (the renderers spell it as a masked load).
+    if (gate && plain_lanes(u->dtype()) && step_along(off, v_) == 1)
+      return UOp::make(Ops::LOAD, u->dtype().vec(w_), {index(idx, at(off, v_, 0), broadcast(vec(gate)))});
     std::vector<UOpPtr> lanes;
     for (int i = 0; i < w_; ++i) lanes.push_back(UOp::make(Ops::LOAD, u->dtype(), {index(idx, at(off, v_, i), gate ? at(gate, v_, i) : nullptr)}));
     return UOp::make(Ops::VECTORIZE, u->dtype().vec(w_), std::move(lanes));

@@ -25,6 +25,11 @@ using Atoms = std::map<uint64_t, GateClause>;
 // vector of channels and -inf) holds the scalar's clauses.
 void add_clauses(const UOpPtr& gate, Atoms& out) {
   if (UOpPtr one = splat_of(gate)) return add_clauses(one, out);
+  if (gate->dtype().count() > 1) {  // a gate per lane (a masked load): its parts the same on every lane
+    for (const UOpPtr& leaf : and_leaves(gate))
+      if (UOpPtr one = splat_of(leaf)) add_clauses(one, out);
+    return;
+  }
   for (GateClause& c : gate_clauses(gate)) out.emplace(c.clause->id(), std::move(c));
 }
 

@@ -299,6 +299,11 @@ class CSpeller {
       std::string name = "val" + std::to_string(next_id_++), t = c_type(u->dtype());
       names_[u.get()] = name;
       std::string copy = "__builtin_memcpy(&" + name + ", &" + element(idx) + ", sizeof(" + name + "));";
+      if (idx->src().size() == 3 && is_vector(idx->src(2))) {  // a gate per lane: the lanes whose gate holds
+        std::string lanes = std::to_string(u->dtype().count()), gate = expr(idx->src(2));
+        std::string lane = "data" + std::to_string(idx->src(0)->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + " + l]";
+        return line(t + " " + name + " = (" + t + "){}; for (int l = 0; l < " + lanes + "; ++l) if (" + gate + "[l]) " + name + "[l] = " + lane + ";");
+      }
       if (idx->src().size() == 3) return line(t + " " + name + " = (" + t + "){}; if (" + expr(idx->src(2)) + ") " + copy);
       return line(t + " " + name + "; " + copy);
     }

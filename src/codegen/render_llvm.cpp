@@ -151,6 +151,7 @@ class IrSpeller {
   void start_block(const std::string& l) {
     body_ << l << ":\n";
     block_ = l;
+    steps_.clear();
   }
 
   // Emits `value` as a new instruction and names it for u.
@@ -208,17 +209,18 @@ class IrSpeller {
     // that says so, and the loop vectorizer then no longer sees consecutive addresses. Pointer
     // steps are never rewritten that way. One term indexes as C indexes arrays (inbounds); the
     // steps of a sum are not inbounds, as a partial sum may point outside the buffer.
+    // A step already taken in this block is taken once: the lanes of a register tile share every
+    // term but the last, and LLVM's passes then start from one address chain, not one per lane.
     std::vector<UOpPtr> terms;
     index_terms(idx->src(1), terms);
-    if (terms.size() == 1) {
-      std::string r = fresh("p");
-      line(r + " = getelementptr inbounds " + elem + ", ptr " + ptr + ", " + typed(terms[0]));
-      return r;
-    }
     for (const UOpPtr& t : terms) {
-      std::string r = fresh("p");
-      line(r + " = getelementptr " + elem + ", ptr " + ptr + ", " + typed(t));
-      ptr = r;
+      std::string step = "getelementptr " + std::string(terms.size() == 1 ? "inbounds " : "") + elem + ", ptr " + ptr + ", " + typed(t);
+      auto [it, added] = steps_.try_emplace(step);
+      if (added) {
+        it->second = fresh("p");
+        line(it->second + " = " + step);
+      }
+      ptr = it->second;
     }
     return ptr;
   }
@@ -351,6 +353,13 @@ class IrSpeller {
       std::string before = block_, value;
       std::string then = guarded(gate, [&] { value = load_from(address(idx), d, "", reg); });
       define(u, "phi " + ir_type(d) + " [ " + value + ", %" + then + " ], [ " + zero(d) + ", %" + before + " ]");
+      return;
+    }
+    // A gate per lane: a masked load, which reads only the lanes whose gate holds.
+    if (idx->src(2)->dtype().count() > 1) {
+      std::string t = ir_type(d), fn = "@llvm.masked.load." + intrinsic_suffix(d) + ".p0";
+      declares_.insert("declare " + t + " " + fn + "(ptr, i32, " + ir_type(idx->src(2)->dtype()) + ", " + t + ")");
+      define(u, "call " + t + " " + fn + "(ptr " + address(idx) + ", i32 " + align_of(idx, d) + ", " + ir_type(idx->src(2)->dtype()) + " " + gate + ", " + t + " zeroinitializer)");
       return;
     }
     // A gated load whose gate is false reads the kernel's zeros instead of its address (which may be
@@ -643,6 +652,7 @@ class IrSpeller {
   const KernelSignature& sig_;
   std::ostringstream body_, entry_;  // the body; what the entry block computes first (allocas, variables)
   std::string block_ = "start";
+  std::unordered_map<std::string, std::string> steps_;  // the address steps taken in this block, by their spelling
   int next_id_ = 0;
   int64_t vector_bits_ = 0;
   int open_loops_ = 0;

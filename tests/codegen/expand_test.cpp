@@ -1,7 +1,9 @@
 // The vector pass (codegen/expand): a reduction along the vector axis keeps a vector accumulator
 // and combines its lanes at the end by halving the vector (an upper half combined with its lower
 // half, a shuffle and one vector op a step), not lane by lane; the values agree with the
-// unoptimized kernel for sums and maxima of floats and integers.
+// unoptimized kernel for sums and maxima of floats and integers. A load that is contiguous along
+// the vector axis under a gate that changes inside the vector (a padded row's edge) is one masked
+// vector load.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -41,6 +43,52 @@ TEST(Expand, AReductionAlongTheVectorAxisCombinesItsLanesByHalves) {
         if (dt == dtypes::float32) EXPECT_TRUE(test::close(test::run_with(plan, opts, 1), test::reference(plan), 1e-6));
         else EXPECT_TRUE(test::close(test::run_with<int32_t>(plan, opts, 1), test::reference<int32_t>(plan)));
       }
+    }
+  }
+}
+
+// x padded along its columns, times 3, with the columns in vectors of 16: the loads at a row's
+// edges are contiguous but their gate changes lane by lane. Each is one vector load with a gate
+// per lane; the values agree with plain loops (zero in the padding) for floats and integers.
+// 16-bit floats (widened lane by lane) keep their lane loads.
+TEST(Expand, AGateThatChangesAlongTheVectorIsAMaskedLoad) {
+  struct Case {
+    int64_t rows, cols, before, after;
+  };
+  for (Case c : {Case{4, 13, 2, 1}, Case{1, 30, 1, 1}, Case{3, 45, 2, 1}, Case{5, 3, 7, 6}}) {
+    for (DType dt : {dtypes::float32, dtypes::int32, dtypes::float16}) {
+      SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.cols) + " padded " + std::to_string(c.before) + "," +
+                   std::to_string(c.after) + " " + dt.name());
+      int64_t width = c.cols + c.before + c.after;
+      std::vector<float> xv = test::grid_data(static_cast<size_t>(c.rows * c.cols), 5);
+      Tensor x = Tensor::from_vector(xv, {c.rows, c.cols}).cast(dt).realize();  // stored as `dt`
+      std::vector<float> stored = x.cast(dtypes::float32).to_vector<float>();
+      Tensor y = (x.pad({{0, 0}, {c.before, c.after}}) * Tensor::full({}, 3.0, dt)).cast(dtypes::float32);
+      ExecutionPlan plan = test::one_kernel_plan(y);
+      int64_t axis = test::axis_sized(plan, width);
+      ASSERT_GE(axis, 0);
+      std::vector<Opt> opts{{OptOp::UPCAST, axis, 16}};
+      ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.max_threads = 1, .verify = true, .opts = opts});
+      int masked = 0, lanes = 0;
+      for (const UOpPtr& u : toposort(p.ast)) {
+        if (u->op() != Ops::LOAD || u->src(0)->src(0)->op() != Ops::DEFINE_GLOBAL) continue;
+        bool per_lane = u->src(0)->src().size() == 3 && u->src(0)->src(2)->dtype().count() > 1;
+        masked += per_lane;
+        lanes += u->dtype().count() == 1;
+      }
+      if (dt == dtypes::float16) {
+        EXPECT_EQ(masked, 0) << p.src;
+      } else {
+        EXPECT_GE(masked, 1) << p.src;
+        EXPECT_EQ(lanes, 0) << p.src;
+      }
+      std::vector<float> want;
+      for (int64_t i = 0; i < c.rows; ++i)
+        for (int64_t j = 0; j < width; ++j) {
+          int64_t col = j - c.before;
+          want.push_back(col >= 0 && col < c.cols ? 3.0f * stored[static_cast<size_t>(i * c.cols + col)] : 0.0f);
+        }
+      EXPECT_TRUE(test::close(test::run_with(plan, opts, 1), want, dt == dtypes::float16 ? 1e-2 : 1e-6));
     }
   }
 }
