@@ -226,10 +226,11 @@ class CSpeller {
   }
 
   // The element an INDEX names: a buffer's, or an accumulator (a register of one value).
-  std::string element(const UOpPtr& idx) {
+  // The element `idx` names, `plus` (C source) elements further on.
+  std::string element(const UOpPtr& idx, const std::string& plus = "") {
     const UOpPtr& base = idx->src(0);
-    if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + "]";
-    if (base->op() == Ops::DEFINE_LOCAL) return "local" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + "]";
+    if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + plus + "]";
+    if (base->op() == Ops::DEFINE_LOCAL) return "local" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + plus + "]";
     return regs_.at(base.get());
   }
 
@@ -301,8 +302,7 @@ class CSpeller {
       std::string copy = "__builtin_memcpy(&" + name + ", &" + element(idx) + ", sizeof(" + name + "));";
       if (idx->src().size() == 3 && is_vector(idx->src(2))) {  // a gate per lane: the lanes whose gate holds
         std::string lanes = std::to_string(u->dtype().count()), gate = expr(idx->src(2));
-        std::string lane = "data" + std::to_string(idx->src(0)->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + " + l]";
-        return line(t + " " + name + " = (" + t + "){}; for (int l = 0; l < " + lanes + "; ++l) if (" + gate + "[l]) " + name + "[l] = " + lane + ";");
+        return line(t + " " + name + " = (" + t + "){}; for (int l = 0; l < " + lanes + "; ++l) if (" + gate + "[l]) " + name + "[l] = " + element(idx, " + l") + ";");
       }
       if (idx->src().size() == 3) return line(t + " " + name + " = (" + t + "){}; if (" + expr(idx->src(2)) + ") " + copy);
       return line(t + " " + name + "; " + copy);

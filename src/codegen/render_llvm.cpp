@@ -190,7 +190,9 @@ class IrSpeller {
   std::string typed(const UOpPtr& u) { return ir_type(u->dtype()) + " " + expr(u); }
 
   // The address of the element an INDEX names, and the type it is stored as.
-  std::string address(const UOpPtr& idx) {
+  // `outside`: the address may point outside its buffer where it is not read (a masked load's
+  // first lane), so no step is `inbounds` (which would make the pointer poison).
+  std::string address(const UOpPtr& idx, bool outside = false) {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_REG) return regs_.at(base.get());
     std::string ptr, elem;
@@ -214,7 +216,7 @@ class IrSpeller {
     std::vector<UOpPtr> terms;
     index_terms(idx->src(1), terms);
     for (const UOpPtr& t : terms) {
-      std::string step = "getelementptr " + std::string(terms.size() == 1 ? "inbounds " : "") + elem + ", ptr " + ptr + ", " + typed(t);
+      std::string step = "getelementptr " + std::string(terms.size() == 1 && !outside ? "inbounds " : "") + elem + ", ptr " + ptr + ", " + typed(t);
       auto [it, added] = steps_.try_emplace(step);
       if (added) {
         it->second = fresh("p");
@@ -359,7 +361,7 @@ class IrSpeller {
     if (idx->src(2)->dtype().count() > 1) {
       std::string t = ir_type(d), fn = "@llvm.masked.load." + intrinsic_suffix(d) + ".p0";
       declares_.insert("declare " + t + " " + fn + "(ptr, i32, " + ir_type(idx->src(2)->dtype()) + ", " + t + ")");
-      define(u, "call " + t + " " + fn + "(ptr " + address(idx) + ", i32 " + align_of(idx, d) + ", " + ir_type(idx->src(2)->dtype()) + " " + gate + ", " + t + " zeroinitializer)");
+      define(u, "call " + t + " " + fn + "(ptr " + address(idx, true) + ", i32 " + align_of(idx, d) + ", " + ir_type(idx->src(2)->dtype()) + " " + gate + ", " + t + " zeroinitializer)");
       return;
     }
     // A gated load whose gate is false reads the kernel's zeros instead of its address (which may be

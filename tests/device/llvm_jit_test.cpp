@@ -261,6 +261,39 @@ TEST(LlvmRenderer, GatedLoadsReadZerosWithoutABranch) {
   }
 }
 
+// A load with a gate per lane is one masked load: it reads only the lanes whose gate holds (zero
+// in the others) and its address, which here points 4 elements before the buffer, is a plain
+// `getelementptr` (an `inbounds` one pointing outside the buffer would be poison).
+TEST(LlvmRenderer, AMaskedLoadReadsOnlyItsLanesFromAnAddressThatMayPointOutside) {
+  DType v16 = dtypes::float32.vec(16);
+  UOpPtr out = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 16), {}, int64_t{0});
+  UOpPtr in = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 12), {}, int64_t{1});
+  std::vector<UOpPtr> lanes;
+  for (int i = 0; i < 16; ++i) lanes.push_back(UOp::const_(dtypes::bool_, i >= 4));
+  UOpPtr gate = UOp::make(Ops::VECTORIZE, dtypes::bool_.vec(16), std::move(lanes));
+  UOpPtr v = UOp::make(Ops::LOAD, v16, {UOp::make(Ops::INDEX, in->dtype(), {in, UOp::index_const(-4), gate})});
+  std::vector<UOpPtr> program{gate, v, UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out->dtype(), {out, UOp::index_const(0)}), v})};
+  KernelSignature sig{{{0, dtypes::float32, true}, {1, dtypes::float32, false}}, {}};
+  std::string ir = LlvmRenderer().render("k_masked", program, sig);
+  size_t call = ir.find("call <16 x float> @llvm.masked.load");
+  ASSERT_NE(call, std::string::npos) << ir;
+  size_t from = ir.find("ptr %", call) + 4, end = ir.find(',', from);
+  std::string ptr = ir.substr(from, end - from);
+  size_t def = ir.find("  " + ptr + " = ");
+  ASSERT_NE(def, std::string::npos) << ptr << "\n" << ir;
+  std::string line = ir.substr(def, ir.find('\n', def) - def);
+  EXPECT_NE(line.find("getelementptr float"), std::string::npos) << line;
+  EXPECT_EQ(line.find("inbounds"), std::string::npos) << line;
+  ProgramSpec p("k_masked", ir, DeviceSpec{}, UOp::index_const(0));
+  p.set_buffer_metadata({0, 1}, {0}, {1});
+  auto prog = load_llvm_program(LlvmCompiler::get().compile(p), 0, false, false);
+  std::vector<float> src(12), dst(16, -1.0f);
+  for (int i = 0; i < 12; ++i) src[static_cast<size_t>(i)] = static_cast<float>(i + 1);
+  void* bufs[2] = {dst.data(), src.data()};
+  prog->execute(bufs, nullptr, {1, 1, 1}, std::nullopt);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(dst[static_cast<size_t>(i)], i < 4 ? 0.0f : static_cast<float>(i - 3)) << i;
+}
+
 // The same kernels through both CPU backends give the same answers.
 TEST(CpuBackends, LlvmAndClangAgree) {
   Tensor a = Tensor::rand({37, 53}, 1), b = Tensor::rand({53, 29}, 2);
