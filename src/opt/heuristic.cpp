@@ -175,7 +175,7 @@ class Planner {
       }
     std::optional<Loop> left = find_loop(cur_, v.axis);  // what is left of the vector axis (none: 1)
     int64_t outer_size = left ? left->size : 1;
-    if (hot.empty()) return;
+    if (hot.empty()) return transpose_tile(v.axis, lane, lanes);
     if (v.reduce) return reduce_tile(hot, v.axis, outer_size);
 
     // Rows: an output loop some vector operand does not depend on and some other hot load does.
@@ -222,6 +222,25 @@ class Planner {
     // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks (UPCAST keeps a
     // split loop's axis for what is left of it).
     order(best_row->axis, find_loop(cur_, v.axis) || !blocks ? v.axis : *blocks);
+  }
+
+  // A kernel with no reduction that reads some input across its lanes (a transposing copy: a
+  // weight laid out in channel blocks reads 16 rows for each vector it stores) also steps, in each
+  // iteration, along the loop that input is contiguous in, up to a vector's worth: the tile reads
+  // whole cache lines of each row. One row at a time, rows whose stride is a multiple of 2 KB
+  // fall in the same few sets of the L1 cache and evict each other before the next element of
+  // each is read (ResNet-18's 3x3 weights: 2.5 GB/s).
+  void transpose_tile(int64_t vector_axis, const std::optional<Loop>& lane, int lanes) {
+    if (!lane) return;
+    for (const Access& a : accesses(cur_)) {
+      std::optional<int64_t> across = stride(a.offset, *lane);
+      if (a.store || !across || *across == 0 || *across == 1) continue;
+      for (const Loop& r : kernel_loops(cur_))
+        if (ordinary(r) && !r.reduce && r.axis != vector_axis && r.size >= 2 && stride(a.offset, r) == 1) {
+          if (int64_t n = divisor_up_to(r.size, lanes); n > 1) apply({OptOp::UPCAST, r.axis, n});
+          return;
+        }
+    }
   }
 
   // The loop over blocks of a blocked layout: an output loop of even size, other than the vector

@@ -87,6 +87,20 @@ TEST(Heuristic, ElementwiseKernelsVectorizeAlongTheirStores) {
   EXPECT_EQ(opts_for(t, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(t, 48), 16}));
 }
 
+// A transposing copy (a weight laid out in blocks of 32 output channels) also steps along the loop
+// its input is contiguous in, a vector's worth per iteration: each row's cache line is read whole
+// in one iteration. A loop no number up to the lanes divides (37, prime) is left as it is.
+TEST(Heuristic, ATransposingCopyReadsWholeLinesOfEachRow) {
+  Tensor w = test::grid_tensor({512, 576}, 8).reshape({16, 32, 576}).permute({0, 2, 1}).contiguous();
+  std::vector<Opt> opts = opts_for(w, kAvx512);
+  ASSERT_GE(opts.size(), 2u) << to_string(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::UPCAST, loop_sized(w, 32), 16})) << to_string(opts);
+  EXPECT_EQ(opts[1], (Opt{OptOp::UPCAST, loop_sized(w, 576), 16})) << to_string(opts);
+  EXPECT_EQ(opts_for(w, kAvx2).at(1), (Opt{OptOp::UPCAST, loop_sized(w, 576), 8}));
+  Tensor prime = test::grid_tensor({64, 37}, 9).transpose(0, 1).contiguous();
+  for (const Opt& o : opts_for(prime, kAvx512)) EXPECT_NE(o, (Opt{OptOp::UPCAST, loop_sized(prime, 37), 37})) << to_string(opts_for(prime, kAvx512));
+}
+
 TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
   auto threaded = [](const std::vector<Opt>& opts) {
     return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
@@ -95,8 +109,8 @@ TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
   EXPECT_TRUE(threaded(opts_for(test::grid_tensor({256, 512}, 8) * 2.0f, kAvx512)));
   EXPECT_FALSE(threaded(opts_for(test::grid_tensor({256, 512}, 8) * 2.0f, kSse)));  // one thread allowed
   // An outermost loop of 3 splits badly in 2: the next one (64) is moved outermost instead. (The
-  // input is read transposed, so the loops stay three.)
-  Tensor odd = test::grid_tensor({512, 64, 3}, 9).permute({2, 1, 0}) * 2.0f;
+  // input is read with its outer two axes swapped, so the loops stay three.)
+  Tensor odd = test::grid_tensor({64, 3, 512}, 9).permute({1, 0, 2}) * 2.0f;
   std::vector<Opt> opts = opts_for(odd, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::SWAP, loop_sized(odd, 3), loop_sized(odd, 64)})) << to_string(opts);
 }
@@ -231,6 +245,8 @@ TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
       {"exp 3x50", test::grid_tensor({3, 50}, 6).exp()},
       {"broadcast add", test::grid_tensor({17, 1, 5}, 6) + test::grid_tensor({1, 3, 5}, 7)},
       {"transposed copy", (test::grid_tensor({31, 17}, 6).transpose(0, 1) + 1.0f)},
+      {"transposed copy, 12 rows tiled", test::grid_tensor({48, 12}, 6).transpose(0, 1).contiguous()},
+      {"blocked layout copy, 45 rows", test::grid_tensor({64, 45}, 6).reshape({2, 32, 45}).permute({0, 2, 1}).contiguous()},
   };
   for (const auto& [name, t] : kernels) {
     SCOPED_TRACE(name);
