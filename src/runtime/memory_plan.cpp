@@ -61,19 +61,30 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
   for (const PreparedOp& op : impl.ops)
     if (const auto* v = std::get_if<PreparedBufferView>(&op)) root[v->view] = root[v->base];
 
-  // What a folded kernel writes, itself or through a view, must outlive every execute().
-  std::unordered_set<size_t> kept;
+  // What a folded kernel writes, itself or through a view, and execute() reads must outlive every
+  // execute(): the plan's constants, in memory of their own. What only other folded kernels read
+  // (a weight scaled by its batch norm, then laid out in blocks) is an intermediate of the
+  // prepare-time run, which comes before every execute(): it shares the arena with the rest.
+  std::unordered_set<size_t> read_by_execute, kept;
+  for (size_t i : impl.executed)
+    if (!std::holds_alternative<PreparedBufferView>(impl.ops[i]))  // a view reads nothing
+      for (size_t b : touched_by(impl.ops[i])) read_by_execute.insert(root[b]);
   for (size_t i : impl.folded)
-    for (size_t b : touched_by(impl.ops[i])) kept.insert(root[b]);
+    for (size_t b : touched_by(impl.ops[i]))
+      if (read_by_execute.count(root[b])) kept.insert(root[b]);
   std::erase_if(impl.intermediates, [&](size_t b) { return kept.count(b) > 0; });
 
+  // The operations in the order they run: the folded ones (at prepare, and again before an
+  // execute() after a buffer they read was handed out for writing), then execute()'s.
+  std::vector<size_t> steps = impl.folded;
+  steps.insert(steps.end(), impl.executed.begin(), impl.executed.end());
   std::unordered_map<size_t, size_t> slot;  // buffer index -> position in impl.intermediates
   for (size_t s = 0; s < impl.intermediates.size(); ++s) slot[impl.intermediates[s]] = s;
   std::vector<Lifetime> lifetimes(impl.intermediates.size());
   std::vector<bool> seen(impl.intermediates.size(), false);
   for (size_t s = 0; s < impl.intermediates.size(); ++s) lifetimes[s].bytes = impl.buffers[impl.intermediates[s]].nbytes();
-  for (size_t step = 0; step < impl.executed.size(); ++step)
-    for (size_t b : touched_by(impl.ops[impl.executed[step]]))
+  for (size_t step = 0; step < steps.size(); ++step)
+    for (size_t b : touched_by(impl.ops[steps[step]]))
       if (auto it = slot.find(root[b]); it != slot.end()) {
         Lifetime& l = lifetimes[it->second];
         if (!seen[it->second]) l.first = step, seen[it->second] = true;
@@ -81,11 +92,11 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
       }
   // A buffer no operation touches lives after everything (it shares memory only with its kind).
   for (size_t s = 0; s < lifetimes.size(); ++s)
-    if (!seen[s]) lifetimes[s].first = lifetimes[s].last = impl.executed.size();
+    if (!seen[s]) lifetimes[s].first = lifetimes[s].last = steps.size();
 
   MemoryStats& m = impl.memory;
   m = MemoryStats{};
-  std::vector<size_t> live(impl.executed.size() + 1, 0);
+  std::vector<size_t> live(steps.size() + 1, 0);
   for (const Lifetime& l : lifetimes) {
     m.intermediate_bytes += detail::host_alloc_size(l.bytes);  // what each would take as a buffer of its own
     for (size_t step = l.first; step <= l.last; ++step) live[step] += l.bytes;
@@ -119,7 +130,7 @@ void plan_memory(ExecutionPlan::Impl& impl, bool share, bool poison) {
   if (poison) {
     impl.poison_after.resize(impl.ops.size());
     for (size_t s = 0; s < impl.intermediates.size(); ++s)
-      if (seen[s]) impl.poison_after[impl.executed[lifetimes[s].last]].push_back(impl.intermediates[s]);
+      if (seen[s]) impl.poison_after[steps[lifetimes[s].last]].push_back(impl.intermediates[s]);
   }
 }
 

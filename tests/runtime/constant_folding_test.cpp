@@ -89,6 +89,37 @@ TEST(ConstantFolding, ReleasedIntermediatesKeepWhatWasFolded) {
   EXPECT_EQ(plan.output_buffer()->to_vector<float>(), want);
 }
 
+// A weight scaled and then laid out in blocks, both at prepare: the scaled copy only feeds the
+// layout kernel, so it is an intermediate of the prepare-time run (in the arena, poisoned after
+// its last use) rather than a constant the plan keeps; results agree with the unfolded plan, and
+// again after the weight is handed out for writing and folded anew.
+TEST(ConstantFolding, WhatOnlyFoldedKernelsReadIsNotKept) {
+  Tensor x = Tensor::rand({1, 16, 9, 9}, 1);
+  x.realize();
+  auto graph = [&](bool constant) {
+    Tensor w = weights({32, 16, 3, 3}, 2, constant);
+    return std::pair{w, x.conv2d((w * 2.0f).contiguous(), std::nullopt, {1, 1}, {1, 1})};
+  };
+  auto [w, y] = graph(true);
+  auto [pw, py] = graph(false);
+  ExecutionPlan plan = Tensor::prepare({y}, PrepareOptions{.poison = true}), plain = Tensor::prepare({py});
+  ASSERT_EQ(count_constant(plan), 2u) << "the scaling and the layout";
+  size_t weight_bytes = 32 * 16 * 9 * sizeof(float);
+  EXPECT_EQ(plan.memory_stats().constant_bytes, 2 * weight_bytes) << "the weight and its blocked copy, not the scaled one";
+  plain.execute();
+  std::vector<float> want = plain.output_buffer()->to_vector<float>();
+  for (int run = 0; run < 2; ++run) {
+    plan.execute();
+    EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-5, 1e-5);
+  }
+  std::vector<float> doubled = w.to_vector<float>();
+  for (float& v : doubled) v *= 2.0f;
+  plan.buffer_mut_by_id(w.uop_id())->copyin(doubled.data(), doubled.size() * sizeof(float));
+  plan.execute();
+  std::vector<float> got = plan.output_buffer()->to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], 2.0f * want[i], 1e-4f * (1.0f + std::fabs(want[i]))) << i;
+}
+
 // What the caller reads is never folded: a plan whose output is a constant's copy (or a view of
 // it) computes it in execute().
 TEST(ConstantFolding, OutputsAreNeverFolded) {
