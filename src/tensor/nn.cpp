@@ -316,8 +316,8 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
                             image(q, stride.second, dilation.second, padding.second)});
     Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
     Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
-    bool main = &r == &parts.back().first;
-    if (!main && computed_in_blocks(y, o)) y = stored_in_split_blocks(y, 1, kActivationBlock, 1).reshape(y.symbolic_shape());
+    bool largest = &r == &parts.back().first;
+    if (!largest && computed_in_blocks(y, o)) y = stored_in_split_blocks(y, 1, kActivationBlock, 1).reshape(y.symbolic_shape());
     y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
     out = out ? *out + y : y;
   }
