@@ -40,6 +40,7 @@ WORKLOADS = [
     ("BM_Conv3x3", "conv2d 8x64x56x56 3x3 NCHW", "fma"),
     ("BM_ConvDepthwise3x3", "depthwise 8x64x56x56 3x3", "bw"),
     ("BM_Conv1x1", "conv1x1 8x64x56x56 -> 256", "fma"),
+    ("BM_WeightToChannelBlocks", "weight 512x4608 to blocks of 32", "bw"),
 ]
 EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 -> 256"]
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch on the rows of bench/compare.py that the shared anchors do not have: layernorm,
-a depthwise 3x3 and a 1x1 convolution (shapes as in bench/lathe_bench.cpp). Prints JSON rows
-{name, lib, med_ms} like the anchors' bench_numpy_torch.py.
+a depthwise 3x3, a 1x1 convolution and a weight laid out in channel blocks (shapes as in
+bench/lathe_bench.cpp). Prints JSON rows {name, lib, med_ms} like the anchors'
+bench_numpy_torch.py.
 
     /usr/bin/python3 bench/torch_extra.py --threads 2
 """
@@ -48,6 +49,8 @@ def main():
         rows.append(("depthwise 8x64x56x56 3x3", median_ms(lambda: F.conv2d(img, wd, bd, padding=1, groups=64))))
         w1, b1 = torch.rand(256, 64, 1, 1, generator=g), torch.rand(256, generator=g)
         rows.append(("conv1x1 8x64x56x56 -> 256", median_ms(lambda: F.conv2d(img, w1, b1))))
+        wt = torch.rand(512, 4608, generator=g)
+        rows.append(("weight 512x4608 to blocks of 32", median_ms(lambda: wt.reshape(16, 32, 4608).permute(0, 2, 1).contiguous())))
     print(json.dumps([{"name": n, "lib": "torch", "med_ms": ms} for n, ms in rows]))
 
 
