@@ -225,8 +225,8 @@ class CSpeller {
     throw InternalError("the C renderer met " + to_string(*u) + " before it was computed");
   }
 
-  // The element an INDEX names: a buffer's, or an accumulator (a register of one value).
-  // The element `idx` names, `plus` (C source) elements further on.
+  // The element an INDEX names, `plus` (C source) elements further on: a buffer's, or an
+  // accumulator (a register of one value).
   std::string element(const UOpPtr& idx, const std::string& plus = "") {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + plus + "]";

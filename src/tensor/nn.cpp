@@ -226,25 +226,6 @@ void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));
 }
 
-// The taps of one axis that read the image for some output position, [first, last], and the
-// padding the rest of the kernel then needs before and after (negative: rows no tap reads). A
-// tap k reads rows o*s + k*d - p for o in [0, O); taps outside the range read only padding, so
-// they add nothing (a dilated convolution on a small map, as a segmentation head's atrous pyramid
-// at rate 24 on a 14x14 map, keeps only its centre tap). (With a stride above the image a tap may
-// step over it and still be kept: it then only costs work.) `first` is k where no tap reads it.
-struct TapRange {
-  int64_t first, last, before, after;
-};
-TapRange taps_reading_image(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o) {
-  TapRange t{0, k - 1, 0, 0};
-  while (t.first < k && (o - 1) * s + t.first * d - p < 0) ++t.first;
-  while (t.last > t.first && t.last * d - p > size - 1) --t.last;
-  if (t.first < k && t.first * d - p > size - 1) t.first = k;  // the windows step over the image
-  t.before = p - t.first * d;
-  t.after = (o - 1) * s + (t.last - t.first) * d + 1 - size - t.before;
-  return t;
-}
-
 // Taps [first, last] of one axis that read the image for the same output positions,
 // [begin, end), and only padding for the others.
 struct TapGroup {
@@ -272,6 +253,22 @@ int64_t group_work(const std::vector<TapGroup>& groups) {
   int64_t n = 0;
   for (const TapGroup& g : groups) n += g.work();
   return n;
+}
+
+// The taps of one axis from the first to the last that reads the image (its `groups`), and the
+// padding those taps then need before and after (negative: rows no tap reads). The taps outside
+// read only padding, so they add nothing (a dilated convolution on a small map, as a segmentation
+// head's atrous pyramid at rate 24 on a 14x14 map, keeps only its centre tap); a tap between them
+// that the stride steps over is kept (it only costs work). `first` is k where no tap reads it.
+struct TapRange {
+  int64_t first, last, before, after;
+};
+TapRange tap_range(const std::vector<TapGroup>& groups, int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o) {
+  if (groups.empty()) return {k, k - 1, 0, 0};
+  TapRange t{groups.front().first, groups.back().last, 0, 0};
+  t.before = p - t.first * d;
+  t.after = (o - 1) * s + (t.last - t.first) * d + 1 - size - t.before;
+  return t;
 }
 
 // Multiply-adds a convolution split by taps must save per part (each is a kernel of its own):
@@ -311,12 +308,13 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
     return a.first.work() * a.second.work() < b.first.work() * b.second.work();
   });
   std::optional<Tensor> out;
-  for (const auto& [r, q] : parts) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& [r, q] = parts[i];
     Tensor part = x.shrink({{0, n}, {0, c}, image(r, stride.first, dilation.first, padding.first),
                             image(q, stride.second, dilation.second, padding.second)});
     Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
     Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
-    bool largest = &r == &parts.back().first;
+    bool largest = i + 1 == parts.size();
     if (!largest && computed_in_blocks(y, o)) y = stored_in_split_blocks(y, 1, kActivationBlock, 1).reshape(y.symbolic_shape());
     y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
     out = out ? *out + y : y;
@@ -367,8 +365,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   std::vector<TapGroup> col_taps = tap_groups(shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
   if (split_by_taps(row_taps, col_taps, out_hw[0], out_hw[1], kh, kw, o * cg))
     return conv2d_by_tap_groups(*this, weight, bias, row_taps, col_taps, out_hw, stride, padding, dilation, groups);
-  TapRange rows = taps_reading_image(shape_[2], kh, stride.first, dilation.first, padding.first, out_hw[0]);
-  TapRange cols = taps_reading_image(shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
+  TapRange rows = tap_range(row_taps, shape_[2], kh, stride.first, dilation.first, padding.first, out_hw[0]);
+  TapRange cols = tap_range(col_taps, shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
   bool reach = rows.first < kh && cols.first < kw;  // else no tap reads the image: all are kept
   if (reach && (rows.last - rows.first + 1 < kh || cols.last - cols.first + 1 < kw)) {
     // Only the taps that read the image, over the image cut or padded to what they read.
