@@ -58,6 +58,15 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
   return 1;
 }
 
+// The bytes of an operand from which the threads split it rather than each reading all of it:
+// about a core's L2.
+constexpr int64_t kSplitOperandBytes = int64_t{1} << 20;
+// ... when the kernel does few operations per element of it, so its stream is what the kernel
+// waits on (ResNet-50's last 3x3 convolutions on a 4x4 map: ~100 per weight element; a UNet
+// convolution's 4 MB input is used ~1800 times per element and is better read whole by each
+// thread: split by rows it ran 25% slower).
+constexpr int64_t kFewUsesPerElement = 256;
+
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
 // A rough count of the operations `ast` performs (loop trips times the nodes they run): before
@@ -218,10 +227,33 @@ class Planner {
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
       best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
+    more_rows(best_row->axis, best_rows * best_vectors, vector_operands, hot);
     // Rows are ordered against what is left of the vector axis or, where the tile took all of it
     // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks (UPCAST keeps a
     // split loop's axis for what is left of it).
     order(best_row->axis, find_loop(cur_, v.axis) || !blocks ? v.axis : *blocks);
+  }
+
+  // A row loop too short to fill the register budget (a convolution 4 pixels wide: 4 x 2 vectors,
+  // 8 accumulators, too few to hide the multiply-adds' latency, and each weight vector loaded for
+  // 4 of them) takes rows from a second loop with the same reuse: the rows above those pixels.
+  // Only exact divisors: a padded second loop would compute whole rows that are never stored.
+  void more_rows(int64_t row_axis, int64_t accumulators, const std::vector<UOpPtr>& vector_operands, const std::vector<UOpPtr>& hot) {
+    int64_t room = budget_ / accumulators, best = 1;
+    std::optional<Loop> pick;
+    std::vector<Loop> loops = kernel_loops(cur_);
+    for (auto it = loops.rbegin(); it != loops.rend() && room >= 2; ++it) {
+      const Loop& r = *it;
+      if (!ordinary(r) || r.reduce || r.axis == row_axis || r.size < 2) continue;
+      // Every vector operand is the same on each new row (one that varies is a loop over output
+      // channels, a second block, which the vectors already count) and some other load is not.
+      bool reused = !vector_operands.empty(), feeds = false;
+      for (const UOpPtr& o : vector_operands) reused = reused && stride(o, r) == 0;
+      for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
+      if (!reused || !feeds) continue;
+      if (int64_t n = divisor_up_to(r.size, room); n > best) best = n, pick = r;
+    }
+    if (pick) apply({OptOp::UPCAST, pick->axis, best});
   }
 
   // A kernel with no reduction that reads some input across its lanes (a transposing copy: a
@@ -268,6 +300,12 @@ class Planner {
     for (const Loop& l : kernel_loops(cur_))
       if (stride(a.offset, l) != 0) n = std::min<int64_t>(n * l.size, int64_t{1} << 50);
     return n;
+  }
+
+  // The bytes between the lowest and the highest address an access reaches (a window's rows read
+  // by several taps are counted once, as footprint does not).
+  static int64_t span(const Access& a) {
+    return std::min<int64_t>((a.offset->vmax() - a.offset->vmin() + 1) * a.itemsize, int64_t{1} << 50);
   }
 
   // Of the loops left of the rows and of the vectors, the outer one makes the other operand be
@@ -327,15 +365,24 @@ class Planner {
     }
     if (outputs < t_.threads && longest && longest->size >= 2 * t_.threads && apply({OptOp::GROUP, longest->axis, t_.threads})) return;
     if (outs.empty()) return;
+    const Loop outermost = outs.front();
+    // An operand too large for a core's cache and used by few operations per element is split
+    // between the threads, each streaming its own part: threads over the images of a batch would
+    // each read all of a convolution's weight (9 MB for a 3x3 over 512 channels on a 4x4 map).
+    std::optional<Access> big;
+    for (const Access& a : accesses(cur_))
+      if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
+    if (big && span(*big) >= kSplitOperandBytes && estimated_ops(cur_) < kFewUsesPerElement * (span(*big) / big->itemsize))
+      std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return stride(big->offset, l) != 0; });
     int64_t n = t_.threads;
     for (const Loop& l : outs) {
       int64_t least = l.range->src(0)->vmin();
       if (least < n || (l.size % n != 0 && l.size < 4 * n)) continue;
-      if (l.axis != outs.front().axis && !apply({OptOp::SWAP, outs.front().axis, l.axis})) continue;
-      apply({OptOp::THREAD, outs.front().axis, n});
+      if (l.axis != outermost.axis && !apply({OptOp::SWAP, outermost.axis, l.axis})) continue;
+      apply({OptOp::THREAD, outermost.axis, n});
       return;
     }
-    if (outs.front().size >= 2) apply({OptOp::THREAD, outs.front().axis, std::min(n, outs.front().size)});
+    if (outermost.size >= 2) apply({OptOp::THREAD, outermost.axis, std::min(n, outermost.size)});
   }
 
   UOpPtr cur_;

@@ -160,6 +160,44 @@ TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
   expect_agrees_on_every_target(y);
 }
 
+// A convolution 4 pixels wide fills half the register budget with one row of pixels (4 x 2
+// vectors): the rows above them become rows of the tile too, 2 of them, 16 accumulators (ResNet-50
+// on a 97x113 image: the last stage's 3x3 convolutions 143 -> 216 GFLOP/s).
+TEST(Heuristic, ANarrowConvolutionTakesRowsFromTheLoopAbove) {
+  Tensor y = test::grid_tensor({1, 32, 4, 4}, 3).conv2d(test::grid_tensor({64, 32, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
+  std::vector<int64_t> fours;  // the output loops of 4: the image's rows, then its columns
+  for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(y))))
+    if (l.size == 4 && !l.reduce) fours.push_back(l.axis);
+  ASSERT_EQ(fours.size(), 2u);
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, fours[1], 4})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, fours[0], 2})) << to_string(opts);
+  expect_agrees_on_every_target(y);
+  // 14 pixels wide: 7 x 2 vectors leave no room for a second row.
+  Tensor wide = test::grid_tensor({1, 32, 4, 14}, 3).conv2d(test::grid_tensor({64, 32, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> one_row = opts_for(wide, kAvx512);
+  EXPECT_FALSE(has(one_row, {OptOp::UPCAST, loop_sized(wide, 4), 2})) << to_string(one_row);
+}
+
+// Threads split a weight larger than a core's cache (1.2 MB) between them, each reading its own
+// output channels, rather than taking one image of the batch each and both reading all of it; a
+// small weight leaves the split on the images.
+TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
+  Tensor x = test::grid_tensor({2, 64, 4, 4}, 5);
+  Tensor big = x.conv2d(test::grid_tensor({512, 64, 3, 3}, 6), std::nullopt, {1, 1}, {1, 1});
+  int64_t images = loop_sized(big, 2), blocks = loop_sized(big, 16);  // 512 channels: 16 blocks of 32
+  ASSERT_GE(images, 0);
+  ASSERT_GE(blocks, 0);
+  std::vector<Opt> opts = opts_for(big, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::SWAP, images, blocks})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::THREAD, images, 2})) << to_string(opts);  // the loop now outermost
+  expect_agrees_on_every_target(big);
+  Tensor small = x.conv2d(test::grid_tensor({32, 64, 3, 3}, 6), std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> batch = opts_for(small, kAvx512);
+  EXPECT_FALSE(std::any_of(batch.begin(), batch.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(batch);
+  EXPECT_TRUE(has(batch, {OptOp::THREAD, loop_sized(small, 2), 2})) << to_string(batch);
+}
+
 // 1000 output channels (a classifier's 1x1 convolution): no vector of 16 divides them. The weight
 // is stored in channel blocks of 16 padded to 1008 (tensor/nn.cpp), so the channel loop is padded
 // to whole vectors of 16 whose padded lanes read inside the weight: every weight load in the
