@@ -123,6 +123,21 @@ void BM_Layernorm4096x1024(benchmark::State& state) {
 }
 BENCHMARK(BM_Layernorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Causal self-attention of (1, heads 8, seq, 64): QK^T and PV are 2 * 2 * 8 * seq^2 * 64 FLOP
+// (a causal kernel need only do half); the arena counter is the plan's intermediate memory.
+void BM_CausalAttention(benchmark::State& state) {
+  const int64_t seq = state.range(0);
+  Tensor q = Tensor::rand({1, 8, seq, 64}, 1), k = Tensor::rand({1, 8, seq, 64}, 2), v = Tensor::rand({1, 8, seq, 64}, 3);
+  lathe::ExecutionPlan plan = q.scaled_dot_product_attention(k, v, true).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  double flop = 4.0 * 8 * static_cast<double>(seq) * static_cast<double>(seq) * 64;
+  state.counters["GFLOPs"] = benchmark::Counter(flop * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["arena_MB"] = static_cast<double>(plan.memory_stats().arena_bytes) / 1e6;
+  state.counters["kernels"] = static_cast<double>(plan.prepared_kernels().size());
+}
+BENCHMARK(BM_CausalAttention)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // Rebinding a variable costs a bounds check and a refresh of the kernels' values, not a compile:
 // execute_with_vars beside execute of the same plan (a KV-cache style shrink, 4096 x 64 rows).
 lathe::ExecutionPlan vars_plan() {

@@ -494,17 +494,58 @@ Tensor Tensor::avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std:
   return windows(x, kernel, stride.value_or(kernel), {1, 1}, "avg_pool2d").mean({-2, -1});
 }
 
+namespace {
+
+// Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
+// once all of them would take more than this: a long sequence's seq x seq matrix is never whole.
+constexpr int64_t kAttentionScoreBytes = int64_t{16} << 20;
+
+// softmax(q k^T * scale [masked]) v for the queries `q` holds, rows [first, first + rows) of the
+// whole query axis: with `is_causal`, query i sees keys 0..i, so the block reads only the keys up
+// to its last query's (static sizes; a symbolic size reads as its maximum, as before blocks).
+Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, double scale, bool is_causal, int64_t first) {
+  Tensor k = key, v = value;
+  int64_t rows = q.shape()[q.ndim() - 2], keys = key.shape()[key.ndim() - 2];
+  if (is_causal && first + rows < keys && !key.is_symbolic() && !value.is_symbolic()) {
+    keys = first + rows;
+    auto first_keys = [&](const Tensor& t) {
+      std::vector<std::pair<SInt, SInt>> b;
+      for (int64_t d = 0; d < t.ndim(); ++d) b.emplace_back(0, d == t.ndim() - 2 ? keys : t.shape()[d]);
+      return t.shrink(b);
+    };
+    k = first_keys(key), v = first_keys(value);
+  }
+  Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
+  if (is_causal) {
+    Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
+    Tensor mask = Tensor::arange(keys).reshape({1, keys}) <= query_index;
+    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+  }
+  return scores.softmax(-1).matmul(v);
+}
+
+}  // namespace
+
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal) const {
   if (ndim() < 2 || key.ndim() < 2 || value.ndim() < 2)
     throw ShapeError("scaled_dot_product_attention: query, key and value need at least 2 dimensions");
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
-  Tensor scores = matmul(key.transpose(-1, -2)) * scale;
-  if (is_causal) {
-    int64_t l = scores.shape()[scores.ndim() - 2], s = scores.shape().back();
-    Tensor mask = Tensor::arange(s).reshape({1, s}) <= Tensor::arange(l).reshape({l, 1});
-    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+  if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
+  // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
+  Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),
+                                                          detail::to_sym(Shape(key.shape().begin(), key.shape().end() - 2)),
+                                                          "scaled_dot_product_attention"));
+  int64_t queries = shape_[shape_.size() - 2], keys = key.shape()[key.ndim() - 2];
+  int64_t per_query = shape_numel(lead) * keys * dtype().itemsize();
+  if (per_query == 0 || per_query * queries <= kAttentionScoreBytes) return attention_rows(*this, key, value, scale, is_causal, 0);
+  int64_t block = std::max<int64_t>(1, kAttentionScoreBytes / per_query);
+  std::vector<Tensor> parts;
+  for (int64_t first = 0; first < queries; first += block) {
+    std::vector<std::pair<SInt, SInt>> rows;
+    for (int64_t d = 0; d < ndim(); ++d) rows.emplace_back(d == ndim() - 2 ? first : 0, d == ndim() - 2 ? std::min(queries, first + block) : shape_[d]);
+    parts.push_back(attention_rows(shrink(rows), key, value, scale, is_causal, first));
   }
-  return scores.softmax(-1).matmul(value);
+  return Tensor::cat(parts, -2);
 }
 
 }  // namespace lathe
