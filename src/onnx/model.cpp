@@ -6,6 +6,7 @@
 
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
+#include "onnx/attention_chain.hpp"
 #include "onnx/op_context.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -153,10 +154,92 @@ void label_node(const ::onnx::NodeProto& node, const std::unordered_set<const UO
   }
 }
 
-void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
+namespace {
+
+// Runs one node on `ins`, its outputs labelled with its name.
+std::vector<Value> run_node(const ::onnx::NodeProto& node, std::vector<std::optional<Value>> ins, int64_t opset, const std::string& base_dir,
+                            const std::map<std::string, Value>& env) {
   const auto& table = op_table();
   const auto& value_table = value_op_table();
-  for (const auto& node : g.node()) {
+  std::unordered_set<const UOp*> input_nodes;
+  for (const std::optional<Value>& in : ins)
+    if (in && in->is_tensor()) input_nodes.insert(in->tensor().uop().get());
+  OpContext ctx(node, std::move(ins), opset, base_dir, &env);
+  auto op = table.find(node.op_type());
+  auto value_op = value_table.find(node.op_type());
+  if (op == table.end() && value_op == value_table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
+  std::vector<Value> outs;
+  try {
+    if (value_op != value_table.end()) {
+      outs = value_op->second(ctx);
+    } else {
+      for (Tensor& t : op->second(ctx)) outs.emplace_back(std::move(t));
+    }
+  } catch (const OnnxError&) {
+    throw;
+  } catch (const std::exception& e) {  // lathe errors, and std::out_of_range, bad_alloc... from an operator
+    ctx.fail(e.what());
+  }
+  label_node(node, input_nodes, outs);
+  return outs;
+}
+
+// An attention chain (onnx/attention_chain.hpp) whose scores are large, a block of queries at a
+// time: its nodes run again on the rows of the first MatMul's left operand and of every operand
+// that has a row per query. Nothing when the scores are small or the chain is not attention over
+// the last axis (its ordinary run, already in `env`, stands).
+std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
+                                          int64_t opset, const std::string& base_dir) {
+  auto tensor_in = [&](const std::string& name) -> const Tensor* {
+    auto it = env.find(name);
+    return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
+  };
+  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
+  const ::onnx::NodeProto& softmax = g.node(chain.softmax);
+  const Tensor* rows_of = tensor_in(first.input(0));
+  const Tensor* scores = tensor_in(softmax.input(0));
+  const Tensor* values = tensor_in(g.node(chain.nodes.back()).input(1));
+  if (!rows_of || !scores || !values || rows_of->is_symbolic() || scores->is_symbolic() || values->is_symbolic() || scores->ndim() < 2 ||
+      rows_of->ndim() < 2 || values->ndim() < 2)
+    return std::nullopt;
+  int64_t queries = scores->shape()[scores->ndim() - 2];
+  int64_t axis = OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += scores->ndim();
+  if (axis != scores->ndim() - 1 || rows_of->shape()[rows_of->ndim() - 2] != queries) return std::nullopt;
+  int64_t per_query = shape_numel(scores->shape()) / std::max<int64_t>(queries, 1) * scores->dtype().itemsize();
+  return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
+    std::map<std::string, Value> block;  // the chain's values for these queries
+    Tensor out;
+    for (size_t n = 0; n < chain.nodes.size(); ++n) {
+      const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
+      bool last = n + 1 == chain.nodes.size();
+      std::vector<std::optional<Value>> ins;
+      for (int i = 0; i < node.input_size(); ++i) {
+        const std::string& name = node.input(i);
+        if (auto b = block.find(name); b != block.end()) {
+          ins.emplace_back(b->second);
+          continue;
+        }
+        const Value& v = env.at(name);
+        // The keys and the values are every query's; an operand with a row per query gives its rows.
+        bool per_query_rows = v.is_tensor() && !(n == 0 && i == 1) && !(last && i == 1) && v.tensor().ndim() >= 2 && queries > 1 &&
+                              v.tensor().shape()[v.tensor().ndim() - 2] == queries;
+        ins.emplace_back(per_query_rows ? Value(lathe::detail::query_rows(v.tensor(), first_row, count)) : v);
+      }
+      std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);
+      block.insert_or_assign(node.output(0), outs.at(0));
+      if (last) out = outs.at(0).tensor();
+    }
+    return out;
+  });
+}
+
+}  // namespace
+
+void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
+  std::unordered_map<int, AttentionChain> chains = attention_chains(g);
+  for (int n = 0; n < g.node_size(); ++n) {
+    const ::onnx::NodeProto& node = g.node(n);
     if (!node.domain().empty() && node.domain() != "ai.onnx" && node.domain() != "ai.onnx.preview.training")
       throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): domain '" + node.domain() + "' is not supported");
     std::vector<std::optional<Value>> ins;
@@ -170,26 +253,14 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
         throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): input '" + name + "' is not defined before it");
       ins.emplace_back(it->second);
     }
-    std::unordered_set<const UOp*> input_nodes;
-    for (const std::optional<Value>& in : ins)
-      if (in && in->is_tensor()) input_nodes.insert(in->tensor().uop().get());
-    OpContext ctx(node, std::move(ins), opset, base_dir, &env);
-    auto op = table.find(node.op_type());
-    auto value_op = value_table.find(node.op_type());
-    if (op == table.end() && value_op == value_table.end()) ctx.fail("operator " + node.op_type() + " is not supported");
     std::vector<Value> outs;
-    try {
-      if (value_op != value_table.end()) {
-        outs = value_op->second(ctx);
-      } else {
-        for (Tensor& t : op->second(ctx)) outs.emplace_back(std::move(t));
-      }
-    } catch (const OnnxError&) {
-      throw;
-    } catch (const std::exception& e) {  // lathe errors, and std::out_of_range, bad_alloc... from an operator
-      ctx.fail(e.what());
+    std::optional<Tensor> blocks;
+    if (auto chain = chains.find(n); chain != chains.end()) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
+    if (blocks) {
+      outs.emplace_back(*blocks);
+    } else {
+      outs = run_node(node, std::move(ins), opset, base_dir, env);
     }
-    label_node(node, input_nodes, outs);
     for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
       if (!node.output(static_cast<int>(i)).empty()) env.insert_or_assign(node.output(static_cast<int>(i)), outs[i]);
   }

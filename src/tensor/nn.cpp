@@ -494,11 +494,29 @@ Tensor Tensor::avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std:
   return windows(x, kernel, stride.value_or(kernel), {1, 1}, "avg_pool2d").mean({-2, -1});
 }
 
-namespace {
-
 // Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
-// once all of them would take more than this: a long sequence's seq x seq matrix is never whole.
+// once all of them would take more than this.
 constexpr int64_t kAttentionScoreBytes = int64_t{16} << 20;
+// A block's queries are a multiple of this where they can be: a row loop the register tile divides.
+constexpr int64_t kQueryRowMultiple = 32;
+
+Tensor detail::query_rows(const Tensor& t, int64_t first, int64_t count) {
+  std::vector<std::pair<SInt, SInt>> bounds;
+  for (int64_t d = 0; d < t.ndim(); ++d) bounds.emplace_back(d == t.ndim() - 2 ? first : 0, d == t.ndim() - 2 ? first + count : t.shape()[d]);
+  return t.shrink(bounds);
+}
+
+std::optional<Tensor> detail::in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
+                                              const std::function<Tensor(int64_t first, int64_t count)>& block) {
+  if (score_bytes_per_query <= 0 || score_bytes_per_query * queries <= kAttentionScoreBytes) return std::nullopt;
+  int64_t rows = std::max<int64_t>(1, kAttentionScoreBytes / score_bytes_per_query);
+  if (rows >= kQueryRowMultiple) rows -= rows % kQueryRowMultiple;
+  std::vector<Tensor> parts;
+  for (int64_t first = 0; first < queries; first += rows) parts.push_back(block(first, std::min(rows, queries - first)));
+  return Tensor::cat(parts, -2);
+}
+
+namespace {
 
 // softmax(q k^T * scale [masked]) v for the queries `q` holds, rows [first, first + rows) of the
 // whole query axis: with `is_causal`, query i sees keys 0..i, so the block reads only the keys up
@@ -508,12 +526,7 @@ Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, d
   int64_t rows = q.shape()[q.ndim() - 2], keys = key.shape()[key.ndim() - 2];
   if (is_causal && first + rows < keys && !key.is_symbolic() && !value.is_symbolic()) {
     keys = first + rows;
-    auto first_keys = [&](const Tensor& t) {
-      std::vector<std::pair<SInt, SInt>> b;
-      for (int64_t d = 0; d < t.ndim(); ++d) b.emplace_back(0, d == t.ndim() - 2 ? keys : t.shape()[d]);
-      return t.shrink(b);
-    };
-    k = first_keys(key), v = first_keys(value);
+    k = detail::query_rows(key, 0, keys), v = detail::query_rows(value, 0, keys);
   }
   Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
   if (is_causal) {
@@ -536,16 +549,10 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
                                                           detail::to_sym(Shape(key.shape().begin(), key.shape().end() - 2)),
                                                           "scaled_dot_product_attention"));
   int64_t queries = shape_[shape_.size() - 2], keys = key.shape()[key.ndim() - 2];
-  int64_t per_query = shape_numel(lead) * keys * dtype().itemsize();
-  if (per_query == 0 || per_query * queries <= kAttentionScoreBytes) return attention_rows(*this, key, value, scale, is_causal, 0);
-  int64_t block = std::max<int64_t>(1, kAttentionScoreBytes / per_query);
-  std::vector<Tensor> parts;
-  for (int64_t first = 0; first < queries; first += block) {
-    std::vector<std::pair<SInt, SInt>> rows;
-    for (int64_t d = 0; d < ndim(); ++d) rows.emplace_back(d == ndim() - 2 ? first : 0, d == ndim() - 2 ? std::min(queries, first + block) : shape_[d]);
-    parts.push_back(attention_rows(shrink(rows), key, value, scale, is_causal, first));
-  }
-  return Tensor::cat(parts, -2);
+  std::optional<Tensor> blocks = detail::in_query_blocks(queries, shape_numel(lead) * keys * dtype().itemsize(), [&](int64_t first, int64_t count) {
+    return attention_rows(detail::query_rows(*this, first, count), key, value, scale, is_causal, first);
+  });
+  return blocks ? *blocks : attention_rows(*this, key, value, scale, is_causal, 0);
 }
 
 }  // namespace lathe

@@ -1,6 +1,9 @@
 // Helpers shared by the files that implement Tensor's ops.
 #pragma once
 
+#include <functional>
+#include <optional>
+
 #include "lathe/tensor.hpp"
 #include "schedule/shape.hpp"
 
@@ -42,6 +45,14 @@ Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::
 /// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
 /// blocks of channels. Nothing when it is not.
 std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
+/// Rows [first, first + count) of `t`'s axis -2 (a block of attention's queries).
+Tensor query_rows(const Tensor& t, int64_t first, int64_t count);
+/// Attention over `queries` whose scores take `score_bytes_per_query` bytes per query, as
+/// `block(first, count)` computes it for queries [first, first + count) (its axis -2): nothing
+/// when all the scores fit in 16 MB; else the blocks, each within that, joined along axis -2, so
+/// no plan holds a long sequence's whole seq x seq matrix.
+std::optional<Tensor> in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
+                                      const std::function<Tensor(int64_t first, int64_t count)>& block);
 /// `x` padded along `axis` by repeating its first element `before` times and its last `after`
 /// times (ONNX Pad's edge mode; a resize's taps past the ends): padded views added, which fuse
 /// into their reader. The axis must be static and not empty.

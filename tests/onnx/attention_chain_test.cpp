@@ -1,0 +1,132 @@
+// Attention chains as PyTorch exports them (MatMul -> Div -> Add -> Where -> Softmax -> MatMul):
+// found in the graph, and run a block of queries at a time when their scores are large, with the
+// values of plain loops and without the whole score matrix in the plan.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+#include "onnx/attention_chain.hpp"
+#include "onnx/onnx_include.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
+  auto* v = g->add_input();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem_type);
+  for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_node(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(out + "_node");
+  for (const std::string& in : ins) n->add_input(in);
+  n->add_output(out);
+}
+
+// softmax(where(allowed, q kt / scale + padding, -inf)) v over (1, heads, queries, keys) scores:
+// `padding` is (1, 1, 1, keys), one row for every query; `allowed` is (queries, keys), a row each.
+// With `scores_out`, the scores are an output of the graph too.
+std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool scores_out = false) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  ::onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("attention");
+  add_input(g, "q", {1, heads, queries, d});
+  add_input(g, "kt", {1, heads, d, keys});
+  add_input(g, "v", {1, heads, keys, dv});
+  add_input(g, "padding", {1, 1, 1, keys});
+  add_input(g, "allowed", {queries, keys}, ::onnx::TensorProto::BOOL);
+  ::onnx::TensorProto* scale = g->add_initializer();
+  scale->set_name("scale");
+  scale->set_data_type(::onnx::TensorProto::FLOAT);
+  scale->add_float_data(std::sqrt(static_cast<float>(d)));
+  ::onnx::TensorProto* lowest = g->add_initializer();
+  lowest->set_name("lowest");
+  lowest->set_data_type(::onnx::TensorProto::FLOAT);
+  lowest->add_float_data(-std::numeric_limits<float>::infinity());
+  add_node(g, "MatMul", {"q", "kt"}, "qk");
+  add_node(g, "Div", {"qk", "scale"}, "scaled");
+  add_node(g, "Add", {"scaled", "padding"}, "padded");
+  add_node(g, "Where", {"allowed", "padded", "lowest"}, "masked");
+  add_node(g, "Softmax", {"masked"}, "probs");
+  g->mutable_node(4)->add_attribute()->set_name("axis");
+  g->mutable_node(4)->mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+  g->mutable_node(4)->mutable_attribute(0)->set_i(-1);
+  add_node(g, "MatMul", {"probs", "v"}, "out");
+  g->add_output()->set_name("out");
+  if (scores_out) g->add_output()->set_name("scaled");
+  return m.SerializeAsString();
+}
+
+std::vector<float> values(int64_t n, int seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + seed)) * 0.8f;
+  return v;
+}
+
+TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValue) {
+  ::onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(attention_model(1, 4, 4, 2, 2)));
+  auto chains = detail::attention_chains(m.graph());
+  ASSERT_EQ(chains.size(), 1u);
+  EXPECT_EQ(chains.at(5).nodes, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(chains.at(5).softmax, 4);
+  ASSERT_TRUE(m.ParseFromString(attention_model(1, 4, 4, 2, 2, /*scores_out=*/true)));
+  EXPECT_TRUE(detail::attention_chains(m.graph()).empty());  // the scores are needed whole
+}
+
+// 2 heads x 1500 x 1500 scores are 18 MB: blocks of 1344 and 156 queries.
+TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
+  const int64_t heads = 2, queries = 1500, keys = 1500, d = 4, dv = 3;
+  std::vector<float> q = values(heads * queries * d, 1), kt = values(heads * d * keys, 2), v = values(heads * keys * dv, 3);
+  std::vector<float> padding(static_cast<size_t>(keys), 0.0f);
+  for (int64_t j = keys - 7; j < keys; ++j) padding[static_cast<size_t>(j)] = -1e4f;
+  std::vector<uint8_t> allowed(static_cast<size_t>(queries * keys));
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < keys; ++j) allowed[static_cast<size_t>(i * keys + j)] = (i + 2 * j) % 5 != 0 || j == 0;
+  Model model = Model::from_bytes(attention_model(heads, queries, keys, d, dv));
+  std::vector<Tensor> outs = model.build({{"q", Tensor::from_vector(q, {1, heads, queries, d})},
+                                          {"kt", Tensor::from_vector(kt, {1, heads, d, keys})},
+                                          {"v", Tensor::from_vector(v, {1, heads, keys, dv})},
+                                          {"padding", Tensor::from_vector(padding, {1, 1, 1, keys})},
+                                          {"allowed", Tensor::from_vector(std::vector<bool>(allowed.begin(), allowed.end()), {queries, keys})}});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].shape(), (Shape{1, heads, queries, dv}));
+  ExecutionPlan plan = outs[0].prepare();
+  for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * queries * keys * 4));  // no whole score matrix
+  plan.execute();
+  std::vector<float> got = plan.output_buffer()->to_vector<float>();
+  size_t bad = 0;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < queries; ++i) {
+      std::vector<double> p(static_cast<size_t>(keys));
+      double top = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c) s += double(q[static_cast<size_t>((h * queries + i) * d + c)]) * kt[static_cast<size_t>((h * d + c) * keys + j)];
+        s = s / std::sqrt(double(d)) + padding[static_cast<size_t>(j)];
+        p[static_cast<size_t>(j)] = allowed[static_cast<size_t>(i * keys + j)] ? s : -std::numeric_limits<double>::infinity();
+        top = std::max(top, p[static_cast<size_t>(j)]);
+      }
+      for (double& x : p) sum += (x = std::exp(x - top));
+      for (int64_t e = 0; e < dv; ++e) {
+        double want = 0;
+        for (int64_t j = 0; j < keys; ++j) want += p[static_cast<size_t>(j)] / sum * v[static_cast<size_t>((h * keys + j) * dv + e)];
+        double diff = std::abs(got[static_cast<size_t>((h * queries + i) * dv + e)] - want);
+        if (diff > 1e-5 + 1e-4 * std::abs(want) && bad++ < 5) ADD_FAILURE() << "head " << h << " query " << i << " column " << e << ": " << diff;
+      }
+    }
+  EXPECT_EQ(bad, 0u);
+}
+
+}  // namespace
+}  // namespace lathe::onnx
