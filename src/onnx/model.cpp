@@ -203,10 +203,10 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
       rows_of->ndim() < 2 || values->ndim() < 2)
     return std::nullopt;
   int64_t queries = scores->shape()[scores->ndim() - 2];
-  int64_t axis = OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1);
-  if (axis < 0) axis += scores->ndim();
-  if (axis != scores->ndim() - 1 || rows_of->shape()[rows_of->ndim() - 2] != queries) return std::nullopt;
-  int64_t per_query = shape_numel(scores->shape()) / std::max<int64_t>(queries, 1) * scores->dtype().itemsize();
+  // The Softmax already ran on the whole scores, so its axis is a valid one.
+  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
+  if (queries == 0 || axis != scores->ndim() - 1 || rows_of->shape()[rows_of->ndim() - 2] != queries) return std::nullopt;
+  int64_t per_query = shape_numel(scores->shape()) / queries * scores->dtype().itemsize();
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
     Tensor out;
@@ -222,9 +222,9 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
         }
         const Value& v = env.at(name);
         // The keys and the values are every query's; an operand with a row per query gives its rows.
-        bool per_query_rows = v.is_tensor() && !(n == 0 && i == 1) && !(last && i == 1) && v.tensor().ndim() >= 2 && queries > 1 &&
+        bool per_query_rows = v.is_tensor() && !(n == 0 && i == 1) && !(last && i == 1) && v.tensor().ndim() >= 2 &&
                               v.tensor().shape()[v.tensor().ndim() - 2] == queries;
-        ins.emplace_back(per_query_rows ? Value(lathe::detail::query_rows(v.tensor(), first_row, count)) : v);
+        ins.emplace_back(per_query_rows ? Value(v.tensor().slice(-2, first_row, first_row + count)) : v);
       }
       std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);
       block.insert_or_assign(node.output(0), outs.at(0));

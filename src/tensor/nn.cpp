@@ -500,12 +500,6 @@ constexpr int64_t kAttentionScoreBytes = int64_t{16} << 20;
 // A block's queries are a multiple of this where they can be: a row loop the register tile divides.
 constexpr int64_t kQueryRowMultiple = 32;
 
-Tensor detail::query_rows(const Tensor& t, int64_t first, int64_t count) {
-  std::vector<std::pair<SInt, SInt>> bounds;
-  for (int64_t d = 0; d < t.ndim(); ++d) bounds.emplace_back(d == t.ndim() - 2 ? first : 0, d == t.ndim() - 2 ? first + count : t.shape()[d]);
-  return t.shrink(bounds);
-}
-
 std::optional<Tensor> detail::in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
                                               const std::function<Tensor(int64_t first, int64_t count)>& block) {
   if (score_bytes_per_query <= 0 || score_bytes_per_query * queries <= kAttentionScoreBytes) return std::nullopt;
@@ -526,7 +520,7 @@ Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, d
   int64_t rows = q.shape()[q.ndim() - 2], keys = key.shape()[key.ndim() - 2];
   if (is_causal && first + rows < keys && !key.is_symbolic() && !value.is_symbolic()) {
     keys = first + rows;
-    k = detail::query_rows(key, 0, keys), v = detail::query_rows(value, 0, keys);
+    k = key.slice(-2, 0, keys), v = value.slice(-2, 0, keys);
   }
   Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
   if (is_causal) {
@@ -550,7 +544,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
                                                           "scaled_dot_product_attention"));
   int64_t queries = shape_[shape_.size() - 2], keys = key.shape()[key.ndim() - 2];
   std::optional<Tensor> blocks = detail::in_query_blocks(queries, shape_numel(lead) * keys * dtype().itemsize(), [&](int64_t first, int64_t count) {
-    return attention_rows(detail::query_rows(*this, first, count), key, value, scale, is_causal, first);
+    return attention_rows(slice(-2, first, first + count), key, value, scale, is_causal, first);
   });
   return blocks ? *blocks : attention_rows(*this, key, value, scale, is_causal, 0);
 }

@@ -45,8 +45,6 @@ Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::
 /// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
 /// blocks of channels. Nothing when it is not.
 std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
-/// Rows [first, first + count) of `t`'s axis -2 (a block of attention's queries).
-Tensor query_rows(const Tensor& t, int64_t first, int64_t count);
 /// Attention over `queries` whose scores take `score_bytes_per_query` bytes per query, as
 /// `block(first, count)` computes it for queries [first, first + count) (its axis -2): nothing
 /// when all the scores fit in 16 MB; else the blocks, each within that, joined along axis -2, so
