@@ -41,8 +41,12 @@ WORKLOADS = [
     ("BM_ConvDepthwise3x3", "depthwise 8x64x56x56 3x3", "bw"),
     ("BM_Conv1x1", "conv1x1 8x64x56x56 -> 256", "fma"),
     ("BM_WeightToChannelBlocks", "weight 512x4608 to blocks of 32", "bw"),
+    # its GFLOP/s count the whole score matrix's work, as a kernel without the causal half skipped does
+    ("BM_CausalAttention/1024", "causal attention 8x1024x64", "fma"),
+    ("BM_CausalAttention/4096", "causal attention 8x4096x64", "fma"),
 ]
-EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 -> 256"]
+EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 -> 256", "weight 512x4608 to blocks of 32",
+         "causal attention 8x1024x64", "causal attention 8x4096x64"]
 
 
 def run(cmd, env=None, cwd=None):

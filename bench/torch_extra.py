@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch on the rows of bench/compare.py that the shared anchors do not have: layernorm,
-a depthwise 3x3, a 1x1 convolution and a weight laid out in channel blocks (shapes as in
-bench/lathe_bench.cpp). Prints JSON rows {name, lib, med_ms} like the anchors'
+a depthwise 3x3, a 1x1 convolution, a weight laid out in channel blocks and causal attention
+(shapes as in bench/lathe_bench.cpp; attention as PyTorch 1.13 models write it, Debian's torch
+having no scaled_dot_product_attention). Prints JSON rows {name, lib, med_ms} like the anchors'
 bench_numpy_torch.py.
 
     /usr/bin/python3 bench/torch_extra.py --threads 2
@@ -51,6 +52,14 @@ def main():
         rows.append(("conv1x1 8x64x56x56 -> 256", median_ms(lambda: F.conv2d(img, w1, b1))))
         wt = torch.rand(512, 4608, generator=g)
         rows.append(("weight 512x4608 to blocks of 32", median_ms(lambda: wt.reshape(16, 32, 4608).permute(0, 2, 1).contiguous())))
+        for seq in (1024, 4096):
+            q, k, v = (torch.rand(1, 8, seq, 64, generator=g) for _ in range(3))
+            future = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+
+            def attention():
+                scores = torch.matmul(q, k.transpose(-1, -2)) / 8.0
+                return torch.matmul(torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1), v)
+            rows.append((f"causal attention 8x{seq}x64", median_ms(attention, reps=5)))
     print(json.dumps([{"name": n, "lib": "torch", "med_ms": ms} for n, ms in rows]))
 
 

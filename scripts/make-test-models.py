@@ -400,6 +400,21 @@ class ESPCN(nn.Module):
         return self.f(x)
 
 
+def long_models():
+    """Transformers at sequence lengths whose attention scores are tens of MB (lathe runs them a
+    block of queries at a time): a causal decoder and an encoder with a padding mask."""
+    return {
+        "gpt_long": dict(
+            build=lambda: GPTDecoder(vocab=512, seq=2048, d=128, heads=4, layers=2), seed=51,
+            inputs=[("input_ids", rng(52).randint(0, 512, size=(1, 2048)).astype(np.int64))],
+            outputs=["logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
+        "encoder_long": dict(
+            build=lambda: TransformerEncoder(vocab=512, seq=1536, d=128, heads=4, ff=256, layers=2, classes=3), seed=53,
+            inputs=token_inputs(54, batch=2, seq=1536, vocab=512, pad=36),
+            outputs=["hidden_states", "logits"], opset=17, training=torch.onnx.TrainingMode.EVAL),
+    }
+
+
 def shape_models():
     """Architectures whose operators or shapes the set above lacks, each once a cliff (2026-11-23)."""
     def torchvision_video():
@@ -475,6 +490,7 @@ def main():
     ap.add_argument("--large", action="store_true", help="write the big variants (default out: build/models)")
     ap.add_argument("--shapes", action="store_true", help="write the architectures with other operators and shapes "
                     "(3-D convolutions, atrous convolutions, resizes, strided ConvTranspose, pixel shuffle; default out: build/shapes)")
+    ap.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models, or build/models with --large)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
     ap.add_argument("--node", default=os.environ.get("NODE", "node"), help="node executable")
@@ -483,7 +499,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    specs = shape_models() if args.shapes else large_models() if args.large else small_models()
+    specs = shape_models() if args.shapes else long_models() if args.long else large_models() if args.large else small_models()
     if args.list:
         print("\n".join(specs))
         return 0
@@ -493,6 +509,7 @@ def main():
             ap.error("unknown model(s) %s; choose from %s" % (unknown, ", ".join(specs)))
         specs = {k: v for k, v in specs.items() if k in args.only}
     out = args.out or (os.path.join(ROOT, "build", "shapes") if args.shapes
+                       else os.path.join(ROOT, "build", "long") if args.long
                        else os.path.join(ROOT, "build", "models") if args.large
                        else os.path.join(ROOT, "tests", "onnx", "models"))
     os.makedirs(out, exist_ok=True)
