@@ -240,9 +240,10 @@ class Planner {
   // Only exact divisors: a padded second loop would compute whole rows that are never stored.
   void more_rows(int64_t row_axis, int64_t accumulators, const std::vector<UOpPtr>& vector_operands, const std::vector<UOpPtr>& hot) {
     int64_t room = budget_ / accumulators, best = 1;
+    if (room < 2) return;
     std::optional<Loop> pick;
     std::vector<Loop> loops = kernel_loops(cur_);
-    for (auto it = loops.rbegin(); it != loops.rend() && room >= 2; ++it) {
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
       if (!ordinary(r) || r.reduce || r.axis == row_axis || r.size < 2) continue;
       // Every vector operand is the same on each new row (one that varies is a loop over output
@@ -354,7 +355,8 @@ class Planner {
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.
   // With fewer outputs than threads, the reduction's longest loop is split across them (GROUP).
   void threads() {
-    if (t_.threads <= 1 || estimated_ops(cur_) < (int64_t{1} << 18)) return;
+    int64_t ops = estimated_ops(cur_);
+    if (t_.threads <= 1 || ops < (int64_t{1} << 18)) return;
     std::vector<Loop> outs;
     int64_t outputs = 1;
     std::optional<Loop> longest;
@@ -372,7 +374,7 @@ class Planner {
     std::optional<Access> big;
     for (const Access& a : accesses(cur_))
       if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
-    if (big && span(*big) >= kSplitOperandBytes && estimated_ops(cur_) < kFewUsesPerElement * (span(*big) / big->itemsize))
+    if (big && span(*big) >= kSplitOperandBytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize))
       std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return stride(big->offset, l) != 0; });
     int64_t n = t_.threads;
     for (const Loop& l : outs) {

@@ -712,15 +712,18 @@ TEST(NnAttention, TransposedKey) {
   EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 1, 3, 3, 4, 4, false), 1e-4, 1e-5);
 }
 
-// Scores of more than 16 MB are held a block of queries at a time: three blocks here (the last of
-// 11 queries), a causal block reading only the keys up to its last query. The plan never holds
-// the whole score matrix.
+// Scores of more than 16 MB are held a block of queries at a time: three blocks here (992, 992
+// and 69 queries), a causal block reading only the keys up to its last query: less work than the
+// same attention without the mask, which reads every key and has no mask to compute. The plan
+// never holds the whole score matrix.
 TEST(NnAttention, LongCausalRunsInQueryBlocks) {
   const int64_t b = 2, l = 2053, d = 4, dv = 3;
   auto q = data(b * l * d, 82), k = data(b * l * d, 83), v = data(b * l * dv, 84);
   Tensor o = f32(q, {b, l, d}).scaled_dot_product_attention(f32(k, {b, l, d}), f32(v, {b, l, dv}), true);
   ExecutionPlan plan = o.prepare();
   for (const Buffer& buf : plan.buffers()) EXPECT_LT(buf.nbytes(), static_cast<size_t>(b * l * l * 4));  // no whole score matrix
+  ExecutionPlan unmasked = f32(q, {b, l, d}).scaled_dot_product_attention(f32(k, {b, l, d}), f32(v, {b, l, dv})).prepare();
+  EXPECT_LT(plan.estimated_work().ops, unmasked.estimated_work().ops);
   EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, b, l, l, d, dv, true), 1e-4, 1e-5);
 }
 
