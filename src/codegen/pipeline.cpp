@@ -147,6 +147,7 @@ std::vector<std::string> pipeline_steps() {
 }
 
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
+  SimplifyMemo memo;
   int threads = 1, debug = debug_level();
   std::vector<Opt> applied;
   UOpPtr cur = ast;

@@ -30,8 +30,8 @@ constexpr size_t kMaxDepth = 50000000;
 
 class Rewriter {
  public:
-  Rewriter(const PatternMatcher& pm, void* ctx, Direction dir, uint64_t first_new_id)
-      : pm_(pm), ctx_(ctx), dir_(dir), first_new_id_(first_new_id) {}
+  Rewriter(const PatternMatcher& pm, void* ctx, Direction dir, uint64_t first_new_id, RewriteMemo& memo)
+      : pm_(pm), ctx_(ctx), dir_(dir), first_new_id_(first_new_id), done_(memo.done), keep_(memo.keep) {}
 
   UOpPtr run(const UOpPtr& root) {
     push_visit(root, 0);
@@ -121,15 +121,26 @@ class Rewriter {
   Direction dir_;
   uint64_t first_new_id_;
   std::vector<Frame> stack_;
-  std::unordered_map<const UOp*, UOpPtr> done_;
+  std::unordered_map<const UOp*, UOpPtr>& done_;
   std::unordered_set<const UOp*> started_;  // visit begun, result not known yet
-  std::vector<UOpPtr> keep_;
+  std::vector<UOpPtr>& keep_;
 };
 
 }  // namespace
 
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, void* ctx, Direction direction) {
-  return Rewriter(pm, ctx, direction, next_uop_id()).run(root);
+  RewriteMemo memo;
+  return Rewriter(pm, ctx, direction, next_uop_id(), memo).run(root);
+}
+
+UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, RewriteMemo& memo, Direction direction) {
+  if (!memo.pm) {
+    memo.pm = &pm;
+    memo.direction = direction;
+  } else if (memo.pm != &pm || memo.direction != direction) {
+    throw InternalError("graph_rewrite: a RewriteMemo is reused with another matcher or direction");
+  }
+  return Rewriter(pm, nullptr, direction, next_uop_id(), memo).run(root);
 }
 
 }  // namespace lathe

@@ -387,7 +387,19 @@ const PatternMatcher& symbolic() {
   return pm;
 }
 
-UOpPtr simplify(const UOpPtr& u) { return graph_rewrite(u, symbolic()); }
+namespace {
+thread_local RewriteMemo* active_memo = nullptr;  // the outermost live SimplifyMemo's on this thread
+}
+
+SimplifyMemo::SimplifyMemo() : memo_(active_memo ? nullptr : std::make_unique<RewriteMemo>()) {
+  if (memo_) active_memo = memo_.get();
+}
+
+SimplifyMemo::~SimplifyMemo() {
+  if (memo_) active_memo = nullptr;
+}
+
+UOpPtr simplify(const UOpPtr& u) { return active_memo ? graph_rewrite(u, symbolic(), *active_memo) : graph_rewrite(u, symbolic()); }
 
 std::optional<LinearForm> linear_form(const UOpPtr& x) {
   Linear lin = decompose(x);

@@ -7,6 +7,7 @@
 // rules that need floor semantics first check that their operands are non-negative.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -25,6 +26,23 @@ const PatternMatcher& symbolic();
 
 /// `u` rewritten with symbolic() to a fixed point.
 UOpPtr simplify(const UOpPtr& u);
+
+struct RewriteMemo;
+
+/// While one lives, simplify() on its thread remembers every node it has simplified and reuses
+/// the result (an index expression shares most of its nodes with the ones simplified before it:
+/// the scheduler and the code generator ask for thousands). One per thread at a time: a second
+/// one made while the first lives adds nothing. The nodes it remembers are freed with it.
+class SimplifyMemo {
+ public:
+  SimplifyMemo();
+  ~SimplifyMemo();
+  SimplifyMemo(const SimplifyMemo&) = delete;
+  SimplifyMemo& operator=(const SimplifyMemo&) = delete;
+
+ private:
+  std::unique_ptr<RewriteMemo> memo_;
+};
 
 /// An integer expression as sum(coefficient * term) + constant, each term neither a sum nor a
 /// product with a constant; the form the canonical sums are built from.

@@ -431,6 +431,7 @@ std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_m
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpPtr>& roots) {
+  SimplifyMemo memo;
   Schedule sched;
   std::vector<UOpPtr> outputs = read_relayouts_from_copies(roots);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);

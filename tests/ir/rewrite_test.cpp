@@ -42,6 +42,37 @@ TEST(GraphRewrite, SharedNodesAreRewrittenOnce) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST(GraphRewrite, AMemoRewritesANodeOnceAcrossCalls) {
+  int calls = 0;
+  PatternMatcher count({{UPat(Ops::DEFINE_VAR).named("x"), [&calls](const Match&) {
+                           ++calls;
+                           return nullptr;
+                         }}});
+  UOpPtr a = UOp::variable("a", 0, 9);
+  RewriteMemo memo;
+  graph_rewrite(a * 2, count, memo);
+  graph_rewrite(a + 1, count, memo);
+  EXPECT_EQ(calls, 1);
+  graph_rewrite(a + 1, count);  // without the memo: rewritten again
+  EXPECT_EQ(calls, 2);
+  EXPECT_THROW(graph_rewrite(a, identities(), memo), InternalError);
+  EXPECT_THROW(graph_rewrite(a, count, memo, Direction::TopDown), InternalError);
+}
+
+TEST(GraphRewrite, AMemoKeepsItsNodesAliveUntilItGoes) {
+  std::weak_ptr<const UOp> seen;
+  {
+    RewriteMemo memo;
+    {
+      UOpPtr g = (UOp::variable("memo_only", 0, 9) + 0) * 1;
+      seen = g;
+      EXPECT_EQ(graph_rewrite(g, identities(), memo), UOp::variable("memo_only", 0, 9));
+    }
+    EXPECT_FALSE(seen.expired());  // its address is a key: it must not be reused for another node
+  }
+  EXPECT_TRUE(seen.expired());
+}
+
 // Bottom-up sees rewritten sources; top-down sees the node as built, before its sources change.
 TEST(GraphRewrite, DirectionDecidesWhatARuleSees) {
   UOpPtr a = UOp::variable("a", 0, 9);

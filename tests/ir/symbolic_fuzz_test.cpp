@@ -116,5 +116,21 @@ TEST(SymbolicFuzz, SimplifiedExpressionsEvaluateLikeTheOriginals) {
   EXPECT_GT(changed, kExpressions / 4);  // the generator really exercises the rules
 }
 
+// A SimplifyMemo shares results across calls (expressions here share their variables and many
+// subexpressions); every expression must simplify to the node it simplifies to without one.
+TEST(SymbolicFuzz, AMemoChangesNoResult) {
+  ExprGen gen(20261123);
+  std::vector<UOpPtr> exprs, plain;
+  for (int i = 0; i < 2000; ++i) {
+    exprs.push_back(gen.expr(1 + i % 5));
+    plain.push_back(simplify(exprs.back()));
+  }
+  SimplifyMemo memo;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    ASSERT_EQ(simplify(exprs[i]), plain[i]) << "expression " << i << "\n" << print_graph(exprs[i]);
+    ASSERT_EQ(simplify(plain[i]), plain[i]);
+  }
+}
+
 }  // namespace
 }  // namespace lathe

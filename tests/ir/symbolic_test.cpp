@@ -170,5 +170,27 @@ TEST(Symbolic, Booleans) {
   EXPECT_SIMPLIFIES(logical_not(logical_not(b)), b);
 }
 
+// simplify under a SimplifyMemo holds what it saw until the outermost memo on the thread goes; an
+// inner one adds nothing (what it saw is the outer one's).
+TEST(Symbolic, AMemoHoldsItsNodesUntilTheOutermostGoes) {
+  std::weak_ptr<const UOp> seen;
+  {
+    SimplifyMemo outer;
+    {
+      SimplifyMemo inner;
+      UOpPtr g = (UOp::variable("memo_x", 0, 9) + 3) * 2 - 6;
+      seen = g;
+      EXPECT_EQ(simplify(g), UOp::variable("memo_x", 0, 9) * 2);
+    }
+    EXPECT_FALSE(seen.expired());
+  }
+  EXPECT_TRUE(seen.expired());
+  UOpPtr g = (UOp::variable("memo_x", 0, 9) + 3) * 2 - 6;  // without a memo: nothing is held
+  seen = g;
+  EXPECT_EQ(simplify(g), UOp::variable("memo_x", 0, 9) * 2);
+  g.reset();
+  EXPECT_TRUE(seen.expired());
+}
+
 }  // namespace
 }  // namespace lathe
