@@ -1,33 +1,103 @@
 // Loading ONNX models and building their graphs as Tensor calls.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/attention_chain.hpp"
+#include "onnx/initializer_data.hpp"
 #include "onnx/op_context.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx {
 namespace {
 
-// `length` bytes of the file at `path` from `offset` (npos: to its end), read straight into place.
-std::string read_file(const std::string& path, const std::string& what, size_t offset = 0, size_t length = std::string::npos) {
+// Writes `length` bytes of the file at `path` from `offset` to `dst` (`what` names the tensor).
+void read_file_into(const std::string& path, const std::string& what, uint64_t offset, uint64_t length, void* dst) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw OnnxError(what + ": cannot open '" + path + "'");
   auto end = f.tellg();
   if (end < 0) throw OnnxError(what + ": cannot read '" + path + "'");
-  size_t size = static_cast<size_t>(end);
-  if (offset > size || (length != std::string::npos && length > size - offset))
+  auto size = static_cast<uint64_t>(end);
+  if (offset > size || length > size - offset)
     throw OnnxError(what + ": the range [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" + path + "' (" +
                     std::to_string(size) + " bytes)");
-  std::string bytes(length == std::string::npos ? size - offset : length, '\0');
   f.seekg(static_cast<std::streamoff>(offset));
-  if (!f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) throw OnnxError(what + ": cannot read '" + path + "'");
+  if (!f.read(static_cast<char*>(dst), static_cast<std::streamsize>(length))) throw OnnxError(what + ": cannot read '" + path + "'");
+}
+
+// The whole file at `path`.
+std::string read_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw OnnxError(what + ": cannot open '" + path + "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  read_file_into(path, what, 0, bytes.size(), bytes.data());
   return bytes;
 }
+
+// A model file mapped for reading while it is parsed: only the pages the parse walks are read.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    struct stat st {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+      close();
+      throw OnnxError("model: cannot open '" + path + "'");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) return;
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      close();
+      throw OnnxError("model: cannot read '" + path + "'");
+    }
+    data_ = static_cast<const char*>(p);
+  }
+  ~MappedFile() { close(); }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
+
+  // `length` bytes from `offset` into `dst`, by read (so the mapping's pages stay unread).
+  bool read(uint64_t offset, uint64_t length, void* dst) const {
+    auto* out = static_cast<char*>(dst);
+    while (length > 0) {
+      ssize_t n = ::pread(fd_, out, length, static_cast<off_t>(offset));
+      if (n <= 0) return false;
+      out += n;
+      offset += static_cast<uint64_t>(n);
+      length -= static_cast<uint64_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  void close() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+    data_ = nullptr;
+    fd_ = -1;
+  }
+
+  int fd_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Initializer payloads of at least this many bytes are read straight into their buffers.
+constexpr uint64_t kLeftOutBytes = 4096;
 
 }  // namespace
 
@@ -81,16 +151,31 @@ std::string pack(const Field& field, DType dt) {
 
 }  // namespace
 
-Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir) {
+namespace {
+
+// A tensor of `t`'s dtype and shape whose `length` bytes of data (nothing: as many as the shape
+// needs) `fill` writes into its buffer.
+Tensor filled_tensor(const ::onnx::TensorProto& t, std::optional<uint64_t> length, const std::function<void(void*, uint64_t)>& fill) {
   std::string what = "tensor '" + t.name() + "'";
   DType dt = dtype_from_onnx(t.data_type(), what);
   Shape shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) throw OnnxError(what + ": negative dimension");
+  lathe::detail::check_shape(shape, what.c_str());
   size_t n = static_cast<size_t>(shape_numel(shape));
   size_t nbytes = n * static_cast<size_t>(dt.itemsize());
-  std::string owned;  // the bytes, unless they are the proto's own raw_data (not copied)
-  std::string_view bytes;
+  if (length && *length != nbytes)
+    throw OnnxError(what + ": holds " + std::to_string(*length) + " bytes of data, its shape " + shape_to_string(shape) + " of " +
+                    dt.name() + " needs " + std::to_string(nbytes));
+  Buffer b(dt, n);
+  if (nbytes) fill(b.data(), nbytes);
+  return Tensor::from_buffer(b, shape);
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir) {
+  std::string what = "tensor '" + t.name() + "'";
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -102,24 +187,36 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     if (location.empty() || location.find("..") != std::string::npos)
       throw OnnxError(what + ": external data without a valid location");
     if (offset < 0) throw OnnxError(what + ": external data at a negative offset in '" + location + "'");
-    bytes = owned = read_file(base_dir + "/" + location, what, static_cast<size_t>(offset), length < 0 ? nbytes : static_cast<size_t>(length));
-  } else if (t.has_raw_data()) {
-    bytes = t.raw_data();
-  } else if (dt == dtypes::float32) {
-    bytes = owned = pack(t.float_data(), dt);
-  } else if (dt == dtypes::float64) {
-    bytes = owned = pack(t.double_data(), dt);
-  } else if (dt == dtypes::int64) {
-    bytes = owned = pack(t.int64_data(), dt);
-  } else if (dt == dtypes::uint32 || dt == dtypes::uint64) {
-    bytes = owned = pack(t.uint64_data(), dt);
-  } else {
-    bytes = owned = pack(t.int32_data(), dt);
+    std::optional<uint64_t> bytes;
+    if (length >= 0) bytes = static_cast<uint64_t>(length);
+    return filled_tensor(t, bytes, [&](void* dst, uint64_t n) { read_file_into(base_dir + "/" + location, what, static_cast<uint64_t>(offset), n, dst); });
   }
-  if (bytes.size() != nbytes)
-    throw OnnxError(what + ": holds " + std::to_string(bytes.size()) + " bytes of data, its shape " + shape_to_string(shape) +
-                    " of " + dt.name() + " needs " + std::to_string(nbytes));
-  return lathe::detail::tensor_from_bytes(bytes.data(), bytes.size(), dt, shape);
+  std::string packed;  // typed data as bytes, unless the proto has raw_data
+  const std::string* bytes = &t.raw_data();
+  if (!t.has_raw_data()) {
+    DType dt = dtype_from_onnx(t.data_type(), what);
+    if (dt == dtypes::float32) {
+      packed = pack(t.float_data(), dt);
+    } else if (dt == dtypes::float64) {
+      packed = pack(t.double_data(), dt);
+    } else if (dt == dtypes::int64) {
+      packed = pack(t.int64_data(), dt);
+    } else if (dt == dtypes::uint32 || dt == dtypes::uint64) {
+      packed = pack(t.uint64_data(), dt);
+    } else {
+      packed = pack(t.int32_data(), dt);
+    }
+    bytes = &packed;
+  }
+  return filled_tensor(t, bytes->size(), [&](void* dst, uint64_t n) { std::memcpy(dst, bytes->data(), n); });
+}
+
+Tensor constant_from_raw(const ::onnx::TensorProto& t, uint64_t length, const std::function<void(void*, uint64_t)>& fill) {
+  if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
+    throw OnnxError("tensor '" + t.name() + "': has both raw data and external data");
+  Tensor out = filled_tensor(t, length, fill);
+  out.buffer().set_constant();
+  return out;
 }
 
 Tensor constant_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir) {
@@ -294,6 +391,10 @@ struct Model::Impl {
   // build (and every plan prepared from one): a model's weights are in memory once, not once in
   // the parsed file and again per build.
   std::vector<std::pair<std::string, Tensor>> initializers;
+  // While loading: where the initializers' payloads left out of `proto` lie (one per initializer,
+  // see initializer_data.hpp), and how to read `length` bytes at `offset` into place.
+  std::vector<std::optional<detail::ByteRange>> left_out;
+  std::function<bool(const detail::ByteRange&, void*)> read_left_out;
 };
 
 namespace {
@@ -327,16 +428,31 @@ Model::~Model() = default;
 
 Model Model::load(const std::string& path) {
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  std::ifstream f(path, std::ios::binary);  // parsed as it is read: no copy of the whole file
-  if (!f) throw OnnxError("model: cannot open '" + path + "'");
+  MappedFile file(path);
   auto impl = std::make_unique<Impl>();
-  if (!impl->proto.ParseFromIstream(&f)) throw OnnxError("model: '" + path + "' is not a valid ONNX file (truncated or corrupt protobuf)");
+  std::optional<detail::SplitModel> split = detail::split_initializer_data(file.bytes(), kLeftOutBytes);
+  bool parsed = split ? impl->proto.ParseFromString(split->proto)
+                      : file.bytes().size() <= INT32_MAX && impl->proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.bytes().size()));
+  if (!parsed) throw OnnxError("model: '" + path + "' is not a valid ONNX file (truncated or corrupt protobuf)");
+  if (split) {
+    impl->left_out = std::move(split->initializer_data);
+    impl->read_left_out = [&file](const detail::ByteRange& r, void* dst) { return file.read(r.offset, r.length, dst); };
+  }
   return from_proto(std::move(impl), dir);
 }
 
 Model Model::from_bytes(const std::string& bytes, const std::string& base_dir) {
   auto impl = std::make_unique<Impl>();
-  if (!impl->proto.ParseFromString(bytes)) throw OnnxError("model: not a valid ONNX file (truncated or corrupt protobuf)");
+  std::optional<detail::SplitModel> split = detail::split_initializer_data(bytes, kLeftOutBytes);
+  if (!(split ? impl->proto.ParseFromString(split->proto) : impl->proto.ParseFromString(bytes)))
+    throw OnnxError("model: not a valid ONNX file (truncated or corrupt protobuf)");
+  if (split) {
+    impl->left_out = std::move(split->initializer_data);
+    impl->read_left_out = [&bytes](const detail::ByteRange& r, void* dst) {
+      std::memcpy(dst, bytes.data() + r.offset, r.length);
+      return true;
+    };
+  }
   return from_proto(std::move(impl), base_dir);
 }
 
@@ -348,7 +464,18 @@ Model Model::from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir)
   const auto& g = impl->proto.graph();
   std::vector<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.push_back(t.name());
-  for (auto& t : *impl->proto.mutable_graph()->mutable_initializer()) {
+  if (!impl->left_out.empty() && impl->left_out.size() != static_cast<size_t>(g.initializer_size()))
+    throw InternalError("model: " + std::to_string(impl->left_out.size()) + " initializer payloads were set aside for " +
+                        std::to_string(g.initializer_size()) + " initializers");
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    auto& t = *impl->proto.mutable_graph()->mutable_initializer(i);
+    if (!impl->left_out.empty() && impl->left_out[static_cast<size_t>(i)]) {
+      const detail::ByteRange& range = *impl->left_out[static_cast<size_t>(i)];
+      impl->initializers.emplace_back(t.name(), detail::constant_from_raw(t, range.length, [&](void* dst, uint64_t) {
+        if (!impl->read_left_out(range, dst)) throw OnnxError("tensor '" + t.name() + "': cannot read its data from the model file");
+      }));
+      continue;
+    }
     impl->initializers.emplace_back(t.name(), detail::constant_from_proto(t, base_dir));
     std::string().swap(*t.mutable_raw_data());  // the bytes now live in the tensor's buffer
     t.clear_float_data();
@@ -357,6 +484,8 @@ Model Model::from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir)
     t.clear_double_data();
     t.clear_uint64_data();
   }
+  impl->left_out.clear();
+  impl->read_left_out = nullptr;  // what it read from is gone when loading returns
   for (const auto& v : g.input())
     if (std::find(init_names.begin(), init_names.end(), v.name()) == init_names.end()) impl->inputs.push_back(value_info(v));
   for (const auto& v : g.output()) {

@@ -102,6 +102,9 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
 /// The same, marked constant (an initializer or a Constant node's value): plans compute what
 /// depends only on such tensors once, at prepare.
 Tensor constant_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir);
+/// A constant of `t`'s dtype and shape whose raw data, `length` bytes kept out of `t`
+/// (initializer_data.hpp), `fill` writes into its buffer.
+Tensor constant_from_raw(const ::onnx::TensorProto& t, uint64_t length, const std::function<void(void*, uint64_t)>& fill);
 DType dtype_from_onnx(int32_t elem_type, const std::string& what);
 
 }  // namespace lathe::onnx::detail
