@@ -74,6 +74,9 @@ class Vectorizer {
     lanes_ = UOp::make(Ops::VECTORIZE, dtypes::index.vec(w_), std::move(lanes));
   }
 
+  // A reduction over the axis (so one value: its lanes combined), vectorized along it.
+  UOpPtr reduction(const UOpPtr& red) { return vec(red); }
+
   std::vector<UOpPtr> store(const UOpPtr& st) {
     if (!dep(st)) return {st};
     const UOpPtr& idx = st->src(0);
@@ -378,6 +381,31 @@ UOpPtr pick_vector_axis(const UOpPtr& ast, int max_lanes) {
   return nullptr;
 }
 
+// A second vector axis for what a kernel stores after a reduction along its vector axis: a register
+// axis other than `reduced` (a power of two up to `max_lanes`) along which some store is
+// contiguous and which no reduction over `reduced` varies with (softmax's exp(x - max) stored
+// along the row whose max was reduced in vectors). Null when none.
+UOpPtr pick_tail_axis(const UOpPtr& ast, const UOpPtr& reduced, int max_lanes) {
+  std::vector<UOpPtr> reductions;
+  bool is_reduced = false;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::REDUCE && std::find(u->src().begin() + 1, u->src().end(), reduced) != u->src().end()) {
+      reductions.push_back(u);
+      is_reduced = true;
+    }
+  if (!is_reduced) return nullptr;
+  for (const UOpPtr& r : toposort(ast)) {
+    if (!is_register_range(*r) || r == reduced) continue;
+    int64_t n = r->src(0)->vmax();
+    if (n < 2 || n > max_lanes || (n & (n - 1)) != 0) continue;
+    bool apart = std::none_of(reductions.begin(), reductions.end(), [&](const UOpPtr& red) { return varies_with(red, r.get()); });
+    if (!apart) continue;
+    for (const UOpPtr& st : ast->src())
+      if (st->op() == Ops::STORE && step_along(st->src(0)->src(1), r) == 1) return r;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
@@ -389,6 +417,17 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   Unrolled ctx{vector_axis.get()};
   static const PatternMatcher reduces({{UPat(Ops::REDUCE), unroll_reduce}});
   UOpPtr unrolled = graph_rewrite(ast, reduces, &ctx);
+  // Reductions along the vector axis that the stores use as scalars: each is vectorized along
+  // it on its own (its lanes combined into one value), and the stores along the tail axis.
+  if (UOpPtr tail = vector_axis ? pick_tail_axis(unrolled, vector_axis, max_lanes) : nullptr) {
+    Vectorizer inner(vector_axis);
+    Substitution reduced;
+    for (const UOpPtr& u : toposort(unrolled))
+      if (u->op() == Ops::REDUCE && std::find(u->src().begin() + 1, u->src().end(), vector_axis) != u->src().end())
+        reduced.emplace(u.get(), inner.reduction(u));
+    unrolled = substitute(unrolled, reduced);
+    vector_axis = tail;
+  }
   std::optional<Vectorizer> vz;
   if (vector_axis) vz.emplace(vector_axis);
   std::vector<UOpPtr> stores;

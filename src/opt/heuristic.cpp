@@ -185,7 +185,10 @@ class Planner {
     std::optional<Loop> left = find_loop(cur_, v.axis);  // what is left of the vector axis (none: 1)
     int64_t outer_size = left ? left->size : 1;
     if (hot.empty()) return transpose_tile(v.axis, lane, lanes);
-    if (v.reduce) return reduce_tile(hot, v.axis, outer_size);
+    if (v.reduce) {
+      reduce_tile(hot, v.axis, outer_size);
+      return elementwise_lanes(lanes);
+    }
 
     // Rows: an output loop some vector operand does not depend on and some other hot load does.
     // Each (rows, vectors) fits the register budget; the most accumulators win, then more vectors.
@@ -232,6 +235,30 @@ class Planner {
     // (a block of 32 columns, 2 vectors of 16), against the loop over the blocks (UPCAST keeps a
     // split loop's axis for what is left of it).
     order(best_row->axis, find_loop(cur_, v.axis) || !blocks ? v.axis : *blocks);
+  }
+
+  // A kernel whose vectors run along a reduction that also stores a row elementwise after it
+  // (softmax's exp(x - max) of each element, once the row's max is known) stores the row in
+  // vectors too: an output loop along which each store is contiguous, each other load contiguous
+  // or the same, and the reduction's loads the same (they are done before it) becomes lanes.
+  // Otherwise that loop is scalar, and with it every exp of the row.
+  void elementwise_lanes(int lanes) {
+    std::vector<Access> acc = accesses(cur_);
+    std::vector<Loop> loops = kernel_loops(cur_);
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      const Loop& l = *it;
+      if (!ordinary(l) || l.reduce || l.size % lanes != 0) continue;
+      bool fits = true, stored = false;
+      for (const Access& a : acc) {
+        std::optional<int64_t> s = stride(a.offset, l);
+        if (a.store) stored = stored || s == 1;
+        fits = fits && (a.store ? s == 1 : a.hot ? s == 0 : s == 0 || s == 1);
+      }
+      if (fits && stored) {
+        apply({OptOp::UPCAST, l.axis, lanes});
+        return;
+      }
+    }
   }
 
   // A row loop too short to fill the register budget (a convolution 4 pixels wide: 4 x 2 vectors,

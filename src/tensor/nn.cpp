@@ -98,7 +98,8 @@ Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
   int64_t blk = stored_block(n);
-  if (blk == 0 || m < 64 || k < 64 || n < 64 || m * n * k < kLargeMatmul) return b;
+  int64_t batch = b.numel() / std::max<int64_t>(k * n, 1);  // b's own matrices: one copy each
+  if (blk == 0 || m < 64 || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
 

@@ -93,5 +93,32 @@ TEST(Expand, AGateThatChangesAlongTheVectorIsAMaskedLoad) {
   }
 }
 
+// exp(x - max(x)) over rows, in one kernel: the max reduces along its columns in vectors, and
+// the row it stores after it is a second vector axis (the stores, the loads of x and the exp
+// are vectors of 16, not 16 scalar copies). Values agree with the unoptimized kernel, for row
+// lengths the tail's vectors divide and rows of one vector.
+TEST(Expand, WhatIsStoredAfterAReductionAlongTheVectorAxisIsVectorizedAlongItsOwnAxis) {
+  for (int64_t cols : {16, 64, 96}) {
+    SCOPED_TRACE(std::to_string(cols) + " columns");
+    Tensor x = Tensor::from_vector(test::grid_data(7 * cols, 4), {7, cols});
+    Tensor y = (x - x.max({1}, true)).exp();
+    ExecutionPlan plan = test::one_kernel_plan(y);
+    int64_t k = test::axis_sized(plan, cols, true), j = test::axis_sized(plan, cols, false);
+    ASSERT_GE(k, 0);
+    ASSERT_GE(j, 0);
+    std::vector<Opt> opts{{OptOp::UNROLL, k, 16}, {OptOp::UPCAST, j, 16}};
+    ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.max_threads = 1, .verify = true, .opts = opts});
+    std::multiset<int> stores, maxes;
+    for (const UOpPtr& u : toposort(p.ast)) {
+      if (u->op() == Ops::STORE) stores.insert(u->src(1)->dtype().count());
+      if (u->op() == Ops::MAX && u->dtype().scalar() == dtypes::float32) maxes.insert(u->dtype().count());
+    }
+    ASSERT_FALSE(stores.empty());
+    EXPECT_EQ(stores.count(16), stores.size()) << "every store of 16 lanes\n" << p.src;
+    EXPECT_GE(maxes.count(16), 1u) << "the max accumulates in vectors";
+    EXPECT_TRUE(test::close(test::run_with(plan, opts, 1), test::reference(plan), 1e-6));
+  }
+}
+
 }  // namespace
 }  // namespace lathe

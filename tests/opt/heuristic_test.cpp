@@ -79,6 +79,20 @@ TEST(Heuristic, RowReductionsVectorizeTheReductionWithPartialSums) {
   EXPECT_EQ(opts[1], (Opt{OptOp::UNROLL, k, 4})) << to_string(opts);
 }
 
+// exp(x - max(x)) over rows (softmax's numerator, one kernel): the max along the row in vectors,
+// and the row it stores after it in vectors too (before, its exps ran one lane at a time). A
+// row no vector divides keeps its scalar tail.
+TEST(Heuristic, WhatARowReductionStoresAfterItIsVectorizedToo) {
+  Tensor x = test::grid_tensor({64, 1536}, 5);
+  Tensor e = (x - x.max({1}, true)).exp();
+  std::vector<Opt> opts = opts_for(e, kAvx512);
+  EXPECT_EQ(opts.at(0), (Opt{OptOp::UNROLL, loop_sized(e, 1536, true), 16})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, loop_sized(e, 1536), 16})) << to_string(opts);
+  Tensor odd = test::grid_tensor({64, 1537}, 5);
+  Tensor eo = (odd - odd.max({1}, true)).exp();
+  for (const Opt& o : opts_for(eo, kAvx512)) EXPECT_NE(o.op, OptOp::UPCAST) << to_string(opts_for(eo, kAvx512));
+}
+
 TEST(Heuristic, ElementwiseKernelsVectorizeAlongTheirStores) {
   Tensor e = test::grid_tensor({64, 48}, 6) * 2.0f;  // one loop of 64 x 48 (codegen/merge_loops)
   EXPECT_EQ(opts_for(e, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(e, 64 * 48), 16}));

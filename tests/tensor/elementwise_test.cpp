@@ -445,8 +445,9 @@ TEST(ElementwiseUnary, SpecialValues) {
 
 TEST(ElementwiseUnary, TranscendentalEdgeValues) {
   float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> x{-inf, inf, nan, -200.0f, 127.25f, 1e-40f, 0.0f};
-  Tensor t = f32(x, {7});
+  // Below -126 exp2 is subnormal (-130, -140, -149 exactly); from -150 down it is 0.
+  std::vector<float> x{-inf, inf, nan, -200.0f, 127.25f, 1e-40f, 0.0f, -130.0f, -140.0f, -149.0f, -150.0f, -151.5f};
+  Tensor t = f32(x, {static_cast<int64_t>(x.size())});
   std::vector<double> e2, l2, sq;
   for (float v : x) {
     e2.push_back(static_cast<float>(std::exp2(double(v))));  // what float32 can hold: exp2(-200) is 0

@@ -184,6 +184,23 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
   for (size_t i = 0; i < q.size(); i += 97) EXPECT_EQ(q[i], got[i] == 0 ? 0 : 1000 / got[i]) << i;
 }
 
+// Attention's scores over 8 heads of 32 features, Q @ K^T: K^T reads K across its rows, so each
+// head's K is copied once into column blocks (a kernel of its own, K being an input here) and
+// the product runs in vectors along the keys. The heads count in the product's size: per head it
+// is small. Values are those of plain loops.
+TEST(NnMatmul, BatchedProductWithATransposedOperandStoresItInColumnBlocks) {
+  int64_t heads = 8, m = 128, n = 512, k = 32;
+  auto q = data(heads * m * k, 26), kt = data(heads * n * k, 27);
+  Tensor keys = f32(kt, {heads, n, k});
+  Tensor c = f32(q, {heads, m, k}).matmul(keys.transpose(-1, -2));
+  EXPECT_EQ(c.prepare().prepared_kernels().size(), 2u) << "the copy of K in blocks, the product";
+  std::vector<float> kt_t(kt.size());  // K^T as (heads, k, n), for the reference
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j) kt_t[static_cast<size_t>((h * k + j) * n + i)] = kt[static_cast<size_t>((h * n + i) * k + j)];
+  EXPECT_ALLCLOSE(c.to_vector<float>(), matmul_ref(q, kt_t, heads, true, true, m, k, n), 1e-4, 1e-4);
+}
+
 // ---- softmax / log_softmax / layernorm -----------------------------------------------------------------
 
 /// softmax over `axis` of a (rows, cols) matrix (axis 1: per row, axis 0: per column).

@@ -8,10 +8,10 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
   const long long core_id = vals[0];
   long long alu0 = (core_id * 65536ll);
   vf32x4 vec1 = ((vf32x4){} + 1.442695f);
-  vi32x4 vec2 = ((vi32x4){} + ((int)127));
-  vf32x4 vec3 = ((vf32x4){} + -150.0f);
-  vf32x4 vec4 = ((vf32x4){} + 128.0f);
-  vf32x4 vec5 = ((vf32x4){} + 0.0f);
+  vf32x4 vec2 = ((vf32x4){} + -150.0f);
+  vf32x4 vec3 = ((vf32x4){} + 0.0f);
+  vi32x4 vec4 = ((vi32x4){} + ((int)127));
+  vf32x4 vec5 = ((vf32x4){} + 128.0f);
   vf32x4 vec6 = ((vf32x4){} + -0.5f);
   vf32x4 vec7 = ((vf32x4){} + 0.5f);
   vf32x4 vec8 = ((vf32x4){} + 8388608.0f);
@@ -31,12 +31,12 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
     long long alu21 = (alu20 + alu0);
     vf32x4 val22; __builtin_memcpy(&val22, &data1[alu21], sizeof(val22));
     vf32x4 alu23 = (val22 * vec1);
-    vi32x4 alu24 = (alu23 != alu23);
-    vi32x4 alu25 = (alu23 < vec3);
-    vi32x4 alu26 = (vec4 < alu23);
-    vf32x4 alu27 = ((vf32x4)((alu26 & (vi32x4)(vec4)) | (~alu26 & (vi32x4)(alu23))));
-    vf32x4 alu28 = ((vf32x4)((alu25 & (vi32x4)(vec3)) | (~alu25 & (vi32x4)(alu27))));
-    vi32x4 alu29 = (alu28 < vec5);
+    vi32x4 alu24 = (alu23 < vec2);
+    vi32x4 alu25 = (alu23 != alu23);
+    vi32x4 alu26 = (vec5 < alu23);
+    vf32x4 alu27 = ((vf32x4)((alu26 & (vi32x4)(vec5)) | (~alu26 & (vi32x4)(alu23))));
+    vf32x4 alu28 = ((vf32x4)((alu24 & (vi32x4)(vec3)) | (~alu24 & (vi32x4)(alu27))));
+    vi32x4 alu29 = (alu28 < vec3);
     vf32x4 alu30 = ((vf32x4)((alu29 & (vi32x4)(vec6)) | (~alu29 & (vi32x4)(vec7))));
     vf32x4 alu31 = (alu28 + alu30);
     vf32x4 alu32 = (-alu31);
@@ -46,7 +46,7 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
     vf32x4 cast36 = __builtin_convertvector(cast35, vf32x4);
     vf32x4 alu37 = ((vf32x4)((alu34 & (vi32x4)(cast36)) | (~alu34 & (vi32x4)(alu31))));
     vi32x4 cast38 = __builtin_convertvector(alu37, vi32x4);
-    vi32x4 alu39 = (vec2 < cast38);
+    vi32x4 alu39 = (vec4 < cast38);
     vf32x4 alu40 = (alu28 - alu37);
     vf32x4 alu41 = (vec9 * alu40);
     vf32x4 alu42 = (alu41 + vec10);
@@ -64,7 +64,7 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
     vi32x4 alu54 = (cast38 < vec16);
     vi32x4 alu55 = (cast38 + vec17);
     vi32x4 alu56 = ((vi32x4)((alu54 & (vi32x4)(alu55)) | (~alu54 & (vi32x4)(vec18))));
-    vi32x4 alu57 = (alu56 + vec2);
+    vi32x4 alu57 = (alu56 + vec4);
     vi32x4 alu58 = (alu57 << vec19);
     vu32x4 cast59 = ((vu32x4)(alu58));
     vf32x4 cast60 = ((vf32x4)(cast59));
@@ -72,13 +72,14 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
     vf32x4 alu62 = ((vf32x4)((alu54 & (vi32x4)(alu61)) | (~alu54 & (vi32x4)(alu52))));
     vf32x4 alu63 = ((vf32x4)((alu39 & (vi32x4)(alu53)) | (~alu39 & (vi32x4)(alu62))));
     vi32x4 alu64 = ((vi32x4)((alu54 & (vi32x4)(vec16)) | (~alu54 & (vi32x4)(cast38))));
-    vi32x4 alu65 = ((vi32x4)((alu39 & (vi32x4)(vec2)) | (~alu39 & (vi32x4)(alu64))));
-    vi32x4 alu66 = (alu65 + vec2);
+    vi32x4 alu65 = ((vi32x4)((alu39 & (vi32x4)(vec4)) | (~alu39 & (vi32x4)(alu64))));
+    vi32x4 alu66 = (alu65 + vec4);
     vi32x4 alu67 = (alu66 << vec19);
     vu32x4 cast68 = ((vu32x4)(alu67));
     vf32x4 cast69 = ((vf32x4)(cast68));
     vf32x4 alu70 = (alu63 * cast69);
-    vf32x4 alu71 = ((vf32x4)((alu24 & (vi32x4)(alu23)) | (~alu24 & (vi32x4)(alu70))));
-    __builtin_memcpy(&data0[alu21], &alu71, sizeof(alu71));
+    vf32x4 alu71 = ((vf32x4)((alu25 & (vi32x4)(alu23)) | (~alu25 & (vi32x4)(alu70))));
+    vf32x4 alu72 = ((vf32x4)((alu24 & (vi32x4)(vec3)) | (~alu24 & (vi32x4)(alu71))));
+    __builtin_memcpy(&data0[alu21], &alu72, sizeof(alu72));
   }
 }
