@@ -381,25 +381,25 @@ UOpPtr pick_vector_axis(const UOpPtr& ast, int max_lanes) {
   return nullptr;
 }
 
+// Whether `u` is a reduction over the loop `axis`.
+bool reduces_over(const UOp& u, const UOpPtr& axis) {
+  return u.op() == Ops::REDUCE && std::find(u.src().begin() + 1, u.src().end(), axis) != u.src().end();
+}
+
 // A second vector axis for what a kernel stores after a reduction along its vector axis: a register
 // axis other than `reduced` (a power of two up to `max_lanes`) along which some store is
 // contiguous and which no reduction over `reduced` varies with (softmax's exp(x - max) stored
 // along the row whose max was reduced in vectors). Null when none.
 UOpPtr pick_tail_axis(const UOpPtr& ast, const UOpPtr& reduced, int max_lanes) {
-  std::vector<UOpPtr> reductions;
-  bool is_reduced = false;
-  for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Ops::REDUCE && std::find(u->src().begin() + 1, u->src().end(), reduced) != u->src().end()) {
-      reductions.push_back(u);
-      is_reduced = true;
-    }
-  if (!is_reduced) return nullptr;
-  for (const UOpPtr& r : toposort(ast)) {
+  std::vector<UOpPtr> nodes = toposort(ast), reductions;
+  for (const UOpPtr& u : nodes)
+    if (reduces_over(*u, reduced)) reductions.push_back(u);
+  if (reductions.empty()) return nullptr;
+  for (const UOpPtr& r : nodes) {
     if (!is_register_range(*r) || r == reduced) continue;
     int64_t n = r->src(0)->vmax();
     if (n < 2 || n > max_lanes || (n & (n - 1)) != 0) continue;
-    bool apart = std::none_of(reductions.begin(), reductions.end(), [&](const UOpPtr& red) { return varies_with(red, r.get()); });
-    if (!apart) continue;
+    if (std::any_of(reductions.begin(), reductions.end(), [&](const UOpPtr& red) { return varies_with(red, r.get()); })) continue;
     for (const UOpPtr& st : ast->src())
       if (st->op() == Ops::STORE && step_along(st->src(0)->src(1), r) == 1) return r;
   }
@@ -423,8 +423,7 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
     Vectorizer inner(vector_axis);
     Substitution reduced;
     for (const UOpPtr& u : toposort(unrolled))
-      if (u->op() == Ops::REDUCE && std::find(u->src().begin() + 1, u->src().end(), vector_axis) != u->src().end())
-        reduced.emplace(u.get(), inner.reduction(u));
+      if (reduces_over(*u, vector_axis)) reduced.emplace(u.get(), inner.reduction(u));
     unrolled = substitute(unrolled, reduced);
     vector_axis = tail;
   }

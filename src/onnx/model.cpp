@@ -391,10 +391,6 @@ struct Model::Impl {
   // build (and every plan prepared from one): a model's weights are in memory once, not once in
   // the parsed file and again per build.
   std::vector<std::pair<std::string, Tensor>> initializers;
-  // While loading: where the initializers' payloads left out of `proto` lie (one per initializer,
-  // see initializer_data.hpp), and how to read `length` bytes at `offset` into place.
-  std::vector<std::optional<detail::ByteRange>> left_out;
-  std::function<bool(const detail::ByteRange&, void*)> read_left_out;
 };
 
 namespace {
@@ -426,33 +422,62 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
+namespace {
+
+// Reads a payload that split_initializer_data left out of the proto into `dst`; false on failure.
+using ReadRange = std::function<bool(const detail::ByteRange&, void* dst)>;
+
+// Parses `bytes` (a ModelProto) into `impl` without its large initializer payloads, and makes
+// each main-graph initializer a constant: a left-out payload `read` straight into its buffer, the
+// others from the proto (external data under `base_dir`), whose data is then dropped. Bytes the
+// split cannot walk are parsed whole. False when they are not a ModelProto.
+bool parse_model(std::string_view bytes, Model::Impl& impl, const std::string& base_dir, const ReadRange& read) {
+  std::optional<detail::SplitModel> split = detail::split_initializer_data(bytes, kLeftOutBytes);
+  bool parsed = split ? impl.proto.ParseFromString(split->proto)
+                      : bytes.size() <= INT32_MAX && impl.proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  if (!parsed) return false;
+  if (!impl.proto.has_graph()) return true;  // from_proto says what is wrong
+  auto& inits = *impl.proto.mutable_graph()->mutable_initializer();
+  if (split && split->initializer_data.size() != static_cast<size_t>(inits.size()))
+    throw InternalError("model: " + std::to_string(split->initializer_data.size()) + " initializer payloads were set aside for " +
+                        std::to_string(inits.size()) + " initializers");
+  for (int i = 0; i < inits.size(); ++i) {
+    ::onnx::TensorProto& t = inits[i];
+    if (const std::optional<detail::ByteRange>& range = split ? split->initializer_data[static_cast<size_t>(i)] : std::nullopt; range) {
+      impl.initializers.emplace_back(t.name(), detail::constant_from_raw(t, range->length, [&](void* dst, uint64_t) {
+        if (!read(*range, dst)) throw OnnxError("tensor '" + t.name() + "': cannot read its data from the model file");
+      }));
+      continue;
+    }
+    impl.initializers.emplace_back(t.name(), detail::constant_from_proto(t, base_dir));
+    std::string().swap(*t.mutable_raw_data());  // the bytes now live in the tensor's buffer
+    t.clear_float_data();
+    t.clear_int32_data();
+    t.clear_int64_data();
+    t.clear_double_data();
+    t.clear_uint64_data();
+  }
+  return true;
+}
+
+}  // namespace
+
 Model Model::load(const std::string& path) {
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   MappedFile file(path);
   auto impl = std::make_unique<Impl>();
-  std::optional<detail::SplitModel> split = detail::split_initializer_data(file.bytes(), kLeftOutBytes);
-  bool parsed = split ? impl->proto.ParseFromString(split->proto)
-                      : file.bytes().size() <= INT32_MAX && impl->proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.bytes().size()));
-  if (!parsed) throw OnnxError("model: '" + path + "' is not a valid ONNX file (truncated or corrupt protobuf)");
-  if (split) {
-    impl->left_out = std::move(split->initializer_data);
-    impl->read_left_out = [&file](const detail::ByteRange& r, void* dst) { return file.read(r.offset, r.length, dst); };
-  }
+  if (!parse_model(file.bytes(), *impl, dir, [&file](const detail::ByteRange& r, void* dst) { return file.read(r.offset, r.length, dst); }))
+    throw OnnxError("model: '" + path + "' is not a valid ONNX file (truncated or corrupt protobuf)");
   return from_proto(std::move(impl), dir);
 }
 
 Model Model::from_bytes(const std::string& bytes, const std::string& base_dir) {
   auto impl = std::make_unique<Impl>();
-  std::optional<detail::SplitModel> split = detail::split_initializer_data(bytes, kLeftOutBytes);
-  if (!(split ? impl->proto.ParseFromString(split->proto) : impl->proto.ParseFromString(bytes)))
-    throw OnnxError("model: not a valid ONNX file (truncated or corrupt protobuf)");
-  if (split) {
-    impl->left_out = std::move(split->initializer_data);
-    impl->read_left_out = [&bytes](const detail::ByteRange& r, void* dst) {
-      std::memcpy(dst, bytes.data() + r.offset, r.length);
-      return true;
-    };
-  }
+  auto read = [&bytes](const detail::ByteRange& r, void* dst) {
+    std::memcpy(dst, bytes.data() + r.offset, r.length);
+    return true;
+  };
+  if (!parse_model(bytes, *impl, base_dir, read)) throw OnnxError("model: not a valid ONNX file (truncated or corrupt protobuf)");
   return from_proto(std::move(impl), base_dir);
 }
 
@@ -464,28 +489,6 @@ Model Model::from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir)
   const auto& g = impl->proto.graph();
   std::vector<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.push_back(t.name());
-  if (!impl->left_out.empty() && impl->left_out.size() != static_cast<size_t>(g.initializer_size()))
-    throw InternalError("model: " + std::to_string(impl->left_out.size()) + " initializer payloads were set aside for " +
-                        std::to_string(g.initializer_size()) + " initializers");
-  for (int i = 0; i < g.initializer_size(); ++i) {
-    auto& t = *impl->proto.mutable_graph()->mutable_initializer(i);
-    if (!impl->left_out.empty() && impl->left_out[static_cast<size_t>(i)]) {
-      const detail::ByteRange& range = *impl->left_out[static_cast<size_t>(i)];
-      impl->initializers.emplace_back(t.name(), detail::constant_from_raw(t, range.length, [&](void* dst, uint64_t) {
-        if (!impl->read_left_out(range, dst)) throw OnnxError("tensor '" + t.name() + "': cannot read its data from the model file");
-      }));
-      continue;
-    }
-    impl->initializers.emplace_back(t.name(), detail::constant_from_proto(t, base_dir));
-    std::string().swap(*t.mutable_raw_data());  // the bytes now live in the tensor's buffer
-    t.clear_float_data();
-    t.clear_int32_data();
-    t.clear_int64_data();
-    t.clear_double_data();
-    t.clear_uint64_data();
-  }
-  impl->left_out.clear();
-  impl->read_left_out = nullptr;  // what it read from is gone when loading returns
   for (const auto& v : g.input())
     if (std::find(init_names.begin(), init_names.end(), v.name()) == init_names.end()) impl->inputs.push_back(value_info(v));
   for (const auto& v : g.output()) {

@@ -248,13 +248,12 @@ class Planner {
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& l = *it;
       if (!ordinary(l) || l.reduce || l.size % lanes != 0) continue;
-      bool fits = true, stored = false;
+      bool fits = true;
       for (const Access& a : acc) {
         std::optional<int64_t> s = stride(a.offset, l);
-        if (a.store) stored = stored || s == 1;
         fits = fits && (a.store ? s == 1 : a.hot ? s == 0 : s == 0 || s == 1);
       }
-      if (fits && stored) {
+      if (fits) {
         apply({OptOp::UPCAST, l.axis, lanes});
         return;
       }

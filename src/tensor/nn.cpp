@@ -33,7 +33,8 @@ constexpr int64_t kActivationBlock = 16;
 bool computed_in_blocks(const Tensor& x, int64_t channels) {
   return channels % kActivationBlock == 0 && !x.is_realized() && x.dtype().is_float();
 }
-// Multiply-adds from which a matmul stores its right operand in column blocks.
+// Multiply-adds (over the whole batch of matrices) from which a matmul stores its right operand in
+// column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
 
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
@@ -93,7 +94,9 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 
 // The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
 // columns is contiguous along K, so the kernel streams it from one run of memory (unblocked,
-// each step of K jumps a whole row).
+// each step of K jumps a whole row; a transposed operand, Kᵀ in attention, is read across its
+// rows and the product becomes a dot product per output). Each matrix of a batch is copied once,
+// so a batch of small products (8 heads of 32 features) counts whole.
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();

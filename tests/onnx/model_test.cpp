@@ -306,6 +306,14 @@ TEST(OnnxModel, MissingTruncatedAndWrongInputsAreOnnxErrors) {
   std::string bytes = slurp(kNode + "test_relu/model.onnx");
   EXPECT_THROW(Model::from_bytes(bytes.substr(0, bytes.size() / 2)), OnnxError);
   EXPECT_THROW(Model::from_bytes("not a model at all"), OnnxError);
+  ::onnx::ModelProto no_graph;
+  no_graph.add_opset_import()->set_version(17);
+  try {
+    Model::from_bytes(no_graph.SerializeAsString());
+    ADD_FAILURE() << "a model without a graph loaded";
+  } catch (const OnnxError& e) {
+    EXPECT_NE(std::string(e.what()).find("no graph"), std::string::npos) << e.what();
+  }
   Model m = Model::load(kNode + "test_relu/model.onnx");
   EXPECT_THROW(m.build({}), OnnxError);  // input not given
   try {
