@@ -15,6 +15,7 @@
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/attention_chain.hpp"
+#include "onnx/attention_mask.hpp"
 #include "onnx/initializer_data.hpp"
 #include "onnx/op_context.hpp"
 #include "tensor/tensor_util.hpp"
@@ -304,8 +305,17 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
   if (queries == 0 || axis != scores->ndim() - 1 || rows_of->shape()[rows_of->ndim() - 2] != queries) return std::nullopt;
   int64_t per_query = shape_numel(scores->shape()) / queries * scores->dtype().itemsize();
+  // A mask known at build time (a causal one) can shut a block's queries out of some keys: the
+  // keys and the values then give only the rows of those the block sees, the mask its columns.
+  int64_t keys = scores->shape().back();
+  const Tensor* key_operand = tensor_in(first.input(1));
+  std::optional<std::vector<uint8_t>> shut;
+  if (key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys && values->shape()[values->ndim() - 2] == keys)
+    shut = shut_keys(g, chain, env);
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
+    auto [key_begin, key_end] = shut ? keys_seen(*shut, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
+    bool some_keys = key_begin > 0 || key_end < keys;
     Tensor out;
     for (size_t n = 0; n < chain.nodes.size(); ++n) {
       const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
@@ -318,10 +328,19 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
           continue;
         }
         const Value& v = env.at(name);
-        // The keys and the values are every query's; an operand with a row per query gives its rows.
-        bool per_query_rows = v.is_tensor() && !(n == 0 && i == 1) && !(last && i == 1) && v.tensor().ndim() >= 2 &&
-                              v.tensor().shape()[v.tensor().ndim() - 2] == queries;
-        ins.emplace_back(per_query_rows ? Value(v.tensor().slice(-2, first_row, first_row + count)) : v);
+        // The keys and the values are every query's; an operand with a row per query gives its rows,
+        // and with some keys, the keys (the last axis of the first MatMul's right operand and of
+        // the scores, the rows of the values).
+        bool keys_operand = n == 0 && i == 1, values_operand = last && i == 1;
+        if (!v.is_tensor()) {
+          ins.emplace_back(v);
+          continue;
+        }
+        Tensor t = v.tensor();
+        if (!keys_operand && !values_operand && t.ndim() >= 2 && t.shape()[t.ndim() - 2] == queries) t = t.slice(-2, first_row, first_row + count);
+        if (some_keys && values_operand) t = t.slice(-2, key_begin, key_end);
+        if (some_keys && !values_operand && (n > 0 || i == 1) && t.ndim() >= 1 && t.shape().back() == keys) t = t.slice(-1, key_begin, key_end);
+        ins.emplace_back(Value(t));
       }
       std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);
       block.insert_or_assign(node.output(0), outs.at(0));

@@ -1,0 +1,210 @@
+// A mask known while the graph is built shuts a block of queries out of keys: a causal decoder's
+// block reads only the keys up to its last query, with the values of plain loops; a mask computed
+// from the model's inputs, or one a later node could undo, shuts nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+#include "onnx/attention_mask.hpp"
+#include "onnx/onnx_include.hpp"
+#include "onnx/op_context.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
+  auto* v = g->add_input();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem_type);
+  for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_node(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(out + "_node");
+  for (const std::string& in : ins) n->add_input(in);
+  n->add_output(out);
+}
+
+void add_float(::onnx::GraphProto* g, const std::string& name, float value) {
+  ::onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_float_data(value);
+}
+
+// Query i may see key j: a causal triangle, or a window of the `window` keys up to i.
+bool sees(int64_t i, int64_t j, int64_t window) { return j <= i && (window == 0 || j > i - window); }
+
+enum class Mask {
+  kCausalInitializer,  // Where(future, -inf, scores), future a bool initializer (PyTorch's masked_fill)
+  kCausalInput,        // the same, future given as an input
+  kWindowBias,         // scores + bias, bias an initializer of 0 and -inf (a sliding window)
+  kNegatedAfterMask,   // the window's bias, then the scores times -1: -inf turns into +inf
+};
+
+// softmax(mask(q kt * scale)) v over (1, heads, queries, keys) scores.
+std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  ::onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("masked_attention");
+  add_input(g, "q", {1, heads, seq, d});
+  add_input(g, "kt", {1, heads, d, seq});
+  add_input(g, "v", {1, heads, seq, d});
+  add_float(g, "scale", 1.0f / std::sqrt(static_cast<float>(d)));
+  add_float(g, "lowest", -kInf);
+  add_float(g, "minus_one", -1.0f);
+  ::onnx::TensorProto* t = nullptr;
+  if (mask == Mask::kCausalInput) {
+    add_input(g, "future", {seq, seq}, ::onnx::TensorProto::BOOL);
+  } else {
+    t = g->add_initializer();
+    t->set_name(mask == Mask::kCausalInitializer ? "future" : "bias");
+    t->set_data_type(mask == Mask::kCausalInitializer ? ::onnx::TensorProto::BOOL : ::onnx::TensorProto::FLOAT);
+    t->add_dims(seq);
+    t->add_dims(seq);
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j) {
+        if (mask == Mask::kCausalInitializer) t->add_int32_data(!sees(i, j, 0));
+        else t->add_float_data(sees(i, j, window) ? 0.0f : -kInf);
+      }
+  }
+  add_node(g, "MatMul", {"q", "kt"}, "qk");
+  add_node(g, "Mul", {"qk", "scale"}, "scaled");
+  if (mask == Mask::kCausalInitializer || mask == Mask::kCausalInput) {
+    add_node(g, "Where", {"future", "lowest", "scaled"}, "masked");
+  } else {
+    add_node(g, "Add", {"scaled", "bias"}, "masked");
+  }
+  std::string last = "masked";
+  if (mask == Mask::kNegatedAfterMask) add_node(g, "Mul", {"masked", "minus_one"}, last = "negated");
+  add_node(g, "Softmax", {last}, "probs");
+  auto* axis = g->mutable_node(g->node_size() - 1)->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(::onnx::AttributeProto::INT);
+  axis->set_i(-1);
+  add_node(g, "MatMul", {"probs", "v"}, "out");
+  g->add_output()->set_name("out");
+  return m.SerializeAsString();
+}
+
+std::vector<float> values(int64_t n, int seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + seed)) * 0.8f;
+  return v;
+}
+
+struct Outcome {
+  std::vector<float> out;
+  int64_t ops = 0;  // the plan's counted operations
+};
+
+Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
+  std::map<std::string, Tensor> given{{"q", Tensor::from_vector(values(heads * seq * d, 1), {1, heads, seq, d})},
+                                      {"kt", Tensor::from_vector(values(heads * d * seq, 2), {1, heads, d, seq})},
+                                      {"v", Tensor::from_vector(values(heads * seq * d, 3), {1, heads, seq, d})}};
+  if (mask == Mask::kCausalInput) {
+    std::vector<bool> future(static_cast<size_t>(seq * seq));
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j) future[static_cast<size_t>(i * seq + j)] = !sees(i, j, 0);
+    given.emplace("future", Tensor::from_vector(future, {seq, seq}));
+  }
+  std::vector<Tensor> outs = Model::from_bytes(masked_attention_model(mask, heads, seq, d, window)).build(given);
+  ExecutionPlan plan = outs.at(0).prepare();
+  plan.execute();
+  return {plan.output_buffer()->to_vector<float>(), plan.estimated_work().ops};
+}
+
+// softmax over the keys query i sees, in doubles.
+void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq, int64_t d, int64_t window) {
+  std::vector<float> q = values(heads * seq * d, 1), kt = values(heads * d * seq, 2), v = values(heads * seq * d, 3);
+  size_t bad = 0;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < seq; i += 7) {  // every 7th query: all of them in doubles would take seconds
+      std::vector<double> p(static_cast<size_t>(seq), 0.0);
+      double top = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t j = 0; j < seq; ++j) {
+        if (!sees(i, j, window)) continue;
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c) s += double(q[static_cast<size_t>((h * seq + i) * d + c)]) * kt[static_cast<size_t>((h * d + c) * seq + j)];
+        p[static_cast<size_t>(j)] = s / std::sqrt(double(d));
+        top = std::max(top, p[static_cast<size_t>(j)]);
+      }
+      for (int64_t j = 0; j < seq; ++j) sum += p[static_cast<size_t>(j)] = sees(i, j, window) ? std::exp(p[static_cast<size_t>(j)] - top) : 0.0;
+      for (int64_t e = 0; e < d; ++e) {
+        double want = 0;
+        for (int64_t j = 0; j < seq; ++j) want += p[static_cast<size_t>(j)] / sum * v[static_cast<size_t>((h * seq + j) * d + e)];
+        double diff = std::abs(got[static_cast<size_t>((h * seq + i) * d + e)] - want);
+        if (diff > 1e-5 + 1e-4 * std::abs(want) && bad++ < 5) ADD_FAILURE() << "head " << h << " query " << i << " column " << e << ": " << diff;
+      }
+    }
+  EXPECT_EQ(bad, 0u);
+}
+
+// 2 heads x 2053 x 2053 scores are 34 MB: blocks of 992, 992 and 69 queries.
+TEST(OnnxAttentionMask, ACausalMaskFromAnInitializerReadsOnlyTheKeysEachBlockSees) {
+  const int64_t heads = 2, seq = 2053, d = 8;
+  Outcome trimmed = run(Mask::kCausalInitializer, heads, seq, d, 0);
+  expect_attention(trimmed.out, heads, seq, d, 0);
+  // The same mask given as an input is not known at build time: every block reads every key.
+  Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);
+  expect_attention(whole.out, heads, seq, d, 0);
+  // Keys read: 992 + 1984 + 2053 of 3 x 2053 blocks' worth.
+  EXPECT_LT(static_cast<double>(trimmed.ops), 0.85 * static_cast<double>(whole.ops));
+}
+
+TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) {
+  const int64_t heads = 1, seq = 2900, d = 8, window = 97;
+  Outcome trimmed = run(Mask::kWindowBias, heads, seq, d, window);
+  expect_attention(trimmed.out, heads, seq, d, window);
+  Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);  // every key of every block
+  EXPECT_LT(static_cast<double>(trimmed.ops), 0.6 * static_cast<double>(whole.ops));
+}
+
+TEST(OnnxAttentionMask, NothingIsShutWhereALaterNodeCouldUndoTheMask) {
+  const int64_t seq = 5;
+  ::onnx::ModelProto m;
+  for (Mask mask : {Mask::kCausalInput, Mask::kNegatedAfterMask, Mask::kWindowBias, Mask::kCausalInitializer}) {
+    ASSERT_TRUE(m.ParseFromString(masked_attention_model(mask, 1, seq, 2, 2)));
+    auto chains = detail::attention_chains(m.graph());
+    ASSERT_EQ(chains.size(), 1u);
+    // The chain's values, as the importer has them when it reaches the last MatMul.
+    std::map<std::string, Value> env;
+    for (const auto& t : m.graph().initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, "."));
+    env.insert_or_assign("q", Tensor::from_vector(values(seq * 2, 1), {1, 1, seq, 2}));
+    env.insert_or_assign("kt", Tensor::from_vector(values(seq * 2, 2), {1, 1, 2, seq}));
+    env.insert_or_assign("v", Tensor::from_vector(values(seq * 2, 3), {1, 1, seq, 2}));
+    if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
+    detail::run_nodes(m.graph(), env, 17, ".");
+    std::optional<std::vector<uint8_t>> shut = detail::shut_keys(m.graph(), chains.begin()->second, env);
+    if (mask == Mask::kCausalInput || mask == Mask::kNegatedAfterMask) {
+      EXPECT_FALSE(shut.has_value()) << static_cast<int>(mask);
+      continue;
+    }
+    ASSERT_TRUE(shut.has_value());
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j) EXPECT_EQ((*shut)[static_cast<size_t>(i * seq + j)], !sees(i, j, mask == Mask::kWindowBias ? 2 : 0));
+  }
+}
+
+TEST(OnnxAttentionMask, KeysSeenSpanEveryQueryOfTheBlock) {
+  // 3 queries x 6 keys: query 0 sees 2..3, query 1 sees 1, query 2 sees none.
+  std::vector<uint8_t> shut{1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(detail::keys_seen(shut, 6, 0, 1), (std::pair<int64_t, int64_t>{2, 4}));
+  EXPECT_EQ(detail::keys_seen(shut, 6, 0, 2), (std::pair<int64_t, int64_t>{1, 4}));
+  EXPECT_EQ(detail::keys_seen(shut, 6, 1, 2), (std::pair<int64_t, int64_t>{1, 2}));
+  EXPECT_EQ(detail::keys_seen(shut, 6, 2, 1), (std::pair<int64_t, int64_t>{0, 1}));  // none seen: the first key, NaN either way
+}
+
+}  // namespace
+}  // namespace lathe::onnx
