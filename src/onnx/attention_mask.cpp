@@ -54,7 +54,7 @@ class BuildTimeConstants {
 
 }  // namespace
 
-std::optional<std::vector<uint8_t>> shut_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env) {
+std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env) {
   BuildTimeConstants constant(g, env);
   auto tensor = [&](const std::string& name) -> const Tensor* {
     auto it = env.find(name);
@@ -118,8 +118,9 @@ std::optional<std::vector<uint8_t>> shut_keys(const ::onnx::GraphProto& g, const
     }
   }
   if (!shut) return std::nullopt;
-  // Over every batch and head: the flags of each (query, key).
-  int64_t rank = scores->ndim();
+  // Over every batch and head: which keys each query sees, then the first and the end of them
+  // (a vector per query, not the queries x keys flags: those grow with the square of the sequence).
+  int64_t rank = scores->ndim(), keys = scores->shape().back();
   Tensor s = *shut;
   if (s.ndim() > rank) return std::nullopt;
   Shape ones(static_cast<size_t>(rank - s.ndim()), 1);
@@ -127,26 +128,20 @@ std::optional<std::vector<uint8_t>> shut_keys(const ::onnx::GraphProto& g, const
   s = s.reshape(ones).expand(scores->shape());
   std::vector<int64_t> lead;
   for (int64_t a = 0; a + 2 < rank; ++a) lead.push_back(a);
-  if (!lead.empty()) s = s.all(lead);
-  std::vector<uint8_t> flags = s.cast(dtypes::uint8).to_vector<uint8_t>();
-  if (std::find(flags.begin(), flags.end(), 1) == flags.end()) return std::nullopt;  // a later node let every key through
-  return flags;
+  Tensor seen = (lead.empty() ? s : s.all(lead)).logical_not();  // queries x keys
+  Tensor key = Tensor::arange(keys).cast(dtypes::int64).reshape({1, keys});
+  SeenKeys out{seen.where(key, Tensor::full({}, keys, dtypes::int64)).min({-1}).to_vector<int64_t>(),
+               seen.where(key + int64_t{1}, Tensor::full({}, int64_t{0}, dtypes::int64)).max({-1}).to_vector<int64_t>()};
+  for (size_t q = 0; q < out.begin.size(); ++q)
+    if (out.begin[q] != 0 || out.end[q] != keys) return out;
+  return std::nullopt;  // a later node let every key through
 }
 
-std::pair<int64_t, int64_t> keys_seen(const std::vector<uint8_t>& shut, int64_t keys, int64_t first, int64_t count) {
+std::pair<int64_t, int64_t> keys_seen(const SeenKeys& seen, int64_t keys, int64_t first, int64_t count) {
   int64_t begin = keys, end = 0;
   for (int64_t q = first; q < first + count; ++q) {
-    const uint8_t* row = shut.data() + q * keys;
-    for (int64_t k = 0; k < begin; ++k)
-      if (!row[k]) {
-        begin = k;
-        break;
-      }
-    for (int64_t k = keys - 1; k >= end; --k)
-      if (!row[k]) {
-        end = k + 1;
-        break;
-      }
+    begin = std::min(begin, seen.begin[static_cast<size_t>(q)]);
+    end = std::max(end, seen.end[static_cast<size_t>(q)]);
   }
   if (begin >= end) return {0, std::min<int64_t>(keys, 1)};
   return {begin, end};

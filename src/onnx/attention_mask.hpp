@@ -18,16 +18,19 @@
 
 namespace lathe::onnx::detail {
 
-/// For each (query, key) of the chain's scores, 1 where every batch and head's score is -inf
-/// whatever the model's inputs: the chain's Where and Add / Sub nodes put -inf there from values
-/// known at build time, and the nodes after them keep it (Mul or Div by positive constants, Cast
-/// to a float type). Nothing when no key is shut: the chain has no such mask, or a node after it
-/// could turn -inf into something else. Row-major, queries x keys.
-std::optional<std::vector<uint8_t>> shut_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env);
+/// The keys each query of the chain's scores sees, for every batch and head: [begin[q], end[q]).
+/// Outside it the score is -inf whatever the model's inputs: the chain's Where and Add / Sub
+/// nodes put -inf there from values known at build time, and the nodes after them keep it (Mul or
+/// Div by positive constants, Cast to a float type). A query that sees no key has begin >= end.
+/// Nothing when every query sees every key: the chain has no such mask, or a node after it could
+/// turn -inf into something else.
+struct SeenKeys {
+  std::vector<int64_t> begin, end;
+};
+std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env);
 
-/// The keys [begin, end) some query in rows [first, first + count) sees, given shut_keys' flags
-/// over `keys` keys: those outside are shut for every one of them. A block whose queries see no
-/// key keeps the first (its softmax is NaN either way).
-std::pair<int64_t, int64_t> keys_seen(const std::vector<uint8_t>& shut, int64_t keys, int64_t first, int64_t count);
+/// The keys [begin, end) some query in rows [first, first + count) sees, of `keys`. A block whose
+/// queries see no key keeps the first (its softmax is NaN either way).
+std::pair<int64_t, int64_t> keys_seen(const SeenKeys& seen, int64_t keys, int64_t first, int64_t count);
 
 }  // namespace lathe::onnx::detail

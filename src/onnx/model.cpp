@@ -309,12 +309,12 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   // keys and the values then give only the rows of those the block sees, the mask its columns.
   int64_t keys = scores->shape().back();
   const Tensor* key_operand = tensor_in(first.input(1));
-  std::optional<std::vector<uint8_t>> shut;
+  std::optional<SeenKeys> seen;
   if (key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys && values->shape()[values->ndim() - 2] == keys)
-    shut = shut_keys(g, chain, env);
+    seen = seen_keys(g, chain, env);
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
-    auto [key_begin, key_end] = shut ? keys_seen(*shut, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
+    auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
     bool some_keys = key_begin > 0 || key_end < keys;
     Tensor out;
     for (size_t n = 0; n < chain.nodes.size(); ++n) {

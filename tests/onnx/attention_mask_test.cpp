@@ -3,6 +3,7 @@
 // from the model's inputs, or one a later node could undo, shuts nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -186,24 +187,27 @@ TEST(OnnxAttentionMask, NothingIsShutWhereALaterNodeCouldUndoTheMask) {
     env.insert_or_assign("v", Tensor::from_vector(values(seq * 2, 3), {1, 1, seq, 2}));
     if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
     detail::run_nodes(m.graph(), env, 17, ".");
-    std::optional<std::vector<uint8_t>> shut = detail::shut_keys(m.graph(), chains.begin()->second, env);
+    std::optional<detail::SeenKeys> seen = detail::seen_keys(m.graph(), chains.begin()->second, env);
     if (mask == Mask::kCausalInput || mask == Mask::kNegatedAfterMask) {
-      EXPECT_FALSE(shut.has_value()) << static_cast<int>(mask);
+      EXPECT_FALSE(seen.has_value()) << static_cast<int>(mask);
       continue;
     }
-    ASSERT_TRUE(shut.has_value());
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) EXPECT_EQ((*shut)[static_cast<size_t>(i * seq + j)], !sees(i, j, mask == Mask::kWindowBias ? 2 : 0));
+    ASSERT_TRUE(seen.has_value());
+    int64_t window = mask == Mask::kWindowBias ? 2 : 0;
+    for (int64_t i = 0; i < seq; ++i) {
+      EXPECT_EQ(seen->begin[static_cast<size_t>(i)], window ? std::max<int64_t>(0, i - window + 1) : 0) << i;
+      EXPECT_EQ(seen->end[static_cast<size_t>(i)], i + 1) << i;
+    }
   }
 }
 
 TEST(OnnxAttentionMask, KeysSeenSpanEveryQueryOfTheBlock) {
-  // 3 queries x 6 keys: query 0 sees 2..3, query 1 sees 1, query 2 sees none.
-  std::vector<uint8_t> shut{1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-  EXPECT_EQ(detail::keys_seen(shut, 6, 0, 1), (std::pair<int64_t, int64_t>{2, 4}));
-  EXPECT_EQ(detail::keys_seen(shut, 6, 0, 2), (std::pair<int64_t, int64_t>{1, 4}));
-  EXPECT_EQ(detail::keys_seen(shut, 6, 1, 2), (std::pair<int64_t, int64_t>{1, 2}));
-  EXPECT_EQ(detail::keys_seen(shut, 6, 2, 1), (std::pair<int64_t, int64_t>{0, 1}));  // none seen: the first key, NaN either way
+  // 3 queries of 6 keys: query 0 sees 2..3, query 1 sees 1, query 2 sees none.
+  detail::SeenKeys seen{{2, 1, 6}, {4, 2, 0}};
+  EXPECT_EQ(detail::keys_seen(seen, 6, 0, 1), (std::pair<int64_t, int64_t>{2, 4}));
+  EXPECT_EQ(detail::keys_seen(seen, 6, 0, 2), (std::pair<int64_t, int64_t>{1, 4}));
+  EXPECT_EQ(detail::keys_seen(seen, 6, 1, 2), (std::pair<int64_t, int64_t>{1, 2}));
+  EXPECT_EQ(detail::keys_seen(seen, 6, 2, 1), (std::pair<int64_t, int64_t>{0, 1}));  // none seen: the first key, NaN either way
 }
 
 }  // namespace
