@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <string>
 #include <unordered_map>
+
+#include "lathe/error.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -22,6 +25,7 @@ class BuildTimeConstants {
  public:
   BuildTimeConstants(const ::onnx::GraphProto& g, const std::map<std::string, Value>& env) : g_(g), env_(env) {
     for (const auto& t : g.initializer()) known_[t.name()] = true;
+    for (const auto& in : g.input()) known_[in.name()] = false;  // a subgraph's input overrides an initializer of its name
     for (int i = 0; i < g.node_size(); ++i)
       for (const std::string& out : g.node(i).output()) producer_[out] = i;
   }
@@ -74,7 +78,8 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
       if (node.input(i) == chain_value) at = i;
     chain_value = node.output(0);
     const std::string& op = node.op_type();
-    // The other operand of a binary node, or of Where's branches, when it is a float constant.
+    // The other operand of a binary node, or of Where's condition and branches, when it is known
+    // at build time (the callers check a float type where they need one).
     auto other = [&](int i) -> const Tensor* {
       const Tensor* t = i < node.input_size() ? tensor(node.input(i)) : nullptr;
       return t && !t->is_symbolic() && constant(node.input(i)) ? t : nullptr;
@@ -120,15 +125,17 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
   if (!shut) return std::nullopt;
   // Over every batch and head: which keys each query sees, then the first and the end of them
   // (a vector per query, not the queries x keys flags: those grow with the square of the sequence).
-  int64_t rank = scores->ndim(), keys = scores->shape().back();
+  // The mask is reduced over the lead axes it has, then broadcast to queries x keys only.
+  int64_t rank = scores->ndim(), queries = scores->shape()[static_cast<size_t>(rank - 2)], keys = scores->shape().back();
   Tensor s = *shut;
-  if (s.ndim() > rank) return std::nullopt;
+  if (s.ndim() > rank || keys == 0) return std::nullopt;
   Shape ones(static_cast<size_t>(rank - s.ndim()), 1);
   ones.insert(ones.end(), s.shape().begin(), s.shape().end());
-  s = s.reshape(ones).expand(scores->shape());
+  s = s.reshape(ones);
   std::vector<int64_t> lead;
   for (int64_t a = 0; a + 2 < rank; ++a) lead.push_back(a);
-  Tensor seen = (lead.empty() ? s : s.all(lead)).logical_not();  // queries x keys
+  if (!lead.empty()) s = s.all(lead);
+  Tensor seen = s.expand({queries, keys}).logical_not();
   Tensor key = Tensor::arange(keys).cast(dtypes::int64).reshape({1, keys});
   SeenKeys out{seen.where(key, Tensor::full({}, keys, dtypes::int64)).min({-1}).to_vector<int64_t>(),
                seen.where(key + int64_t{1}, Tensor::full({}, int64_t{0}, dtypes::int64)).max({-1}).to_vector<int64_t>()};
@@ -138,6 +145,8 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
 }
 
 std::pair<int64_t, int64_t> keys_seen(const SeenKeys& seen, int64_t keys, int64_t first, int64_t count) {
+  LATHE_CHECK(first >= 0 && count >= 0 && static_cast<size_t>(first + count) <= seen.begin.size() && seen.end.size() == seen.begin.size(),
+              "keys_seen: queries [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " + std::to_string(seen.begin.size()));
   int64_t begin = keys, end = 0;
   for (int64_t q = first; q < first + count; ++q) {
     begin = std::min(begin, seen.begin[static_cast<size_t>(q)]);

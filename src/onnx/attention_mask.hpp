@@ -22,6 +22,8 @@ namespace lathe::onnx::detail {
 /// Outside it the score is -inf whatever the model's inputs: the chain's Where and Add / Sub
 /// nodes put -inf there from values known at build time, and the nodes after them keep it (Mul or
 /// Div by positive constants, Cast to a float type). A query that sees no key has begin >= end.
+/// The trim is exact for finite scores; a NaN or +inf score at a key an Add of -inf shuts would
+/// have made the whole row NaN, and no longer does (a Where replaces the score, so it never did).
 /// Nothing when every query sees every key: the chain has no such mask, or a node after it could
 /// turn -inf into something else.
 struct SeenKeys {

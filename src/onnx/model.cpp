@@ -309,12 +309,13 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   // keys and the values then give only the rows of those the block sees, the mask its columns.
   int64_t keys = scores->shape().back();
   const Tensor* key_operand = tensor_in(first.input(1));
-  std::optional<SeenKeys> seen;
-  if (key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys && values->shape()[values->ndim() - 2] == keys)
-    seen = seen_keys(g, chain, env);
+  bool can_trim = keys > 0 && key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys &&
+                  values->shape()[values->ndim() - 2] == keys;
+  std::optional<std::optional<SeenKeys>> seen;  // found with the first block: small scores need none
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
-    auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
+    if (!seen) seen = can_trim ? seen_keys(g, chain, env) : std::nullopt;
+    auto [key_begin, key_end] = *seen ? keys_seen(**seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
     bool some_keys = key_begin > 0 || key_end < keys;
     Tensor out;
     for (size_t n = 0; n < chain.nodes.size(); ++n) {
@@ -339,7 +340,8 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
         Tensor t = v.tensor();
         if (!keys_operand && !values_operand && t.ndim() >= 2 && t.shape()[t.ndim() - 2] == queries) t = t.slice(-2, first_row, first_row + count);
         if (some_keys && values_operand) t = t.slice(-2, key_begin, key_end);
-        if (some_keys && !values_operand && (n > 0 || i == 1) && t.ndim() >= 1 && t.shape().back() == keys) t = t.slice(-1, key_begin, key_end);
+        bool queries_operand = n == 0 && i == 0;
+        if (some_keys && !values_operand && !queries_operand && t.ndim() >= 1 && t.shape().back() == keys) t = t.slice(-1, key_begin, key_end);
         ins.emplace_back(Value(t));
       }
       std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);

@@ -50,6 +50,7 @@ enum class Mask {
   kCausalInput,        // the same, future given as an input
   kWindowBias,         // scores + bias, bias an initializer of 0 and -inf (a sliding window)
   kNegatedAfterMask,   // the window's bias, then the scores times -1: -inf turns into +inf
+  kAllowedWhere,       // Where(allowed, scores, -inf), allowed a bool initializer of the window
 };
 
 // softmax(mask(q kt * scale)) v over (1, heads, queries, keys) scores.
@@ -70,13 +71,15 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
     add_input(g, "future", {seq, seq}, ::onnx::TensorProto::BOOL);
   } else {
     t = g->add_initializer();
-    t->set_name(mask == Mask::kCausalInitializer ? "future" : "bias");
-    t->set_data_type(mask == Mask::kCausalInitializer ? ::onnx::TensorProto::BOOL : ::onnx::TensorProto::FLOAT);
+    bool bias = mask == Mask::kWindowBias || mask == Mask::kNegatedAfterMask;
+    t->set_name(mask == Mask::kCausalInitializer ? "future" : bias ? "bias" : "allowed");
+    t->set_data_type(bias ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::BOOL);
     t->add_dims(seq);
     t->add_dims(seq);
     for (int64_t i = 0; i < seq; ++i)
       for (int64_t j = 0; j < seq; ++j) {
         if (mask == Mask::kCausalInitializer) t->add_int32_data(!sees(i, j, 0));
+        else if (mask == Mask::kAllowedWhere) t->add_int32_data(sees(i, j, window));
         else t->add_float_data(sees(i, j, window) ? 0.0f : -kInf);
       }
   }
@@ -84,6 +87,8 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
   add_node(g, "Mul", {"qk", "scale"}, "scaled");
   if (mask == Mask::kCausalInitializer || mask == Mask::kCausalInput) {
     add_node(g, "Where", {"future", "lowest", "scaled"}, "masked");
+  } else if (mask == Mask::kAllowedWhere) {
+    add_node(g, "Where", {"allowed", "scaled", "lowest"}, "masked");
   } else {
     add_node(g, "Add", {"scaled", "bias"}, "masked");
   }
@@ -172,34 +177,40 @@ TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) {
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.6 * static_cast<double>(whole.ops));
 }
 
-TEST(OnnxAttentionMask, NothingIsShutWhereALaterNodeCouldUndoTheMask) {
-  const int64_t seq = 5;
+// The keys each query sees by seen_keys, with the chain's values as the importer has them when it
+// reaches the last MatMul (seq 5, head size 2).
+std::optional<detail::SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) {
   ::onnx::ModelProto m;
-  for (Mask mask : {Mask::kCausalInput, Mask::kNegatedAfterMask, Mask::kWindowBias, Mask::kCausalInitializer}) {
-    ASSERT_TRUE(m.ParseFromString(masked_attention_model(mask, 1, seq, 2, 2)));
-    auto chains = detail::attention_chains(m.graph());
-    ASSERT_EQ(chains.size(), 1u);
-    // The chain's values, as the importer has them when it reaches the last MatMul.
-    std::map<std::string, Value> env;
-    for (const auto& t : m.graph().initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, "."));
-    env.insert_or_assign("q", Tensor::from_vector(values(seq * 2, 1), {1, 1, seq, 2}));
-    env.insert_or_assign("kt", Tensor::from_vector(values(seq * 2, 2), {1, 1, 2, seq}));
-    env.insert_or_assign("v", Tensor::from_vector(values(seq * 2, 3), {1, 1, seq, 2}));
-    if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
-    detail::run_nodes(m.graph(), env, 17, ".");
-    std::optional<detail::SeenKeys> seen = detail::seen_keys(m.graph(), chains.begin()->second, env);
-    if (mask == Mask::kCausalInput || mask == Mask::kNegatedAfterMask) {
-      EXPECT_FALSE(seen.has_value()) << static_cast<int>(mask);
-      continue;
-    }
-    ASSERT_TRUE(seen.has_value());
-    int64_t window = mask == Mask::kWindowBias ? 2 : 0;
-    for (int64_t i = 0; i < seq; ++i) {
-      EXPECT_EQ(seen->begin[static_cast<size_t>(i)], window ? std::max<int64_t>(0, i - window + 1) : 0) << i;
-      EXPECT_EQ(seen->end[static_cast<size_t>(i)], i + 1) << i;
-    }
+  EXPECT_TRUE(m.ParseFromString(masked_attention_model(mask, 1, seq, 2, window)));
+  auto chains = detail::attention_chains(m.graph());
+  EXPECT_EQ(chains.size(), 1u);
+  std::map<std::string, Value> env;
+  for (const auto& t : m.graph().initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, "."));
+  env.insert_or_assign("q", Tensor::from_vector(values(seq * 2, 1), {1, 1, seq, 2}));
+  env.insert_or_assign("kt", Tensor::from_vector(values(seq * 2, 2), {1, 1, 2, seq}));
+  env.insert_or_assign("v", Tensor::from_vector(values(seq * 2, 3), {1, 1, seq, 2}));
+  if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
+  detail::run_nodes(m.graph(), env, 17, ".");
+  return detail::seen_keys(m.graph(), chains.begin()->second, env);
+}
+
+void expect_window(const std::optional<detail::SeenKeys>& seen, int64_t seq, int64_t window) {
+  ASSERT_TRUE(seen.has_value());
+  for (int64_t i = 0; i < seq; ++i) {
+    EXPECT_EQ(seen->begin[static_cast<size_t>(i)], window ? std::max<int64_t>(0, i - window + 1) : 0) << i;
+    EXPECT_EQ(seen->end[static_cast<size_t>(i)], i + 1) << i;
   }
 }
+
+TEST(OnnxAttentionMask, WhereAndAddOfMinusInfinityGiveTheKeysEachQuerySees) {
+  expect_window(seen_in(Mask::kCausalInitializer, 5, 0), 5, 0);  // Where(future, -inf, scores)
+  expect_window(seen_in(Mask::kAllowedWhere, 5, 2), 5, 2);       // Where(allowed, scores, -inf)
+  expect_window(seen_in(Mask::kWindowBias, 5, 2), 5, 2);         // scores + bias
+}
+
+TEST(OnnxAttentionMask, AMaskGivenAsAnInputShutsNothing) { EXPECT_FALSE(seen_in(Mask::kCausalInput, 5, 0).has_value()); }
+
+TEST(OnnxAttentionMask, ANegativeScaleAfterTheMaskShutsNothing) { EXPECT_FALSE(seen_in(Mask::kNegatedAfterMask, 5, 2).has_value()); }
 
 TEST(OnnxAttentionMask, KeysSeenSpanEveryQueryOfTheBlock) {
   // 3 queries of 6 keys: query 0 sees 2..3, query 1 sees 1, query 2 sees none.
