@@ -10,26 +10,11 @@
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_chain.hpp"
+#include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
 
 namespace lathe::onnx {
 namespace {
-
-void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
-  auto* v = g->add_input();
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem_type);
-  for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void add_node(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(out + "_node");
-  for (const std::string& in : ins) n->add_input(in);
-  n->add_output(out);
-}
 
 // softmax(where(allowed, q kt / scale + padding, -inf)) v over (1, heads, queries, keys) scores:
 // `padding` is (1, 1, 1, keys), one row for every query; `allowed` is (queries, keys), a row each.
@@ -67,12 +52,6 @@ std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_
   return m.SerializeAsString();
 }
 
-std::vector<float> values(int64_t n, int seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + seed)) * 0.8f;
-  return v;
-}
-
 TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValue) {
   ::onnx::ModelProto m;
   ASSERT_TRUE(m.ParseFromString(attention_model(1, 4, 4, 2, 2)));
@@ -87,7 +66,7 @@ TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValu
 // 2 heads x 1500 x 1500 scores are 18 MB: blocks of 1376 and 124 queries.
 TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
   const int64_t heads = 2, queries = 1500, keys = 1500, d = 4, dv = 3;
-  std::vector<float> q = values(heads * queries * d, 1), kt = values(heads * d * keys, 2), v = values(heads * keys * dv, 3);
+  std::vector<float> q = wave_values(heads * queries * d, 1), kt = wave_values(heads * d * keys, 2), v = wave_values(heads * keys * dv, 3);
   std::vector<float> padding(static_cast<size_t>(keys), 0.0f);
   for (int64_t j = keys - 7; j < keys; ++j) padding[static_cast<size_t>(j)] = -1e4f;
   std::vector<uint8_t> allowed(static_cast<size_t>(queries * keys));

@@ -11,6 +11,7 @@
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_mask.hpp"
+#include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
 #include "onnx/op_context.hpp"
 
@@ -18,22 +19,6 @@ namespace lathe::onnx {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
-  auto* v = g->add_input();
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem_type);
-  for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void add_node(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(out + "_node");
-  for (const std::string& in : ins) n->add_input(in);
-  n->add_output(out);
-}
 
 void add_float(::onnx::GraphProto* g, const std::string& name, float value) {
   ::onnx::TensorProto* t = g->add_initializer();
@@ -104,21 +89,15 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
   return m.SerializeAsString();
 }
 
-std::vector<float> values(int64_t n, int seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + seed)) * 0.8f;
-  return v;
-}
-
 struct Outcome {
   std::vector<float> out;
   int64_t ops = 0;  // the plan's counted operations
 };
 
 Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
-  std::map<std::string, Tensor> given{{"q", Tensor::from_vector(values(heads * seq * d, 1), {1, heads, seq, d})},
-                                      {"kt", Tensor::from_vector(values(heads * d * seq, 2), {1, heads, d, seq})},
-                                      {"v", Tensor::from_vector(values(heads * seq * d, 3), {1, heads, seq, d})}};
+  std::map<std::string, Tensor> given{{"q", Tensor::from_vector(wave_values(heads * seq * d, 1), {1, heads, seq, d})},
+                                      {"kt", Tensor::from_vector(wave_values(heads * d * seq, 2), {1, heads, d, seq})},
+                                      {"v", Tensor::from_vector(wave_values(heads * seq * d, 3), {1, heads, seq, d})}};
   if (mask == Mask::kCausalInput) {
     std::vector<bool> future(static_cast<size_t>(seq * seq));
     for (int64_t i = 0; i < seq; ++i)
@@ -133,7 +112,7 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
 
 // softmax over the keys query i sees, in doubles.
 void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq, int64_t d, int64_t window) {
-  std::vector<float> q = values(heads * seq * d, 1), kt = values(heads * d * seq, 2), v = values(heads * seq * d, 3);
+  std::vector<float> q = wave_values(heads * seq * d, 1), kt = wave_values(heads * d * seq, 2), v = wave_values(heads * seq * d, 3);
   size_t bad = 0;
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < seq; i += 7) {  // every 7th query: all of them in doubles would take seconds
@@ -186,9 +165,9 @@ std::optional<detail::SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) 
   EXPECT_EQ(chains.size(), 1u);
   std::map<std::string, Value> env;
   for (const auto& t : m.graph().initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, "."));
-  env.insert_or_assign("q", Tensor::from_vector(values(seq * 2, 1), {1, 1, seq, 2}));
-  env.insert_or_assign("kt", Tensor::from_vector(values(seq * 2, 2), {1, 1, 2, seq}));
-  env.insert_or_assign("v", Tensor::from_vector(values(seq * 2, 3), {1, 1, seq, 2}));
+  env.insert_or_assign("q", Tensor::from_vector(wave_values(seq * 2, 1), {1, 1, seq, 2}));
+  env.insert_or_assign("kt", Tensor::from_vector(wave_values(seq * 2, 2), {1, 1, 2, seq}));
+  env.insert_or_assign("v", Tensor::from_vector(wave_values(seq * 2, 3), {1, 1, seq, 2}));
   if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
   detail::run_nodes(m.graph(), env, 17, ".");
   return detail::seen_keys(m.graph(), chains.begin()->second, env);
