@@ -11,7 +11,6 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
@@ -31,29 +30,12 @@
 namespace lathe {
 namespace {
 
-// Code generation without loop strength reduction: lathe's kernels index each buffer with an
-// affine expression of their loop counters, which x86's addressing modes take as they are, so LSR
-// rewrote them for nothing and was the costliest codegen pass after instruction selection and
-// register allocation (ResNet-18's per-kernel compile median 25.6 -> 19.3 ms, its latency and the
-// kernel benchmarks unchanged). LLVM keeps the switch as a process-wide option; lathe sets it once,
-// unless the program gave it already (its choice stands). Whether it is off goes into the
-// compiler's identity, so a cached object says how it was made.
-bool without_loop_strength_reduction() {
-  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
-  auto it = options.find("disable-lsr");
-  if (it == options.end() || it->second->getNumOccurrences() > 0) return false;  // no switch, or the program's
-  return !it->second->addOccurrence(0, "disable-lsr", "true");  // as if given on a command line (LLVM builds without RTTI)
-}
-
-bool lsr_off = false;  // written once, under init_llvm's once_flag
-
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
-    lsr_off = without_loop_strength_reduction();
   });
 }
 
@@ -162,7 +144,7 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   vectors_ = cpu_vectors(has("avx512f"), has("avx"), arm);
   // The CPU's name and the features asked for: for the host every feature it reports (two CPUs
   // sharing a name may differ, e.g. in AVX512-FP16), for a named target its tuning flags.
-  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 without DSE" + (lsr_off ? ", codegen without LSR" : ", codegen with the process's LSR setting") + " | " + triple + " | cpu " + cpu_ + " | features " + cache_key(features_);
+  identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | O2 without DSE | " + triple + " | cpu " + cpu_ + " | features " + cache_key(features_);
 }
 
 CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
