@@ -12,6 +12,7 @@
 #include "onnx/attention_chain.hpp"
 #include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -21,31 +22,20 @@ namespace {
 // With `scores_out`, the scores are an output of the graph too.
 std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool scores_out = false) {
   ::onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  ::onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("attention");
+  ::onnx::GraphProto* g = start_graph(m, "attention");
   add_input(g, "q", {1, heads, queries, d});
   add_input(g, "kt", {1, heads, d, keys});
   add_input(g, "v", {1, heads, keys, dv});
   add_input(g, "padding", {1, 1, 1, keys});
   add_input(g, "allowed", {queries, keys}, ::onnx::TensorProto::BOOL);
-  ::onnx::TensorProto* scale = g->add_initializer();
-  scale->set_name("scale");
-  scale->set_data_type(::onnx::TensorProto::FLOAT);
-  scale->add_float_data(std::sqrt(static_cast<float>(d)));
-  ::onnx::TensorProto* lowest = g->add_initializer();
-  lowest->set_name("lowest");
-  lowest->set_data_type(::onnx::TensorProto::FLOAT);
-  lowest->add_float_data(-std::numeric_limits<float>::infinity());
+  add_float(g, "scale", std::sqrt(static_cast<float>(d)));
+  add_float(g, "lowest", -std::numeric_limits<float>::infinity());
   add_node(g, "MatMul", {"q", "kt"}, "qk");
   add_node(g, "Div", {"qk", "scale"}, "scaled");
   add_node(g, "Add", {"scaled", "padding"}, "padded");
   add_node(g, "Where", {"allowed", "padded", "lowest"}, "masked");
   add_node(g, "Softmax", {"masked"}, "probs");
-  g->mutable_node(4)->add_attribute()->set_name("axis");
-  g->mutable_node(4)->mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
-  g->mutable_node(4)->mutable_attribute(0)->set_i(-1);
+  set_last_node_int(g, "axis", -1);
   add_node(g, "MatMul", {"probs", "v"}, "out");
   g->add_output()->set_name("out");
   if (scores_out) g->add_output()->set_name("scaled");
@@ -66,7 +56,9 @@ TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValu
 // 2 heads x 1500 x 1500 scores are 18 MB: blocks of 1376 and 124 queries.
 TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
   const int64_t heads = 2, queries = 1500, keys = 1500, d = 4, dv = 3;
-  std::vector<float> q = wave_values(heads * queries * d, 1), kt = wave_values(heads * d * keys, 2), v = wave_values(heads * keys * dv, 3);
+  std::vector<float> q = test::data(static_cast<size_t>(heads * queries * d), 1, -0.8, 0.8);
+  std::vector<float> kt = test::data(static_cast<size_t>(heads * d * keys), 2, -0.8, 0.8);
+  std::vector<float> v = test::data(static_cast<size_t>(heads * keys * dv), 3, -0.8, 0.8);
   std::vector<float> padding(static_cast<size_t>(keys), 0.0f);
   for (int64_t j = keys - 7; j < keys; ++j) padding[static_cast<size_t>(j)] = -1e4f;
   std::vector<uint8_t> allowed(static_cast<size_t>(queries * keys));
@@ -84,27 +76,19 @@ TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
   for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * queries * keys * 4));  // no whole score matrix
   plan.execute();
   std::vector<float> got = plan.output_buffer()->to_vector<float>();
-  size_t bad = 0;
+  std::vector<double> want;
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < queries; ++i) {
-      std::vector<double> p(static_cast<size_t>(keys));
-      double top = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t j = 0; j < keys; ++j) {
-        double s = 0;
-        for (int64_t c = 0; c < d; ++c) s += double(q[static_cast<size_t>((h * queries + i) * d + c)]) * kt[static_cast<size_t>((h * d + c) * keys + j)];
-        s = s / std::sqrt(double(d)) + padding[static_cast<size_t>(j)];
-        p[static_cast<size_t>(j)] = allowed[static_cast<size_t>(i * keys + j)] ? s : -std::numeric_limits<double>::infinity();
-        top = std::max(top, p[static_cast<size_t>(j)]);
-      }
-      for (double& x : p) sum += (x = std::exp(x - top));
-      for (int64_t e = 0; e < dv; ++e) {
-        double want = 0;
-        for (int64_t j = 0; j < keys; ++j) want += p[static_cast<size_t>(j)] / sum * v[static_cast<size_t>((h * keys + j) * dv + e)];
-        double diff = std::abs(got[static_cast<size_t>((h * queries + i) * dv + e)] - want);
-        if (diff > 1e-5 + 1e-4 * std::abs(want) && bad++ < 5) ADD_FAILURE() << "head " << h << " query " << i << " column " << e << ": " << diff;
-      }
+      std::vector<double> row = test::attention_row(
+          &q[static_cast<size_t>((h * queries + i) * d)], keys, d, dv,
+          [&](int64_t j, int64_t c) { return kt[static_cast<size_t>((h * d + c) * keys + j)]; },
+          [&](int64_t j, int64_t e) { return v[static_cast<size_t>((h * keys + j) * dv + e)]; },
+          [&](int64_t j, double x) {
+            return allowed[static_cast<size_t>(i * keys + j)] ? x + padding[static_cast<size_t>(j)] : -std::numeric_limits<double>::infinity();
+          });
+      want.insert(want.end(), row.begin(), row.end());
     }
-  EXPECT_EQ(bad, 0u);
+  EXPECT_ALLCLOSE(got, want, 1e-4, 1e-5);
 }
 
 }  // namespace

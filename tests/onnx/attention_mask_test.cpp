@@ -14,18 +14,15 @@
 #include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
 #include "onnx/op_context.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe::onnx {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-void add_float(::onnx::GraphProto* g, const std::string& name, float value) {
-  ::onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(::onnx::TensorProto::FLOAT);
-  t->add_float_data(value);
-}
+// The test's q, kt and v values.
+std::vector<float> inputs(int64_t n, uint64_t seed) { return test::data(static_cast<size_t>(n), seed, -0.8, 0.8); }
 
 // Query i may see key j: a causal triangle, or a window of the `window` keys up to i.
 bool sees(int64_t i, int64_t j, int64_t window) { return j <= i && (window == 0 || j > i - window); }
@@ -41,10 +38,7 @@ enum class Mask {
 // softmax(mask(q kt * scale)) v over (1, heads, queries, keys) scores.
 std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   ::onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  ::onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("masked_attention");
+  ::onnx::GraphProto* g = start_graph(m, "masked_attention");
   add_input(g, "q", {1, heads, seq, d});
   add_input(g, "kt", {1, heads, d, seq});
   add_input(g, "v", {1, heads, seq, d});
@@ -80,10 +74,7 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
   std::string last = "masked";
   if (mask == Mask::kNegatedAfterMask) add_node(g, "Mul", {"masked", "minus_one"}, last = "negated");
   add_node(g, "Softmax", {last}, "probs");
-  auto* axis = g->mutable_node(g->node_size() - 1)->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(::onnx::AttributeProto::INT);
-  axis->set_i(-1);
+  set_last_node_int(g, "axis", -1);
   add_node(g, "MatMul", {"probs", "v"}, "out");
   g->add_output()->set_name("out");
   return m.SerializeAsString();
@@ -95,9 +86,9 @@ struct Outcome {
 };
 
 Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
-  std::map<std::string, Tensor> given{{"q", Tensor::from_vector(wave_values(heads * seq * d, 1), {1, heads, seq, d})},
-                                      {"kt", Tensor::from_vector(wave_values(heads * d * seq, 2), {1, heads, d, seq})},
-                                      {"v", Tensor::from_vector(wave_values(heads * seq * d, 3), {1, heads, seq, d})}};
+  std::map<std::string, Tensor> given{{"q", Tensor::from_vector(inputs(heads * seq * d, 1), {1, heads, seq, d})},
+                                      {"kt", Tensor::from_vector(inputs(heads * d * seq, 2), {1, heads, d, seq})},
+                                      {"v", Tensor::from_vector(inputs(heads * seq * d, 3), {1, heads, seq, d})}};
   if (mask == Mask::kCausalInput) {
     std::vector<bool> future(static_cast<size_t>(seq * seq));
     for (int64_t i = 0; i < seq; ++i)
@@ -110,30 +101,23 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   return {plan.output_buffer()->to_vector<float>(), plan.estimated_work().ops};
 }
 
-// softmax over the keys query i sees, in doubles.
+// Every 7th query's attention over the keys it sees, against double loops (all of them would take
+// seconds).
 void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq, int64_t d, int64_t window) {
-  std::vector<float> q = wave_values(heads * seq * d, 1), kt = wave_values(heads * d * seq, 2), v = wave_values(heads * seq * d, 3);
-  size_t bad = 0;
+  std::vector<float> q = inputs(heads * seq * d, 1), kt = inputs(heads * d * seq, 2), v = inputs(heads * seq * d, 3);
+  std::vector<float> picked;
+  std::vector<double> want;
   for (int64_t h = 0; h < heads; ++h)
-    for (int64_t i = 0; i < seq; i += 7) {  // every 7th query: all of them in doubles would take seconds
-      std::vector<double> p(static_cast<size_t>(seq), 0.0);
-      double top = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t j = 0; j < seq; ++j) {
-        if (!sees(i, j, window)) continue;
-        double s = 0;
-        for (int64_t c = 0; c < d; ++c) s += double(q[static_cast<size_t>((h * seq + i) * d + c)]) * kt[static_cast<size_t>((h * d + c) * seq + j)];
-        p[static_cast<size_t>(j)] = s / std::sqrt(double(d));
-        top = std::max(top, p[static_cast<size_t>(j)]);
-      }
-      for (int64_t j = 0; j < seq; ++j) sum += p[static_cast<size_t>(j)] = sees(i, j, window) ? std::exp(p[static_cast<size_t>(j)] - top) : 0.0;
-      for (int64_t e = 0; e < d; ++e) {
-        double want = 0;
-        for (int64_t j = 0; j < seq; ++j) want += p[static_cast<size_t>(j)] / sum * v[static_cast<size_t>((h * seq + j) * d + e)];
-        double diff = std::abs(got[static_cast<size_t>((h * seq + i) * d + e)] - want);
-        if (diff > 1e-5 + 1e-4 * std::abs(want) && bad++ < 5) ADD_FAILURE() << "head " << h << " query " << i << " column " << e << ": " << diff;
-      }
+    for (int64_t i = 0; i < seq; i += 7) {
+      std::vector<double> row = test::attention_row(
+          &q[static_cast<size_t>((h * seq + i) * d)], seq, d, d,
+          [&](int64_t j, int64_t c) { return kt[static_cast<size_t>((h * d + c) * seq + j)]; },
+          [&](int64_t j, int64_t e) { return v[static_cast<size_t>((h * seq + j) * d + e)]; },
+          [&](int64_t j, double x) { return sees(i, j, window) ? x : -std::numeric_limits<double>::infinity(); });
+      want.insert(want.end(), row.begin(), row.end());
+      picked.insert(picked.end(), got.begin() + (h * seq + i) * d, got.begin() + (h * seq + i + 1) * d);
     }
-  EXPECT_EQ(bad, 0u);
+  EXPECT_ALLCLOSE(picked, want, 1e-4, 1e-5);
 }
 
 // 2 heads x 2053 x 2053 scores are 34 MB: blocks of 992, 992 and 69 queries.
@@ -165,9 +149,9 @@ std::optional<detail::SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) 
   EXPECT_EQ(chains.size(), 1u);
   std::map<std::string, Value> env;
   for (const auto& t : m.graph().initializer()) env.insert_or_assign(t.name(), detail::constant_from_proto(t, "."));
-  env.insert_or_assign("q", Tensor::from_vector(wave_values(seq * 2, 1), {1, 1, seq, 2}));
-  env.insert_or_assign("kt", Tensor::from_vector(wave_values(seq * 2, 2), {1, 1, 2, seq}));
-  env.insert_or_assign("v", Tensor::from_vector(wave_values(seq * 2, 3), {1, 1, seq, 2}));
+  env.insert_or_assign("q", Tensor::from_vector(inputs(seq * 2, 1), {1, 1, seq, 2}));
+  env.insert_or_assign("kt", Tensor::from_vector(inputs(seq * 2, 2), {1, 1, 2, seq}));
+  env.insert_or_assign("v", Tensor::from_vector(inputs(seq * 2, 3), {1, 1, seq, 2}));
   if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
   detail::run_nodes(m.graph(), env, 17, ".");
   return detail::seen_keys(m.graph(), chains.begin()->second, env);

@@ -1,8 +1,7 @@
-// Pieces of small ONNX graphs built in the tests node by node: a typed input, a node, and
-// deterministic values to feed them.
+// Pieces of small ONNX graphs built in the tests node by node: the model, typed inputs, scalar
+// initializers, nodes and an attribute.
 #pragma once
 
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -10,6 +9,31 @@
 #include "onnx/onnx_include.hpp"
 
 namespace lathe::onnx {
+
+// The graph of `m`, an opset-17 model, named `name`.
+inline ::onnx::GraphProto* start_graph(::onnx::ModelProto& m, const std::string& name) {
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  ::onnx::GraphProto* g = m.mutable_graph();
+  g->set_name(name);
+  return g;
+}
+
+// A float scalar initializer.
+inline void add_float(::onnx::GraphProto* g, const std::string& name, float value) {
+  ::onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_float_data(value);
+}
+
+// An integer attribute of the graph's last node (Softmax's axis).
+inline void set_last_node_int(::onnx::GraphProto* g, const std::string& name, int64_t value) {
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
 
 // A graph input of `elem_type` (float unless told) and a static shape.
 inline void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
@@ -27,13 +51,6 @@ inline void add_node(::onnx::GraphProto* g, const std::string& op, const std::ve
   n->set_name(out + "_node");
   for (const std::string& in : ins) n->add_input(in);
   n->add_output(out);
-}
-
-// n values in [-0.8, 0.8], different for each seed.
-inline std::vector<float> wave_values(int64_t n, int seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + seed)) * 0.8f;
-  return v;
 }
 
 }  // namespace lathe::onnx

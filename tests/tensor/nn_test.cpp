@@ -677,26 +677,17 @@ TEST(NnPool, MaxPoolOfFlippedInput) {
 
 // ---- attention --------------------------------------------------------------------------------------
 
+// Batches of (l, d) queries, (s, d) keys and (s, dv) values, the keys after query i shut when causal.
 std::vector<double> sdpa_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int64_t b,
                              int64_t l, int64_t s, int64_t d, int64_t dv, bool causal) {
   std::vector<double> out;
   for (int64_t z = 0; z < b; ++z)
     for (int64_t i = 0; i < l; ++i) {
-      std::vector<double> sc(s);
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < s; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < d; ++p) acc += double(q[(z * l + i) * d + p]) * k[(z * s + j) * d + p];
-        sc[j] = causal && j > i ? -std::numeric_limits<double>::infinity() : acc / std::sqrt(double(d));
-        m = std::max(m, sc[j]);
-      }
-      double sum = 0;
-      for (double& x : sc) sum += (x = std::exp(x - m));
-      for (int64_t e = 0; e < dv; ++e) {
-        double acc = 0;
-        for (int64_t j = 0; j < s; ++j) acc += sc[j] / sum * v[(z * s + j) * dv + e];
-        out.push_back(acc);
-      }
+      std::vector<double> row = test::attention_row(
+          &q[(z * l + i) * d], s, d, dv, [&](int64_t j, int64_t p) { return k[(z * s + j) * d + p]; },
+          [&](int64_t j, int64_t e) { return v[(z * s + j) * dv + e]; },
+          [&](int64_t j, double x) { return causal && j > i ? -std::numeric_limits<double>::infinity() : x; });
+      out.insert(out.end(), row.begin(), row.end());
     }
   return out;
 }

@@ -155,6 +155,27 @@ inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernel
 
 inline Tensor f32(const std::vector<float>& v, Shape shape) { return Tensor::from_vector(v, std::move(shape)); }
 
+/// One query row of attention in doubles: softmax over the keys j < `keys` of score(j, s), where s
+/// is the row's dot product with key j (`key(j, p)` its element p) over the `d` columns of `q_row`
+/// divided by sqrt(d), and score masks or biases it (-inf shuts the key out); then the weighted sum
+/// of the value rows (`value(j, e)`, e < dv).
+template <class Key, class Value, class Score>
+std::vector<double> attention_row(const float* q_row, int64_t keys, int64_t d, int64_t dv, Key key, Value value, Score score) {
+  std::vector<double> p(static_cast<size_t>(keys));
+  double top = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    double dot = 0;
+    for (int64_t c = 0; c < d; ++c) dot += double(q_row[c]) * double(key(j, c));
+    p[static_cast<size_t>(j)] = score(j, dot / std::sqrt(double(d)));
+    top = std::max(top, p[static_cast<size_t>(j)]);
+  }
+  for (double& x : p) sum += (x = std::exp(x - top));
+  std::vector<double> out(static_cast<size_t>(dv), 0.0);
+  for (int64_t e = 0; e < dv; ++e)
+    for (int64_t j = 0; j < keys; ++j) out[static_cast<size_t>(e)] += p[static_cast<size_t>(j)] / sum * double(value(j, e));
+  return out;
+}
+
 /// Pooling of `n` planes of h x w (batch and channels in a row) over a kh x kw window with stride
 /// (sh, sw) and padding top, bottom, left, right: the maximum (padding is -inf) or the mean over
 /// all kh * kw taps (padding counts as 0).
