@@ -156,15 +156,25 @@ namespace {
 
 // A tensor of `t`'s dtype and shape whose `length` bytes of data (nothing: as many as the shape
 // needs) `fill` writes into its buffer.
+// The bytes `t`'s dtype and shape need; an error naming it for a negative dimension or a size past
+// 2^48 bytes (wrapped dimensions included), before anything is allocated.
+uint64_t payload_bytes(const ::onnx::TensorProto& t, const std::string& what) {
+  uint64_t bytes = static_cast<uint64_t>(dtype_from_onnx(t.data_type(), what).itemsize());
+  constexpr uint64_t kMost = uint64_t{1} << 48;
+  for (int64_t d : t.dims()) {
+    if (d < 0) throw OnnxError(what + ": negative dimension");
+    if (d != 0 && bytes > kMost / static_cast<uint64_t>(d)) throw OnnxError(what + ": its shape needs more than 2^48 bytes");
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return bytes;
+}
+
 Tensor filled_tensor(const ::onnx::TensorProto& t, std::optional<uint64_t> length, const std::function<void(void*, uint64_t)>& fill) {
   std::string what = "tensor '" + t.name() + "'";
   DType dt = dtype_from_onnx(t.data_type(), what);
   Shape shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) throw OnnxError(what + ": negative dimension");
-  lathe::detail::check_shape(shape, what.c_str());
-  size_t n = static_cast<size_t>(shape_numel(shape));
-  size_t nbytes = n * static_cast<size_t>(dt.itemsize());
+  uint64_t nbytes = payload_bytes(t, what);
+  size_t n = static_cast<size_t>(nbytes / static_cast<uint64_t>(dt.itemsize()));
   if (length && *length != nbytes)
     throw OnnxError(what + ": holds " + std::to_string(*length) + " bytes of data, its shape " + shape_to_string(shape) + " of " +
                     dt.name() + " needs " + std::to_string(nbytes));
@@ -182,15 +192,33 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
       if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
+      auto number = [&] {
+        try {
+          size_t used = 0;
+          int64_t v = std::stoll(kv.value(), &used);
+          if (used == kv.value().size()) return v;
+        } catch (const std::exception&) {
+        }
+        throw OnnxError(what + ": external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      };
+      if (kv.key() == "offset") offset = number();
+      if (kv.key() == "length") length = number();
     }
     if (location.empty() || location.find("..") != std::string::npos)
       throw OnnxError(what + ": external data without a valid location");
     if (offset < 0) throw OnnxError(what + ": external data at a negative offset in '" + location + "'");
     std::optional<uint64_t> bytes;
     if (length >= 0) bytes = static_cast<uint64_t>(length);
-    return filled_tensor(t, bytes, [&](void* dst, uint64_t n) { read_file_into(base_dir + "/" + location, what, static_cast<uint64_t>(offset), n, dst); });
+    // The range is checked against the file before the buffer is allocated: a corrupt shape or
+    // length is an error naming the tensor, not a failed allocation of its claimed size.
+    std::string path = base_dir + "/" + location;
+    std::error_code ec;
+    uint64_t size = std::filesystem::file_size(path, ec), need = bytes ? *bytes : payload_bytes(t, what);
+    if (ec) throw OnnxError(what + ": cannot open '" + path + "'");
+    if (static_cast<uint64_t>(offset) > size || need > size - static_cast<uint64_t>(offset))
+      throw OnnxError(what + ": the range [" + std::to_string(offset) + ", +" + std::to_string(need) + ") is outside '" + path + "' (" +
+                      std::to_string(size) + " bytes)");
+    return filled_tensor(t, bytes, [&](void* dst, uint64_t n) { read_file_into(path, what, static_cast<uint64_t>(offset), n, dst); });
   }
   std::string packed;  // typed data as bytes, unless the proto has raw_data
   const std::string* bytes = &t.raw_data();

@@ -81,7 +81,8 @@ TEST(OnnxBadModels, PreparedModelCannotDecideItsGraphFromInputValues) {
 
 
 // An initializer whose bytes lie in another file (ONNX external data, as large models store their
-// weights): read from its offset, and a range outside the file or a missing file is an OnnxError.
+// weights): read from its offset, and a range outside the file, a missing file, an offset that is
+// not a number or a shape far larger than the file is an OnnxError (checked before any allocation).
 TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("lathe-external-" + std::to_string(::getpid()));
@@ -93,9 +94,9 @@ TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
     f.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
     f << "tail";
   }
-  auto model = [&](const std::string& location, const std::string& offset) {
+  auto model = [&](const std::string& location, const std::string& offset, Shape shape = {2, 3}) {
     NodeModel add("Add", {{"x", {2, 3}}}, 1);
-    ::onnx::TensorProto* t = add.initializer("w", {2, 3});
+    ::onnx::TensorProto* t = add.initializer("w", shape);
     t->set_data_location(::onnx::TensorProto::EXTERNAL);
     auto* loc = t->add_external_data();
     loc->set_key("location");
@@ -109,12 +110,22 @@ TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
   std::vector<float> got = Model::from_bytes(model("weights.bin", "8"), dir.string()).build({{"x", x}}).at(0).to_vector<float>();
   EXPECT_EQ(got, (std::vector<float>{1.5f, 1.0f, 5.0f, 8.0f, 13.0f, -10.0f}));
   for (const auto& [location, offset, word] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"weights.bin", "16", "outside"}, {"weights.bin", "100", "outside"}, {"missing.bin", "0", "cannot open"}, {"weights.bin", "-4", "negative"}}) {
+           {"weights.bin", "16", "outside"}, {"weights.bin", "100", "outside"}, {"missing.bin", "0", "cannot open"}, {"weights.bin", "-4", "negative"},
+           {"weights.bin", "8x", "not a number"}}) {
     try {
       Model::from_bytes(model(location, offset), dir.string()).build({{"x", x}});
       ADD_FAILURE() << "no error for " << location << " at " << offset;
     } catch (const OnnxError& e) {
       EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  }
+  // 2^20 x 2^20 floats (4 TB) claimed by a 36-byte file: the range error, not an allocation of 4 TB.
+  for (const Shape& shape : {Shape{int64_t{1} << 20, int64_t{1} << 20}, Shape{int64_t{1} << 40, int64_t{1} << 40}}) {
+    try {
+      Model::from_bytes(model("weights.bin", "8", shape), dir.string()).build({{"x", x}});
+      ADD_FAILURE() << "no error for shape " << shape_to_string(shape);
+    } catch (const OnnxError& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor 'w'"), std::string::npos) << e.what();
     }
   }
   fs::remove_all(dir);
