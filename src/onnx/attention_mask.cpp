@@ -69,10 +69,8 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
   // Where the chain's value is -inf whatever the scores; none until a mask puts some there.
   std::optional<Tensor> shut;
   std::string chain_value = g.node(chain.nodes.front()).output(0);
-  for (int n : chain.nodes) {
-    if (n == chain.softmax) break;
-    const ::onnx::NodeProto& node = g.node(n);
-    if (n == chain.nodes.front()) continue;
+  for (auto it = chain.nodes.begin() + 1; it != chain.nodes.end() && *it != chain.softmax; ++it) {
+    const ::onnx::NodeProto& node = g.node(*it);
     int at = -1;  // which input is the chain's value
     for (int i = 0; i < node.input_size() && at < 0; ++i)
       if (node.input(i) == chain_value) at = i;

@@ -339,11 +339,13 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   const Tensor* key_operand = tensor_in(first.input(1));
   bool can_trim = keys > 0 && key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys &&
                   values->shape()[values->ndim() - 2] == keys;
-  std::optional<std::optional<SeenKeys>> seen;  // found with the first block: small scores need none
+  std::optional<SeenKeys> seen;  // found with the first block: small scores need none
+  bool looked = false;
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
-    if (!seen) seen = can_trim ? seen_keys(g, chain, env) : std::nullopt;
-    auto [key_begin, key_end] = *seen ? keys_seen(**seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
+    if (!looked && can_trim) seen = seen_keys(g, chain, env);
+    looked = true;
+    auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
     bool some_keys = key_begin > 0 || key_end < keys;
     Tensor out;
     for (size_t n = 0; n < chain.nodes.size(); ++n) {

@@ -107,15 +107,19 @@ TEST(InitializerData, CutBytesSplitOnlyWhenTheyParse) {
   NodeModel add("Add", {{"x", {40, 40}}}, 1);
   add.initializer("w", {40, 40})->set_raw_data(random_bytes(6400, 7));
   std::string bytes = add.proto.SerializeAsString();
-  for (size_t n = 0; n < bytes.size(); n += 97) {
+  int parsed_cuts = 0;
+  for (size_t n = 0; n <= bytes.size(); ++n) {  // every cut: most fall inside the graph, a few between fields
     std::string cut = bytes.substr(0, n);
     auto split = split_initializer_data(cut, 4096);
     ::onnx::ModelProto whole, parsed;
     bool whole_ok = whole.ParseFromString(cut);
+    parsed_cuts += whole_ok;
+    EXPECT_TRUE(split || !whole_ok) << "cut at " << n << " parses whole but is not split";
     if (split) {
       EXPECT_EQ(parsed.ParseFromString(split->proto), whole_ok) << "cut at " << n;
     }
   }
+  EXPECT_GE(parsed_cuts, 3);  // empty, after ir_version, after the graph (and the whole)
   EXPECT_FALSE(split_initializer_data(std::string("\x3a\xff\xff\xff\x7f", 5), 4096));  // graph longer than the bytes
   EXPECT_FALSE(split_initializer_data(std::string("\x0b", 1), 4096));                  // a group: not walked
 }
