@@ -33,11 +33,12 @@ UOpPtr pow2(const UOpPtr& e) { return float_of_bits(UOp::make(Ops::BITCAST, dtyp
 // built from exponent bits; results beyond the normal range take one exact step first (p + p for
 // n = 128, p * 2^(n + 126) below -126), so exactly one multiply rounds.
 UOpPtr exp2(const UOpPtr& x) {
-  // Below -150, 2^x rounds to 0: those lanes compute 2^0 and take 0 at the end, so no lane's
-  // arithmetic goes through subnormal numbers, which take a slow path in x86 cores (a softmax row
-  // whose masked or distant scores land here ran 3x slower).
-  UOpPtr zero = lt(x, f(-150));
-  UOpPtr xc = where(zero, f(0), where(lt(f(128), x), f(128), x));
+  // Below -150, 2^x rounds to 0: those lanes compute 2^0 and take 0 at the end, so they do not
+  // go through subnormal numbers, which take a slow path in x86 cores (a softmax row whose masked
+  // or distant scores land here ran 3x slower). Results in (-150, -126) are subnormal and still
+  // computed as such.
+  UOpPtr underflows = lt(x, f(-150));
+  UOpPtr xc = where(underflows, f(0), where(lt(f(128), x), f(128), x));
   UOpPtr n = round_half_away(xc);
   UOpPtr p = horner(xc - n, {1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2,
                              2.402264791363012e-1, 6.931472028550421e-1, 1.0});
@@ -45,7 +46,7 @@ UOpPtr exp2(const UOpPtr& x) {
   UOpPtr high = lt(i(127), ni), low = lt(ni, i(-126));
   UOpPtr stepped = where(high, p + p, where(low, p * pow2(where(low, ni + i(126), i(0))), p));
   UOpPtr e = where(high, i(127), where(low, i(-126), ni));
-  return where(zero, f(0), where(is_nan(x), x, stepped * pow2(e)));
+  return where(underflows, f(0), where(is_nan(x), x, stepped * pow2(e)));
 }
 
 // log2(x) = e + log2(m) for x = m * 2^e with m in [sqrt(1/2), sqrt(2)), the latter from the series

@@ -188,8 +188,10 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
 // head's K is copied once into column blocks (a kernel of its own, K being an input here) and
 // the product runs in vectors along the keys. The heads count in the product's size: per head it
 // is small. Values are those of plain loops.
+// Each head's product (2^21 multiply-adds) is far below the size from which K is stored in column
+// blocks (2^24); the 12 heads together (1.5 x 2^24) are above it, clear of the threshold.
 TEST(NnMatmul, BatchedProductWithATransposedOperandStoresItInColumnBlocks) {
-  int64_t heads = 8, m = 128, n = 512, k = 32;
+  int64_t heads = 12, m = 128, n = 512, k = 32;
   auto q = data(heads * m * k, 26), kt = data(heads * n * k, 27);
   Tensor keys = f32(kt, {heads, n, k});
   Tensor c = f32(q, {heads, m, k}).matmul(keys.transpose(-1, -2));
