@@ -15,6 +15,8 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py            # small models -> tests/onnx/models
     /usr/bin/python3 scripts/make-test-models.py --large    # big variants -> build/models
     /usr/bin/python3 scripts/make-test-models.py --shapes   # other operators and shapes -> build/shapes
+    /usr/bin/python3 scripts/make-test-models.py --long     # long-sequence transformers -> build/long
+    /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121 -> build/zoo
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -443,6 +445,18 @@ def shape_models():
     }
 
 
+def zoo_models():
+    """Deeper torchvision CNNs the README's whole-model figures name beside the --large set: the
+    bottleneck ResNet-50 (also at batch 2 on a 97x113 image, sizes no tile divides), ResNeXt-50's
+    grouped 3x3s and DenseNet-121's concatenations."""
+    resnet50_odd = torchvision_model("resnet50", 61)
+    resnet50_odd["inputs"] = [("image", rng(71).standard_normal((2, 3, 97, 113)).astype(np.float32))]
+    return {
+        **{name: torchvision_model(name, seed) for name, seed in [("resnet50", 60), ("resnext50_32x4d", 62), ("densenet121", 63)]},
+        "resnet50_b2_97x113": resnet50_odd,
+    }
+
+
 def torchvision_model(arch, seed):
     """A torchvision architecture (python3-torchvision) with seeded random weights and BatchNorm
     statistics, on one 224x224 image: the networks users run, not lathe-shaped stand-ins."""
@@ -487,11 +501,15 @@ def dir_size(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--large", action="store_true", help="write the big variants (default out: build/models)")
-    ap.add_argument("--shapes", action="store_true", help="write the architectures with other operators and shapes "
-                    "(3-D convolutions, atrous convolutions, resizes, strided ConvTranspose, pixel shuffle; default out: build/shapes)")
-    ap.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
-    ap.add_argument("--out", help="output folder (default tests/onnx/models, or build/models with --large)")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--large", action="store_true", help="write the big variants (default out: build/models)")
+    which.add_argument("--shapes", action="store_true", help="write the architectures with other operators and shapes "
+                       "(3-D convolutions, atrous convolutions, resizes, strided ConvTranspose, pixel shuffle; default out: build/shapes)")
+    which.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
+    which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50 and "
+                       "DenseNet-121 (default out: build/zoo)")
+    ap.add_argument("--out", help="output folder (default tests/onnx/models; build/models with --large, build/shapes with "
+                    "--shapes, build/long with --long, build/zoo with --zoo)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
     ap.add_argument("--node", default=os.environ.get("NODE", "node"), help="node executable")
     ap.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1)")
@@ -499,7 +517,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    specs = shape_models() if args.shapes else long_models() if args.long else large_models() if args.large else small_models()
+    specs = (shape_models() if args.shapes else long_models() if args.long else zoo_models() if args.zoo
+             else large_models() if args.large else small_models())
     if args.list:
         print("\n".join(specs))
         return 0
@@ -510,6 +529,7 @@ def main():
         specs = {k: v for k, v in specs.items() if k in args.only}
     out = args.out or (os.path.join(ROOT, "build", "shapes") if args.shapes
                        else os.path.join(ROOT, "build", "long") if args.long
+                       else os.path.join(ROOT, "build", "zoo") if args.zoo
                        else os.path.join(ROOT, "build", "models") if args.large
                        else os.path.join(ROOT, "tests", "onnx", "models"))
     os.makedirs(out, exist_ok=True)
