@@ -32,7 +32,9 @@ struct RewriteMemo;
 /// While one lives, simplify() on its thread remembers every node it has simplified and reuses
 /// the result (an index expression shares most of its nodes with the ones simplified before it:
 /// the scheduler and the code generator ask for thousands). One per thread at a time: a second
-/// one made while the first lives adds nothing. The nodes it remembers are freed with it.
+/// one made while the first lives adds nothing. The nodes it remembers are freed with it, and
+/// until then they stay alive: a schedule's memo holds every index node the model's schedule
+/// simplified, a kernel's every candidate the optimizer tried; keep its scope to one of those.
 class SimplifyMemo {
  public:
   SimplifyMemo();
