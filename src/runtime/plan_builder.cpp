@@ -31,8 +31,10 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`:
 // inputs, outputs and what they view; never a joined buffer, as concatenations_in_place leaves
 // outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view ->
-// the buffer its concatenation is written into in place) is constant once all its parts are.
-// Splits impl.ops into what execute() runs and the folded kernels, and notes every buffer the
+// the buffer its concatenation, or its padded copy, is written into in place) is constant once
+// all its parts are (a padded copy's fill, which reads nothing, runs once and leaves the border:
+// the PAD's buffer then outlives every execute(), as memory_plan.cpp keeps what folded kernels
+// write for execute() to read). Splits impl.ops into what execute() runs and the folded kernels, and notes every buffer the
 // folded kernels touch (what they write is kept for the plan's lifetime: memory_plan.cpp leaves
 // it out of the intermediates).
 void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable, const std::unordered_map<size_t, size_t>& part_of) {
@@ -68,7 +70,9 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
     k->constant = true;
     impl.folded.push_back(i);
     for (size_t pos = 0; pos < k->buffer_indices.size(); ++pos) impl.feeds_folded.insert(k->buffer_indices[pos]);
-    for (size_t pos : k->output_indices) mark_constant(k->buffer_indices[pos]);
+    // A buffer that parts write too (a padded copy's fill) waits for them.
+    for (size_t pos : k->output_indices)
+      if (auto p = parts_left.find(k->buffer_indices[pos]); p == parts_left.end() || p->second == 0) mark_constant(k->buffer_indices[pos]);
   }
   // A view shares its base's memory: writing either changes what the folded kernels saw.
   for (const PreparedOp& op : impl.ops)
@@ -76,15 +80,24 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
       impl.feeds_folded.insert({v->base, v->view});
 }
 
+// A node whose buffer is part of another's memory: `elements` of it from `offset` on.
+struct InPlace {
+  UOpPtr base;
+  int64_t offset = 0;
+  int64_t elements = 0;
+};
+
 // The concatenations of `sched` written in place (runtime/concat_in_place.hpp): each part's node
 // (the one a kernel stores, followed through views at offset 0) -> the joined node and the part's
 // offset in it; `joined` receives the items whose kernel is not run. Parts that are inputs,
-// outputs or another concatenation's part already are left alone, and so are joined outputs.
-std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> concatenations_in_place(const Schedule& sched,
-                                                                                   std::unordered_set<const ScheduleItem*>& joined) {
-  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> in_place;
+// outputs, another concatenation's part already or a padded copy's (either side) are left alone,
+// and so are joined outputs.
+std::unordered_map<const UOp*, InPlace> concatenations_in_place(const Schedule& sched, std::unordered_set<const ScheduleItem*>& joined) {
+  std::unordered_map<const UOp*, InPlace> in_place;
   std::unordered_map<const UOp*, const ScheduleItem*> item_of;
+  std::unordered_set<const UOp*> padded;
   for (const ScheduleItem& item : sched.items) item_of[item.bufs[0].get()] = &item;
+  for (const auto& [x, pad] : sched.written_into) padded.insert({x, pad.get()});
   // The outputs and every node an output views (followed through view items): a part inside the
   // joined buffer would make two outputs share memory.
   std::unordered_set<const UOp*> outputs;
@@ -96,7 +109,7 @@ std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> concatenations_in_pla
       node = it->second->bufs[1];
     }
   for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset || outputs.count(item.bufs[0].get())) continue;
+    if (item.view_offset || outputs.count(item.bufs[0].get()) || padded.count(item.bufs[0].get())) continue;
     std::optional<std::vector<ConcatPart>> parts = concatenated_parts(item.ast);
     if (!parts) continue;
     std::vector<std::pair<UOpPtr, int64_t>> roots;
@@ -108,13 +121,17 @@ std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> concatenations_in_pla
       auto it = item_of.find(node.get());
       bool taken = in_place.count(node.get()) > 0;
       for (const auto& r : roots) taken = taken || r.first == node;
-      if (it == item_of.end() || it->second->view_offset || outputs.count(node.get()) || taken || shape_numel(sched.shapes.at(node.get())) != n) break;
+      if (it == item_of.end() || it->second->view_offset || outputs.count(node.get()) || padded.count(node.get()) || taken ||
+          shape_numel(sched.shapes.at(node.get())) != n)
+        break;
       roots.emplace_back(node, p.offset);
     }
     if (roots.size() != parts->size()) continue;
-    for (const auto& [node, offset] : roots) in_place[node.get()] = {item.bufs[0], offset};
+    for (const auto& [node, offset] : roots) in_place[node.get()] = {item.bufs[0], offset, shape_numel(sched.shapes.at(node.get()))};
     joined.insert(&item);
   }
+  // A padded copy's producer writes the PAD's memory, laid out as the PAD (schedule/padded_in_place).
+  for (const auto& [x, pad] : sched.written_into) in_place[x] = {pad, 0, shape_numel(sched.shapes.at(pad.get()))};
   return in_place;
 }
 
@@ -126,16 +143,16 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   impl.device = device;
 
   std::unordered_set<const ScheduleItem*> joined;
-  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> in_place = concatenations_in_place(sched, joined);
-  std::unordered_map<size_t, size_t> view_base;  // a part's buffer -> the joined buffer it is a view of
+  std::unordered_map<const UOp*, InPlace> in_place = concatenations_in_place(sched, joined);
+  std::unordered_map<size_t, size_t> view_base;  // a part's buffer -> the joined (or padded) buffer it is a view of
   std::unordered_map<const UOp*, size_t> index_of;
   std::function<size_t(const UOpPtr&)> buffer_index = [&](const UOpPtr& node) -> size_t {
     if (auto it = index_of.find(node.get()); it != index_of.end()) return it->second;
     if (auto ip = in_place.find(node.get()); ip != in_place.end()) {
-      size_t base = buffer_index(ip->second.first);
+      size_t base = buffer_index(ip->second.base);
       const Buffer& joined_buffer = impl.buffers[base];
-      size_t offset_bytes = static_cast<size_t>(ip->second.second) * joined_buffer.dtype().itemsize();
-      Buffer view = Buffer::view(joined_buffer, offset_bytes, static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), joined_buffer.dtype());
+      size_t offset_bytes = static_cast<size_t>(ip->second.offset) * joined_buffer.dtype().itemsize();
+      Buffer view = Buffer::view(joined_buffer, offset_bytes, static_cast<size_t>(ip->second.elements), joined_buffer.dtype());
       size_t vi = impl.buffers.size();
       impl.buffers.push_back(std::move(view));
       impl.buffer_ast_ids.push_back(node->id());

@@ -9,6 +9,7 @@
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "schedule/padded_in_place.hpp"
 #include "schedule/reader_layout.hpp"
 #include "lathe/error.hpp"
 #include "schedule/realize.hpp"
@@ -51,21 +52,45 @@ class KernelLowering {
  public:
   KernelLowering(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
                  std::vector<UOpPtr>& bufs)
-      : root_(root), shapes_(sched.shapes), dims_(sched.sym_shapes), realized_(realized), bufs_(bufs) {}
+      : root_(root), shapes_(sched.shapes), dims_(sched.sym_shapes), realized_(realized), written_into_(sched.written_into), bufs_(bufs) {}
 
   UOpPtr run() {
-    const SymDims& dims = dims_.at(root_.get());
-    std::vector<UOpPtr> idx;
-    for (const UOpPtr& d : dims) idx.push_back(is_one(d) ? index(0) : UOp::range(d, next_axis_++));
-    bufs_.assign({root_});
+    std::vector<UOpPtr> idx = output_loops();
     UOpPtr value_node = root_->op() == Ops::CONTIGUOUS ? root_->src(0) : root_;
-    UOpPtr value = lower(value_node, idx, true_());
-    UOpPtr out = define_global(0, root_->dtype(), shape_numel(shapes_.at(root_.get())));
-    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out->dtype(), {out, linear_index(idx, dims)}), value});
-    return UOp::make(Ops::SINK, dtypes::void_, {store});
+    return store(lower(value_node, idx, true_()), idx);
   }
 
+  /// The kernel that fills the buffer of root (a PAD) with its pad value.
+  UOpPtr fill() { return store(root_->src(1), output_loops()); }
+
  private:
+  std::vector<UOpPtr> output_loops() {
+    std::vector<UOpPtr> idx;
+    for (const UOpPtr& d : dims_.at(root_.get())) idx.push_back(is_one(d) ? index(0) : UOp::range(d, next_axis_++));
+    bufs_.assign({root_});
+    return idx;
+  }
+
+  // Stores `value` at `idx` of root's buffer (or of the PAD's it is written into).
+  UOpPtr store(const UOpPtr& value, const std::vector<UOpPtr>& idx) const {
+    auto [out, at] = element_of(0, root_, idx, nullptr);
+    return UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {at, value})});
+  }
+
+  // The buffer in `slot` holding `u`, and the INDEX of u's element `idx` in it (gated by `valid`
+  // unless null): u's own layout, or the interior of the PAD whose buffer u is written into,
+  // each axis shifted by what the PAD adds before it.
+  std::pair<UOpPtr, UOpPtr> element_of(size_t slot, const UOpPtr& u, std::vector<UOpPtr> idx, const UOpPtr& valid) const {
+    auto pad = written_into_.find(u.get());
+    const UOpPtr& holder = pad == written_into_.end() ? u : pad->second;
+    if (holder != u)
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = idx[i] + size_arg(*holder, 2, 2 * i);
+    UOpPtr buf = define_global(slot, u->dtype(), shape_numel(shapes_.at(holder.get())));
+    std::vector<UOpPtr> index_src{buf, linear_index(idx, dims_.at(holder.get()))};
+    if (valid) index_src.push_back(valid);
+    return {buf, UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))};
+  }
+
   static UOpPtr define_global(size_t slot, DType dt, int64_t size) {
     return UOp::make(Ops::DEFINE_GLOBAL, dt.ptr(AddrSpace::Global, size), {}, static_cast<int64_t>(slot));
   }
@@ -151,10 +176,8 @@ class KernelLowering {
     const UOpPtr& valid = req.valid;
     const SymDims& dims = dims_.at(u.get());
     if (is_realized(u)) {
-      UOpPtr buf = define_global(slot_of(u), u->dtype(), shape_numel(shapes_.at(u.get())));
-      std::vector<UOpPtr> index_src{buf, linear_index(idx, dims)};
-      if (valid != true_()) index_src.push_back(valid);
-      return done(UOp::make(Ops::LOAD, u->dtype(), {UOp::make(Ops::INDEX, buf->dtype(), std::move(index_src))}));
+      auto [buf, at] = element_of(slot_of(u), u, idx, valid == true_() ? nullptr : valid);
+      return done(UOp::make(Ops::LOAD, u->dtype(), {at}));
     }
     switch (u->op()) {
       case Ops::CONST:
@@ -271,6 +294,7 @@ class KernelLowering {
   const std::unordered_map<const UOp*, Shape>& shapes_;
   const std::unordered_map<const UOp*, SymDims>& dims_;
   const std::unordered_map<const UOp*, bool>& realized_;
+  const std::unordered_map<const UOp*, UOpPtr>& written_into_;
   std::vector<UOpPtr>& bufs_;
   int64_t next_axis_ = 0;
   std::map<Key, UOpPtr> memo_;
@@ -455,12 +479,28 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   }
   choose_realized(order, sched.shapes, realized);
 
+  // A padded copy written in place, unless its producer's reduction is split or a view of the
+  // producer reads it in its own layout.
+  sched.written_into = padded_in_place(order, outputs, sched.sym_shapes, realized);
+  std::erase_if(sched.written_into, [&](const auto& e) { return wants_split(e.second->src(0), sched.shapes, sched.sym_shapes); });
+  for (const UOpPtr& u : order)
+    if (u->op() != Ops::BUFFER && realized[u.get()] && !sched.written_into.empty())
+      if (auto view = contiguous_view(u, sched.shapes, realized)) sched.written_into.erase(view->first.get());
+  std::unordered_set<const UOp*> filled;  // PADs whose fill went before their producer's kernel
   std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses
   for (const UOpPtr& u : order) {
-    if (u->op() == Ops::BUFFER || !realized[u.get()]) continue;
+    if (u->op() == Ops::BUFFER || !realized[u.get()] || filled.count(u.get())) continue;
     ScheduleItem item;
     item.labels = fused_labels(u, realized);
-    if (auto view = contiguous_view(u, sched.shapes, realized)) {
+    if (auto pad = sched.written_into.find(u.get()); pad != sched.written_into.end()) {
+      // The PAD's buffer is filled first, then this kernel writes its interior.
+      ScheduleItem fill;
+      fill.labels = fused_labels(pad->second, realized);
+      fill.ast = KernelLowering(pad->second, sched, realized, fill.bufs).fill();
+      sched.items.push_back(std::move(fill));
+      filled.insert(pad->second.get());
+      item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
+    } else if (auto view = contiguous_view(u, sched.shapes, realized)) {
       item.bufs = {u, view->first};
       item.view_offset = view->second;
     } else if (auto split = wants_split(u, sched.shapes, sched.sym_shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {

@@ -40,6 +40,10 @@ struct Schedule {
   std::unordered_map<const UOp*, Shape> shapes;      // maximum sizes: buffers are allocated for these
   std::unordered_map<const UOp*, SymDims> sym_shapes;  // sizes as index expressions
   std::map<std::string, int64_t> var_vals;             // the value each bound variable had
+  /// Stored nodes whose value is written into the interior of a PAD's buffer and read there
+  /// (schedule/padded_in_place): their memory is the PAD's, laid out padded, and the PAD's item,
+  /// before theirs, only fills it with the pad value.
+  std::unordered_map<const UOp*, UOpPtr> written_into;
   std::vector<UOpPtr> keep_alive;  // nodes made while scheduling, which `shapes` refers to
 };
 
@@ -47,7 +51,8 @@ struct Schedule {
 Schedule create_schedule(const std::vector<UOpPtr>& outputs);
 
 /// The kernel AST that stores `root`'s value, reading each node of `realized` (other than root)
-/// from a buffer. `bufs` receives the slot order. Exposed for tests of the lowering.
+/// from a buffer (a node of sched.written_into from the PAD's). `bufs` receives the slot order.
+/// Exposed for tests of the lowering.
 struct Schedule;
 UOpPtr lower_kernel(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
                     std::vector<UOpPtr>& bufs);
