@@ -32,11 +32,10 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 // inputs, outputs and what they view; never a joined buffer, as concatenations_in_place leaves
 // outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view ->
 // the buffer its concatenation, or its padded copy, is written into in place) is constant once
-// all its parts are (a padded copy's fill, which reads nothing, runs once and leaves the border:
-// the PAD's buffer then outlives every execute(), as memory_plan.cpp keeps what folded kernels
-// write for execute() to read). Splits impl.ops into what execute() runs and the folded kernels, and notes every buffer the
+// all its parts are (a padded copy's fill, which reads nothing, runs once and leaves the border).
+// Splits impl.ops into what execute() runs and the folded kernels, and notes every buffer the
 // folded kernels touch (what they write is kept for the plan's lifetime: memory_plan.cpp leaves
-// it out of the intermediates).
+// it out of the intermediates, so a padded copy's border outlives every execute()).
 void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable, const std::unordered_map<size_t, size_t>& part_of) {
   std::set<size_t> constant;
   std::unordered_map<size_t, size_t> parts_left;  // a joined buffer -> its parts not yet constant

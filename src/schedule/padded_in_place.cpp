@@ -18,16 +18,19 @@ bool stored(const UOp& u, const std::unordered_map<const UOp*, bool>& realized) 
 
 }  // namespace
 
-std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>& order, const std::vector<UOpPtr>& outputs,
+std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>& order,
+                                                       const std::vector<UOpPtr>& outputs,
                                                        const std::unordered_map<const UOp*, SymDims>& sym_shapes,
                                                        const std::unordered_map<const UOp*, bool>& realized) {
   std::unordered_map<const UOp*, UOpPtr> into;
   for (const UOpPtr& pad : order) {
     // A PAD with symbolic amounts carries them as sources after the pad value.
-    if (pad->op() != Ops::PAD || pad->src().size() != 2 || !stored(*pad, realized) || pad->src(1)->op() != Ops::CONST) continue;
+    if (pad->op() != Ops::PAD || pad->src().size() != 2 || !stored(*pad, realized) || pad->src(1)->op() != Ops::CONST)
+      continue;
     const UOpPtr& x = pad->src(0);
     if (!is_computed(*x) || !stored(*x, realized) || into.count(x.get())) continue;
-    if (std::find(outputs.begin(), outputs.end(), pad) != outputs.end() || std::find(outputs.begin(), outputs.end(), x) != outputs.end())
+    if (std::find(outputs.begin(), outputs.end(), pad) != outputs.end() ||
+        std::find(outputs.begin(), outputs.end(), x) != outputs.end())
       continue;
     if (!is_static(sym_shapes.at(x.get())) || !is_static(sym_shapes.at(pad.get()))) continue;
     into.emplace(x.get(), pad);

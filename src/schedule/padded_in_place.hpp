@@ -24,7 +24,8 @@ namespace lathe {
 /// The stored nodes of `order` (a topological order of the graph, its SINK left out) whose
 /// values are written into the buffer of a PAD of them: producer -> that PAD.
 /// `realized` marks the stored nodes, `outputs` the nodes the caller reads.
-std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>& order, const std::vector<UOpPtr>& outputs,
+std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>& order,
+                                                       const std::vector<UOpPtr>& outputs,
                                                        const std::unordered_map<const UOp*, SymDims>& sym_shapes,
                                                        const std::unordered_map<const UOp*, bool>& realized);
 

@@ -147,7 +147,8 @@ TEST(PaddedInPlace, OutputsAndViewsKeepTheProducersLayout) {
   ExecutionPlan plan = Tensor::prepare({padded, rows});
   plan.execute();
   std::vector<float> p = stored(prod).to_vector<float>();
-  EXPECT_ALLCLOSE(plan.output_buffer_at(1)->to_vector<float>(), std::vector<float>(p.begin() + 48, p.begin() + 96), 1e-4, 1e-4);
+  EXPECT_ALLCLOSE(plan.output_buffer_at(1)->to_vector<float>(), std::vector<float>(p.begin() + 48, p.begin() + 96),
+                  1e-4, 1e-4);
 }
 
 }  // namespace
