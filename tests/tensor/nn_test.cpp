@@ -6,6 +6,9 @@
 #include <limits>
 #include <tuple>
 
+#include "codegen/test_kernels.hpp"
+#include "ir/step.hpp"
+#include "ir/toposort.hpp"
 #include "schedule/schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
@@ -427,6 +430,29 @@ TEST(NnConv2d, ComputedInputInChannelBlocks) {
   EXPECT_EQ(blocked({.n = 1, .c = 32, .h = 6, .w = 7, .o = 48, .kh = 1, .kw = 1, .groups = 2, .computed = true}, 82), 0u);
   EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 5, .w = 6, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 85), 0u);
   EXPECT_EQ(blocked({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 86), 0u);
+}
+
+// A convolution over a blocked input sums the channels within a block innermost, after the
+// window's taps, reading its weight along that loop as one run: in the kernel, the reduction's
+// last loop is the block's 16 channels and the weight's address steps by one block of output
+// channels along it (a weight stored as (O/B, C/16, KH, KW, 16, B)).
+TEST(NnConv2d, BlockedInputSumsTheChannelsOfABlockInnermost) {
+  Tensor x = f32(data(32 * 35, 87), {1, 32, 7, 5}) * 2.0f;
+  Tensor w = f32(data(32 * 32 * 9, 88), {32, 32, 3, 3});
+  w.buffer().set_constant();
+  UOpPtr ast = test::kernel_ast(x.conv2d(w, std::nullopt, {1, 1}, {1, 1}));
+  const UOp* reduce = nullptr;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::REDUCE) reduce = u.get();
+  ASSERT_NE(reduce, nullptr);
+  ASSERT_EQ(reduce->src().size(), 5u) << "blocks, kernel rows, kernel columns, channels in a block";
+  const UOpPtr& inner = reduce->src().back();
+  EXPECT_EQ(inner->src(0)->vmax(), 16);
+  bool weight_steps_by_a_block = false;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::INDEX && u->src(0)->dtype().ptr_size() == 32 * 32 * 9)
+      weight_steps_by_a_block = step_along(u->src(1), inner) == std::optional<int64_t>{32};
+  EXPECT_TRUE(weight_steps_by_a_block);
 }
 
 // A residual block: h = relu(conv(2x)) feeds the next convolution (in blocks) and the residual
