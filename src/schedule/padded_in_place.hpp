@@ -8,9 +8,10 @@
 // and every execute() writes only the interior: the border stays as filled. The producer's other
 // readers (a residual sum) read it there too.
 //
-// Taken where the producer is computed by a kernel of its own (not a view, not a split
-// reduction), neither it nor the PAD is an output, both have static shapes, and the pad value is
-// a constant; a producer padded twice is written into the first PAD.
+// Taken where the producer is a computed node the schedule stores, neither it nor the PAD is an
+// output, both have static shapes, and the pad value is a constant; a producer padded twice is
+// written into the first PAD. create_schedule also leaves out a producer whose reduction it
+// splits in two kernels and one that a view reads in its own layout.
 #pragma once
 
 #include <unordered_map>

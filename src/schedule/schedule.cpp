@@ -479,13 +479,16 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   }
   choose_realized(order, sched.shapes, realized);
 
+  // The stored nodes that are views of another's buffer, found once for the items below.
+  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> views;
+  for (const UOpPtr& u : order)
+    if (u->op() != Ops::BUFFER && realized[u.get()])
+      if (auto view = contiguous_view(u, sched.shapes, realized)) views.emplace(u.get(), *view);
   // A padded copy written in place, unless its producer's reduction is split or a view of the
   // producer reads it in its own layout.
   sched.written_into = padded_in_place(order, outputs, sched.sym_shapes, realized);
   std::erase_if(sched.written_into, [&](const auto& e) { return wants_split(e.second->src(0), sched.shapes, sched.sym_shapes); });
-  for (const UOpPtr& u : order)
-    if (u->op() != Ops::BUFFER && realized[u.get()] && !sched.written_into.empty())
-      if (auto view = contiguous_view(u, sched.shapes, realized)) sched.written_into.erase(view->first.get());
+  for (const auto& [node, view] : views) sched.written_into.erase(view.first.get());
   std::unordered_set<const UOp*> filled;  // PADs whose fill went before their producer's kernel
   std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses
   for (const UOpPtr& u : order) {
@@ -500,9 +503,9 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
       sched.items.push_back(std::move(fill));
       filled.insert(pad->second.get());
       item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
-    } else if (auto view = contiguous_view(u, sched.shapes, realized)) {
-      item.bufs = {u, view->first};
-      item.view_offset = view->second;
+    } else if (auto view = views.find(u.get()); view != views.end()) {
+      item.bufs = {u, view->second.first};
+      item.view_offset = view->second.second;
     } else if (auto split = wants_split(u, sched.shapes, sched.sym_shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
       auto [partials, replacement] = *split;
       keep_alive.insert(keep_alive.end(), {partials, replacement});
