@@ -23,8 +23,10 @@
 namespace lathe::onnx {
 namespace {
 
-// Writes `length` bytes of the file at `path` from `offset` to `dst` (`what` names the tensor).
-void read_file_into(const std::string& path, const std::string& what, uint64_t offset, uint64_t length, void* dst) {
+// The file at `path` opened at `offset`, checked to hold `length` bytes from there (`what` names
+// the tensor): called before the bytes' buffer is allocated, so a corrupt shape or length is an
+// error naming the tensor, not a failed allocation of its claimed size.
+std::ifstream open_range(const std::string& path, const std::string& what, uint64_t offset, uint64_t length) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw OnnxError(what + ": cannot open '" + path + "'");
   auto end = f.tellg();
@@ -34,6 +36,10 @@ void read_file_into(const std::string& path, const std::string& what, uint64_t o
     throw OnnxError(what + ": the range [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" + path + "' (" +
                     std::to_string(size) + " bytes)");
   f.seekg(static_cast<std::streamoff>(offset));
+  return f;
+}
+
+void read_into(std::ifstream& f, const std::string& path, const std::string& what, uint64_t length, void* dst) {
   if (!f.read(static_cast<char*>(dst), static_cast<std::streamsize>(length))) throw OnnxError(what + ": cannot read '" + path + "'");
 }
 
@@ -42,8 +48,9 @@ std::string read_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) throw OnnxError(what + ": cannot open '" + path + "'");
+  std::ifstream f = open_range(path, what, 0, size);
   std::string bytes(static_cast<size_t>(size), '\0');
-  read_file_into(path, what, 0, bytes.size(), bytes.data());
+  read_into(f, path, what, bytes.size(), bytes.data());
   return bytes;
 }
 
@@ -154,8 +161,6 @@ std::string pack(const Field& field, DType dt) {
 
 namespace {
 
-// A tensor of `t`'s dtype and shape whose `length` bytes of data (nothing: as many as the shape
-// needs) `fill` writes into its buffer.
 // The bytes `t`'s dtype and shape need; an error naming it for a negative dimension or a size past
 // 2^48 bytes (wrapped dimensions included), before anything is allocated.
 uint64_t payload_bytes(const ::onnx::TensorProto& t, const std::string& what) {
@@ -169,6 +174,8 @@ uint64_t payload_bytes(const ::onnx::TensorProto& t, const std::string& what) {
   return bytes;
 }
 
+// A tensor of `t`'s dtype and shape whose `length` bytes of data (nothing: as many as the shape
+// needs) `fill` writes into its buffer.
 Tensor filled_tensor(const ::onnx::TensorProto& t, std::optional<uint64_t> length, const std::function<void(void*, uint64_t)>& fill) {
   std::string what = "tensor '" + t.name() + "'";
   DType dt = dtype_from_onnx(t.data_type(), what);
@@ -209,16 +216,9 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_d
     if (offset < 0) throw OnnxError(what + ": external data at a negative offset in '" + location + "'");
     std::optional<uint64_t> bytes;
     if (length >= 0) bytes = static_cast<uint64_t>(length);
-    // The range is checked against the file before the buffer is allocated: a corrupt shape or
-    // length is an error naming the tensor, not a failed allocation of its claimed size.
     std::string path = base_dir + "/" + location;
-    std::error_code ec;
-    uint64_t size = std::filesystem::file_size(path, ec), need = bytes ? *bytes : payload_bytes(t, what);
-    if (ec) throw OnnxError(what + ": cannot open '" + path + "'");
-    if (static_cast<uint64_t>(offset) > size || need > size - static_cast<uint64_t>(offset))
-      throw OnnxError(what + ": the range [" + std::to_string(offset) + ", +" + std::to_string(need) + ") is outside '" + path + "' (" +
-                      std::to_string(size) + " bytes)");
-    return filled_tensor(t, bytes, [&](void* dst, uint64_t n) { read_file_into(path, what, static_cast<uint64_t>(offset), n, dst); });
+    std::ifstream f = open_range(path, what, static_cast<uint64_t>(offset), bytes ? *bytes : payload_bytes(t, what));
+    return filled_tensor(t, bytes, [&](void* dst, uint64_t n) { read_into(f, path, what, n, dst); });
   }
   std::string packed;  // typed data as bytes, unless the proto has raw_data
   const std::string* bytes = &t.raw_data();

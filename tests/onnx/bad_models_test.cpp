@@ -119,13 +119,16 @@ TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
       EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
     }
   }
-  // 2^20 x 2^20 floats (4 TB) claimed by a 36-byte file: the range error, not an allocation of 4 TB.
-  for (const Shape& shape : {Shape{int64_t{1} << 20, int64_t{1} << 20}, Shape{int64_t{1} << 40, int64_t{1} << 40}}) {
+  // 2^20 x 2^20 floats (4 TB) claimed by a 36-byte file: the range error, not an allocation of 4 TB;
+  // 2^40 x 2^40 (past 2^64 bytes, wrapped): the size error, before any range is computed.
+  for (const auto& [shape, word] : std::vector<std::pair<Shape, std::string>>{{Shape{int64_t{1} << 20, int64_t{1} << 20}, "outside"},
+                                                                              {Shape{int64_t{1} << 40, int64_t{1} << 40}, "2^48"}}) {
     try {
       Model::from_bytes(model("weights.bin", "8", shape), dir.string()).build({{"x", x}});
       ADD_FAILURE() << "no error for shape " << shape_to_string(shape);
     } catch (const OnnxError& e) {
       EXPECT_NE(std::string(e.what()).find("tensor 'w'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
     }
   }
   fs::remove_all(dir);
