@@ -25,7 +25,12 @@ class BuildTimeConstants {
  public:
   BuildTimeConstants(const ::onnx::GraphProto& g, const std::map<std::string, Value>& env) : g_(g), env_(env) {
     for (const auto& t : g.initializer()) known_[t.name()] = true;
-    for (const auto& in : g.input()) known_[in.name()] = false;  // a subgraph's input overrides an initializer of its name
+    // An input is what it is bound to: the caller's value, or (a main graph's input that names an
+    // initializer, as keep_initializers_as_inputs exports write) the initializer's constant.
+    for (const auto& in : g.input()) {
+      auto v = env.find(in.name());
+      known_[in.name()] = v != env.end() && v->second.is_tensor() && v->second.tensor().is_realized() && v->second.tensor().buffer().is_constant();
+    }
     for (int i = 0; i < g.node_size(); ++i)
       for (const std::string& out : g.node(i).output()) producer_[out] = i;
   }

@@ -30,6 +30,7 @@ bool sees(int64_t i, int64_t j, int64_t window) { return j <= i && (window == 0 
 enum class Mask {
   kCausalInitializer,  // Where(future, -inf, scores), future a bool initializer (PyTorch's masked_fill)
   kCausalInput,        // the same, future given as an input
+  kCausalListedInput,  // the initializer, also listed as a graph input (keep_initializers_as_inputs)
   kWindowBias,         // scores + bias, bias an initializer of 0 and -inf (a sliding window)
   kNegatedAfterMask,   // the window's bias, then the scores times -1: -inf turns into +inf
   kAllowedWhere,       // Where(allowed, scores, -inf), allowed a bool initializer of the window
@@ -46,25 +47,24 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
   add_float(g, "lowest", -kInf);
   add_float(g, "minus_one", -1.0f);
   ::onnx::TensorProto* t = nullptr;
-  if (mask == Mask::kCausalInput) {
-    add_input(g, "future", {seq, seq}, ::onnx::TensorProto::BOOL);
-  } else {
+  if (mask == Mask::kCausalInput || mask == Mask::kCausalListedInput) add_input(g, "future", {seq, seq}, ::onnx::TensorProto::BOOL);
+  if (mask != Mask::kCausalInput) {
     t = g->add_initializer();
     bool bias = mask == Mask::kWindowBias || mask == Mask::kNegatedAfterMask;
-    t->set_name(mask == Mask::kCausalInitializer ? "future" : bias ? "bias" : "allowed");
+    t->set_name(mask == Mask::kCausalInitializer || mask == Mask::kCausalListedInput ? "future" : bias ? "bias" : "allowed");
     t->set_data_type(bias ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::BOOL);
     t->add_dims(seq);
     t->add_dims(seq);
     for (int64_t i = 0; i < seq; ++i)
       for (int64_t j = 0; j < seq; ++j) {
-        if (mask == Mask::kCausalInitializer) t->add_int32_data(!sees(i, j, 0));
+        if (mask == Mask::kCausalInitializer || mask == Mask::kCausalListedInput) t->add_int32_data(!sees(i, j, 0));
         else if (mask == Mask::kAllowedWhere) t->add_int32_data(sees(i, j, window));
         else t->add_float_data(sees(i, j, window) ? 0.0f : -kInf);
       }
   }
   add_node(g, "MatMul", {"q", "kt"}, "qk");
   add_node(g, "Mul", {"qk", "scale"}, "scaled");
-  if (mask == Mask::kCausalInitializer || mask == Mask::kCausalInput) {
+  if (mask == Mask::kCausalInitializer || mask == Mask::kCausalInput || mask == Mask::kCausalListedInput) {
     add_node(g, "Where", {"future", "lowest", "scaled"}, "masked");
   } else if (mask == Mask::kAllowedWhere) {
     add_node(g, "Where", {"allowed", "scaled", "lowest"}, "masked");
@@ -172,6 +172,10 @@ TEST(OnnxAttentionMask, WhereAndAddOfMinusInfinityGiveTheKeysEachQuerySees) {
   expect_window(seen_in(Mask::kAllowedWhere, 5, 2), 5, 2);       // Where(allowed, scores, -inf)
   expect_window(seen_in(Mask::kWindowBias, 5, 2), 5, 2);         // scores + bias
 }
+
+// An initializer the graph also lists as an input is the initializer (the main graph's inputs that
+// name initializers are none), as older exporters write every weight.
+TEST(OnnxAttentionMask, AnInitializerListedAsAnInputIsStillKnown) { expect_window(seen_in(Mask::kCausalListedInput, 5, 0), 5, 0); }
 
 TEST(OnnxAttentionMask, AMaskGivenAsAnInputShutsNothing) { EXPECT_FALSE(seen_in(Mask::kCausalInput, 5, 0).has_value()); }
 
