@@ -128,20 +128,27 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
   if (!shut) return std::nullopt;
   // Over every batch and head: which keys each query sees, then the first and the end of them
   // (a vector per query, not the queries x keys flags: those grow with the square of the sequence).
-  // The mask is reduced over the lead axes it has, then broadcast to queries x keys only.
+  // The mask is reduced over the lead axes it has, computed once, and scanned here per query.
   int64_t rank = scores->ndim(), queries = scores->shape()[static_cast<size_t>(rank - 2)], keys = scores->shape().back();
   Tensor s = *shut;
-  if (s.ndim() > rank || keys == 0) return std::nullopt;
+  if (s.ndim() > rank) return std::nullopt;
   Shape ones(static_cast<size_t>(rank - s.ndim()), 1);
   ones.insert(ones.end(), s.shape().begin(), s.shape().end());
   s = s.reshape(ones);
   std::vector<int64_t> lead;
   for (int64_t a = 0; a + 2 < rank; ++a) lead.push_back(a);
   if (!lead.empty()) s = s.all(lead);
-  Tensor seen = s.expand({queries, keys}).logical_not();
-  Tensor key = Tensor::arange(keys).cast(dtypes::int64).reshape({1, keys});
-  SeenKeys out{seen.where(key, Tensor::full({}, keys, dtypes::int64)).min({-1}).to_vector<int64_t>(),
-               seen.where(key + int64_t{1}, Tensor::full({}, int64_t{0}, dtypes::int64)).max({-1}).to_vector<int64_t>()};
+  int64_t rows = s.shape()[static_cast<size_t>(s.ndim() - 2)], cols = s.shape().back();  // each 1 (broadcast) or whole
+  std::vector<uint8_t> shut_at = s.reshape({rows, cols}).cast(dtypes::uint8).to_vector<uint8_t>();
+  SeenKeys out{std::vector<int64_t>(static_cast<size_t>(queries), keys), std::vector<int64_t>(static_cast<size_t>(queries), 0)};
+  for (int64_t q = 0; q < queries; ++q) {
+    const uint8_t* row = shut_at.data() + (rows == 1 ? 0 : q) * cols;
+    for (int64_t k = 0; k < keys; ++k)
+      if (!row[cols == 1 ? 0 : k]) {
+        out.begin[static_cast<size_t>(q)] = std::min(out.begin[static_cast<size_t>(q)], k);
+        out.end[static_cast<size_t>(q)] = k + 1;
+      }
+  }
   for (size_t q = 0; q < out.begin.size(); ++q)
     if (out.begin[q] != 0 || out.end[q] != keys) return out;
   return std::nullopt;  // a later node let every key through
