@@ -195,6 +195,7 @@ Tensor filled_tensor(const ::onnx::TensorProto& t, std::optional<uint64_t> lengt
 Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& base_dir) {
   std::string what = "tensor '" + t.name() + "'";
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    if (t.has_raw_data()) throw OnnxError(what + ": has both raw data and external data");  // as constant_from_raw
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {

@@ -8,6 +8,7 @@
 
 #include "lathe/lathe.hpp"
 #include "onnx/node_model.hpp"
+#include "onnx/op_context.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -106,6 +107,23 @@ TEST(OnnxBadModels, ExternalDataIsReadFromItsRangeAndChecked) {
     off->set_value(offset);
     return add.proto.SerializeAsString();
   };
+  // Raw bytes and external data at once are an error however large the tensor (a Constant's value,
+  // a subgraph's initializer, a .pb file all read the proto whole).
+  ::onnx::TensorProto both;
+  both.set_name("both");
+  both.set_data_type(::onnx::TensorProto::FLOAT);
+  both.add_dims(1);
+  both.set_raw_data(std::string(4, '\0'));
+  both.set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* where = both.add_external_data();
+  where->set_key("location");
+  where->set_value("weights.bin");
+  try {
+    onnx::detail::constant_from_proto(both, dir.string());
+    ADD_FAILURE() << "no error for raw and external data at once";
+  } catch (const OnnxError& e) {
+    EXPECT_NE(std::string(e.what()).find("both raw data and external data"), std::string::npos) << e.what();
+  }
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3});
   std::vector<float> got = Model::from_bytes(model("weights.bin", "8"), dir.string()).build({{"x", x}}).at(0).to_vector<float>();
   EXPECT_EQ(got, (std::vector<float>{1.5f, 1.0f, 5.0f, 8.0f, 13.0f, -10.0f}));
