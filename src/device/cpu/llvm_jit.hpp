@@ -1,5 +1,5 @@
-// The CPU's in-process backend: LLVM IR (codegen/render_llvm.hpp) -> optimised at O2 for the
-// target CPU -> a relocatable object (CompiledSpec::bytes, kept in the disk cache like the C
+// The CPU's in-process backend: LLVM IR (codegen/render_llvm.hpp) -> optimised by O2's function
+// passes for the target CPU -> a relocatable object (CompiledSpec::bytes, kept in the disk cache like the C
 // backend's shared objects) -> linked into the process by LLVM's ORC JIT (LLJIT). No temporary
 // files and no subprocess. Only built with LLVM (-DLATHE_LLVM=ON, the default).
 #pragma once
