@@ -69,12 +69,8 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& cpu, cons
 // the subtarget its first compilation makes) costs a few milliseconds, and a target machine may
 // compile one module at a time only.
 llvm::TargetMachine* thread_target_machine(const std::string& cpu, const std::string& features) {
-  thread_local std::string key;
   thread_local std::unique_ptr<llvm::TargetMachine> tm;
-  if (!tm || key != cpu + "|" + features) {
-    tm = target_machine(cpu, features);
-    key = cpu + "|" + features;
-  }
+  if (!tm || tm->getTargetCPU() != cpu || tm->getTargetFeatureString() != features) tm = target_machine(cpu, features);
   return tm.get();
 }
 
