@@ -1,5 +1,8 @@
 #include "onnx/initializer_data.hpp"
 
+#include "ir/serialize.hpp"
+#include "lathe/error.hpp"
+
 namespace lathe::onnx::detail {
 namespace {
 
@@ -61,13 +64,14 @@ class Fields {
 
  private:
   bool varint(uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && pos_ < b_.size(); shift += 7) {
-      auto byte = static_cast<uint8_t>(b_[pos_++]);
-      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if (!(byte & 0x80)) return true;
+    ByteReader r{b_, pos_};
+    try {
+      v = r.var();
+    } catch (const Error&) {
+      return false;
     }
-    return false;
+    pos_ = r.at;
+    return true;
   }
   bool fail() {
     ok_ = false;
@@ -79,18 +83,12 @@ class Fields {
   bool ok_ = true;
 };
 
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 // A length-delimited field whose payload is replaced by `payload`.
 void put_message(std::string& out, uint64_t number, const std::string& payload) {
-  put_varint(out, number << 3 | kLengthDelimited);
-  put_varint(out, payload.size());
+  ByteWriter w;
+  w.var(number << 3 | kLengthDelimited);
+  w.var(payload.size());
+  out += w.out;
   out += payload;
 }
 

@@ -24,9 +24,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // The test's q, kt and v values.
 std::vector<float> inputs(int64_t n, uint64_t seed) { return test::data(static_cast<size_t>(n), seed, -0.8, 0.8); }
 
-// Query i may see key j: a causal triangle, or a window of the `window` keys up to i.
-bool sees(int64_t i, int64_t j, int64_t window) { return j <= i && (window == 0 || j > i - window); }
-
 enum class Mask {
   kCausalInitializer,  // Where(future, -inf, scores), future a bool initializer (PyTorch's masked_fill)
   kCausalInput,        // the same, future given as an input
@@ -34,7 +31,17 @@ enum class Mask {
   kWindowBias,         // scores + bias, bias an initializer of 0 and -inf (a sliding window)
   kNegatedAfterMask,   // the window's bias, then the scores times -1: -inf turns into +inf
   kAllowedWhere,       // Where(allowed, scores, -inf), allowed a bool initializer of the window
+  kKeyPadding,         // scores + bias, bias (keys) of -inf for the last `window` keys (broadcast along queries)
+  kOddQueries,         // scores + bias, bias (queries, 1) of -inf for odd queries (broadcast along keys)
 };
+
+// Query i may see key j: a causal triangle, or a window of the `window` keys up to i; for the
+// broadcast biases, every key but the last `window`, or every key for even queries only.
+bool sees(Mask mask, int64_t i, int64_t j, int64_t seq, int64_t window) {
+  if (mask == Mask::kKeyPadding) return j < seq - window;
+  if (mask == Mask::kOddQueries) return i % 2 == 0;
+  return j <= i && (window == 0 || j > i - window);
+}
 
 // softmax(mask(q kt * scale)) v over (1, heads, queries, keys) scores.
 std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
@@ -50,16 +57,18 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
   if (mask == Mask::kCausalInput || mask == Mask::kCausalListedInput) add_input(g, "future", {seq, seq}, ::onnx::TensorProto::BOOL);
   if (mask != Mask::kCausalInput) {
     t = g->add_initializer();
-    bool bias = mask == Mask::kWindowBias || mask == Mask::kNegatedAfterMask;
+    bool bias = mask != Mask::kCausalInitializer && mask != Mask::kCausalListedInput && mask != Mask::kAllowedWhere;
     t->set_name(mask == Mask::kCausalInitializer || mask == Mask::kCausalListedInput ? "future" : bias ? "bias" : "allowed");
     t->set_data_type(bias ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::BOOL);
-    t->add_dims(seq);
-    t->add_dims(seq);
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) {
-        if (mask == Mask::kCausalInitializer || mask == Mask::kCausalListedInput) t->add_int32_data(!sees(i, j, 0));
-        else if (mask == Mask::kAllowedWhere) t->add_int32_data(sees(i, j, window));
-        else t->add_float_data(sees(i, j, window) ? 0.0f : -kInf);
+    int64_t rows = mask == Mask::kKeyPadding ? 1 : seq, cols = mask == Mask::kOddQueries ? 1 : seq;
+    if (mask != Mask::kKeyPadding) t->add_dims(rows);  // the key padding is one row of rank 1
+    t->add_dims(cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        bool seen = sees(mask, i, j, seq, window);
+        if (mask == Mask::kCausalInitializer || mask == Mask::kCausalListedInput) t->add_int32_data(!seen);
+        else if (mask == Mask::kAllowedWhere) t->add_int32_data(seen);
+        else t->add_float_data(seen ? 0.0f : -kInf);
       }
   }
   add_node(g, "MatMul", {"q", "kt"}, "qk");
@@ -92,7 +101,7 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   if (mask == Mask::kCausalInput) {
     std::vector<bool> future(static_cast<size_t>(seq * seq));
     for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) future[static_cast<size_t>(i * seq + j)] = !sees(i, j, 0);
+      for (int64_t j = 0; j < seq; ++j) future[static_cast<size_t>(i * seq + j)] = !sees(mask, i, j, seq, 0);
     given.emplace("future", Tensor::from_vector(future, {seq, seq}));
   }
   std::vector<Tensor> outs = Model::from_bytes(masked_attention_model(mask, heads, seq, d, window)).build(given);
@@ -104,7 +113,7 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
 // The attention of every 7th query and of each query at either edge of a 32-row run (the blocks
 // are multiples of 32 rows: where a key trim off by one would show) over the keys it sees, against
 // double loops (all of them would take seconds).
-void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq, int64_t d, int64_t window) {
+void expect_attention(const std::vector<float>& got, Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   std::vector<float> q = inputs(heads * seq * d, 1), kt = inputs(heads * d * seq, 2), v = inputs(heads * seq * d, 3);
   std::vector<float> picked;
   std::vector<double> want;
@@ -115,7 +124,7 @@ void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq,
           &q[static_cast<size_t>((h * seq + i) * d)], seq, d, d,
           [&](int64_t j, int64_t c) { return kt[static_cast<size_t>((h * d + c) * seq + j)]; },
           [&](int64_t j, int64_t e) { return v[static_cast<size_t>((h * seq + j) * d + e)]; },
-          [&](int64_t j, double x) { return sees(i, j, window) ? x : -std::numeric_limits<double>::infinity(); });
+          [&](int64_t j, double x) { return sees(mask, i, j, seq, window) ? x : -std::numeric_limits<double>::infinity(); });
       want.insert(want.end(), row.begin(), row.end());
       picked.insert(picked.end(), got.begin() + (h * seq + i) * d, got.begin() + (h * seq + i + 1) * d);
     }
@@ -126,10 +135,10 @@ void expect_attention(const std::vector<float>& got, int64_t heads, int64_t seq,
 TEST(OnnxAttentionMask, ACausalMaskFromAnInitializerReadsOnlyTheKeysEachBlockSees) {
   const int64_t heads = 2, seq = 2053, d = 8;
   Outcome trimmed = run(Mask::kCausalInitializer, heads, seq, d, 0);
-  expect_attention(trimmed.out, heads, seq, d, 0);
+  expect_attention(trimmed.out, Mask::kCausalInitializer, heads, seq, d, 0);
   // The same mask given as an input is not known at build time: every block reads every key.
   Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);
-  expect_attention(whole.out, heads, seq, d, 0);
+  expect_attention(whole.out, Mask::kCausalInput, heads, seq, d, 0);
   // Keys read: 992 + 1984 + 2053 of 3 x 2053 blocks' worth.
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.85 * static_cast<double>(whole.ops));
 }
@@ -137,9 +146,19 @@ TEST(OnnxAttentionMask, ACausalMaskFromAnInitializerReadsOnlyTheKeysEachBlockSee
 TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) {
   const int64_t heads = 1, seq = 2900, d = 8, window = 97;
   Outcome trimmed = run(Mask::kWindowBias, heads, seq, d, window);
-  expect_attention(trimmed.out, heads, seq, d, window);
+  expect_attention(trimmed.out, Mask::kWindowBias, heads, seq, d, window);
   Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);  // every key of every block
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.6 * static_cast<double>(whole.ops));
+}
+
+// A padding mask of keys (rank 1, broadcast along queries and heads): every block reads the keys
+// before the padding only.
+TEST(OnnxAttentionMask, AKeyPaddingBiasBroadcastAlongQueriesReadsTheUnpaddedKeys) {
+  const int64_t heads = 2, seq = 2053, d = 8, padded = 853;
+  Outcome trimmed = run(Mask::kKeyPadding, heads, seq, d, padded);
+  expect_attention(trimmed.out, Mask::kKeyPadding, heads, seq, d, padded);
+  Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);
+  EXPECT_LT(static_cast<double>(trimmed.ops), 0.7 * static_cast<double>(whole.ops));
 }
 
 // The keys each query sees by seen_keys, with the chain's values as the importer has them when it
@@ -171,6 +190,19 @@ TEST(OnnxAttentionMask, WhereAndAddOfMinusInfinityGiveTheKeysEachQuerySees) {
   expect_window(seen_in(Mask::kCausalInitializer, 5, 0), 5, 0);  // Where(future, -inf, scores)
   expect_window(seen_in(Mask::kAllowedWhere, 5, 2), 5, 2);       // Where(allowed, scores, -inf)
   expect_window(seen_in(Mask::kWindowBias, 5, 2), 5, 2);         // scores + bias
+}
+
+// A bias broadcast along queries shuts the same keys for every query; one broadcast along keys
+// shuts whole queries (they see no key) and leaves the others every key.
+TEST(OnnxAttentionMask, ABiasBroadcastAlongQueriesOrKeysIsScannedPerQuery) {
+  std::optional<detail::SeenKeys> padding = seen_in(Mask::kKeyPadding, 5, 2);
+  ASSERT_TRUE(padding.has_value());
+  EXPECT_EQ(padding->begin, (std::vector<int64_t>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(padding->end, (std::vector<int64_t>{3, 3, 3, 3, 3}));
+  std::optional<detail::SeenKeys> odd = seen_in(Mask::kOddQueries, 5, 0);
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_EQ(odd->begin, (std::vector<int64_t>{0, 5, 0, 5, 0}));
+  EXPECT_EQ(odd->end, (std::vector<int64_t>{5, 0, 5, 0, 5}));
 }
 
 // An initializer the graph also lists as an input is the initializer (the main graph's inputs that
