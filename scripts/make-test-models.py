@@ -16,7 +16,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py --large    # big variants -> build/models
     /usr/bin/python3 scripts/make-test-models.py --shapes   # other operators and shapes -> build/shapes
     /usr/bin/python3 scripts/make-test-models.py --long     # long-sequence transformers -> build/long
-    /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121 -> build/zoo
+    /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121, ResNet-18 x8 -> build/zoo
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -418,7 +418,8 @@ def long_models():
 
 
 def shape_models():
-    """Architectures whose operators or shapes the set above lacks, each once a cliff (2026-11-23)."""
+    """Architectures whose operators or shapes the set above lacks, each once a cliff (2026-11-23;
+    Inception-v3 2026-11-24)."""
     def torchvision_video():
         import torchvision
         return torchvision.models.video.r3d_18(weights=None)
@@ -434,6 +435,9 @@ def shape_models():
             def forward(self, x):
                 return self.m(x)["out"]
         return Out()
+    def inception():
+        import torchvision
+        return torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=False)
     image = lambda seed, shape: [("image", rng(seed).standard_normal(shape).astype(np.float32))]
     common = dict(outputs=["out"], opset=13, training=torch.onnx.TrainingMode.EVAL)
     return {
@@ -442,18 +446,23 @@ def shape_models():
         "unet": dict(build=UNet, seed=43, inputs=image(53, (1, 3, 128, 128)), **common),
         "dcgan_generator": dict(build=DCGANGenerator, seed=44, bn_seed=144, inputs=image(54, (4, 128, 1, 1)), **common),
         "espcn_x3": dict(build=ESPCN, seed=45, inputs=image(55, (1, 1, 224, 224)), **common),
+        # 1x7 and 7x1 convolutions over 17x17 maps (a prime row), 147- and 71-pixel rows at 299x299.
+        "inception_v3": dict(build=inception, seed=46, bn_seed=146, inputs=image(56, (1, 3, 299, 299)), **common),
     }
 
 
 def zoo_models():
     """Deeper torchvision CNNs the README's whole-model figures name beside the --large set: the
     bottleneck ResNet-50 (also at batch 2 on a 97x113 image, sizes no tile divides), ResNeXt-50's
-    grouped 3x3s and DenseNet-121's concatenations."""
+    grouped 3x3s, DenseNet-121's concatenations, and ResNet-18 at batch 8."""
     resnet50_odd = torchvision_model("resnet50", 61)
     resnet50_odd["inputs"] = [("image", rng(71).standard_normal((2, 3, 97, 113)).astype(np.float32))]
+    resnet18_batch = torchvision_model("resnet18", 64)
+    resnet18_batch["inputs"] = [("image", rng(74).standard_normal((8, 3, 224, 224)).astype(np.float32))]
     return {
         **{name: torchvision_model(name, seed) for name, seed in [("resnet50", 60), ("resnext50_32x4d", 62), ("densenet121", 63)]},
         "resnet50_b2_97x113": resnet50_odd,
+        "resnet18_b8": resnet18_batch,
     }
 
 
@@ -506,8 +515,8 @@ def main():
     which.add_argument("--shapes", action="store_true", help="write the architectures with other operators and shapes "
                        "(3-D convolutions, atrous convolutions, resizes, strided ConvTranspose, pixel shuffle; default out: build/shapes)")
     which.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
-    which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50 and "
-                       "DenseNet-121 (default out: build/zoo)")
+    which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50, "
+                       "DenseNet-121 and ResNet-18 at batch 8 (default out: build/zoo)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models; build/models with --large, build/shapes with "
                     "--shapes, build/long with --long, build/zoo with --zoo)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")

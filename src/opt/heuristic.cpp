@@ -66,8 +66,40 @@ constexpr int64_t kSplitOperandBytes = int64_t{1} << 20;
 // convolution's 4 MB input is used ~1800 times per element and is better read whole by each
 // thread: split by rows it ran 25% slower).
 constexpr int64_t kFewUsesPerElement = 256;
+// A core's L1 data cache (48 KB on Zen 5 and recent Intel cores; known debt: not the target's).
+constexpr int64_t kL1Bytes = 48 << 10;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
+
+// Whether the next position of `r` reads inside the window a position of it reads through one of
+// the `hot` loads: a step along `r` is a whole number of steps along some reduction loop that stay
+// within it (a convolution's pixels along its taps, or along its taps and channels merged into one
+// loop).
+bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops) {
+  for (const UOpPtr& o : hot) {
+    std::optional<int64_t> along = stride(o, r);
+    if (!along || *along <= 0) continue;
+    for (const Loop& k : loops) {
+      std::optional<int64_t> tap = k.reduce ? stride(o, k) : std::nullopt;
+      if (tap && *tap > 0 && *along % *tap == 0 && *along < *tap * k.size) return true;
+    }
+  }
+  return false;
+}
+
+// The bytes one position of `r` reads over the reduction through the hot loads that vary along it.
+int64_t window_bytes(const std::vector<Access>& acc, const Loop& r, const std::vector<Loop>& loops) {
+  int64_t bytes = 0;
+  for (const Access& a : acc) {
+    if (!a.hot || a.store || stride(a.offset, r).value_or(1) == 0) continue;
+    int64_t n = a.itemsize;
+    for (const Loop& k : loops)
+      if (k.reduce && stride(a.offset, k).value_or(1) != 0)  // saturated: a symbolic loop counts its bound
+        n = k.size > kL1Bytes * 64 ? kL1Bytes * 64 : std::min(n * k.size, kL1Bytes * 64);
+    bytes = std::min(bytes + n, kL1Bytes * 64);
+  }
+  return bytes;
+}
 
 // A rough count of the operations `ast` performs (loop trips times the nodes they run): before
 // codegen, only to decide whether threads pay. What a kernel costs is counted after linearize
@@ -191,16 +223,24 @@ class Planner {
     }
 
     // Rows: an output loop some vector operand does not depend on and some other hot load does.
-    // Each (rows, vectors) fits the register budget; the most accumulators win, then more vectors.
+    // Each (rows, vectors) fits the register budget. The most accumulators that store a result
+    // win, counted at the share of a step their multiply-adds take beside the loads that feed them
+    // (a broadcast per row, a load per vector: 16 rows of 1 vector read 17 operands for 16
+    // multiply-adds, 7 rows of 2 vectors 9 for 14), then more vectors. (Inception-v3's 147-pixel
+    // rows as 160 padded rows of 1 vector ran 2.5x slower than as 7 rows of 2.)
     std::optional<Loop> best_row;
     int64_t best_rows = 1, best_vectors = 1;
     bool best_padded = false;
+    double best_score = 0;
     // A row's second vector: the rest of the vector axis when it splits in two; where the vector
     // axis is all lanes (a channel block of 16), the loop over blocks.
     std::optional<int64_t> blocks = block_axis(v.axis, vector_operands, hot);
     int64_t second = outer_size % 2 == 0 ? v.axis : left || !blocks ? -1 : *blocks;  // -1: none
     bool can_double = second >= 0;
     std::vector<Loop> loops = kernel_loops(cur_);
+    std::vector<Access> all = accesses(cur_);
+    bool any_slides = false;
+    for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
       if (!ordinary(r) || r.reduce || r.axis == v.axis || r.size < 2) continue;
@@ -211,15 +251,31 @@ class Planner {
       bool feeds = false;
       for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
       if (!reused || !feeds) continue;
+      // Rows that slide along a window (a convolution's pixels: the next row's input is this
+      // row's next tap) share what they load; rows that do not (the images of a batch) each load
+      // a window of their own, and where those overflow L1 they count three quarters (so 7 pixels
+      // x 2 vectors win over 8 images x 2: ResNet-18 at batch 8, whose images' 3x3 windows of 256
+      // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
+      // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
+      int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops) : 0;
       for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
         if (vectors == 2 && !can_double) continue;
         int64_t most = budget_ / vectors, rows = divisor_up_to(r.size, most);
-        // No divisor near the budget (a prime size, 109 pixels): the loop is padded to a multiple
-        // of the budget when that adds at most an eighth to it.
-        int64_t padded = (r.size + most - 1) / most * most;
-        bool pad = rows * 2 <= most && r.size >= most && (padded - r.size) * 8 <= r.size;
-        if (pad) rows = most;
-        if (rows * vectors > best_rows * best_vectors) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad;
+        // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
+        // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
+        bool pad = false;
+        if (rows * 2 <= most && r.size >= most)
+          for (int64_t n = most; n > rows * 2; --n)
+            if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
+              rows = n, pad = true;
+              break;
+            }
+        int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
+        if (accumulators < 2) continue;  // no tile
+        double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
+                       std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
+                       (own_window > kL1Bytes / rows ? 0.75 : 1.0);
+        if (score > best_score) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
       }
     }
     if (!best_row) {
