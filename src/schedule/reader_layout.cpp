@@ -1,5 +1,8 @@
 #include "schedule/reader_layout.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,48 +38,121 @@ UOpPtr view_of_copy(const Copy& copy, const UOpPtr& x_now, const std::unordered_
   return v;
 }
 
-}  // namespace
-
-std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& outputs) {
-  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
-  std::vector<UOpPtr> order = toposort(sink);
-  std::unordered_map<const UOp*, int> readers;
-  for (const UOpPtr& u : order)
-    for (const UOpPtr& s : u->src()) ++readers[s.get()];
+// The graph of some outputs: its sink, its nodes in order, who reads each node, the outputs.
+struct Graph {
+  explicit Graph(const std::vector<UOpPtr>& outputs) : sink(UOp::make(Ops::SINK, dtypes::void_, outputs)), order(toposort(sink)) {
+    for (const UOpPtr& u : order)
+      for (const UOpPtr& s : u->src()) read_by[s.get()].push_back(u.get());
+    for (const UOpPtr& o : outputs) outs.insert(o.get());
+  }
+  size_t readers(const UOp* u) const {
+    auto it = read_by.find(u);
+    return it == read_by.end() ? 0 : it->second.size();
+  }
+  UOpPtr sink;
+  std::vector<UOpPtr> order;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> read_by;
   std::unordered_set<const UOp*> outs;
-  for (const UOpPtr& o : outputs) outs.insert(o.get());
-  std::unordered_map<const UOp*, Copy> copies;
-  for (const UOpPtr& u : order) {
+};
+
+// The layout copies of `g`, each with its steps down to the first node that is not a relayout
+// step read by that copy only.
+std::vector<std::pair<Copy, UOpPtr>> layout_copies(const Graph& g) {
+  std::vector<std::pair<Copy, UOpPtr>> out;
+  for (const UOpPtr& u : g.order) {
     if (u->op() != Ops::CONTIGUOUS || !std::holds_alternative<std::string>(u->arg()) || u->arg_as<std::string>() != kLayoutCopy) continue;
-    // x: the first node down the steps that something else reads too; under it, computed data.
     Copy c{u, {}};
     UOpPtr x = u->src(0);
-    for (; relayout_step(*x) && readers[x.get()] < 2; x = x->src(0)) c.steps.push_back(x);
-    UOpPtr data = x;
-    while (relayout_step(*data)) data = data->src(0);
-    if (c.steps.empty() || !is_computed(*data) || outs.count(x.get()) || readers[x.get()] < 2 || copies.count(x.get())) continue;
-    copies.emplace(x.get(), std::move(c));
+    for (; relayout_step(*x) && g.readers(x.get()) < 2; x = x->src(0)) c.steps.push_back(x);
+    out.emplace_back(std::move(c), x);
   }
-  if (copies.empty()) return outputs;
+  return out;
+}
 
-  std::unordered_map<const UOp*, Shape> shapes = graph_shapes(sink);
+// The graph of `sink` with each node's sources replaced as `swap` says (node -> source -> new
+// source), labels kept; the outputs in order.
+std::vector<UOpPtr> rebuilt(const UOpPtr& sink, const std::vector<UOpPtr>& order,
+                            const std::function<UOpPtr(const UOp& reader, const UOpPtr& source, const UOpPtr& source_now)>& swap) {
   std::unordered_map<const UOp*, UOpPtr> now;  // each node as rebuilt
   for (const UOpPtr& u : order) {
     std::vector<UOpPtr> src;
     bool changed = false;
     for (const UOpPtr& s : u->src()) {
-      UOpPtr n = now.at(s.get());
-      auto c = copies.find(s.get());
-      if (c != copies.end() && u != c->second.steps.back()) n = view_of_copy(c->second, n, shapes);
+      UOpPtr n = swap(*u, s, now.at(s.get()));
       changed |= n != s;
       src.push_back(std::move(n));
     }
-    UOpPtr rebuilt = changed ? UOp::make(u->op(), u->dtype(), std::move(src), u->arg()) : u;
+    UOpPtr made = changed ? UOp::make(u->op(), u->dtype(), std::move(src), u->arg()) : u;
     if (changed)
-      for (const std::string& l : labels_of(*u)) add_label(rebuilt, l);
-    now.emplace(u.get(), std::move(rebuilt));
+      for (const std::string& l : labels_of(*u)) add_label(made, l);
+    now.emplace(u.get(), std::move(made));
   }
   return std::vector<UOpPtr>(now.at(sink.get())->src().begin(), now.at(sink.get())->src().end());
+}
+
+// A layout copy of an elementwise node asks for the same copy of each operand of its shape and
+// dtype that is computed and read elsewhere too (EfficientNet's squeeze-and-excitation: a
+// depthwise convolution's output is pooled and scaled, and the scaled value is copied into channel
+// blocks for the projection): that operand is then stored once, in the copy's layout, by the
+// kernel that computes it (read_relayouts_from_copies), and the elementwise kernel reads and
+// stores the layout rather than transposing.
+std::vector<UOpPtr> copy_operands_of_elementwise(const std::vector<UOpPtr>& outputs) {
+  Graph g(outputs);
+  std::unordered_map<const UOp*, Copy> through;  // elementwise node -> the copy its operands get
+  for (auto& [c, x] : layout_copies(g))
+    if (!c.steps.empty() && (is_alu(x->op()) || x->op() == Ops::CAST)) through.emplace(x.get(), c);
+  if (through.empty()) return outputs;
+  std::unordered_map<const UOp*, Shape> shapes = graph_shapes(g.sink);
+  // Whether `s`, an operand of x, is read by a kernel other than x's: by a node outside x's
+  // elementwise expression (SiLU's x * sigmoid(x) over a convolution reads it only inside), and
+  // by no PAD (its producer may write into the padded copy, schedule/padded_in_place).
+  auto elementwise = [](const UOp& u) { return is_alu(u.op()) || u.op() == Ops::CAST || op_has(u.op(), kMovement); };
+  auto read_elsewhere = [&](const UOp& x, const UOpPtr& s) {
+    std::unordered_set<const UOp*> expression;
+    std::vector<const UOp*> todo{&x};
+    while (!todo.empty()) {
+      const UOp* e = todo.back();
+      todo.pop_back();
+      if (!expression.insert(e).second) continue;
+      for (const UOpPtr& src : e->src())
+        if (src != s && elementwise(*src)) todo.push_back(src.get());
+    }
+    const std::vector<const UOp*>& readers = g.read_by.at(s.get());
+    return std::none_of(readers.begin(), readers.end(), [](const UOp* r) { return r->op() == Ops::PAD; }) &&
+           std::any_of(readers.begin(), readers.end(), [&](const UOp* r) { return !expression.count(r); });
+  };
+  std::set<std::pair<const UOp*, const UOp*>> copied;  // (elementwise node, operand)
+  for (const auto& [x, c] : through)
+    for (const UOpPtr& s : x->src())
+      if (s->dtype() == x->dtype() && is_computed(*s) && !relayout_step(*s) && !g.outs.count(s.get()) &&
+          shapes.at(s.get()) == shapes.at(x) && read_elsewhere(*x, s))
+        copied.emplace(x, s.get());
+  if (copied.empty()) return outputs;
+  return rebuilt(g.sink, g.order, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+    return copied.count({&reader, source.get()}) ? view_of_copy(through.at(&reader), source_now, shapes) : source_now;
+  });
+}
+
+}  // namespace
+
+std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& given) {
+  std::vector<UOpPtr> outputs = copy_operands_of_elementwise(given);
+  Graph g(outputs);
+  std::unordered_map<const UOp*, Copy> copies;
+  for (auto& [c, x] : layout_copies(g)) {
+    // x: the first node down the steps that something else reads too; under it, computed data.
+    UOpPtr data = x;
+    while (relayout_step(*data)) data = data->src(0);
+    if (c.steps.empty() || !is_computed(*data) || g.outs.count(x.get()) || g.readers(x.get()) < 2 || copies.count(x.get())) continue;
+    copies.emplace(x.get(), std::move(c));
+  }
+  if (copies.empty()) return outputs;
+
+  std::unordered_map<const UOp*, Shape> shapes = graph_shapes(g.sink);
+  return rebuilt(g.sink, g.order, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+    auto c = copies.find(source.get());
+    return c != copies.end() && &reader != c->second.steps.back().get() ? view_of_copy(c->second, source_now, shapes) : source_now;
+  });
 }
 
 }  // namespace lathe

@@ -9,6 +9,10 @@
 // Instead, the other readers read the copy through the inverse view (the same PERMUTE and RESHAPE
 // undone): x is stored once, in the copy's layout, by the kernel that computes it.
 //
+// An elementwise node copied so (d * scale, copied into blocks for a projection) passes the copy on
+// to its operands of its shape that another kernel reads too (d, which a pool reads): they are
+// stored in the copy's layout as well, and the elementwise kernel reads and stores it.
+//
 // Only pure relayouts count (every step a PERMUTE or a static RESHAPE) of computed data (an ALU
 // op, a cast, a reduction, or a relayout of one): x is the first node down the steps that is read
 // elsewhere too (a max pool's output reshaped back to NCHW), not an output itself; the first such

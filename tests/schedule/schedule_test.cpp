@@ -280,6 +280,47 @@ TEST(Schedule, AConvolutionsComputedInputIsStoredOnceInChannelBlocks) {
   }
 }
 
+// Squeeze-and-excitation before a projection: the depthwise output d is pooled (the squeeze) and
+// scaled by what the pool gives; the projection copies d * scale into channel blocks. d is then
+// stored in blocks too, by the depthwise kernel (the pool and the scaling read it there), so the
+// scaling kernel reads and stores blocks rather than transposing.
+TEST(Schedule, AnOperandOfACopiedElementwiseNodeIsStoredInTheCopysLayout) {
+  std::vector<float> xv(32 * 49);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 11) * 0.25f - 1.0f;
+  Tensor x = Tensor::from_vector(xv, {1, 32, 7, 7});
+  Tensor dw = Tensor::rand({32, 1, 3, 3}, 2).realize(), proj = Tensor::rand({16, 32, 1, 1}, 3).realize();
+  Tensor d = x.conv2d(dw, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 32).relu();
+  Tensor scale = d.mean({2, 3}, true).sigmoid();
+  Tensor y = (d * scale).conv2d(proj);
+  Schedule sched = schedule_of(y);
+  int blocked = 0, plain = 0;
+  for (const ScheduleItem& item : sched.items) {
+    if (item.view_offset) continue;
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    blocked += s == Shape{1, 2, 7, 7, 16};
+    plain += s == Shape{1, 32, 7, 7};
+  }
+  EXPECT_EQ(blocked, 3) << "x copied for the depthwise kernel, d and d * scale, each in channel blocks";
+  EXPECT_EQ(plain, 0) << "d stored as (N, C, H, W)";
+  ExecutionPlan plan = y.prepare();
+  plan.execute();
+  std::vector<float> got = Tensor::from_buffer(*plan.output_buffer(), y.shape()).to_vector<float>();
+  Tensor d_stored = Tensor::from_vector(d.to_vector<float>(), d.shape());
+  Tensor scale_stored = Tensor::from_vector(scale.to_vector<float>(), scale.shape());
+  std::vector<float> want = (d_stored * scale_stored).conv2d(proj).to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  // An operand read only inside the expression (SiLU's h * sigmoid(h) over a convolution) is
+  // computed in the copy's kernel, not stored on its own.
+  Tensor h = x.conv2d(Tensor::rand({32, 32, 3, 3}, 4).realize(), std::nullopt, {1, 1}, {1, 1});
+  Tensor silu = (h * h.sigmoid()).conv2d(proj);
+  Schedule fused = schedule_of(silu);
+  int silu_blocked = 0;
+  for (const ScheduleItem& item : fused.items)
+    silu_blocked += !item.view_offset && fused.shapes.at(item.bufs[0].get()) == Shape{1, 2, 7, 7, 16};
+  EXPECT_EQ(silu_blocked, 1) << "h * sigmoid(h) stored in blocks, h not stored on its own";
+}
+
 // gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel
 // has no reduction, negative indices count from the end, and an index outside reads 0.
 TEST(Schedule, GatherIsAnIndexedLoad) {
