@@ -283,8 +283,10 @@ class KernelLowering {
     UOpPtr flat = linear_index(idx, out);
     std::vector<UOpPtr> src_idx(in.size());
     UOpPtr stride = index(1);
+    // The outermost axis takes no remainder: an index inside `out` is inside `in` (a symbolic batch
+    // left a remainder by batch x 150528 on every element of a dynamic-batch ResNet's input).
     for (size_t j = in.size(); j-- > 0;) {
-      src_idx[j] = is_one(in[j]) ? index(0) : simplify(idiv(flat, stride) % in[j]);
+      src_idx[j] = is_one(in[j]) ? index(0) : j == 0 ? simplify(idiv(flat, stride)) : simplify(idiv(flat, stride) % in[j]);
       stride = stride * in[j];
     }
     return src_idx;

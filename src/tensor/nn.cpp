@@ -493,11 +493,12 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of
   // channels is one vector load per tap. The padding is read through, on the blocks.
   int64_t c = input.shape()[1];
-  if (computed_in_blocks(input, c) && !input.is_symbolic()) {
+  if (computed_in_blocks(input, c)) {
     pads.insert(pads.begin() + 2, {0, 0});
     Tensor x = stored_in_split_blocks(input, 1, kActivationBlock, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
     Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});
-    return out.reshape({input.shape()[0], c, out.shape()[3], out.shape()[4]});
+    SymShape blocked = out.symbolic_shape();  // a batch exported as dynamic stays symbolic
+    return out.reshape(SymShape{blocked[0], SInt(c), blocked[3], blocked[4]});
   }
   return windows(input.pad(pads, lowest), kernel, stride, {1, 1}, "max_pool2d").max({-2, -1});
 }

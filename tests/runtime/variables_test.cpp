@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
+#include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
+#include "schedule/schedule.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -14,6 +17,22 @@ using test::grid_data;
 std::vector<float> head(const Buffer* b, size_t n) {
   std::vector<float> all = b->to_vector<float>();
   return std::vector<float>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+// `plan` (an (N, C, H, W) output, N the variable "b") run at each of `batches`, every element
+// against want(n, c, i, j) within `tolerance` (0: exactly).
+void expect_each_batch(ExecutionPlan& plan, std::initializer_list<int64_t> batches, int64_t c, int64_t h, int64_t w, double tolerance,
+                       const std::function<double(int64_t, int64_t, int64_t, int64_t)>& want) {
+  for (int64_t batch : batches) {
+    plan.execute_with_vars({{"b", batch}});
+    std::vector<float> got = head(plan.output_buffer(), static_cast<size_t>(batch * c * h * w));
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < h; ++i)
+          for (int64_t j = 0; j < w; ++j)
+            ASSERT_NEAR(got[static_cast<size_t>(((n * c + ch) * h + i) * w + j)], want(n, ch, i, j), tolerance)
+                << "b=" << batch << " at " << n << "," << ch << "," << i << "," << j;
+  }
 }
 
 TEST(Variables, IssueExampleRunsEveryValueWithoutRecompiling) {
@@ -178,22 +197,64 @@ TEST(Variables, SymbolicBatchOfADepthwiseConvolution) {
   Tensor y = x.conv2d(Tensor::from_vector(ws, {c, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1}, {1, 1}, c);
   EXPECT_EQ(y.symbolic_shape()[0].to_string(), "b=2");
   ExecutionPlan plan = y.prepare();
-  for (int64_t batch : {1, 2, 4}) {
-    plan.execute_with_vars({{"b", batch}});
-    std::vector<float> got = head(plan.output_buffer(), static_cast<size_t>(batch * c * h * w));
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t i = 0; i < h; ++i)
-          for (int64_t j = 0; j < w; ++j) {
-            double want = 0;
-            for (int64_t ki = 0; ki < 3; ++ki)
-              for (int64_t kj = 0; kj < 3; ++kj) {
-                int64_t yi = i + ki - 1, xj = j + kj - 1;
-                if (yi >= 0 && yi < h && xj >= 0 && xj < w) want += static_cast<double>(xs[((n * c + ch) * h + yi) * w + xj]) * ws[ch * 9 + ki * 3 + kj];
-              }
-            ASSERT_NEAR(got[((n * c + ch) * h + i) * w + j], want, 1e-4) << "b=" << batch;
-          }
+  expect_each_batch(plan, {1, 2, 4}, c, h, w, 1e-4, [&](int64_t n, int64_t ch, int64_t i, int64_t j) {
+    double want = 0;
+    for (int64_t ki = 0; ki < 3; ++ki)
+      for (int64_t kj = 0; kj < 3; ++kj) {
+        int64_t yi = i + ki - 1, xj = j + kj - 1;
+        if (yi >= 0 && yi < h && xj >= 0 && xj < w) want += static_cast<double>(xs[((n * c + ch) * h + yi) * w + xj]) * ws[ch * 9 + ki * 3 + kj];
+      }
+    return want;
+  });
+}
+
+// A max pool of a computed input over a symbolic batch (a model exported with a dynamic batch)
+// reads its input in channel blocks, as at a fixed batch (before, it pooled one lane at a time):
+// one plan, run at batches 1, 3 and 4, against plain loops.
+TEST(Variables, SymbolicBatchOfAMaxPoolReadsChannelBlocks) {
+  const int64_t max_b = 4, c = 32, h = 9, w = 7;
+  Variable b("b", 1, max_b);
+  std::vector<float> xs = grid_data(max_b * c * h * w, 14);
+  Tensor x = (Tensor::from_vector(xs, {max_b, c, h, w}).shrink({{0, b.bind(2)}, {0, c}, {0, h}, {0, w}}) * 2.0f).relu();
+  Tensor y = x.max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
+  EXPECT_EQ(y.symbolic_shape()[0].to_string(), "b=2");
+  Schedule sched = create_schedule({y.uop()});
+  int blocked = 0;
+  for (const ScheduleItem& item : sched.items) {
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    blocked += !item.view_offset && s.size() == 5 && s.back() == 16;
   }
+  EXPECT_EQ(blocked, 1) << "the pooled input stored in channel blocks";
+  ExecutionPlan plan = y.prepare();
+  expect_each_batch(plan, {1, 3, 4}, c, 5, 4, 0, [&](int64_t n, int64_t ch, int64_t i, int64_t j) {
+    float want = -INFINITY;
+    for (int64_t ki = 0; ki < 3; ++ki)
+      for (int64_t kj = 0; kj < 3; ++kj) {
+        int64_t yi = i * 2 + ki - 1, xj = j * 2 + kj - 1;
+        if (yi >= 0 && yi < h && xj >= 0 && xj < w) want = std::max(want, std::max(0.0f, 2.0f * xs[((n * c + ch) * h + yi) * w + xj]));
+      }
+    return want;
+  });
+}
+
+// Reshaping a tensor whose outermost axis is symbolic (an image batch flattened and padded, as
+// an ONNX input reaches a convolution's padded copy) takes no remainder by the symbolic size: the
+// kernel has no MOD (it was one 64-bit remainder per element), and the values are the padded
+// image's at batches 1 and 3.
+TEST(Variables, ReshapingASymbolicBatchTakesNoRemainder) {
+  const int64_t max_b = 3, c = 2, h = 4, w = 5;
+  Variable b("b", 1, max_b);
+  std::vector<float> xs = grid_data(max_b * c * h * w, 15);
+  Tensor x = Tensor::from_vector(xs, {max_b * c * h * w}).shrink({{0, (b.bind(2) * (c * h * w))}});
+  Tensor y = (x.reshape({b.bind(2), SInt(c), SInt(h), SInt(w)}) + 1.0f).pad({{0, 0}, {0, 0}, {1, 1}, {2, 0}});
+  Schedule sched = create_schedule({y.uop()});
+  for (const ScheduleItem& item : sched.items)
+    for (const UOpPtr& u : toposort(item.ast)) EXPECT_NE(u->op(), Ops::MOD) << to_string(*u);
+  ExecutionPlan plan = y.prepare();
+  expect_each_batch(plan, {1, 3}, c, h + 2, w + 2, 0, [&](int64_t n, int64_t ch, int64_t i, int64_t j) {
+    bool inside = i >= 1 && i <= h && j >= 2;
+    return inside ? xs[((n * c + ch) * h + (i - 1)) * w + (j - 2)] + 1.0f : 0.0f;
+  });
 }
 
 TEST(Variables, MeanAndSoftmaxOverASymbolicAxis) {
