@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -104,6 +105,7 @@ class IrSpeller {
     for (const UOpPtr& u : program)
       if (u->op() == Ops::CAST && is_16bit_float(u->dtype())) rounded_.insert(u->src(0).get());
     find_unread_lanes(program);
+    for (size_t i = 0; i < program.size(); ++i) position_[program[i].get()] = i;
     for (const UOpPtr& u : program) {
       DType d = u->dtype().base();
       if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
@@ -195,6 +197,13 @@ class IrSpeller {
   // `outside`: the address may point outside its buffer where it is not read (a masked load's
   // first lane), so no step is `inbounds` (which would make the pointer poison).
   std::string address(const UOpPtr& idx, bool outside = false) {
+    std::vector<UOpPtr> terms;
+    index_terms(idx->src(1), terms);
+    return address(idx, terms, "", outside);
+  }
+
+  // The address `terms` of idx's offset step to from `from` (idx's buffer when empty).
+  std::string address(const UOpPtr& idx, const std::vector<UOpPtr>& terms, const std::string& from, bool outside) {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_REG) return regs_.at(base.get());
     std::string ptr, elem;
@@ -215,8 +224,7 @@ class IrSpeller {
     // steps of a sum are not inbounds, as a partial sum may point outside the buffer.
     // A step already taken in this block is taken once: the lanes of a register tile share every
     // term but the last, and LLVM's passes then start from one address chain, not one per lane.
-    std::vector<UOpPtr> terms;
-    index_terms(idx->src(1), terms);
+    if (!from.empty()) ptr = from;
     for (const UOpPtr& t : terms) {
       std::string step = "getelementptr " + std::string(terms.size() == 1 && !outside ? "inbounds " : "") + elem + ", ptr " + ptr + ", " + typed(t);
       auto [it, added] = steps_.try_emplace(step);
@@ -369,11 +377,42 @@ class IrSpeller {
     // A gated load whose gate is false reads the kernel's zeros instead of its address (which may be
     // out of bounds): a select of two addresses, no branch, so a gate that does not change inside a
     // loop (a convolution's padding, over its input channels) costs the loop one select per load.
-    int64_t bytes = d.itemsize();
+    // The terms of its address that loops opened after the gate step (a convolution's channels
+    // in a block, inside the taps whose padding the gate tests) are added after the select, from
+    // the zeros too, so the select itself does not change in those loops and leaves them.
+    std::vector<UOpPtr> terms, outer, inner;
+    index_terms(idx->src(1), terms);
+    int64_t reach = 0;  // the elements the inner terms step over
+    auto at = position_.find(idx->src(2).get());
+    int64_t gated_at = at == position_.end() ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(at->second);
+    for (const UOpPtr& t : terms) {
+      bool after = last_range(t) > gated_at;
+      (after ? inner : outer).push_back(t);
+      if (after) reach = t->vmin() < 0 || t->vmax() > kMaxZeroBytes ? kMaxZeroBytes : std::min(kMaxZeroBytes, reach + t->vmax());
+    }
+    int64_t bytes = (reach + 1) * mem_bytes(idx) + d.itemsize();
+    if (inner.empty() || bytes > kMaxZeroBytes) inner.clear(), bytes = d.itemsize();  // the whole address, as before
     zero_bytes_ = std::max(zero_bytes_, bytes);
     std::string p = fresh();
-    line(p + " = select i1 " + gate + ", ptr " + address(idx) + ", ptr @zeros");
+    line(p + " = select i1 " + gate + ", ptr " + (inner.empty() ? address(idx) : address(idx, outer, "", true)) + ", ptr @zeros");
+    if (!inner.empty()) p = address(idx, inner, p, true);
     names_[u.get()] = load_from(p, d, align_of(idx, d), false);
+  }
+
+  // The position in the program of the last loop `u` depends on (-1: none).
+  int64_t last_range(const UOpPtr& u) {
+    if (auto it = last_range_.find(u.get()); it != last_range_.end()) return it->second;
+    int64_t last = u->op() == Ops::RANGE ? static_cast<int64_t>(position_.at(u.get())) : -1;
+    for (const UOpPtr& s : u->src()) last = std::max(last, last_range(s));
+    last_range_.emplace(u.get(), last);
+    return last;
+  }
+
+  // The bytes of one element of idx's buffer in memory.
+  int64_t mem_bytes(const UOpPtr& idx) const {
+    const UOpPtr& base = idx->src(0);
+    if (base->op() == Ops::DEFINE_GLOBAL) return slot_types_.at(static_cast<size_t>(base->arg_as<int64_t>())).itemsize();
+    return base->dtype().base().itemsize();
   }
 
   void spell_store(const UOpPtr& u) {
@@ -667,6 +706,10 @@ class IrSpeller {
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
   int64_t zero_bytes_ = 0;  // the widest gated load: the zeros it reads where its gate is false
+  // The most zeros a gated load's inner terms may step over (beyond: the select takes the whole address).
+  static constexpr int64_t kMaxZeroBytes = 4096;
+  std::unordered_map<const UOp*, size_t> position_;        // each node's place in the program
+  std::unordered_map<const UOp*, int64_t> last_range_;     // last_range's answers
   std::unordered_set<const UOp*> rounded_;  // values cast to a 16-bit float
   std::unordered_set<const UOp*> unread_;   // lanes (GEPs) only shuffles read
 };

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -174,6 +176,52 @@ TEST(LlvmRenderer, ValuesRoundedToHalfAreNotContracted) {
     }
   }
   EXPECT_GE(checked, 2u) << "the product and the sum are each rounded to half";
+}
+
+// A convolution reading its padding through gates sums a block's 16 channels innermost, inside the
+// taps whose padding each gate tests: the select between a gated load's address and the zeros
+// takes the address without the channel term, which is added after it (from the zeros too), so
+// the select does not depend on the innermost loop and LLVM hoists it out. Values against the
+// same convolution of stored data, through both backends' tests elsewhere; here on the IR.
+TEST(LlvmRenderer, AGatedLoadSelectsItsAddressOutsideTheLoopsInsideItsGate) {
+  Tensor x = (Tensor::rand({1, 32, 9, 9}, 1) * 2.0f).relu(), w = Tensor::rand({32, 32, 3, 3}, 2).realize();
+  Tensor y = x.conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  ExecutionPlan plan = Tensor::prepare({y}, {.compiler = "llvm"});
+  size_t selects = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    const std::string& ir = k->kernel->code;
+    size_t last_phi = ir.rfind(" = phi i64 ");
+    if (last_phi == std::string::npos || ir.find("ptr @zeros") == std::string::npos) continue;
+    std::string inner = ir.substr(ir.rfind('%', last_phi), ir.find(' ', ir.rfind('%', last_phi)) - ir.rfind('%', last_phi));
+    // Whether the value named `v` is computed from the innermost loop's counter.
+    std::function<bool(const std::string&, int)> from_inner = [&](const std::string& v, int depth) {
+      if (v == inner) return true;
+      size_t def = ir.find("  " + v + " = ");
+      if (def == std::string::npos || depth > 64) return false;
+      std::string line = ir.substr(def, ir.find('\n', def) - def);
+      for (size_t at = line.find('%', 3); at != std::string::npos; at = line.find('%', at + 1)) {
+        size_t end = line.find_first_of(" ,)\n", at);
+        if (from_inner(line.substr(at, end - at), depth + 1)) return true;
+      }
+      return false;
+    };
+    for (size_t at = ir.find(", ptr @zeros"); at != std::string::npos; at = ir.find(", ptr @zeros", at + 1)) {
+      size_t start = ir.rfind('\n', at) + 1;
+      std::string line = ir.substr(start, at - start);
+      size_t ptr = line.find("ptr %");
+      ASSERT_NE(ptr, std::string::npos) << line;
+      std::string address = line.substr(ptr + 4, line.find_first_of(" ,", ptr + 4) - ptr - 4);
+      EXPECT_FALSE(from_inner(address, 0)) << line << " reads the innermost loop's " << inner;
+      ++selects;
+    }
+  }
+  EXPECT_GE(selects, 1u) << "the convolution reads its padding through gates";
+  plan.execute();
+  Tensor x_stored = Tensor::from_vector(x.to_vector<float>(), x.shape());
+  std::vector<float> want = x_stored.conv2d(w, std::nullopt, {1, 1}, {1, 1}).to_vector<float>();
+  std::vector<float> got = Tensor::from_buffer(*plan.output_buffer(), y.shape()).to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-5 * std::abs(want[i])) << i;
 }
 
 // Lanes picked from one or two vectors (a tile transpose's steps, a splat of one lane) are one
