@@ -72,6 +72,9 @@ UOpPtr lower(const Match& m) {
 UOpPtr lower_reductions(const UOpPtr& ast) {
   static const PatternMatcher pm({{UPat(Ops::REDUCE), lower}});
   Ctx ctx;
+  // Registers a kernel defines itself (codegen/attention) keep their numbers.
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::DEFINE_REG) ctx.next_reg = std::max(ctx.next_reg, u->arg_as<int64_t>() + 1);
   UOpPtr lowered = graph_rewrite(ast, pm, &ctx);
   // Reductions over the same loops (the unrolled copies of one, siblings) share those loops: one
   // END closes them after every update.

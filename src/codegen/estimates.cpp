@@ -8,6 +8,7 @@
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
+#include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 
 namespace lathe {
@@ -32,12 +33,23 @@ UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
   return total;
 }
 
-// A loop's trip count as the estimates count it: its end, or where the end depends on an
-// enclosing loop (a loop bounded by its gates, codegen/gate_bounds), its largest value.
-UOpPtr trip_bound(const UOpPtr& end) {
+constexpr int64_t kMostPositionsSummed = int64_t{1} << 16;
+
+// How many times the body of a loop over [0, `end`) runs, inside loops that run `outer` times: end
+// times that; where the end depends on one enclosing loop of at most 2^16 positions (a causal
+// attention's blocks of keys, up to its tile's last query; a loop bounded by its gates,
+// codegen/gate_bounds), its sum over that loop's positions times the other loops' trips; where
+// it depends on more, its largest value.
+UOpPtr trips_inside(const UOpPtr& outer, const UOpPtr& end) {
+  std::vector<UOpPtr> loops;
   for (const UOpPtr& s : toposort(end))
-    if (s->op() == Ops::RANGE) return UOp::index_const(end->vmax());
-  return end;
+    if (s->op() == Ops::RANGE) loops.push_back(s);
+  if (loops.empty()) return simplify(outer * end);
+  int64_t n = loops.size() == 1 ? loops[0]->src(0)->vmax() : 0;
+  if (n < 1 || n > kMostPositionsSummed) return simplify(outer * UOp::index_const(end->vmax()));
+  UOpPtr sum = UOp::index_const(0);
+  for (int64_t i = 0; i < n; ++i) sum = sum + substitute(end, {{loops[0].get(), UOp::index_const(i)}});
+  return simplify(idiv(outer * simplify(sum), UOp::index_const(n)));
 }
 
 }  // namespace
@@ -64,7 +76,7 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
   for (const UOpPtr& u : program) {
     const UOpPtr& n = trips.back();
     if (u->op() == Ops::RANGE) {
-      trips.push_back(simplify(n * trip_bound(u->src(0))));
+      trips.push_back(trips_inside(n, u->src(0)));
     } else if (u->op() == Ops::END) {
       for (const UOpPtr& s : u->src())
         if (s->op() == Ops::RANGE) trips.pop_back();

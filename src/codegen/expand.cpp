@@ -64,6 +64,24 @@ UOpPtr unroll_reduce(const Match& m) {
   return acc != d ? cast(body, d) : body;
 }
 
+// A vector's lanes combined into one value by halving it: its upper half combined with its lower
+// half as vectors of half the width (a shuffle and one vector op a step), down to two lanes.
+UOpPtr halving_fold(Ops op, UOpPtr r) {
+  auto lane = [](const UOpPtr& v, int i) { return UOp::make(Ops::GEP, v->dtype().scalar(), {v}, int64_t{i}); };
+  for (int w = r->dtype().count(); w > 2 && w % 2 == 0; w /= 2) {
+    std::vector<UOpPtr> lo, hi;
+    for (int i = 0; i < w / 2; ++i) {
+      lo.push_back(lane(r, i));
+      hi.push_back(lane(r, w / 2 + i));
+    }
+    DType half = r->dtype().scalar().vec(w / 2);
+    r = UOp::alu(op, {UOp::make(Ops::VECTORIZE, half, std::move(lo)), UOp::make(Ops::VECTORIZE, half, std::move(hi))});
+  }
+  std::vector<UOpPtr> lanes;
+  for (int i = 0; i < r->dtype().count(); ++i) lanes.push_back(lane(r, i));
+  return combine(op, std::move(lanes));
+}
+
 // ---- vectorizing ------------------------------------------------------------------------------
 
 class Vectorizer {
@@ -74,8 +92,8 @@ class Vectorizer {
     lanes_ = UOp::make(Ops::VECTORIZE, dtypes::index.vec(w_), std::move(lanes));
   }
 
-  // A reduction over the axis (so one value: its lanes combined), vectorized along it.
-  UOpPtr reduction(const UOpPtr& red) { return vec(red); }
+  // `u` vectorized along the axis (a reduction over it: one value, its lanes combined).
+  UOpPtr value(const UOpPtr& u) { return vec(u); }
 
   std::vector<UOpPtr> store(const UOpPtr& st) {
     if (!dep(st)) return {st};
@@ -278,25 +296,8 @@ class Vectorizer {
     for (size_t i = 1; i < u->src().size(); ++i)
       if (u->src(i) != v_) src.push_back(u->src(i));
     UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, x->dtype(), std::move(src), op);
-    if (over_axis) r = fold_lanes(op, r);
+    if (over_axis) r = halving_fold(op, r);
     return acc != d ? convert(r, is_vector(r) ? d.vec(w_) : d) : r;
-  }
-
-  // A vector's lanes combined into one value by halving it: its upper half combined with its lower
-  // half as vectors of half the width (a shuffle and one vector op a step), down to two lanes.
-  static UOpPtr fold_lanes(Ops op, UOpPtr r) {
-    for (int w = r->dtype().count(); w > 2 && w % 2 == 0; w /= 2) {
-      std::vector<UOpPtr> lo, hi;
-      for (int i = 0; i < w / 2; ++i) {
-        lo.push_back(lane(r, i));
-        hi.push_back(lane(r, w / 2 + i));
-      }
-      DType half = r->dtype().scalar().vec(w / 2);
-      r = UOp::alu(op, {UOp::make(Ops::VECTORIZE, half, std::move(lo)), UOp::make(Ops::VECTORIZE, half, std::move(hi))});
-    }
-    std::vector<UOpPtr> lanes;
-    for (int i = 0; i < r->dtype().count(); ++i) lanes.push_back(lane(r, i));
-    return combine(op, std::move(lanes));
   }
 
   // A cast of a vector: whole when the target can, else lane by lane.
@@ -408,6 +409,12 @@ UOpPtr pick_tail_axis(const UOpPtr& ast, const UOpPtr& reduced, int max_lanes) {
 
 }  // namespace
 
+UOpPtr vectorize_along(const UOpPtr& value, const UOpPtr& axis) { return Vectorizer(axis).value(value); }
+
+std::vector<UOpPtr> vectorize_store(const UOpPtr& store, const UOpPtr& axis) { return Vectorizer(axis).store(store); }
+
+UOpPtr fold_lanes(Ops op, const UOpPtr& vector) { return vector->dtype().count() > 1 ? halving_fold(op, vector) : vector; }
+
 UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   std::vector<UOpPtr> regs;
   for (const UOpPtr& u : toposort(ast))
@@ -423,7 +430,7 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
     Vectorizer inner(vector_axis);
     Substitution reduced;
     for (const UOpPtr& u : toposort(unrolled))
-      if (reduces_over(*u, vector_axis)) reduced.emplace(u.get(), inner.reduction(u));
+      if (reduces_over(*u, vector_axis)) reduced.emplace(u.get(), inner.value(u));
     unrolled = substitute(unrolled, reduced);
     vector_axis = tail;
   }

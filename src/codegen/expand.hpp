@@ -21,4 +21,16 @@ namespace lathe {
 
 UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes);
 
+/// `value` with the positions of the register loop `axis` (an Upcast RANGE of a constant size) as
+/// the lanes of one vector, as expand_upcasts makes them; a value that does not vary with it stays
+/// as it is. For kernels that build their vector code themselves (codegen/attention).
+UOpPtr vectorize_along(const UOpPtr& value, const UOpPtr& axis);
+
+/// The stores `store` (whose index and value may vary with `axis`; its value may be a vector of
+/// the lanes already) makes with the positions of `axis` as vector lanes.
+std::vector<UOpPtr> vectorize_store(const UOpPtr& store, const UOpPtr& axis);
+
+/// A vector's lanes combined with `op` (ADD, MAX, ...) into one scalar, by halving.
+UOpPtr fold_lanes(Ops op, const UOpPtr& vector);
+
 }  // namespace lathe

@@ -42,17 +42,25 @@ UOpPtr core_id(int64_t threads) {
 int threads_of(const UOpPtr& ast) {
   UOpPtr r = loop_of_kind(ast, AxisKind::Thread);
   if (!r) r = loop_of_kind(ast, AxisKind::Group);
-  return r ? static_cast<int>(thread_count(*r)) : 1;
+  if (r) return static_cast<int>(thread_count(*r));
+  // A kernel split across cores by its own construction (codegen/attention) reads the core id.
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::SPECIAL && u->arg_as<std::string>() == "core_id") return static_cast<int>(u->src(0)->vmax());
+  return 1;
+}
+
+CoreShare share_of_core(const UOpPtr& n, int64_t threads, int64_t axis) {
+  Chunk part = chunk_of(n, core_id(threads), threads);
+  UOpPtr loop = make_range(part.mine, axis);
+  return {part.start + loop, loop};
 }
 
 UOpPtr split_for_threads(const UOpPtr& ast) {
   UOpPtr outer = loop_of_kind(ast, AxisKind::Thread);
   if (!outer) return ast;
-  int64_t threads = thread_count(*outer);
-  Chunk part = chunk_of(outer->src(0), core_id(threads), threads);
-  UOpPtr start = part.start, inner = make_range(part.mine, axis_of(*outer));
+  UOpPtr position = share_of_core(outer->src(0), thread_count(*outer), axis_of(*outer)).position;
   PatternMatcher swap({{UPat(Ops::RANGE).named("r"), [&](const Match& m) -> UOpPtr {
-                          return m["r"] == outer ? start + inner : nullptr;
+                          return m["r"] == outer ? position : nullptr;
                         }}});
   return simplify(graph_rewrite(ast, swap, nullptr, Direction::TopDown));
 }

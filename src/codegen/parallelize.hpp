@@ -16,8 +16,15 @@
 
 namespace lathe {
 
-/// The thread count of `ast`'s Thread or Group loop; 1 without one.
+/// The thread count of `ast`'s Thread or Group loop, else of the core id it reads; 1 without either.
 int threads_of(const UOpPtr& ast);
+
+/// A loop over [0, n) split across `threads` cores: `loop` (on `axis`) runs over this core's
+/// chunk, `position` is the index in [0, n) it stands for.
+struct CoreShare {
+  UOpPtr position, loop;
+};
+CoreShare share_of_core(const UOpPtr& n, int64_t threads, int64_t axis);
 
 /// `ast` with its Thread loop split across its cores (unchanged without one).
 UOpPtr split_for_threads(const UOpPtr& ast);

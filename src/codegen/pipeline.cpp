@@ -8,6 +8,7 @@
 #include <set>
 
 #include "codegen/accumulators.hpp"
+#include "codegen/attention.hpp"
 #include "codegen/estimates.hpp"
 #include "codegen/expand.hpp"
 #include "codegen/gate_bounds.hpp"
@@ -41,9 +42,10 @@ struct Step {
   std::function<UOpPtr(const UOpPtr&)> run;
 };
 
-// The actions the optimize step applies to `ast` (from optimizer_input) under `o`.
+// The actions the optimize step applies to `ast` (from optimizer_input) under `o`; an attention
+// kernel takes none (its step below builds its own loops).
 std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
-  if (!o.optimize) return {};
+  if (!o.optimize || is_attention_kernel(ast)) return {};
   if (o.opts) return *o.opts;
   return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
 }
@@ -57,7 +59,7 @@ std::vector<Step> shaping_steps() {
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
       {"split divided loops", split_divided_loops},
-      {"merge adjacent loops", merge_adjacent_loops},
+      {"merge adjacent loops", [](const UOpPtr& a) { return is_attention_kernel(a) ? a : merge_adjacent_loops(a); }},
   };
 }
 
@@ -72,6 +74,11 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
          return apply_opts(a, applied);
        }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},
+      {"attention as one kernel",
+       [renderer, &o](const UOpPtr& a) {
+         AttentionTarget t{o.vector_bytes / 4, o.vector_registers, o.max_threads, !renderer->caps().native_transcendentals};
+         return attention_as_one_kernel(a, t);
+       }},
       {"transcendentals as polynomials",
        [renderer](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
       {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},

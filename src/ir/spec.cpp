@@ -137,6 +137,13 @@ std::string check_node(const UOp& u) {
         return "REDUCE_AXIS needs (ADD|MUL|MAX, axes)";
       return "";
     }
+    case Ops::ATTENTION:
+      if (!dt.is_float() || dt.count() != 1) return "ATTENTION computes float scalars, not " + dt.name();
+      if (n != 2 && n != 5) return "ATTENTION takes (scores, values) or (score, value, key loop, query loop, value loop)";
+      if (n == 5 && u.src(2)->op() != Ops::RANGE) return "ATTENTION's key loop must be a RANGE";
+      for (int i = 3; i < n; ++i)
+        if (u.src(i)->op() != Ops::RANGE && !u.src(i)->is_const()) return "ATTENTION's query and value loops must be RANGEs or 0";
+      return "";
     case Ops::VECTORIZE:
       if (dt.count() != n)
         return "VECTORIZE of " + std::to_string(n) + " sources must have " + std::to_string(n) + " lanes, not " +

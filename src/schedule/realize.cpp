@@ -22,6 +22,7 @@ struct View {
   uint64_t sig;
   int kernel;  // the stored node whose kernel reads it
   std::vector<int> axis_loop;
+  bool tiled = false;  // read as an attention kernel's scores, which that kernel tiles as a contraction
 };
 
 struct NodeViews {
@@ -155,10 +156,10 @@ class Decider {
   View source_view(const UOp& u, const View& v, size_t i) {
     const UOp& s = *u.src(i);
     const Shape& ss = shape(s);
-    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop};
-    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1)};
+    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop, v.tiled};
+    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1), op_has(u.op(), kMovement) && v.tiled};
     // A movement op's other sources are its symbolic sizes and a pad's value: scalars.
-    if (i > 0 && u.op() != Ops::GATHER) return out;
+    if (i > 0 && u.op() != Ops::GATHER && u.op() != Ops::ATTENTION) return out;
     const Shape& us = shape(u);
     switch (u.op()) {
       case Ops::EXPAND:
@@ -194,6 +195,17 @@ class Decider {
         out.axis_loop = v.axis_loop;
         if (i == 0) out.axis_loop[static_cast<size_t>(u.arg_as<int64_t>())] = deepest(v.axis_loop);
         break;
+      case Ops::ATTENTION: {
+        // The scores once per (..., query, key), the key loop inside the query's (the kernel keeps
+        // every value position of a query in registers); the values once per query too.
+        size_t last = ss.size() - 1;
+        out.axis_loop = v.axis_loop;
+        std::vector<int> around = v.axis_loop;
+        if (i == 0) around[last] = -1;
+        out.axis_loop[i == 0 ? last : last - 1] = ss[i == 0 ? last : last - 1] > 1 ? new_loop(deepest(around), ss[i == 0 ? last : last - 1], true) : -1;
+        out.tiled = i == 0;
+        break;
+      }
       default: break;
     }
     return out;
@@ -293,7 +305,9 @@ class Decider {
     double e = 0;
     for (const View& v : nv.views) e += evals(v);
     double alone = 1, fused = 1;
-    if (is_contraction(u) && numel(shape(*u.src(0))) >= p_.optimized_min) {
+    if (is_contraction(u) && nv.views.size() == 1 && nv.views.front().tiled) {
+      alone = fused = p_.optimized;  // an attention kernel's scores: it tiles them itself
+    } else if (is_contraction(u) && numel(shape(*u.src(0))) >= p_.optimized_min) {
       alone = p_.optimized;
       const View& v = nv.views.front();
       int placed = deepest(v.axis_loop);
@@ -332,7 +346,8 @@ class Decider {
 
 bool is_computed(const UOp& u) {
   if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
-  return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER;
+  return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER ||
+         u.op() == Ops::ATTENTION;
 }
 
 void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,

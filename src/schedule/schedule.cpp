@@ -251,6 +251,22 @@ class KernelLowering {
                     }};
       }
       case Ops::CONTIGUOUS: return forward({u->src(0), idx, valid});
+      case Ops::ATTENTION: {
+        // The score at (..., query, key) and the value at (..., key, value) over a loop of keys;
+        // the query and value loops go with them (codegen/attention tiles all three).
+        size_t last = idx.size() - 1;
+        UOpPtr keys = UOp::range(dims_.at(u->src(0).get())[last], next_axis_++);
+        std::vector<UOpPtr> score_idx(idx), value_idx(idx);
+        score_idx[last] = keys;
+        value_idx[last - 1] = keys;
+        UOpPtr query = idx[last - 1], value = idx[last];
+        DType dt = u->dtype();
+        Arg causal = u->arg();
+        return Step{nullptr, {{u->src(0), score_idx, valid}, {u->src(1), value_idx, valid}},
+                    [dt, keys, query, value, causal](const std::vector<UOpPtr>& v) {
+                      return UOp::make(Ops::ATTENTION, dt, {v[0], v[1], keys, query, value}, causal);
+                    }};
+      }
       case Ops::GATHER: {
         // The index's value at this position picks the source's position along the axis; a
         // position outside [0, n) reads nothing and gives 0.
@@ -474,7 +490,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
   for (const UOpPtr& u : order) {
-    if (u->op() == Ops::CONTIGUOUS || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
+    if (u->op() == Ops::CONTIGUOUS || u->op() == Ops::ATTENTION || wants_split(u, sched.shapes, sched.sym_shapes)) realized[u.get()] = true;
     // What a CONTIGUOUS stores is its source's value: store the source, so its other readers load
     // it too, and the CONTIGUOUS is a view of it (an input buffer is still copied).
     if (u->op() == Ops::CONTIGUOUS && u->src(0)->op() != Ops::BUFFER) realized[u->src(0).get()] = true;

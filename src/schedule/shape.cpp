@@ -48,6 +48,11 @@ Shape node_shape(const UOp& u, const std::vector<const Shape*>& src) {
       return out;
     }
     case Ops::GATHER: return *src[1];  // the index's shape
+    case Ops::ATTENTION: {  // (..., queries, keys) and (..., keys, value size)
+      Shape out = *src[0];
+      out.back() = src[1]->back();
+      return out;
+    }
     default: break;
   }
   if (src.empty()) throw InternalError("no shape rule for " + to_string(u));
@@ -96,6 +101,11 @@ SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src, con
       return out;
     }
     case Ops::GATHER: return *src[1];
+    case Ops::ATTENTION: {
+      SymDims out = *src[0];
+      out.back() = src[1]->back();
+      return out;
+    }
     default: break;
   }
   // Elementwise and the like: a symbolic axis of any full-rank source is the result's.

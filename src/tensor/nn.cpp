@@ -528,6 +528,14 @@ std::optional<Tensor> detail::in_query_blocks(int64_t queries, int64_t score_byt
 
 namespace {
 
+// Which of `scores`' (queries, keys) a causal attention keeps, its queries rows [first, first +
+// queries) of the whole: key j <= query i (top-left aligned, as PyTorch's is_causal).
+Tensor causal_mask(const Tensor& scores, int64_t first) {
+  int64_t rows = scores.shape()[scores.ndim() - 2], keys = scores.shape().back();
+  Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
+  return Tensor::arange(keys).reshape({1, keys}) <= query_index;
+}
+
 // softmax(q k^T * scale [masked]) v for the queries `q` holds, rows [first, first + rows) of the
 // whole query axis: with `is_causal`, query i sees keys 0..i, so the block reads only the keys up
 // to its last query's (static sizes; a symbolic size reads as its maximum, as before blocks).
@@ -539,21 +547,44 @@ Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, d
     k = key.slice(-2, 0, keys), v = value.slice(-2, 0, keys);
   }
   Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
-  if (is_causal) {
-    Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
-    Tensor mask = Tensor::arange(keys).reshape({1, keys}) <= query_index;
-    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
-  }
+  if (is_causal) scores = causal_mask(scores, first).where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
   return scores.softmax(-1).matmul(v);
 }
 
 }  // namespace
+
+std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& values, std::optional<int64_t> causal) {
+  if (scores.ndim() < 2 || values.ndim() < 2 || scores.is_symbolic() || values.is_symbolic() || scores.dtype() != dtypes::float32 ||
+      values.dtype() != dtypes::float32 || scores.numel() == 0 || values.numel() == 0 || scores.shape().back() != values.shape()[values.ndim() - 2])
+    return std::nullopt;
+  Shape lead = max_shape(broadcast_shapes(to_sym(Shape(scores.shape().begin(), scores.shape().end() - 2)),
+                                          to_sym(Shape(values.shape().begin(), values.shape().end() - 2)), "attention"));
+  auto with_lead = [&](const Tensor& t) {
+    Shape ones(lead.size() + 2 - static_cast<size_t>(t.ndim()), 1), full = lead;
+    ones.insert(ones.end(), t.shape().begin(), t.shape().end());
+    full.insert(full.end(), t.shape().end() - 2, t.shape().end());
+    return t.reshape(ones).expand(full);
+  };
+  Tensor s = with_lead(scores), v = with_lead(values);
+  Shape out = s.shape();
+  out.back() = v.shape().back();
+  return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, causal ? Arg(*causal) : Arg()), out);
+}
+
+Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
+  return (q.unsqueeze(-1) * kt.contiguous().unsqueeze(-3)).sum({-2});
+}
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal) const {
   if (ndim() < 2 || key.ndim() < 2 || value.ndim() < 2)
     throw ShapeError("scaled_dot_product_attention: query, key and value need at least 2 dimensions");
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
+  if (dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
+      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2]) {
+    Tensor scores = detail::attention_scores(*this, key.transpose(-1, -2)) * scale;
+    if (std::optional<Tensor> one = detail::attention(scores, value, is_causal ? std::optional<int64_t>(0) : std::nullopt)) return *one;
+  }
   // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
   Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),
                                                           detail::to_sym(Shape(key.shape().begin(), key.shape().end() - 2)),

@@ -45,6 +45,17 @@ Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::
 /// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
 /// blocks of channels. Nothing when it is not.
 std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
+/// softmax(scores, -1) @ values as one node, ATTENTION, which the scheduler makes one kernel with an
+/// online softmax over blocks of keys (codegen/attention): no queries x keys matrix is stored.
+/// scores (..., Lq, Lk) and values (..., Lk, Dv), their leading axes broadcast together; with
+/// `causal` c, query i sees keys [0, i + 1 + c) only (as if the others' scores were -inf, and the
+/// kernel reads no more of them). Nothing where that kernel does not apply (a symbolic or empty
+/// size, a dtype other than float32): the caller computes the two ops.
+std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<int64_t> causal = std::nullopt);
+/// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
+/// innermost (a block of keys is one vector per step of D), the product a plain sum of products
+/// that the attention kernel computes in its own loops.
+Tensor attention_scores(const Tensor& q, const Tensor& kt);
 /// Attention over `queries` whose scores take `score_bytes_per_query` bytes per query, as
 /// `block(first, count)` computes it for queries [first, first + count) (its axis -2): nothing
 /// when all the scores fit in 16 MB; else the blocks, each within that, joined along axis -2, so

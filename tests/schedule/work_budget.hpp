@@ -33,9 +33,15 @@ inline int64_t transcendental_ops(Ops op) {
 }
 
 // The ALU operations of one graph node evaluated once: an elementwise op per element (a
-// transcendental as its polynomial's), a reduction's accumulate per input element, movement ops none.
+// transcendental as its polynomial's), a reduction's accumulate per input element, movement ops
+// none; attention what its softmax (a max, a subtraction, an exp2 and a sum per score, a division
+// per output) and its product with the values (a multiply-add per score and value position) take.
 inline int64_t node_ops(const UOp& u, const Schedule& s) {
   if (u.op() == Ops::REDUCE_AXIS) return shape_numel(s.shapes.at(u.src(0).get()));
+  if (u.op() == Ops::ATTENTION) {
+    int64_t scores = shape_numel(s.shapes.at(u.src(0).get())), values = s.shapes.at(u.src(1).get()).back();
+    return scores * (3 + transcendental_ops(Ops::EXP2) + 2 * values) + shape_numel(s.shapes.at(&u));
+  }
   if (!is_alu(u.op())) return 0;
   int64_t per = u.op() == Ops::MULACC ? 2 : 1;
   bool polynomial = (u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN) && u.dtype().scalar() != dtypes::float64;

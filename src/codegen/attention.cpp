@@ -1,0 +1,260 @@
+#include "codegen/attention.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "codegen/expand.hpp"
+#include "codegen/parallelize.hpp"
+#include "codegen/transcendental.hpp"
+#include "ir/axis.hpp"
+#include "ir/step.hpp"
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMostValueVectors = 4;  // a row's value accumulators held in registers
+constexpr int64_t kMostRows = 8;
+constexpr int64_t kRegistersForTemporaries = 6;      // beside the accumulators: a key row, a value vector, exp2's terms
+constexpr int64_t kThreadedWork = int64_t{1} << 18;  // multiply-adds from which a second core pays
+
+UOpPtr index(int64_t v) { return UOp::index_const(v); }
+UOpPtr f32(double v) { return UOp::const_(dtypes::float32, v); }
+
+int64_t size_of(const UOpPtr& loop) { return loop->op() == Ops::RANGE ? loop->src(0)->vmax() : 1; }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// `gate` and `more`, either of which may be absent.
+UOpPtr both(const UOpPtr& gate, const UOpPtr& more) { return !gate ? more : !more ? gate : logical_and(gate, more); }
+
+// `x` with `gate` added to every load of a buffer whose address varies with one of `loops` (a
+// position past the end reads 0 rather than outside the buffer).
+UOpPtr gate_loads(const UOpPtr& x, const UOpPtr& gate, std::initializer_list<const UOp*> loops) {
+  if (!gate) return x;
+  Substitution gated;
+  for (const UOpPtr& u : toposort(x)) {
+    if (u->op() != Ops::INDEX || u->src(0)->op() != Ops::DEFINE_GLOBAL) continue;
+    if (std::none_of(loops.begin(), loops.end(), [&](const UOp* r) { return varies_with(u->src(1), r); })) continue;
+    gated[u.get()] = UOp::make(Ops::INDEX, u->dtype(),
+                               {u->src(0), u->src(1), both(u->src().size() == 3 ? u->src(2) : nullptr, gate)});
+  }
+  return substitute(x, gated);
+}
+
+// The lanes of a vector over `n` positions: the target's, or fewer where those would pad `n` by
+// more than an eighth (a head of 8 values, 24 keys: vectors of 8), at least 2.
+int64_t lanes_for(int64_t n, int lanes) {
+  int64_t best = std::max(2, lanes), best_pad = ceil_div(n, best) * best - n;
+  for (int64_t w = best; w >= 2; w /= 2) {
+    int64_t pad = ceil_div(n, w) * w - n;
+    if (pad * 8 <= n) return w;
+    if (pad < best_pad) best = w, best_pad = pad;
+  }
+  return best;
+}
+
+class FlashKernel {
+ public:
+  FlashKernel(const UOpPtr& ast, const AttentionTarget& t) : store_(ast->src(0)), att_(store_->src(1)), t_(t) {
+    keys_ = att_->src(2), query_ = att_->src(3), value_pos_ = att_->src(4);
+    for (const UOpPtr& u : toposort(ast)) {
+      if (u->op() == Ops::RANGE) axis_ = std::max(axis_, axis_of(*u) + 1);
+      if (u->op() == Ops::DEFINE_REG) reg_ = std::max(reg_, u->arg_as<int64_t>() + 1);
+    }
+    for (const UOpPtr& u : toposort(store_->src(0)))
+      if (u->op() == Ops::RANGE && u != query_ && u != value_pos_) lead_.push_back(u);
+    std::sort(lead_.begin(), lead_.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); });
+    for (const UOpPtr& l : {keys_, query_, value_pos_})
+      if (l->op() == Ops::RANGE && !l->src(0)->is_const())
+        throw InternalError("an attention kernel over a symbolic size");
+    for (const UOpPtr& l : lead_)
+      if (!l->src(0)->is_const()) throw InternalError("an attention kernel over a symbolic size");
+    keys_n_ = size_of(keys_), queries_n_ = size_of(query_), values_n_ = size_of(value_pos_);
+    if (std::holds_alternative<int64_t>(att_->arg())) causal_ = att_->arg_as<int64_t>();
+    key_lanes_ = lanes_for(keys_n_, t.lanes), value_lanes_ = lanes_for(values_n_, t.lanes);
+    int64_t vectors = ceil_div(values_n_, value_lanes_);
+    chunks_ = ceil_div(vectors, kMostValueVectors);
+    vectors_ = ceil_div(vectors, chunks_);
+    rows_ = std::clamp<int64_t>((t.registers - kRegistersForTemporaries) / (vectors_ + 1), 1, kMostRows);
+    rows_ = std::min(rows_, queries_n_);
+  }
+
+  UOpPtr build() {
+    int64_t lead_n = 1;
+    for (const UOpPtr& l : lead_) lead_n *= size_of(l);
+    int64_t tiles = ceil_div(queries_n_, rows_), count = lead_n * tiles * chunks_;
+    int64_t threads =
+        lead_n * queries_n_ * keys_n_ * values_n_ >= kThreadedWork ? std::min<int64_t>(t_.threads, count) : 1;
+    // One loop over (batch and heads, query tiles, value chunks), split across cores.
+    UOpPtr tile;
+    if (threads > 1) {
+      CoreShare share = share_of_core(index(count), threads, axis_++);
+      tile = share.position, tile_loop_ = share.loop;
+    } else {
+      tile = tile_loop_ = make_range(index(count), axis_++);
+    }
+    chunk_ = simplify(tile % chunks_);
+    UOpPtr rest = idiv(tile, index(chunks_));
+    first_row_ = simplify((rest % tiles) * rows_);
+    UOpPtr lead_at = idiv(rest, index(tiles));
+    for (auto it = lead_.rbegin(); it != lead_.rend(); ++it) {
+      at_tile_[it->get()] = simplify(lead_at % size_of(*it));
+      lead_at = idiv(lead_at, index(size_of(*it)));
+    }
+    // The blocks of keys: all of them, or with a causal mask those up to the tile's last row's.
+    UOpPtr key_end = index(keys_n_);
+    if (causal_) key_end = simplify(max(min(first_row_ + (rows_ + *causal_), key_end), index(0)));
+    block_ = make_range(simplify(idiv(key_end + (key_lanes_ - 1), index(key_lanes_))), axis_++);
+    lane_ = make_range(index(key_lanes_), axis_++, AxisKind::Upcast);
+    column_ = make_range(index(value_lanes_), axis_++, AxisKind::Upcast);
+
+    std::vector<Row> rows;
+    std::vector<UOpPtr> updates;
+    for (int64_t r = 0; r < rows_; ++r) rows.push_back(row(r, updates));
+    std::vector<UOpPtr> end_src{UOp::make(Ops::NOOP, dtypes::void_, std::move(updates)), block_};
+    UOpPtr end = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
+    std::vector<UOpPtr> stores;
+    for (const Row& r : rows)
+      for (const UOpPtr& st : finish(r, end)) stores.push_back(st);
+    return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
+  }
+
+ private:
+  // A query row of the tile: its position, whether it is inside the queries, and its registers.
+  struct Row {
+    UOpPtr position, inside;
+    UOpPtr max, sum;
+    std::vector<UOpPtr> values;
+  };
+
+  UOpPtr reg(DType d, const UOpPtr& init) {
+    UOpPtr r = UOp::make(Ops::DEFINE_REG, d.ptr(AddrSpace::Reg, 1), {init, tile_loop_}, reg_++);
+    return UOp::make(Ops::INDEX, r->dtype(), {r, index(0)});
+  }
+
+  static UOpPtr splat(const UOpPtr& x, int64_t lanes) {
+    if (x->dtype().count() > 1) return x;
+    return UOp::make(Ops::VECTORIZE, x->dtype().vec(static_cast<int>(lanes)),
+                     std::vector<UOpPtr>(static_cast<size_t>(lanes), x));
+  }
+
+  UOpPtr polynomials(const UOpPtr& x) const { return t_.polynomial_exp ? decompose_transcendentals(x) : x; }
+
+  // `x` as the vector of the positions of the register loop `axis` (a block's keys, a vector's
+  // value positions).
+  UOpPtr along_lanes(const UOpPtr& x, const UOpPtr& axis) {
+    return splat(vectorize_along(simplify(polynomials(x)), axis), axis->src(0)->vmax());
+  }
+
+  // The value positions of the tile's vector `k` (of its chunk), and whether they are inside.
+  UOpPtr column(int64_t k) const { return simplify(chunk_ * (vectors_ * value_lanes_) + k * value_lanes_ + column_); }
+  UOpPtr column_inside(int64_t k) const {
+    return chunks_ * vectors_ * value_lanes_ == values_n_ ? nullptr : lt(column(k), values_n_);
+  }
+
+  // Row r's online update over one block of keys (its register updates go to `updates`).
+  Row row(int64_t r, std::vector<UOpPtr>& updates) {
+    Row out;
+    out.position = simplify(first_row_ + r);
+    out.inside = queries_n_ % rows_ == 0 ? nullptr : lt(out.position, queries_n_);
+    UOpPtr read_row = out.inside ? simplify(min(out.position, index(queries_n_ - 1)))
+                                 : out.position;  // a row past the end reads the last
+    UOpPtr key = block_ * key_lanes_ + lane_;
+    UOpPtr key_inside = keys_n_ % key_lanes_ == 0 ? nullptr : lt(key, keys_n_);
+    UOpPtr seen = both(key_inside, causal_ ? lt(key, read_row + (*causal_ + 1)) : nullptr);  // the keys the row sees
+
+    Substitution at = at_tile_;
+    at[keys_.get()] = key;
+    if (query_->op() == Ops::RANGE) at[query_.get()] = read_row;
+    UOpPtr score = gate_loads(substitute(att_->src(0), at), key_inside, {lane_.get(), block_.get()});
+    if (seen) score = where(seen, score, f32(-kInf));
+    UOpPtr scaled = score * f32(kLog2e);  // exp(x) = 2^(x log2 e)
+    UOpPtr scores = along_lanes(scaled, lane_);
+
+    out.max = reg(dtypes::float32, f32(-kInf));
+    out.sum = reg(dtypes::float32.vec(static_cast<int>(key_lanes_)), splat(f32(0), key_lanes_));
+    UOpPtr old_max = UOp::make(Ops::LOAD, dtypes::float32, {out.max, block_});
+    UOpPtr new_max = max(old_max, fold_lanes(Ops::MAX, scores));
+    // Scores all -inf so far: nothing is rescaled (2^(-inf - -inf) would be NaN) and each term is 0.
+    UOpPtr shift = where(eq(new_max, f32(-kInf)), f32(0), new_max);
+    UOpPtr rescale = simplify(polynomials(UOp::alu(Ops::EXP2, {old_max - shift})));
+    UOpPtr weights = along_lanes(UOp::alu(Ops::EXP2, {scaled - shift}), lane_);
+    UOpPtr old_sum = UOp::make(Ops::LOAD, out.sum->dtype().base(), {out.sum, block_});
+    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {out.max, new_max}));
+    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {out.sum, old_sum * splat(rescale, key_lanes_) + weights}));
+
+    for (int64_t k = 0; k < vectors_; ++k) {
+      UOpPtr acc = reg(dtypes::float32.vec(static_cast<int>(value_lanes_)), splat(f32(0), value_lanes_));
+      out.values.push_back(acc);
+      UOpPtr sum = UOp::make(Ops::LOAD, acc->dtype().base(), {acc, block_}) * splat(rescale, value_lanes_);
+      for (int64_t j = 0; j < key_lanes_; ++j) {
+        UOpPtr key_j = block_ * key_lanes_ + j;
+        UOpPtr inside = keys_n_ % key_lanes_ == 0 ? nullptr : lt(key_j, keys_n_);
+        Substitution vat = at_tile_;
+        vat[keys_.get()] = key_j;
+        if (value_pos_->op() == Ops::RANGE) vat[value_pos_.get()] = column(k);
+        UOpPtr value =
+            gate_loads(substitute(att_->src(1), vat), both(inside, column_inside(k)), {block_.get(), column_.get()});
+        if (inside) value = where(inside, value, f32(0));  // a key past the end weighs 0: no NaN from 0 * inf
+        UOpPtr weight = splat(UOp::make(Ops::GEP, dtypes::float32, {weights}, j), value_lanes_);
+        sum = sum + weight * along_lanes(value, column_);
+      }
+      updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {acc, sum}));
+    }
+    return out;
+  }
+
+  // Row r's outputs after the last block: its value accumulators over its sum, stored.
+  std::vector<UOpPtr> finish(const Row& r, const UOpPtr& end) {
+    UOpPtr sum = fold_lanes(Ops::ADD, UOp::make(Ops::LOAD, r.sum->dtype().base(), {r.sum, end}));
+    const UOpPtr& idx = store_->src(0);
+    std::vector<UOpPtr> out;
+    for (int64_t k = 0; k < vectors_; ++k) {
+      Substitution at = at_tile_;
+      if (query_->op() == Ops::RANGE) at[query_.get()] = r.position;
+      if (value_pos_->op() == Ops::RANGE) at[value_pos_.get()] = column(k);
+      UOpPtr gate =
+          both(both(idx->src().size() == 3 ? substitute(idx->src(2), at) : nullptr, r.inside), column_inside(k));
+      std::vector<UOpPtr> src{idx->src(0), simplify(substitute(idx->src(1), at))};
+      if (gate) src.push_back(simplify(gate));
+      UOpPtr value = UOp::alu(
+          Ops::FDIV, {UOp::make(Ops::LOAD, r.values[k]->dtype().base(), {r.values[k], end}), splat(sum, value_lanes_)});
+      UOpPtr st = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, idx->dtype(), std::move(src)), value});
+      for (const UOpPtr& s : vectorize_store(st, column_)) out.push_back(s);
+    }
+    return out;
+  }
+
+  UOpPtr store_, att_;
+  AttentionTarget t_;
+  UOpPtr keys_, query_, value_pos_;
+  std::vector<UOpPtr> lead_;  // batch, heads: the loops other than the query's and the value's
+  int64_t axis_ = 0, reg_ = 0;
+  int64_t keys_n_ = 1, queries_n_ = 1, values_n_ = 1;
+  std::optional<int64_t> causal_;              // query i sees keys [0, i + 1 + causal_) only
+  int64_t key_lanes_ = 16, value_lanes_ = 16;  // the lanes of a block of keys, of a vector of value positions
+  int64_t chunks_ = 1, vectors_ = 1, rows_ = 1;
+  UOpPtr tile_loop_, chunk_, first_row_, block_, lane_, column_;
+  Substitution at_tile_;  // each lead loop as the tile's position along it
+};
+
+}  // namespace
+
+bool is_attention_kernel(const UOpPtr& ast) {
+  return ast->op() == Ops::SINK && ast->src().size() == 1 && ast->src(0)->op() == Ops::STORE &&
+         ast->src(0)->src(1)->op() == Ops::ATTENTION;
+}
+
+UOpPtr attention_as_one_kernel(const UOpPtr& ast, const AttentionTarget& target) {
+  if (!is_attention_kernel(ast)) return ast;
+  return FlashKernel(ast, target).build();
+}
+
+}  // namespace lathe
