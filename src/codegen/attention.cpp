@@ -77,12 +77,15 @@ class FlashKernel {
     for (const UOpPtr& l : lead_)
       if (!l->src(0)->is_const()) throw InternalError("an attention kernel over a symbolic size");
     keys_n_ = size_of(keys_), queries_n_ = size_of(query_), values_n_ = size_of(value_pos_);
-    if (std::holds_alternative<int64_t>(att_->arg())) causal_ = att_->arg_as<int64_t>();
-    key_lanes_ = lanes_for(keys_n_, t.lanes), value_lanes_ = lanes_for(values_n_, t.lanes);
+    if (std::holds_alternative<std::vector<int64_t>>(att_->arg()))
+      seen_ = AttentionKeys::from(att_->arg_as<std::vector<int64_t>>());
+    value_lanes_ = lanes_for(values_n_, t.lanes);
     int64_t vectors = ceil_div(values_n_, value_lanes_);
     chunks_ = ceil_div(vectors, kMostValueVectors);
     vectors_ = ceil_div(vectors, chunks_);
-    rows_ = std::clamp<int64_t>((t.registers - kRegistersForTemporaries) / (vectors_ + 1), 1, kMostRows);
+    // A row holds its value accumulators and a block's scores (two registers of 8 lanes each on AVX2).
+    int64_t per_row = vectors_ * ceil_div(value_lanes_, t.lanes) + ceil_div(kAttentionKeyBlock, t.lanes);
+    rows_ = std::clamp<int64_t>((t.registers - kRegistersForTemporaries) / per_row, 1, kMostRows);
     rows_ = std::min(rows_, queries_n_);
   }
 
@@ -108,11 +111,16 @@ class FlashKernel {
       at_tile_[it->get()] = simplify(lead_at % size_of(*it));
       lead_at = idiv(lead_at, index(size_of(*it)));
     }
-    // The blocks of keys: all of them, or with a causal mask those up to the tile's last row's.
-    UOpPtr key_end = index(keys_n_);
-    if (causal_) key_end = simplify(max(min(first_row_ + (rows_ + *causal_), key_end), index(0)));
-    block_ = make_range(simplify(idiv(key_end + (key_lanes_ - 1), index(key_lanes_))), axis_++);
-    lane_ = make_range(index(key_lanes_), axis_++, AxisKind::Upcast);
+    // The blocks of keys: all of them, or those some row of the tile sees.
+    first_block_ = index(0);
+    UOpPtr end_block = index(ceil_div(keys_n_, kAttentionKeyBlock));
+    if (seen_) {
+      first_block_ = simplify(idiv(first_key(first_row_), index(kAttentionKeyBlock)));
+      end_block =
+          simplify(idiv(end_key(first_row_ + (rows_ - 1)) + (kAttentionKeyBlock - 1), index(kAttentionKeyBlock)));
+    }
+    block_ = make_range(simplify(max(end_block - first_block_, index(0))), axis_++);
+    lane_ = make_range(index(kAttentionKeyBlock), axis_++, AxisKind::Upcast);
     column_ = make_range(index(value_lanes_), axis_++, AxisKind::Upcast);
 
     std::vector<Row> rows;
@@ -153,6 +161,13 @@ class FlashKernel {
     return splat(vectorize_along(simplify(polynomials(x)), axis), axis->src(0)->vmax());
   }
 
+  // The key at position `lane` of the current block.
+  UOpPtr key_at(const UOpPtr& lane) const { return simplify((first_block_ + block_) * kAttentionKeyBlock + lane); }
+
+  // The first key and the end of the keys `row` sees, by the mask's range (seen_).
+  UOpPtr first_key(const UOpPtr& row) const { return simplify(max(row * seen_->begin_step + seen_->begin, index(0))); }
+  UOpPtr end_key(const UOpPtr& row) const { return simplify(min(row * seen_->end_step + seen_->end, index(keys_n_))); }
+
   // The value positions of the tile's vector `k` (of its chunk), and whether they are inside.
   UOpPtr column(int64_t k) const { return simplify(chunk_ * (vectors_ * value_lanes_) + k * value_lanes_ + column_); }
   UOpPtr column_inside(int64_t k) const {
@@ -166,9 +181,11 @@ class FlashKernel {
     out.inside = queries_n_ % rows_ == 0 ? nullptr : lt(out.position, queries_n_);
     UOpPtr read_row = out.inside ? simplify(min(out.position, index(queries_n_ - 1)))
                                  : out.position;  // a row past the end reads the last
-    UOpPtr key = block_ * key_lanes_ + lane_;
-    UOpPtr key_inside = keys_n_ % key_lanes_ == 0 ? nullptr : lt(key, keys_n_);
-    UOpPtr seen = both(key_inside, causal_ ? lt(key, read_row + (*causal_ + 1)) : nullptr);  // the keys the row sees
+    UOpPtr key = key_at(lane_);
+    UOpPtr key_inside = keys_n_ % kAttentionKeyBlock == 0 ? nullptr : lt(key, keys_n_);
+    // The keys the row sees: those inside, or those of its range (which are inside).
+    UOpPtr seen =
+        seen_ ? logical_and(logical_not(lt(key, first_key(read_row))), lt(key, end_key(read_row))) : key_inside;
 
     Substitution at = at_tile_;
     at[keys_.get()] = key;
@@ -179,7 +196,7 @@ class FlashKernel {
     UOpPtr scores = along_lanes(scaled, lane_);
 
     out.max = reg(dtypes::float32, f32(-kInf));
-    out.sum = reg(dtypes::float32.vec(static_cast<int>(key_lanes_)), splat(f32(0), key_lanes_));
+    out.sum = reg(dtypes::float32.vec(static_cast<int>(kAttentionKeyBlock)), splat(f32(0), kAttentionKeyBlock));
     UOpPtr old_max = UOp::make(Ops::LOAD, dtypes::float32, {out.max, block_});
     UOpPtr new_max = max(old_max, fold_lanes(Ops::MAX, scores));
     // Scores all -inf so far: nothing is rescaled (2^(-inf - -inf) would be NaN) and each term is 0.
@@ -188,15 +205,16 @@ class FlashKernel {
     UOpPtr weights = along_lanes(UOp::alu(Ops::EXP2, {scaled - shift}), lane_);
     UOpPtr old_sum = UOp::make(Ops::LOAD, out.sum->dtype().base(), {out.sum, block_});
     updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {out.max, new_max}));
-    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {out.sum, old_sum * splat(rescale, key_lanes_) + weights}));
+    updates.push_back(
+        UOp::make(Ops::STORE, dtypes::void_, {out.sum, old_sum * splat(rescale, kAttentionKeyBlock) + weights}));
 
     for (int64_t k = 0; k < vectors_; ++k) {
       UOpPtr acc = reg(dtypes::float32.vec(static_cast<int>(value_lanes_)), splat(f32(0), value_lanes_));
       out.values.push_back(acc);
       UOpPtr sum = UOp::make(Ops::LOAD, acc->dtype().base(), {acc, block_}) * splat(rescale, value_lanes_);
-      for (int64_t j = 0; j < key_lanes_; ++j) {
-        UOpPtr key_j = block_ * key_lanes_ + j;
-        UOpPtr inside = keys_n_ % key_lanes_ == 0 ? nullptr : lt(key_j, keys_n_);
+      for (int64_t j = 0; j < kAttentionKeyBlock; ++j) {
+        UOpPtr key_j = key_at(index(j));
+        UOpPtr inside = keys_n_ % kAttentionKeyBlock == 0 ? nullptr : lt(key_j, keys_n_);
         Substitution vat = at_tile_;
         vat[keys_.get()] = key_j;
         if (value_pos_->op() == Ops::RANGE) vat[value_pos_.get()] = column(k);
@@ -238,10 +256,10 @@ class FlashKernel {
   std::vector<UOpPtr> lead_;  // batch, heads: the loops other than the query's and the value's
   int64_t axis_ = 0, reg_ = 0;
   int64_t keys_n_ = 1, queries_n_ = 1, values_n_ = 1;
-  std::optional<int64_t> causal_;              // query i sees keys [0, i + 1 + causal_) only
-  int64_t key_lanes_ = 16, value_lanes_ = 16;  // the lanes of a block of keys, of a vector of value positions
+  std::optional<AttentionKeys> seen_;  // the keys each query sees, where a mask shuts some out
+  int64_t value_lanes_ = 16;           // the lanes of a vector of value positions
   int64_t chunks_ = 1, vectors_ = 1, rows_ = 1;
-  UOpPtr tile_loop_, chunk_, first_row_, block_, lane_, column_;
+  UOpPtr tile_loop_, chunk_, first_row_, first_block_, block_, lane_, column_;
   Substitution at_tile_;  // each lead loop as the tile's position along it
 };
 

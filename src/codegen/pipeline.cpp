@@ -58,7 +58,8 @@ std::vector<Step> shaping_steps() {
       {"integer division defined for every divisor", define_integer_division},
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
-      {"split divided loops", split_divided_loops},
+      // An attention kernel keeps the loops it was lowered with: codegen/attention builds on them.
+      {"split divided loops", [](const UOpPtr& a) { return is_attention_kernel(a) ? a : split_divided_loops(a); }},
       {"merge adjacent loops", [](const UOpPtr& a) { return is_attention_kernel(a) ? a : merge_adjacent_loops(a); }},
   };
 }

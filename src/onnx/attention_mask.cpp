@@ -166,4 +166,30 @@ std::pair<int64_t, int64_t> keys_seen(const SeenKeys& seen, int64_t keys, int64_
   return {begin, end};
 }
 
+std::optional<AttentionKeys> key_range(const SeenKeys& seen, int64_t keys) {
+  // Over the queries that see some key: the constant first key at or below every query's (0, or
+  // later where a padding shuts the first keys), or the query's position plus the least offset;
+  // the same for the end from above. Each side keeps the form that holds fewer keys.
+  int64_t lowest = keys, least_offset = keys, highest = 0, most_offset = -keys, sees = 0;
+  for (size_t q = 0; q < seen.begin.size(); ++q) {
+    int64_t b = seen.begin[q], e = seen.end[q], i = static_cast<int64_t>(q);
+    if (b >= e) continue;
+    ++sees;
+    lowest = std::min(lowest, b), least_offset = std::min(least_offset, b - i);
+    highest = std::max(highest, e), most_offset = std::max(most_offset, e - i);
+  }
+  if (sees == 0) return std::nullopt;
+  auto queries = static_cast<int64_t>(seen.begin.size());
+  int64_t fixed_begin = 0, moving_begin = 0, fixed_end = 0, moving_end = 0;  // keys left out before, kept before the end
+  for (int64_t i = 0; i < queries; ++i) {
+    fixed_begin += lowest, moving_begin += std::max<int64_t>(0, i + least_offset);
+    fixed_end += highest, moving_end += std::min<int64_t>(keys, i + most_offset);
+  }
+  if (std::max(fixed_begin, moving_begin) == 0 && std::min(fixed_end, moving_end) == queries * keys) return std::nullopt;
+  AttentionKeys r{0, lowest, 0, highest};
+  if (moving_begin > fixed_begin) r.begin_step = 1, r.begin = least_offset;
+  if (moving_end < fixed_end) r.end_step = 1, r.end = most_offset;
+  return r;
+}
+
 }  // namespace lathe::onnx::detail

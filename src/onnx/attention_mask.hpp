@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/attention.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_chain.hpp"
 #include "onnx/onnx_include.hpp"
@@ -34,5 +35,11 @@ std::optional<SeenKeys> seen_keys(const ::onnx::GraphProto& g, const AttentionCh
 /// The keys [begin, end) some query in rows [first, first + count) sees, of `keys`. A block whose
 /// queries see no key keeps the first (its softmax is NaN either way).
 std::pair<int64_t, int64_t> keys_seen(const SeenKeys& seen, int64_t keys, int64_t first, int64_t count);
+
+/// A range of keys per query, of the attention kernel's form (codegen/attention's AttentionKeys:
+/// each end a constant or the query's position plus one), that holds every key `seen` lets each
+/// query see, and as few others as that form allows: a causal mask is one, a sliding window or a
+/// padding of the last keys another. Nothing when it would hold every key.
+std::optional<AttentionKeys> key_range(const SeenKeys& seen, int64_t keys);
 
 }  // namespace lathe::onnx::detail

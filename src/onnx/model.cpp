@@ -383,6 +383,44 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   });
 }
 
+// An attention chain as one attention kernel (tensor_util's detail::attention: an online softmax
+// over blocks of keys, no queries x keys matrix): the first MatMul as the kernel's product of
+// queries and keys (its right operand stored with the keys innermost), the chain's nodes up to the
+// Softmax run on that, the Softmax and the last MatMul the attention node itself; a mask known at
+// build time (attention_mask.hpp) lets the kernel read only the keys each tile of queries sees.
+// Nothing where the kernel does not apply (a symbolic size, an operand other than float32, a
+// Softmax not over the last axis): the chain's ordinary run, already in `env`, stands.
+std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
+                                            int64_t opset, const std::string& base_dir) {
+  auto tensor_in = [&](const std::string& name) -> const Tensor* {
+    auto it = env.find(name);
+    return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
+  };
+  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
+  const ::onnx::NodeProto& softmax = g.node(chain.softmax);
+  const Tensor *q = tensor_in(first.input(0)), *kt = tensor_in(first.input(1)), *scores = tensor_in(softmax.input(0));
+  const Tensor* values = tensor_in(g.node(chain.nodes.back()).input(1));
+  for (const Tensor* t : {q, kt, scores, values})
+    if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return std::nullopt;
+  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
+  if (axis != scores->ndim() - 1) return std::nullopt;
+  std::map<std::string, Value> done{{first.output(0), Value(lathe::detail::attention_scores(*q, *kt))}};
+  for (size_t n = 1; chain.nodes[n] != chain.softmax; ++n) {
+    const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
+    std::vector<std::optional<Value>> ins;
+    for (const std::string& name : node.input()) {
+      auto d = done.find(name);
+      ins.emplace_back(d != done.end() ? d->second : env.at(name));
+    }
+    done.insert_or_assign(node.output(0), run_node(node, std::move(ins), opset, base_dir, env).at(0));
+  }
+  const Value& masked = done.at(softmax.input(0));
+  if (!masked.is_tensor() || masked.tensor().dtype() != dtypes::float32) return std::nullopt;
+  std::optional<AttentionKeys> range;
+  if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
+  return lathe::detail::attention(masked.tensor(), *values, range);
+}
+
 }  // namespace
 
 void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
@@ -404,7 +442,10 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
     }
     std::vector<Value> outs;
     std::optional<Tensor> blocks;
-    if (auto chain = chains.find(n); chain != chains.end()) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
+    if (auto chain = chains.find(n); chain != chains.end()) {
+      blocks = attention_as_one_node(g, chain->second, env, opset, base_dir);
+      if (!blocks) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
+    }
     if (blocks) {
       outs.emplace_back(*blocks);
     } else {

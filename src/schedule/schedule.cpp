@@ -261,10 +261,10 @@ class KernelLowering {
         value_idx[last - 1] = keys;
         UOpPtr query = idx[last - 1], value = idx[last];
         DType dt = u->dtype();
-        Arg causal = u->arg();
+        Arg seen = u->arg();
         return Step{nullptr, {{u->src(0), score_idx, valid}, {u->src(1), value_idx, valid}},
-                    [dt, keys, query, value, causal](const std::vector<UOpPtr>& v) {
-                      return UOp::make(Ops::ATTENTION, dt, {v[0], v[1], keys, query, value}, causal);
+                    [dt, keys, query, value, seen](const std::vector<UOpPtr>& v) {
+                      return UOp::make(Ops::ATTENTION, dt, {v[0], v[1], keys, query, value}, seen);
                     }};
       }
       case Ops::GATHER: {

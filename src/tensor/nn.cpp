@@ -5,6 +5,7 @@
 #include <limits>
 #include <tuple>
 
+#include "codegen/attention.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -553,7 +554,7 @@ Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, d
 
 }  // namespace
 
-std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& values, std::optional<int64_t> causal) {
+std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen) {
   if (scores.ndim() < 2 || values.ndim() < 2 || scores.is_symbolic() || values.is_symbolic() || scores.dtype() != dtypes::float32 ||
       values.dtype() != dtypes::float32 || scores.numel() == 0 || values.numel() == 0 || scores.shape().back() != values.shape()[values.ndim() - 2])
     return std::nullopt;
@@ -568,11 +569,12 @@ std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& valu
   Tensor s = with_lead(scores), v = with_lead(values);
   Shape out = s.shape();
   out.back() = v.shape().back();
-  return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, causal ? Arg(*causal) : Arg()), out);
+  return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, seen ? Arg(seen->arg()) : Arg()), out);
 }
 
 Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
-  return (q.unsqueeze(-1) * kt.contiguous().unsqueeze(-3)).sum({-2});
+  Tensor blocked = stored_in_blocks(kt, kt.ndim() - 1, kAttentionKeyBlock, kt.ndim() - 2);  // (..., keys / 16, D, 16)
+  return (q.unsqueeze(-1) * blocked.unsqueeze(-3)).sum({-2});
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal) const {
@@ -583,7 +585,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   if (dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
       key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2]) {
     Tensor scores = detail::attention_scores(*this, key.transpose(-1, -2)) * scale;
-    if (std::optional<Tensor> one = detail::attention(scores, value, is_causal ? std::optional<int64_t>(0) : std::nullopt)) return *one;
+    if (std::optional<Tensor> one = detail::attention(scores, value, is_causal ? std::optional(AttentionKeys{0, 0, 1, 1}) : std::nullopt))
+      return *one;
   }
   // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
   Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),

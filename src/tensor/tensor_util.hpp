@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "codegen/attention.hpp"
 #include "lathe/tensor.hpp"
 #include "schedule/shape.hpp"
 
@@ -48,10 +49,10 @@ std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, in
 /// softmax(scores, -1) @ values as one node, ATTENTION, which the scheduler makes one kernel with an
 /// online softmax over blocks of keys (codegen/attention): no queries x keys matrix is stored.
 /// scores (..., Lq, Lk) and values (..., Lk, Dv), their leading axes broadcast together; with
-/// `causal` c, query i sees keys [0, i + 1 + c) only (as if the others' scores were -inf, and the
-/// kernel reads no more of them). Nothing where that kernel does not apply (a symbolic or empty
-/// size, a dtype other than float32): the caller computes the two ops.
-std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<int64_t> causal = std::nullopt);
+/// `seen`, each query sees only those keys (as if the others' scores were -inf, and the kernel
+/// reads no more of them). Nothing where that kernel does not apply (a symbolic or empty size, a
+/// dtype other than float32): the caller computes the two ops.
+std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen = std::nullopt);
 /// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
 /// innermost (a block of keys is one vector per step of D), the product a plain sum of products
 /// that the attention kernel computes in its own loops.
