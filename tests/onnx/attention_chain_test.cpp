@@ -1,12 +1,14 @@
 // Attention chains as PyTorch exports them (MatMul -> Div -> Add -> Where -> Softmax -> MatMul):
-// found in the graph, and run a block of queries at a time when their scores are large, with the
-// values of plain loops and without the whole score matrix in the plan.
+// found in the graph, and run as one attention kernel (float32) or a block of queries at a time
+// when their scores are large (other types), with the values of plain loops and without the whole
+// score matrix in the plan.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_chain.hpp"
@@ -19,17 +21,23 @@ namespace {
 
 // softmax(where(allowed, q kt / scale + padding, -inf)) v over (1, heads, queries, keys) scores:
 // `padding` is (1, 1, 1, keys), one row for every query; `allowed` is (queries, keys), a row each.
-// With `scores_out`, the scores are an output of the graph too.
-std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool scores_out = false) {
+// With `scores_out`, the scores are an output of the graph too; with `wide`, every float is a double.
+std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool scores_out = false, bool wide = false) {
   ::onnx::ModelProto m;
   ::onnx::GraphProto* g = start_graph(m, "attention");
-  add_input(g, "q", {1, heads, queries, d});
-  add_input(g, "kt", {1, heads, d, keys});
-  add_input(g, "v", {1, heads, keys, dv});
-  add_input(g, "padding", {1, 1, 1, keys});
+  int type = wide ? ::onnx::TensorProto::DOUBLE : ::onnx::TensorProto::FLOAT;
+  add_input(g, "q", {1, heads, queries, d}, type);
+  add_input(g, "kt", {1, heads, d, keys}, type);
+  add_input(g, "v", {1, heads, keys, dv}, type);
+  add_input(g, "padding", {1, 1, 1, keys}, type);
   add_input(g, "allowed", {queries, keys}, ::onnx::TensorProto::BOOL);
-  add_float(g, "scale", std::sqrt(static_cast<float>(d)));
-  add_float(g, "lowest", -std::numeric_limits<float>::infinity());
+  for (auto [name, value] : {std::pair{"scale", std::sqrt(static_cast<double>(d))}, std::pair{"lowest", -std::numeric_limits<double>::infinity()}}) {
+    ::onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    if (wide) t->add_double_data(value);
+    else t->add_float_data(static_cast<float>(value));
+  }
   add_node(g, "MatMul", {"q", "kt"}, "qk");
   add_node(g, "Div", {"qk", "scale"}, "scaled");
   add_node(g, "Add", {"scaled", "padding"}, "padded");
@@ -53,8 +61,9 @@ TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValu
   EXPECT_TRUE(detail::attention_chains(m.graph()).empty());  // the scores are needed whole
 }
 
-// 2 heads x 1500 x 1500 scores are 18 MB: blocks of 1376 and 124 queries.
-TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
+// 2 heads x 1500 x 1500 scores are 18 MB: one attention kernel in float32; in float64 (36 MB),
+// blocks of 672 queries (and 156) with each operand's rows.
+TEST(OnnxAttentionChain, LargeScoresRunAsOneKernelOrInQueryBlocks) {
   const int64_t heads = 2, queries = 1500, keys = 1500, d = 4, dv = 3;
   std::vector<float> q = test::data(static_cast<size_t>(heads * queries * d), 1, -0.8, 0.8);
   std::vector<float> kt = test::data(static_cast<size_t>(heads * d * keys), 2, -0.8, 0.8);
@@ -64,18 +73,6 @@ TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
   std::vector<uint8_t> allowed(static_cast<size_t>(queries * keys));
   for (int64_t i = 0; i < queries; ++i)
     for (int64_t j = 0; j < keys; ++j) allowed[static_cast<size_t>(i * keys + j)] = (i + 2 * j) % 5 != 0 || j == 0;
-  Model model = Model::from_bytes(attention_model(heads, queries, keys, d, dv));
-  std::vector<Tensor> outs = model.build({{"q", Tensor::from_vector(q, {1, heads, queries, d})},
-                                          {"kt", Tensor::from_vector(kt, {1, heads, d, keys})},
-                                          {"v", Tensor::from_vector(v, {1, heads, keys, dv})},
-                                          {"padding", Tensor::from_vector(padding, {1, 1, 1, keys})},
-                                          {"allowed", Tensor::from_vector(std::vector<bool>(allowed.begin(), allowed.end()), {queries, keys})}});
-  ASSERT_EQ(outs.size(), 1u);
-  EXPECT_EQ(outs[0].shape(), (Shape{1, heads, queries, dv}));
-  ExecutionPlan plan = outs[0].prepare();
-  for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * queries * keys * 4));  // no whole score matrix
-  plan.execute();
-  std::vector<float> got = plan.output_buffer()->to_vector<float>();
   std::vector<double> want;
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < queries; ++i) {
@@ -88,7 +85,31 @@ TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
           });
       want.insert(want.end(), row.begin(), row.end());
     }
-  EXPECT_ALLCLOSE(got, want, 1e-4, 1e-5);
+  for (bool wide : {false, true}) {
+    auto given = [&](const std::vector<float>& x, Shape shape) {
+      Tensor t = Tensor::from_vector(x, std::move(shape));
+      return wide ? t.cast(dtypes::float64) : t;
+    };
+    Model model = Model::from_bytes(attention_model(heads, queries, keys, d, dv, false, wide));
+    std::vector<Tensor> outs = model.build({{"q", given(q, {1, heads, queries, d})},
+                                            {"kt", given(kt, {1, heads, d, keys})},
+                                            {"v", given(v, {1, heads, keys, dv})},
+                                            {"padding", given(padding, {1, 1, 1, keys})},
+                                            {"allowed", Tensor::from_vector(std::vector<bool>(allowed.begin(), allowed.end()), {queries, keys})}});
+    ASSERT_EQ(outs.size(), 1u);
+    EXPECT_EQ(outs[0].shape(), (Shape{1, heads, queries, dv}));
+    ExecutionPlan plan = outs[0].prepare();
+    for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * queries * keys * 4));  // no whole score matrix
+    size_t attention = 0, kernels = plan.prepared_kernels().size();
+    for (const PreparedKernel* k : plan.prepared_kernels()) attention += is_attention_kernel(k->ast);
+    EXPECT_EQ(attention, wide ? 0u : 1u);
+    if (wide) {
+      EXPECT_GT(kernels, 4u) << "a few kernels per block of queries";
+    }
+    plan.execute();
+    std::vector<float> got = Tensor::from_buffer(*plan.output_buffer(), outs[0].shape()).cast(dtypes::float32).to_vector<float>();
+    EXPECT_ALLCLOSE(got, want, 1e-4, 1e-5) << (wide ? "float64" : "float32");
+  }
 }
 
 }  // namespace

@@ -205,6 +205,23 @@ TEST(OnnxAttentionMask, ABiasBroadcastAlongQueriesOrKeysIsScannedPerQuery) {
   EXPECT_EQ(odd->end, (std::vector<int64_t>{5, 0, 5, 0, 5}));
 }
 
+// The attention kernel's key range from the keys each query sees: a causal mask, a sliding window
+// and a padding of the last keys are each exactly one of its forms; an irregular mask gets the
+// range of the fewest keys that holds every key it lets a query see; one that shuts no key out
+// of every query, none.
+TEST(OnnxAttentionMask, AKeyRangeHoldsEveryKeyAQuerySees) {
+  auto range = [](std::vector<int64_t> begin, std::vector<int64_t> end) { return detail::key_range({std::move(begin), std::move(end)}, 5); };
+  auto same = [](const std::optional<AttentionKeys>& r, AttentionKeys want) {
+    return r && r->begin_step == want.begin_step && r->begin == want.begin && r->end_step == want.end_step && r->end == want.end;
+  };
+  EXPECT_TRUE(same(range({0, 0, 0, 0, 0}, {1, 2, 3, 4, 5}), {0, 0, 1, 1}));   // causal
+  EXPECT_TRUE(same(range({0, 0, 1, 2, 3}, {1, 2, 3, 4, 5}), {1, -1, 1, 1}));  // a window of 2
+  EXPECT_TRUE(same(range({0, 0, 0, 0, 0}, {3, 3, 3, 3, 3}), {0, 0, 0, 3}));   // the last 2 keys padding
+  EXPECT_TRUE(same(range({0, 0, 0, 0, 0}, {2, 1, 4, 3, 5}), {0, 0, 1, 2}));   // irregular: min(5, i + 2) holds each end
+  EXPECT_FALSE(range({0, 0, 0, 0, 0}, {5, 5, 5, 5, 5}).has_value());
+  EXPECT_FALSE(range({0, 5, 0, 5, 0}, {5, 0, 5, 0, 5}).has_value());  // odd queries see nothing, the others all
+}
+
 // An initializer the graph also lists as an input is the initializer (the main graph's inputs that
 // name initializers are none), as older exporters write every weight.
 TEST(OnnxAttentionMask, AnInitializerListedAsAnInputIsStillKnown) { expect_window(seen_in(Mask::kCausalListedInput, 5, 0), 5, 0); }

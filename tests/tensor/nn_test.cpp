@@ -748,29 +748,32 @@ TEST(NnAttention, TransposedKey) {
   EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, 1, 3, 3, 4, 4, false), 1e-4, 1e-5);
 }
 
-// Scores of more than 16 MB are held a block of queries at a time: three blocks here (992, 992
-// and 69 queries), a causal block reading only the keys up to its last query: less work than the
-// same attention without the mask, which reads every key and has no mask to compute. The plan
-// never holds the whole score matrix.
+// float32 attention is one kernel (codegen/attention, tested there); other types' scores of more
+// than 16 MB are held a block of queries at a time: in float64, five blocks here (480 queries
+// each, and 133), a causal block reading only the keys up to its last query: less work than the
+// same attention without the mask, which reads every key and has no mask to compute. Neither plan
+// holds the whole score matrix.
+Tensor f64(const std::vector<float>& x, Shape shape) { return f32(x, std::move(shape)).cast(dtypes::float64); }
+
 TEST(NnAttention, LongCausalRunsInQueryBlocks) {
   const int64_t b = 2, l = 2053, d = 4, dv = 3;
   auto q = data(b * l * d, 82), k = data(b * l * d, 83), v = data(b * l * dv, 84);
-  Tensor o = f32(q, {b, l, d}).scaled_dot_product_attention(f32(k, {b, l, d}), f32(v, {b, l, dv}), true);
+  Tensor o = f64(q, {b, l, d}).scaled_dot_product_attention(f64(k, {b, l, d}), f64(v, {b, l, dv}), true);
   ExecutionPlan plan = o.prepare();
   for (const Buffer& buf : plan.buffers()) EXPECT_LT(buf.nbytes(), static_cast<size_t>(b * l * l * 4));  // no whole score matrix
-  ExecutionPlan unmasked = f32(q, {b, l, d}).scaled_dot_product_attention(f32(k, {b, l, d}), f32(v, {b, l, dv})).prepare();
+  ExecutionPlan unmasked = f64(q, {b, l, d}).scaled_dot_product_attention(f64(k, {b, l, d}), f64(v, {b, l, dv})).prepare();
   EXPECT_LT(plan.estimated_work().ops, unmasked.estimated_work().ops);
-  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, b, l, l, d, dv, true), 1e-4, 1e-5);
+  EXPECT_ALLCLOSE(o.cast(dtypes::float32).to_vector<float>(), sdpa_ref(q, k, v, b, l, l, d, dv, true), 1e-4, 1e-5);
 }
 
 TEST(NnAttention, LongNonCausalWithMoreQueriesThanKeysRunsInQueryBlocks) {
   const int64_t b = 3, l = 1801, s = 1601, d = 5, dv = 2;
   auto q = data(b * l * d, 85), k = data(b * s * d, 86), v = data(b * s * dv, 87);
-  Tensor o = f32(q, {b, l, d}).scaled_dot_product_attention(f32(k, {b, s, d}), f32(v, {b, s, dv}));
+  Tensor o = f64(q, {b, l, d}).scaled_dot_product_attention(f64(k, {b, s, d}), f64(v, {b, s, dv}));
   EXPECT_EQ(o.shape(), (Shape{b, l, dv}));
   ExecutionPlan plan = o.prepare();
-  for (const Buffer& buf : plan.buffers()) EXPECT_LT(buf.nbytes(), static_cast<size_t>(b * l * s * 4));
-  EXPECT_ALLCLOSE(o.to_vector<float>(), sdpa_ref(q, k, v, b, l, s, d, dv, false), 1e-4, 1e-5);
+  for (const Buffer& buf : plan.buffers()) EXPECT_LT(buf.nbytes(), static_cast<size_t>(b * l * s * 8));
+  EXPECT_ALLCLOSE(o.cast(dtypes::float32).to_vector<float>(), sdpa_ref(q, k, v, b, l, s, d, dv, false), 1e-4, 1e-5);
 }
 
 // ---- kernel counts ----------------------------------------------------------------------------------
