@@ -23,6 +23,8 @@ constexpr int64_t kMostValueVectors = 4;  // a row's value accumulators held in 
 constexpr int64_t kMostRows = 8;
 constexpr int64_t kRegistersForTemporaries = 6;      // beside the accumulators: a key row, a value vector, exp2's terms
 constexpr int64_t kThreadedWork = int64_t{1} << 18;  // multiply-adds from which a second core pays
+// The running state of a group of tiles, kept in L1 beside a block of keys and values.
+constexpr int64_t kStateBytes = 16 << 10;
 
 UOpPtr index(int64_t v) { return UOp::index_const(v); }
 UOpPtr f32(double v) { return UOp::const_(dtypes::float32, v); }
@@ -92,65 +94,94 @@ class FlashKernel {
   UOpPtr build() {
     int64_t lead_n = 1;
     for (const UOpPtr& l : lead_) lead_n *= size_of(l);
-    int64_t tiles = ceil_div(queries_n_, rows_), count = lead_n * tiles * chunks_;
-    int64_t threads =
-        lead_n * queries_n_ * keys_n_ * values_n_ >= kThreadedWork ? std::min<int64_t>(t_.threads, count) : 1;
-    // One loop over (batch and heads, query tiles, value chunks), split across cores.
-    UOpPtr tile;
+    // Tiles of rows_ queries go in groups that walk the keys together: each block of keys is read
+    // from L1 by every tile of its group, whose running state (kStateBytes) stays in L1 too.
+    int64_t tiles = ceil_div(queries_n_, rows_);
+    int64_t state = rows_ * (vectors_ * value_lanes_ + kAttentionKeyBlock + 1) * 4;
+    int64_t most = std::max<int64_t>(1, kStateBytes / state);
+    // A window of keys that moves with the row: a group spans about its width of rows, or it
+    // would read keys none of its rows sees past the window.
+    if (seen_ && seen_->begin_step == 1 && seen_->end_step == 1)
+      most = std::clamp<int64_t>(std::max<int64_t>(seen_->end - seen_->begin, kAttentionKeyBlock) / rows_, 1, most);
+    int64_t groups = ceil_div(tiles, most);
+    group_ = ceil_div(tiles, groups);
+    all_inside_ = groups * group_ * rows_ == queries_n_;
+    int64_t count = lead_n * groups * chunks_;
+    int64_t threads = lead_n * queries_n_ * keys_n_ * values_n_ >= kThreadedWork ? std::min<int64_t>(t_.threads, count) : 1;
+    // One loop over (batch and heads, groups of query tiles, value chunks), split across cores.
+    UOpPtr at;
     if (threads > 1) {
       CoreShare share = share_of_core(index(count), threads, axis_++);
-      tile = share.position, tile_loop_ = share.loop;
+      at = share.position, group_loop_ = share.loop;
     } else {
-      tile = tile_loop_ = make_range(index(count), axis_++);
+      at = group_loop_ = make_range(index(count), axis_++);
     }
-    chunk_ = simplify(tile % chunks_);
-    UOpPtr rest = idiv(tile, index(chunks_));
-    first_row_ = simplify((rest % tiles) * rows_);
-    UOpPtr lead_at = idiv(rest, index(tiles));
+    chunk_ = simplify(at % chunks_);
+    UOpPtr rest = idiv(at, index(chunks_));
+    first_tile_ = simplify((rest % groups) * group_);
+    UOpPtr lead_at = idiv(rest, index(groups));
     for (auto it = lead_.rbegin(); it != lead_.rend(); ++it) {
       at_tile_[it->get()] = simplify(lead_at % size_of(*it));
       lead_at = idiv(lead_at, index(size_of(*it)));
     }
-    // The blocks of keys: all of them, or those some row of the tile sees.
+    // The blocks of keys: all of them, or those some row of the group sees.
     first_block_ = index(0);
     UOpPtr end_block = index(ceil_div(keys_n_, kAttentionKeyBlock));
     if (seen_) {
-      first_block_ = simplify(idiv(first_key(first_row_), index(kAttentionKeyBlock)));
-      end_block =
-          simplify(idiv(end_key(first_row_ + (rows_ - 1)) + (kAttentionKeyBlock - 1), index(kAttentionKeyBlock)));
+      first_block_ = simplify(idiv(first_key(first_tile_ * rows_), index(kAttentionKeyBlock)));
+      end_block = simplify(idiv(end_key((first_tile_ + group_) * rows_ - 1) + (kAttentionKeyBlock - 1), index(kAttentionKeyBlock)));
     }
     block_ = make_range(simplify(max(end_block - first_block_, index(0))), axis_++);
+    tile_ = make_range(index(group_), axis_++);  // inside a block: the group's tiles
     lane_ = make_range(index(kAttentionKeyBlock), axis_++, AxisKind::Upcast);
     column_ = make_range(index(value_lanes_), axis_++, AxisKind::Upcast);
 
     std::vector<Row> rows;
     std::vector<UOpPtr> updates;
     for (int64_t r = 0; r < rows_; ++r) rows.push_back(row(r, updates));
-    std::vector<UOpPtr> end_src{UOp::make(Ops::NOOP, dtypes::void_, std::move(updates)), block_};
-    UOpPtr end = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
+    UOpPtr end = UOp::make(Ops::END, dtypes::void_, {UOp::make(Ops::NOOP, dtypes::void_, std::move(updates)), block_, tile_});
+    // After the last block, a loop over the group's tiles again stores each row's values.
+    UOpPtr again = make_range(index(group_), axis_++);
     std::vector<UOpPtr> stores;
-    for (const Row& r : rows)
-      for (const UOpPtr& st : finish(r, end)) stores.push_back(st);
+    for (int64_t r = 0; r < rows_; ++r)
+      for (const UOpPtr& st : finish(rows[static_cast<size_t>(r)], r, again, end)) stores.push_back(st);
     return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
   }
 
  private:
-  // A query row of the tile: its position, whether it is inside the queries, and its registers.
+  // A query row's registers, an element per tile of the group: its running maximum and sum, and
+  // its value accumulators.
   struct Row {
-    UOpPtr position, inside;
     UOpPtr max, sum;
     std::vector<UOpPtr> values;
   };
 
+  // A register array with an element per tile of the group, each set to `init` for each group.
   UOpPtr reg(DType d, const UOpPtr& init) {
-    UOpPtr r = UOp::make(Ops::DEFINE_REG, d.ptr(AddrSpace::Reg, 1), {init, tile_loop_}, reg_++);
-    return UOp::make(Ops::INDEX, r->dtype(), {r, index(0)});
+    return UOp::make(Ops::DEFINE_REG, d.ptr(AddrSpace::Reg, group_), {init, group_loop_}, reg_++);
+  }
+  // Its element for `tile`, read inside the loop `after` or after the END `after`.
+  static UOpPtr element(const UOpPtr& reg, const UOpPtr& tile) { return UOp::make(Ops::INDEX, reg->dtype(), {reg, tile}); }
+  static UOpPtr read(const UOpPtr& reg, const UOpPtr& tile, const UOpPtr& after) {
+    return UOp::make(Ops::LOAD, reg->dtype().base(), {element(reg, tile), after});
+  }
+
+  // Row r of `tile` (of the group): its position, whether it is inside the queries, and the row it
+  // reads (a row past the end reads the last, and stores nothing).
+  struct Place {
+    UOpPtr position, inside, read;
+  };
+  Place place(int64_t r, const UOpPtr& tile) const {
+    Place p;
+    p.position = simplify((first_tile_ + tile) * rows_ + r);
+    p.inside = all_inside_ ? nullptr : lt(p.position, queries_n_);
+    p.read = p.inside ? simplify(min(p.position, index(queries_n_ - 1))) : p.position;
+    return p;
   }
 
   static UOpPtr splat(const UOpPtr& x, int64_t lanes) {
     if (x->dtype().count() > 1) return x;
-    return UOp::make(Ops::VECTORIZE, x->dtype().vec(static_cast<int>(lanes)),
-                     std::vector<UOpPtr>(static_cast<size_t>(lanes), x));
+    return UOp::make(Ops::VECTORIZE, x->dtype().vec(static_cast<int>(lanes)), std::vector<UOpPtr>(static_cast<size_t>(lanes), x));
   }
 
   UOpPtr polynomials(const UOpPtr& x) const { return t_.polynomial_exp ? decompose_transcendentals(x) : x; }
@@ -174,22 +205,19 @@ class FlashKernel {
     return chunks_ * vectors_ * value_lanes_ == values_n_ ? nullptr : lt(column(k), values_n_);
   }
 
-  // Row r's online update over one block of keys (its register updates go to `updates`).
+  // Row r's online update over one block of keys, for the group's tile `tile_` (its register
+  // updates go to `updates`).
   Row row(int64_t r, std::vector<UOpPtr>& updates) {
     Row out;
-    out.position = simplify(first_row_ + r);
-    out.inside = queries_n_ % rows_ == 0 ? nullptr : lt(out.position, queries_n_);
-    UOpPtr read_row = out.inside ? simplify(min(out.position, index(queries_n_ - 1)))
-                                 : out.position;  // a row past the end reads the last
+    Place p = place(r, tile_);
     UOpPtr key = key_at(lane_);
     UOpPtr key_inside = keys_n_ % kAttentionKeyBlock == 0 ? nullptr : lt(key, keys_n_);
     // The keys the row sees: those inside, or those of its range (which are inside).
-    UOpPtr seen =
-        seen_ ? logical_and(logical_not(lt(key, first_key(read_row))), lt(key, end_key(read_row))) : key_inside;
+    UOpPtr seen = seen_ ? logical_and(logical_not(lt(key, first_key(p.read))), lt(key, end_key(p.read))) : key_inside;
 
     Substitution at = at_tile_;
     at[keys_.get()] = key;
-    if (query_->op() == Ops::RANGE) at[query_.get()] = read_row;
+    if (query_->op() == Ops::RANGE) at[query_.get()] = p.read;
     UOpPtr score = gate_loads(substitute(att_->src(0), at), key_inside, {lane_.get(), block_.get()});
     if (seen) score = where(seen, score, f32(-kInf));
     UOpPtr scaled = score * f32(kLog2e);  // exp(x) = 2^(x log2 e)
@@ -197,53 +225,51 @@ class FlashKernel {
 
     out.max = reg(dtypes::float32, f32(-kInf));
     out.sum = reg(dtypes::float32.vec(static_cast<int>(kAttentionKeyBlock)), splat(f32(0), kAttentionKeyBlock));
-    UOpPtr old_max = UOp::make(Ops::LOAD, dtypes::float32, {out.max, block_});
+    UOpPtr old_max = read(out.max, tile_, tile_);
     UOpPtr new_max = max(old_max, fold_lanes(Ops::MAX, scores));
     // Scores all -inf so far: nothing is rescaled (2^(-inf - -inf) would be NaN) and each term is 0.
     UOpPtr shift = where(eq(new_max, f32(-kInf)), f32(0), new_max);
     UOpPtr rescale = simplify(polynomials(UOp::alu(Ops::EXP2, {old_max - shift})));
     UOpPtr weights = along_lanes(UOp::alu(Ops::EXP2, {scaled - shift}), lane_);
-    UOpPtr old_sum = UOp::make(Ops::LOAD, out.sum->dtype().base(), {out.sum, block_});
-    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {out.max, new_max}));
-    updates.push_back(
-        UOp::make(Ops::STORE, dtypes::void_, {out.sum, old_sum * splat(rescale, kAttentionKeyBlock) + weights}));
+    UOpPtr old_sum = read(out.sum, tile_, tile_);
+    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {element(out.max, tile_), new_max}));
+    updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {element(out.sum, tile_), old_sum * splat(rescale, kAttentionKeyBlock) + weights}));
 
     for (int64_t k = 0; k < vectors_; ++k) {
       UOpPtr acc = reg(dtypes::float32.vec(static_cast<int>(value_lanes_)), splat(f32(0), value_lanes_));
       out.values.push_back(acc);
-      UOpPtr sum = UOp::make(Ops::LOAD, acc->dtype().base(), {acc, block_}) * splat(rescale, value_lanes_);
+      UOpPtr sum = read(acc, tile_, tile_) * splat(rescale, value_lanes_);
       for (int64_t j = 0; j < kAttentionKeyBlock; ++j) {
         UOpPtr key_j = key_at(index(j));
         UOpPtr inside = keys_n_ % kAttentionKeyBlock == 0 ? nullptr : lt(key_j, keys_n_);
         Substitution vat = at_tile_;
         vat[keys_.get()] = key_j;
         if (value_pos_->op() == Ops::RANGE) vat[value_pos_.get()] = column(k);
-        UOpPtr value =
-            gate_loads(substitute(att_->src(1), vat), both(inside, column_inside(k)), {block_.get(), column_.get()});
+        UOpPtr value = gate_loads(substitute(att_->src(1), vat), both(inside, column_inside(k)), {block_.get(), column_.get()});
         if (inside) value = where(inside, value, f32(0));  // a key past the end weighs 0: no NaN from 0 * inf
         UOpPtr weight = splat(UOp::make(Ops::GEP, dtypes::float32, {weights}, j), value_lanes_);
         sum = sum + weight * along_lanes(value, column_);
       }
-      updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {acc, sum}));
+      updates.push_back(UOp::make(Ops::STORE, dtypes::void_, {element(acc, tile_), sum}));
     }
     return out;
   }
 
-  // Row r's outputs after the last block: its value accumulators over its sum, stored.
-  std::vector<UOpPtr> finish(const Row& r, const UOpPtr& end) {
-    UOpPtr sum = fold_lanes(Ops::ADD, UOp::make(Ops::LOAD, r.sum->dtype().base(), {r.sum, end}));
+  // Row r's outputs for the group's tile `tile` after the last block (`end`): its value
+  // accumulators over its sum, stored.
+  std::vector<UOpPtr> finish(const Row& row, int64_t r, const UOpPtr& tile, const UOpPtr& end) {
+    Place p = place(r, tile);
+    UOpPtr sum = fold_lanes(Ops::ADD, read(row.sum, tile, end));
     const UOpPtr& idx = store_->src(0);
     std::vector<UOpPtr> out;
     for (int64_t k = 0; k < vectors_; ++k) {
       Substitution at = at_tile_;
-      if (query_->op() == Ops::RANGE) at[query_.get()] = r.position;
+      if (query_->op() == Ops::RANGE) at[query_.get()] = p.position;
       if (value_pos_->op() == Ops::RANGE) at[value_pos_.get()] = column(k);
-      UOpPtr gate =
-          both(both(idx->src().size() == 3 ? substitute(idx->src(2), at) : nullptr, r.inside), column_inside(k));
+      UOpPtr gate = both(both(idx->src().size() == 3 ? substitute(idx->src(2), at) : nullptr, p.inside), column_inside(k));
       std::vector<UOpPtr> src{idx->src(0), simplify(substitute(idx->src(1), at))};
       if (gate) src.push_back(simplify(gate));
-      UOpPtr value = UOp::alu(
-          Ops::FDIV, {UOp::make(Ops::LOAD, r.values[k]->dtype().base(), {r.values[k], end}), splat(sum, value_lanes_)});
+      UOpPtr value = UOp::alu(Ops::FDIV, {read(row.values[k], tile, end), splat(sum, value_lanes_)});
       UOpPtr st = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, idx->dtype(), std::move(src)), value});
       for (const UOpPtr& s : vectorize_store(st, column_)) out.push_back(s);
     }
@@ -258,9 +284,10 @@ class FlashKernel {
   int64_t keys_n_ = 1, queries_n_ = 1, values_n_ = 1;
   std::optional<AttentionKeys> seen_;  // the keys each query sees, where a mask shuts some out
   int64_t value_lanes_ = 16;           // the lanes of a vector of value positions
-  int64_t chunks_ = 1, vectors_ = 1, rows_ = 1;
-  UOpPtr tile_loop_, chunk_, first_row_, first_block_, block_, lane_, column_;
-  Substitution at_tile_;  // each lead loop as the tile's position along it
+  int64_t chunks_ = 1, vectors_ = 1, rows_ = 1, group_ = 1;
+  bool all_inside_ = true;  // every row of every group is a query
+  UOpPtr group_loop_, chunk_, first_tile_, first_block_, block_, tile_, lane_, column_;
+  Substitution at_tile_;  // each lead loop as the group's position along it
 };
 
 }  // namespace

@@ -231,6 +231,7 @@ class CSpeller {
     const UOpPtr& base = idx->src(0);
     if (base->op() == Ops::DEFINE_GLOBAL) return "data" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + plus + "]";
     if (base->op() == Ops::DEFINE_LOCAL) return "local" + std::to_string(base->arg_as<int64_t>()) + "[" + expr(idx->src(1)) + plus + "]";
+    if (base->dtype().ptr_size() > 1) return regs_.at(base.get()) + "[" + expr(idx->src(1)) + plus + "]";
     return regs_.at(base.get());
   }
 
@@ -287,11 +288,15 @@ class CSpeller {
     define(u, "alu", alu_expr(u));
   }
 
+  // An accumulator, or an array of them (codegen/attention's state per tile), each element set to
+  // the initial value.
   void spell_reg(const UOpPtr& u) {
-    if (u->dtype().ptr_size() != 1) throw InternalError("the C renderer keeps accumulators of one value, not " + to_string(*u));
-    std::string reg = "acc" + std::to_string(u->arg_as<int64_t>());
+    std::string reg = "acc" + std::to_string(u->arg_as<int64_t>()), type = c_type(u->dtype().base());
+    int64_t n = u->dtype().ptr_size();
     regs_[u.get()] = reg;
-    line(c_type(u->dtype().base()) + " " + reg + " = " + expr(u->src(0)) + ";");
+    if (n == 1) return line(type + " " + reg + " = " + expr(u->src(0)) + ";");
+    line(type + " " + reg + "[" + std::to_string(n) + "];");
+    line("for (int i = 0; i < " + std::to_string(n) + "; ++i) " + reg + "[i] = " + expr(u->src(0)) + ";");
   }
 
   void spell_load(const UOpPtr& u) {

@@ -205,9 +205,12 @@ class IrSpeller {
   // The address `terms` of idx's offset step to from `from` (idx's buffer when empty).
   std::string address(const UOpPtr& idx, const std::vector<UOpPtr>& terms, const std::string& from, bool outside) {
     const UOpPtr& base = idx->src(0);
-    if (base->op() == Ops::DEFINE_REG) return regs_.at(base.get());
+    if (base->op() == Ops::DEFINE_REG && base->dtype().ptr_size() == 1) return regs_.at(base.get());
     std::string ptr, elem;
-    if (base->op() == Ops::DEFINE_GLOBAL) {
+    if (base->op() == Ops::DEFINE_REG) {  // a register array (codegen/attention's state per tile)
+      ptr = regs_.at(base.get());
+      elem = ir_type(base->dtype().base());
+    } else if (base->op() == Ops::DEFINE_GLOBAL) {
       int64_t slot = base->arg_as<int64_t>();
       ptr = "%data" + std::to_string(slot);
       elem = mem_type(slot_types_.at(static_cast<size_t>(slot)));
@@ -276,12 +279,16 @@ class IrSpeller {
         for (const UOp* r : ranges) close_loop(r);
         return;
       }
-      case Ops::DEFINE_REG: {
-        if (u->dtype().ptr_size() != 1) throw InternalError("the LLVM IR renderer keeps accumulators of one value, not " + to_string(*u));
-        std::string reg = "%acc" + std::to_string(u->arg_as<int64_t>());
+      case Ops::DEFINE_REG: {  // every element starts at the initial value where it is placed
+        std::string reg = "%acc" + std::to_string(u->arg_as<int64_t>()), type = ir_type(u->dtype().base());
+        int64_t n = u->dtype().ptr_size();
         regs_[u.get()] = reg;
-        entry_ << "  " << reg << " = alloca " << ir_type(u->dtype().base()) << "\n";
-        line("store " + typed(u->src(0)) + ", ptr " + reg);
+        entry_ << "  " << reg << " = alloca " << (n == 1 ? type : "[" + std::to_string(n) + " x " + type + "]") << "\n";
+        for (int64_t i = 0; i < n; ++i) {
+          std::string p = reg;
+          if (i > 0) line((p = fresh("p")) + " = getelementptr inbounds " + type + ", ptr " + reg + ", i64 " + std::to_string(i));
+          line("store " + typed(u->src(0)) + ", ptr " + p);
+        }
         return;
       }
       case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
