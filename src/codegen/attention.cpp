@@ -51,7 +51,7 @@ UOpPtr gate_loads(const UOpPtr& x, const UOpPtr& gate, std::initializer_list<con
 }
 
 // The lanes of a vector over `n` positions: the target's, or fewer where those would pad `n` by
-// more than an eighth (a head of 8 values, 24 keys: vectors of 8), at least 2.
+// more than an eighth (a head of 8 values: vectors of 8), at least 2.
 int64_t lanes_for(int64_t n, int lanes) {
   int64_t best = std::max(2, lanes), best_pad = ceil_div(n, best) * best - n;
   for (int64_t w = best; w >= 2; w /= 2) {
