@@ -389,7 +389,8 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
 // Softmax run on that, the Softmax and the last MatMul the attention node itself; a mask known at
 // build time (attention_mask.hpp) lets the kernel read only the keys each tile of queries sees.
 // Nothing where the kernel does not apply (a symbolic size, an operand other than float32, a
-// Softmax not over the last axis): the chain's ordinary run, already in `env`, stands.
+// Softmax not over the last axis) or does not pay (detail::attention_pays): the chain's ordinary
+// run, already in `env`, stands.
 std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
                                             int64_t opset, const std::string& base_dir) {
   auto tensor_in = [&](const std::string& name) -> const Tensor* {
@@ -404,6 +405,9 @@ std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const A
     if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return std::nullopt;
   int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
   if (axis != scores->ndim() - 1) return std::nullopt;
+  std::optional<AttentionKeys> range;
+  if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
+  if (!lathe::detail::attention_pays(range.has_value())) return std::nullopt;
   std::map<std::string, Value> done{{first.output(0), Value(lathe::detail::attention_scores(*q, *kt))}};
   for (size_t n = 1; chain.nodes[n] != chain.softmax; ++n) {
     const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
@@ -416,8 +420,6 @@ std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const A
   }
   const Value& masked = done.at(softmax.input(0));
   if (!masked.is_tensor() || masked.tensor().dtype() != dtypes::float32) return std::nullopt;
-  std::optional<AttentionKeys> range;
-  if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
   return lathe::detail::attention(masked.tensor(), *values, range);
 }
 

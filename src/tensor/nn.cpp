@@ -572,6 +572,8 @@ std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& valu
   return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, seen ? Arg(seen->arg()) : Arg()), out);
 }
 
+bool detail::attention_pays(bool skips_keys) { return skips_keys; }
+
 Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
   Tensor blocked = stored_in_blocks(kt, kt.ndim() - 1, kAttentionKeyBlock, kt.ndim() - 2);  // (..., keys / 16, D, 16)
   return (q.unsqueeze(-1) * blocked.unsqueeze(-3)).sum({-2});
@@ -583,7 +585,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
   if (dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
-      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2]) {
+      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2] &&
+      detail::attention_pays(is_causal)) {
     Tensor scores = detail::attention_scores(*this, key.transpose(-1, -2)) * scale;
     if (std::optional<Tensor> one = detail::attention(scores, value, is_causal ? std::optional(AttentionKeys{0, 0, 1, 1}) : std::nullopt))
       return *one;

@@ -54,12 +54,19 @@ void expect_one_kernel(const Tensor& out, int64_t scores) {
 
 class AttentionKernel : public ::testing::TestWithParam<Case> {};
 
+// softmax(q k^T / sqrt(d)) v as one attention kernel (a causal one with the key range {0, 0, 1, 1}).
+Tensor one_kernel(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  Tensor scores = detail::attention_scores(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(q.shape().back())));
+  std::optional<Tensor> out = detail::attention(scores, v, causal ? std::optional(AttentionKeys{0, 0, 1, 1}) : std::nullopt);
+  EXPECT_TRUE(out.has_value());
+  return out.value_or(Tensor());
+}
+
 TEST_P(AttentionKernel, AgreesWithPlainLoops) {
   const Case& c = GetParam();
   auto q = data(static_cast<size_t>(c.batch * c.queries * c.d), 1), k = data(static_cast<size_t>(c.batch * c.keys * c.d), 2),
        v = data(static_cast<size_t>(c.batch * c.keys * c.dv), 3);
-  Tensor out = f32(q, {c.batch, c.queries, c.d})
-                   .scaled_dot_product_attention(f32(k, {c.batch, c.keys, c.d}), f32(v, {c.batch, c.keys, c.dv}), c.causal);
+  Tensor out = one_kernel(f32(q, {c.batch, c.queries, c.d}), f32(k, {c.batch, c.keys, c.d}), f32(v, {c.batch, c.keys, c.dv}), c.causal);
   ASSERT_EQ(out.shape(), (Shape{c.batch, c.queries, c.dv}));
   if (c.queries * c.keys > 4 * std::max(c.queries * c.d, c.keys * std::max(c.d, c.dv))) expect_one_kernel(out, c.batch * c.queries * c.keys);
   EXPECT_ALLCLOSE(out.to_vector<float>(), reference(q, k, v, c, [&](int64_t i, int64_t j) { return !c.causal || j <= i; }), 1e-4, 1e-5);
@@ -102,7 +109,7 @@ TEST(AttentionKernel, StridedOperandsAndBroadcastBatches) {
   const int64_t l = 19, s = 23, d = 6, dv = 9;
   auto q = data(2 * d * l, 7), k = data(3 * s * d, 8), v = data(3 * dv * s, 9);
   Tensor qt = f32(q, {2, 1, d, l}).transpose(-1, -2), vt = f32(v, {1, 3, dv, s}).transpose(-1, -2);
-  Tensor out = qt.scaled_dot_product_attention(f32(k, {1, 3, s, d}), vt);
+  Tensor out = one_kernel(qt, f32(k, {1, 3, s, d}), vt, false);
   ASSERT_EQ(out.shape(), (Shape{2, 3, l, dv}));
   std::vector<float> got = out.to_vector<float>();
   for (int64_t a = 0; a < 2; ++a)
@@ -162,6 +169,21 @@ TEST(AttentionKernel, ARowThatSeesNoKeyIsNaN) {
     }
     EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-5 * std::abs(want[i])) << i;
   }
+}
+
+// Tensor::scaled_dot_product_attention is one kernel where that pays (detail::attention_pays): with
+// a causal mask; without one it runs as matmuls and a softmax.
+TEST(AttentionKernel, ScaledDotProductAttentionTakesItWhereItPays) {
+  auto kernels = [](int64_t dv, bool causal) {
+    Tensor q = Tensor::rand({2, 40, 16}, 1), k = Tensor::rand({2, 50, 16}, 2), v = Tensor::rand({2, 50, dv}, 3);
+    Schedule s = create_schedule({q.scaled_dot_product_attention(k, v, causal).uop()});
+    int n = 0;
+    for (const ScheduleItem& item : s.items) n += item.ast && is_attention_kernel(item.ast);
+    return n;
+  };
+  EXPECT_EQ(kernels(64, true), 1);
+  EXPECT_EQ(kernels(32, true), 1);
+  EXPECT_EQ(kernels(64, false), 0);
 }
 
 // What the kernel does not take: a symbolic size, another dtype, an empty axis, keys that differ.

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_mask.hpp"
@@ -92,6 +93,7 @@ std::string masked_attention_model(Mask mask, int64_t heads, int64_t seq, int64_
 struct Outcome {
   std::vector<float> out;
   int64_t ops = 0;  // the plan's counted operations
+  size_t attention = 0;  // its attention kernels (codegen/attention)
 };
 
 Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
@@ -107,7 +109,9 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   std::vector<Tensor> outs = Model::from_bytes(masked_attention_model(mask, heads, seq, d, window)).build(given);
   ExecutionPlan plan = outs.at(0).prepare();
   plan.execute();
-  return {plan.output_buffer()->to_vector<float>(), plan.estimated_work().ops};
+  size_t attention = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels()) attention += is_attention_kernel(k->ast);
+  return {plan.output_buffer()->to_vector<float>(), plan.estimated_work().ops, attention};
 }
 
 // The attention of every 7th query and of each query at either edge of a 32-row run (the blocks
@@ -131,7 +135,9 @@ void expect_attention(const std::vector<float>& got, Mask mask, int64_t heads, i
   EXPECT_ALLCLOSE(picked, want, 1e-4, 1e-5);
 }
 
-// 2 heads x 2053 x 2053 scores are 34 MB: blocks of 992, 992 and 69 queries.
+// 2 heads x 2053 x 2053 scores are 34 MB: with the mask known at build time, one attention kernel
+// whose tiles read the keys up to their last query (about half); given as an input, query blocks
+// of 992, 992 and 69 that read every key.
 TEST(OnnxAttentionMask, ACausalMaskFromAnInitializerReadsOnlyTheKeysEachBlockSees) {
   const int64_t heads = 2, seq = 2053, d = 8;
   Outcome trimmed = run(Mask::kCausalInitializer, heads, seq, d, 0);
@@ -139,8 +145,9 @@ TEST(OnnxAttentionMask, ACausalMaskFromAnInitializerReadsOnlyTheKeysEachBlockSee
   // The same mask given as an input is not known at build time: every block reads every key.
   Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);
   expect_attention(whole.out, Mask::kCausalInput, heads, seq, d, 0);
-  // Keys read: 992 + 1984 + 2053 of 3 x 2053 blocks' worth.
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.85 * static_cast<double>(whole.ops));
+  EXPECT_EQ(trimmed.attention, 1u) << "one attention kernel reading the keys' range";
+  EXPECT_EQ(whole.attention, 0u) << "a mask given as an input: query blocks";
 }
 
 TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) {
@@ -149,6 +156,8 @@ TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) {
   expect_attention(trimmed.out, Mask::kWindowBias, heads, seq, d, window);
   Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);  // every key of every block
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.6 * static_cast<double>(whole.ops));
+  EXPECT_EQ(trimmed.attention, 1u) << "one attention kernel reading the keys' range";
+  EXPECT_EQ(whole.attention, 0u) << "a mask given as an input: query blocks";
 }
 
 // A padding mask of keys (rank 1, broadcast along queries and heads): every block reads the keys
@@ -159,6 +168,8 @@ TEST(OnnxAttentionMask, AKeyPaddingBiasBroadcastAlongQueriesReadsTheUnpaddedKeys
   expect_attention(trimmed.out, Mask::kKeyPadding, heads, seq, d, padded);
   Outcome whole = run(Mask::kCausalInput, heads, seq, d, 0);
   EXPECT_LT(static_cast<double>(trimmed.ops), 0.7 * static_cast<double>(whole.ops));
+  EXPECT_EQ(trimmed.attention, 1u) << "one attention kernel reading the keys' range";
+  EXPECT_EQ(whole.attention, 0u) << "a mask given as an input: query blocks";
 }
 
 // The keys each query sees by seen_keys, with the chain's values as the importer has them when it
