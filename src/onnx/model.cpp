@@ -311,33 +311,41 @@ std::vector<Value> run_node(const ::onnx::NodeProto& node, std::vector<std::opti
   return outs;
 }
 
+// The tensor `env` holds under `name`, if it holds one.
+const Tensor* tensor_in(const std::map<std::string, Value>& env, const std::string& name) {
+  auto it = env.find(name);
+  return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
+}
+
+// Whether a chain's Softmax is over the last axis of `scores` (it already ran on them, so its axis is
+// a valid one).
+bool softmax_over_last_axis(const ::onnx::NodeProto& softmax, const Tensor& scores, int64_t opset, const std::string& base_dir) {
+  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores.ndim(), "Softmax");
+  return axis == scores.ndim() - 1;
+}
+
 // An attention chain (onnx/attention_chain.hpp) whose scores are large, a block of queries at a
 // time: its nodes run again on the rows of the first MatMul's left operand and of every operand
 // that has a row per query. Nothing when the scores are small or the chain is not attention over
 // the last axis (its ordinary run, already in `env`, stands).
 std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
                                           int64_t opset, const std::string& base_dir) {
-  auto tensor_in = [&](const std::string& name) -> const Tensor* {
-    auto it = env.find(name);
-    return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
-  };
   const ::onnx::NodeProto& first = g.node(chain.nodes.front());
   const ::onnx::NodeProto& softmax = g.node(chain.softmax);
-  const Tensor* rows_of = tensor_in(first.input(0));
-  const Tensor* scores = tensor_in(softmax.input(0));
-  const Tensor* values = tensor_in(g.node(chain.nodes.back()).input(1));
+  const Tensor* rows_of = tensor_in(env, first.input(0));
+  const Tensor* scores = tensor_in(env, softmax.input(0));
+  const Tensor* values = tensor_in(env, g.node(chain.nodes.back()).input(1));
   if (!rows_of || !scores || !values || rows_of->is_symbolic() || scores->is_symbolic() || values->is_symbolic() || scores->ndim() < 2 ||
       rows_of->ndim() < 2 || values->ndim() < 2)
     return std::nullopt;
   int64_t queries = scores->shape()[scores->ndim() - 2];
-  // The Softmax already ran on the whole scores, so its axis is a valid one.
-  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
-  if (queries == 0 || axis != scores->ndim() - 1 || rows_of->shape()[rows_of->ndim() - 2] != queries) return std::nullopt;
+  if (queries == 0 || !softmax_over_last_axis(softmax, *scores, opset, base_dir) || rows_of->shape()[rows_of->ndim() - 2] != queries)
+    return std::nullopt;
   int64_t per_query = shape_numel(scores->shape()) / queries * scores->dtype().itemsize();
   // A mask known at build time (a causal one) can shut a block's queries out of some keys: the
   // keys and the values then give only the rows of those the block sees, the mask its columns.
   int64_t keys = scores->shape().back();
-  const Tensor* key_operand = tensor_in(first.input(1));
+  const Tensor* key_operand = tensor_in(env, first.input(1));
   bool can_trim = keys > 0 && key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys &&
                   values->shape()[values->ndim() - 2] == keys;
   std::optional<SeenKeys> seen;  // found with the first block: small scores need none
@@ -393,18 +401,13 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
 // run, already in `env`, stands.
 std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
                                             int64_t opset, const std::string& base_dir) {
-  auto tensor_in = [&](const std::string& name) -> const Tensor* {
-    auto it = env.find(name);
-    return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
-  };
   const ::onnx::NodeProto& first = g.node(chain.nodes.front());
   const ::onnx::NodeProto& softmax = g.node(chain.softmax);
-  const Tensor *q = tensor_in(first.input(0)), *kt = tensor_in(first.input(1)), *scores = tensor_in(softmax.input(0));
-  const Tensor* values = tensor_in(g.node(chain.nodes.back()).input(1));
+  const Tensor *q = tensor_in(env, first.input(0)), *kt = tensor_in(env, first.input(1)), *scores = tensor_in(env, softmax.input(0));
+  const Tensor* values = tensor_in(env, g.node(chain.nodes.back()).input(1));
   for (const Tensor* t : {q, kt, scores, values})
     if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return std::nullopt;
-  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores->ndim(), "Softmax");
-  if (axis != scores->ndim() - 1) return std::nullopt;
+  if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return std::nullopt;
   std::optional<AttentionKeys> range;
   if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
   if (!lathe::detail::attention_pays(range.has_value())) return std::nullopt;
