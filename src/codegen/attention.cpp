@@ -89,7 +89,8 @@ class FlashKernel {
     chunks_ = ceil_div(vectors, kMostValueVectors);
     vectors_ = ceil_div(vectors, chunks_);
     // A row holds its value accumulators and a block's scores (two registers of 8 lanes each on AVX2).
-    int64_t per_row = vectors_ * ceil_div(value_lanes_, t.lanes) + ceil_div(kAttentionKeyBlock, t.lanes);
+    int64_t lanes = std::max(1, t.lanes);
+    int64_t per_row = vectors_ * ceil_div(value_lanes_, lanes) + ceil_div(kAttentionKeyBlock, lanes);
     rows_ = std::clamp<int64_t>((t.registers - kRegistersForTemporaries) / per_row, 1, kMostRows);
     rows_ = std::min(rows_, queries_n_);
   }
