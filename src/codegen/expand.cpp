@@ -64,9 +64,12 @@ UOpPtr unroll_reduce(const Match& m) {
   return acc != d ? cast(body, d) : body;
 }
 
-// A vector's lanes combined into one value by halving it: its upper half combined with its lower
-// half as vectors of half the width (a shuffle and one vector op a step), down to two lanes.
-UOpPtr halving_fold(Ops op, UOpPtr r) {
+}  // namespace
+
+// A vector's lanes are combined by halving it: its upper half combined with its lower half as
+// vectors of half the width (a shuffle and one vector op a step), down to two lanes.
+UOpPtr fold_lanes(Ops op, UOpPtr r) {
+  if (r->dtype().count() == 1) return r;
   auto lane = [](const UOpPtr& v, int i) { return UOp::make(Ops::GEP, v->dtype().scalar(), {v}, int64_t{i}); };
   for (int w = r->dtype().count(); w > 2 && w % 2 == 0; w /= 2) {
     std::vector<UOpPtr> lo, hi;
@@ -81,6 +84,8 @@ UOpPtr halving_fold(Ops op, UOpPtr r) {
   for (int i = 0; i < r->dtype().count(); ++i) lanes.push_back(lane(r, i));
   return combine(op, std::move(lanes));
 }
+
+namespace {
 
 // ---- vectorizing ------------------------------------------------------------------------------
 
@@ -296,7 +301,7 @@ class Vectorizer {
     for (size_t i = 1; i < u->src().size(); ++i)
       if (u->src(i) != v_) src.push_back(u->src(i));
     UOpPtr r = src.size() == 1 ? x : UOp::make(Ops::REDUCE, x->dtype(), std::move(src), op);
-    if (over_axis) r = halving_fold(op, r);
+    if (over_axis) r = fold_lanes(op, r);
     return acc != d ? convert(r, is_vector(r) ? d.vec(w_) : d) : r;
   }
 
@@ -412,8 +417,6 @@ UOpPtr pick_tail_axis(const UOpPtr& ast, const UOpPtr& reduced, int max_lanes) {
 UOpPtr vectorize_along(const UOpPtr& value, const UOpPtr& axis) { return Vectorizer(axis).value(value); }
 
 std::vector<UOpPtr> vectorize_store(const UOpPtr& store, const UOpPtr& axis) { return Vectorizer(axis).store(store); }
-
-UOpPtr fold_lanes(Ops op, const UOpPtr& vector) { return vector->dtype().count() > 1 ? halving_fold(op, vector) : vector; }
 
 UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
   std::vector<UOpPtr> regs;

@@ -31,6 +31,6 @@ UOpPtr vectorize_along(const UOpPtr& value, const UOpPtr& axis);
 std::vector<UOpPtr> vectorize_store(const UOpPtr& store, const UOpPtr& axis);
 
 /// A vector's lanes combined with `op` (ADD, MAX, ...) into one scalar, by halving.
-UOpPtr fold_lanes(Ops op, const UOpPtr& vector);
+UOpPtr fold_lanes(Ops op, UOpPtr vector);
 
 }  // namespace lathe

@@ -397,8 +397,8 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
 // Softmax run on that, the Softmax and the last MatMul the attention node itself; a mask known at
 // build time (attention_mask.hpp) lets the kernel read only the keys each tile of queries sees.
 // Nothing where the kernel does not apply (a symbolic size, an operand other than float32, a
-// Softmax not over the last axis) or does not pay (detail::attention_pays): the chain's ordinary
-// run, already in `env`, stands.
+// Softmax not over the last axis) or no mask known at build time leaves keys to skip: the chain's
+// ordinary run, already in `env`, stands.
 std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
                                             int64_t opset, const std::string& base_dir) {
   const ::onnx::NodeProto& first = g.node(chain.nodes.front());
@@ -410,7 +410,7 @@ std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const A
   if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return std::nullopt;
   std::optional<AttentionKeys> range;
   if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
-  if (!lathe::detail::attention_pays(range.has_value())) return std::nullopt;
+  if (!range) return std::nullopt;  // no key to skip: the matmuls are faster (detail::attention)
   std::map<std::string, Value> done{{first.output(0), Value(lathe::detail::attention_scores(*q, *kt))}};
   for (size_t n = 1; chain.nodes[n] != chain.softmax; ++n) {
     const ::onnx::NodeProto& node = g.node(chain.nodes[n]);

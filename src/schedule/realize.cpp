@@ -198,11 +198,11 @@ class Decider {
       case Ops::ATTENTION: {
         // The scores once per (..., query, key), the key loop inside the query's (the kernel keeps
         // every value position of a query in registers); the values once per query too.
-        size_t last = ss.size() - 1;
+        size_t last = ss.size() - 1, keys = i == 0 ? last : last - 1;
         out.axis_loop = v.axis_loop;
         std::vector<int> around = v.axis_loop;
-        if (i == 0) around[last] = -1;
-        out.axis_loop[i == 0 ? last : last - 1] = ss[i == 0 ? last : last - 1] > 1 ? new_loop(deepest(around), ss[i == 0 ? last : last - 1], true) : -1;
+        if (i == 0) around[last] = -1;  // the scores do not depend on the value position
+        out.axis_loop[keys] = ss[keys] > 1 ? new_loop(deepest(around), ss[keys], true) : -1;
         out.tiled = i == 0;
         break;
       }

@@ -529,14 +529,6 @@ std::optional<Tensor> detail::in_query_blocks(int64_t queries, int64_t score_byt
 
 namespace {
 
-// Which of `scores`' (queries, keys) a causal attention keeps, its queries rows [first, first +
-// queries) of the whole: key j <= query i (top-left aligned, as PyTorch's is_causal).
-Tensor causal_mask(const Tensor& scores, int64_t first) {
-  int64_t rows = scores.shape()[scores.ndim() - 2], keys = scores.shape().back();
-  Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
-  return Tensor::arange(keys).reshape({1, keys}) <= query_index;
-}
-
 // softmax(q k^T * scale [masked]) v for the queries `q` holds, rows [first, first + rows) of the
 // whole query axis: with `is_causal`, query i sees keys 0..i, so the block reads only the keys up
 // to its last query's (static sizes; a symbolic size reads as its maximum, as before blocks).
@@ -548,7 +540,11 @@ Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, d
     k = key.slice(-2, 0, keys), v = value.slice(-2, 0, keys);
   }
   Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
-  if (is_causal) scores = causal_mask(scores, first).where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+  if (is_causal) {
+    Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
+    Tensor mask = Tensor::arange(keys).reshape({1, keys}) <= query_index;
+    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+  }
   return scores.softmax(-1).matmul(v);
 }
 
@@ -572,8 +568,6 @@ std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& valu
   return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, seen ? Arg(seen->arg()) : Arg()), out);
 }
 
-bool detail::attention_pays(bool skips_keys) { return skips_keys; }
-
 Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
   Tensor blocked = stored_in_blocks(kt, kt.ndim() - 1, kAttentionKeyBlock, kt.ndim() - 2);  // (..., keys / 16, D, 16)
   return (q.unsqueeze(-1) * blocked.unsqueeze(-3)).sum({-2});
@@ -584,12 +578,11 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
     throw ShapeError("scaled_dot_product_attention: query, key and value need at least 2 dimensions");
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
-  if (dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
-      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2] &&
-      detail::attention_pays(is_causal)) {
+  // A causal attention is one kernel that skips the keys past each query (detail::attention).
+  if (is_causal && dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
+      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2]) {
     Tensor scores = detail::attention_scores(*this, key.transpose(-1, -2)) * scale;
-    if (std::optional<Tensor> one = detail::attention(scores, value, is_causal ? std::optional(AttentionKeys{0, 0, 1, 1}) : std::nullopt))
-      return *one;
+    if (std::optional<Tensor> one = detail::attention(scores, value, AttentionKeys{0, 0, 1, 1})) return *one;
   }
   // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
   Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),

@@ -51,14 +51,12 @@ std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, in
 /// scores (..., Lq, Lk) and values (..., Lk, Dv), their leading axes broadcast together; with
 /// `seen`, each query sees only those keys (as if the others' scores were -inf, and the kernel
 /// reads no more of them). Nothing where that kernel does not apply (a symbolic or empty size, a
-/// dtype other than float32): the caller computes the two ops.
+/// dtype other than float32): the caller computes the two ops. The callers take it only with a
+/// key range to skip (a causal mask, a window): over every key two tiled matmuls and a softmax are
+/// faster on this machine's class (the kernel's per-block maximum, rescaling and exponentials
+/// beside its multiply-adds: 8 heads x 1024 x 64 without a mask 11.9 against 8.3 ms, encoder_long
+/// 23% slower), though they hold up to 16 MB of scores (in_query_blocks) where the kernel holds none.
 std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen = std::nullopt);
-/// Whether attention as one kernel pays over a matmul, a softmax and a matmul: where a key range
-/// (a causal mask, a window) lets it skip keys. Over every key the two tiled matmuls are faster on
-/// this machine's class (the kernel's per-block maximum, rescaling and exponentials beside its
-/// multiply-adds: 8 heads x 1024 x 64 without a mask 11.9 against 8.3 ms; encoder_long 23%
-/// slower), though they hold up to 16 MB of scores (in_query_blocks) where the kernel holds none.
-bool attention_pays(bool skips_keys);
 /// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
 /// innermost (a block of keys is one vector per step of D), the product a plain sum of products
 /// that the attention kernel computes in its own loops.

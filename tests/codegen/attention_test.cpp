@@ -171,8 +171,8 @@ TEST(AttentionKernel, ARowThatSeesNoKeyIsNaN) {
   }
 }
 
-// Tensor::scaled_dot_product_attention is one kernel where that pays (detail::attention_pays): with
-// a causal mask; without one it runs as matmuls and a softmax.
+// Tensor::scaled_dot_product_attention is one kernel where that pays: with a causal mask, which
+// lets it skip keys; without one it runs as matmuls and a softmax (faster over every key).
 TEST(AttentionKernel, ScaledDotProductAttentionTakesItWhereItPays) {
   auto kernels = [](int64_t dv, bool causal) {
     Tensor q = Tensor::rand({2, 40, 16}, 1), k = Tensor::rand({2, 50, 16}, 2), v = Tensor::rand({2, 50, dv}, 3);
