@@ -167,12 +167,14 @@ class Vectorizer {
 
  private:
   // Whether the access through `idx` is strided along the vector axis and contiguous along `r`,
-  // under a gate the same for all its lanes and positions, of a type kept whole in vectors.
+  // under a gate the same for all of `r`'s positions (it may differ from lane to lane: a weight
+  // of 1000 rows copied to blocks of 16 reads rows 992..999 in the last block's first 8 lanes
+  // only), of a type kept whole in vectors.
   bool transposable(const UOpPtr& access, const UOpPtr& r) {
     const UOpPtr& idx = access->src(0);
     DType elem = idx->src(0)->dtype().base();
     UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
-    if (elem.is_bool() || is_16bit_float(elem) || (gate && (dep(gate) || varies_with(gate, r.get())))) return false;
+    if (elem.is_bool() || is_16bit_float(elem) || (gate && varies_with(gate, r.get()))) return false;
     return dep(idx->src(1)) && step_along(idx->src(1), v_) != 1 && step_along(idx->src(1), r) == 1;
   }
 
@@ -191,10 +193,13 @@ class Vectorizer {
   }
 
   // The INDEX of `access` (strided along the vector axis, contiguous along `r`) at lane `l` and
-  // position `first` of `r`: where that lane's run of positions starts.
+  // position `first` of `r`: where that lane's run of positions starts, under that lane's gate.
   UOpPtr run(const UOpPtr& access, const UOpPtr& r, int first, int l) {
     const UOpPtr& idx = access->src(0);
-    return index(idx, at(at(idx->src(1), r, first), v_, l), idx->src().size() == 3 ? idx->src(2) : nullptr);  // its gate varies with neither
+    UOpPtr gate = idx->src().size() == 3 ? idx->src(2) : nullptr;
+    if (gate && dep(gate)) gate = at(gate, v_, l);
+    if (gate == UOp::const_(dtypes::bool_, true)) gate = nullptr;
+    return index(idx, at(at(idx->src(1), r, first), v_, l), gate);
   }
 
   // [first, first + size) runs of 0..n-1 of power-of-two sizes, largest first.
