@@ -179,16 +179,21 @@ class Vectorizer {
   }
 
   // The load `u` at each of `r`'s `n` positions (a residual a convolution adds, in the layout its
-  // stores have): for each group of positions (as transposed() takes them), each lane's
-  // positions are read as one vector and transposed into one vector per position, remembered as
-  // the vectorized value of that position's copy of `u`. A group of one is left to load().
+  // stores have; a weight's taps copied to channel blocks): in windows of the largest power of
+  // two `b` <= n positions, each lane's window read as one vector and transposed into one vector
+  // per position, remembered as the vectorized value of that position's copy of `u`. The positions
+  // past the last whole window come from one more window that ends at n and overlaps the one
+  // before (9 taps: 0..7, then 1..8 for tap 8), so no position is read lane by lane.
   void transposed_load(const UOpPtr& u, const UOpPtr& r, int n) {
-    for (auto [first, size] : groups(n)) {
-      if (size == 1) continue;
+    int b = 1;
+    while (b * 2 <= n) b *= 2;
+    if (b == 1) return;  // one position: load() reads it
+    for (int first = 0; first < n; first += b) {
+      int start = std::min(first, n - b);
       std::vector<UOpPtr> columns;
-      for (int l = 0; l < w_; ++l) columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(size), {run(u, r, first, l)}));
+      for (int l = 0; l < w_; ++l) columns.push_back(UOp::make(Ops::LOAD, u->dtype().vec(b), {run(u, r, start, l)}));
       std::vector<UOpPtr> rows = columns_to_rows(columns);
-      for (int j = 0; j < size; ++j) memo_[at(u, r, first + j)] = rows[static_cast<size_t>(j)];
+      for (int j = first; j < std::min(first + b, n); ++j) memo_[at(u, r, j)] = rows[static_cast<size_t>(j - start)];
     }
   }
 

@@ -162,24 +162,26 @@ TEST(TransposedAccess, AgreesWithTheUnoptimizedKernelForEveryRowLength) {
 // A weight of R rows copied to blocks of 16 rows, (ceil(R/16), K, 16), as convolutions read it:
 // rows past R are zeros. With R not a multiple of 16 the last block's lanes past R are gated off,
 // lane by lane; the rows are still read as transposed tiles (runs along K, one vector load per
-// lane under that lane's gate) rather than one scalar load per element, and every target, row
-// count and width computes what the unoptimized kernel does.
+// lane under that lane's gate) rather than one scalar load per element, also where K is not a
+// power of two (9 taps: runs 0..7 and 1..8), and every target, row count and width computes what
+// the unoptimized kernel does.
 Tensor weight_in_row_blocks(int64_t rows, int64_t k) {
   int64_t blocks = (rows + 15) / 16;
   return test::grid_tensor({rows, k}, 5).pad({{0, blocks * 16 - rows}, {0, 0}}).reshape({blocks, 16, k}).permute({0, 2, 1}).contiguous();
 }
 
 TEST(TransposedAccess, RowsPastTheEndGatedPerLaneAreStillReadAsTiles) {
-  Tensor y = weight_in_row_blocks(37, 32);
-  UOpPtr ast = test::kernel_ast(y);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
-  int vector_loads = 0, scalar_loads = 0;
-  for (const UOpPtr& u : toposort(p.ast))
-    if (u->op() == Ops::LOAD && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) (u->dtype().count() > 1 ? vector_loads : scalar_loads) += 1;
-  EXPECT_GT(vector_loads, 0) << to_string(opts);
-  EXPECT_EQ(scalar_loads, 0) << to_string(opts);
-  for (auto [rows, k] : std::vector<std::pair<int64_t, int64_t>>{{37, 32}, {1, 16}, {17, 9}, {1000, 16}, {23, 7}, {48, 5}}) {
+  for (int64_t k : {32, 9}) {
+    UOpPtr ast = test::kernel_ast(weight_in_row_blocks(37, k));
+    std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
+    ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+    int vector_loads = 0, scalar_loads = 0;
+    for (const UOpPtr& u : toposort(p.ast))
+      if (u->op() == Ops::LOAD && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) (u->dtype().count() > 1 ? vector_loads : scalar_loads) += 1;
+    EXPECT_GT(vector_loads, 0) << k << " columns, " << to_string(opts);
+    EXPECT_EQ(scalar_loads, 0) << k << " columns, " << to_string(opts);
+  }
+  for (auto [rows, k] : std::vector<std::pair<int64_t, int64_t>>{{37, 32}, {37, 9}, {1, 16}, {17, 9}, {1000, 16}, {23, 7}, {48, 5}, {16, 3}}) {
     SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(k));
     ExecutionPlan plan = test::one_kernel_plan(weight_in_row_blocks(rows, k));
     std::vector<float> want = test::reference(plan);
