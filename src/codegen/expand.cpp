@@ -142,25 +142,27 @@ class Vectorizer {
   }
 
   // `st` once per position of `r` (from transpose_axis), its loads along `r` read as transposed
-  // tiles (transposed_load). The positions are taken in groups of power-of-two lengths (7: 4, 2
-  // and 1); with `stores`, a group's values are transposed so that each lane of the vector axis
-  // stores the group's positions as one vector; otherwise (and for a group of one) each position
-  // is stored as store() makes it.
+  // tiles (transposed_load). With `stores`, the positions' values are transposed in windows (as
+  // transposed_load takes them) so that each lane of the vector axis stores a window's positions
+  // as one vector: a last window overlapping the one before stores its shared positions twice,
+  // with the same values (7 pixels: 0..3 and 3..6). Otherwise (and for a single position) each
+  // position is stored as store() makes it.
   std::vector<UOpPtr> transposed(const UOpPtr& st, const UOpPtr& r, bool stores) {
-    int n = static_cast<int>(r->src(0)->vmax());
+    int n = static_cast<int>(r->src(0)->vmax()), b = window(n);
     for (const UOpPtr& u : toposort(st->src(1)))
       if (u->op() == Ops::LOAD && transposable(u, r)) transposed_load(u, r, n);
     std::vector<UOpPtr> out;
-    for (auto [first, size] : groups(n)) {
-      if (!stores || size == 1) {
-        for (int j = first; j < first + size; ++j)
-          for (const UOpPtr& one : store(at(st, r, j))) out.push_back(one);
-        continue;
-      }
+    if (!stores || b == 1) {
+      for (int j = 0; j < n; ++j)
+        for (const UOpPtr& one : store(at(st, r, j))) out.push_back(one);
+      return out;
+    }
+    for (int first = 0; first < n; first += b) {
+      int start = std::min(first, n - b);
       std::vector<UOpPtr> rows;
-      for (int j = first; j < first + size; ++j) rows.push_back(broadcast(vec(at(st, r, j)->src(1))));
+      for (int j = start; j < start + b; ++j) rows.push_back(broadcast(vec(at(st, r, j)->src(1))));
       std::vector<UOpPtr> columns = rows_to_columns(rows);
-      for (int l = 0; l < w_; ++l) out.push_back(UOp::make(Ops::STORE, dtypes::void_, {run(st, r, first, l), columns[l]}));
+      for (int l = 0; l < w_; ++l) out.push_back(UOp::make(Ops::STORE, dtypes::void_, {run(st, r, start, l), columns[l]}));
     }
     return out;
   }
@@ -185,8 +187,7 @@ class Vectorizer {
   // past the last whole window come from one more window that ends at n and overlaps the one
   // before (9 taps: 0..7, then 1..8 for tap 8), so no position is read lane by lane.
   void transposed_load(const UOpPtr& u, const UOpPtr& r, int n) {
-    int b = 1;
-    while (b * 2 <= n) b *= 2;
+    int b = window(n);
     if (b == 1) return;  // one position: load() reads it
     for (int first = 0; first < n; first += b) {
       int start = std::min(first, n - b);
@@ -207,16 +208,11 @@ class Vectorizer {
     return index(idx, at(at(idx->src(1), r, first), v_, l), gate);
   }
 
-  // [first, first + size) runs of 0..n-1 of power-of-two sizes, largest first.
-  static std::vector<std::pair<int, int>> groups(int n) {
-    std::vector<std::pair<int, int>> out;
-    for (int first = 0; first < n;) {
-      int size = 1;
-      while (size * 2 <= n - first) size *= 2;
-      out.emplace_back(first, size);
-      first += size;
-    }
-    return out;
+  // The positions a transposed window holds: the largest power of two up to n.
+  static int window(int n) {
+    int b = 1;
+    while (b * 2 <= n) b *= 2;
+    return b;
   }
 
   bool dep(const UOpPtr& u) {
