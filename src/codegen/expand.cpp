@@ -118,8 +118,8 @@ class Vectorizer {
     return out;
   }
 
-  // A register axis of `rs` whose positions (up to a vector's width) go through a tile transposed
-  // in registers: one along which `st` stores contiguously while it does not along the vector axis
+  // A register axis of `rs` whose positions go through tiles transposed in registers (in windows
+  // of up to a vector's width): one along which `st` stores contiguously while it does not along the vector axis
   // (a convolution's channels in lanes, its pixels in rows: `stores`), else one along which some
   // load of the stored value does (a residual read as (N, C, H, W) by a kernel storing channel
   // blocks). Null when none.
@@ -133,7 +133,7 @@ class Vectorizer {
       if (u->op() == Ops::LOAD) loads.push_back(u);
     for (bool stores : {true, false})
       for (const UOpPtr& r : rs) {
-        if (r->src(0)->vmax() < 2 || r->src(0)->vmax() > w_) continue;
+        if (r->src(0)->vmax() < 2) continue;
         bool fits = stores ? dep(st->src(1)) && transposable(st, r)
                            : std::any_of(loads.begin(), loads.end(), [&](const UOpPtr& u) { return transposable(u, r); });
         if (fits) return {r, stores};
@@ -208,10 +208,12 @@ class Vectorizer {
     return index(idx, at(at(idx->src(1), r, first), v_, l), gate);
   }
 
-  // The positions a transposed window holds: the largest power of two up to n.
-  static int window(int n) {
+  // The positions a transposed window holds: the largest power of two up to n and up to the
+  // vector's width (a tile is at most as many rows as it has lanes: 16 pixels of 8 channels are two
+  // windows of 8).
+  int window(int n) const {
     int b = 1;
-    while (b * 2 <= n) b *= 2;
+    while (b * 2 <= std::min(n, w_)) b *= 2;
     return b;
   }
 

@@ -162,6 +162,37 @@ TEST(TransposedAccess, AgreesWithTheUnoptimizedKernelForEveryRowLength) {
   }
 }
 
+// A depthwise convolution of 8 channels (the vector's lanes) over rows of `width` pixels
+// (unrolled, stored NCHW: contiguous along the row, strided along the channels).
+Tensor depthwise(int64_t width) {
+  Tensor x = test::grid_tensor({1, 8, 6, width}, 6), w = test::grid_tensor({8, 1, 3, 3}, 7);
+  return x.conv2d(w, test::grid_tensor({8}, 8), {1, 1}, {1, 1}, {1, 1}, 8);
+}
+
+// Where the heuristic unrolls more pixels than the vector has lanes (16 pixels of 8 channels), the
+// row is transposed in windows as wide as the vector: each channel stores its pixels as vectors,
+// none lane by lane, and every target computes what the unoptimized kernel does.
+TEST(TransposedAccess, RowsLongerThanAVectorAreTransposedInWindowsOfItsWidth) {
+  UOpPtr ast = test::kernel_ast(depthwise(16));
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
+  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  int vector_stores = 0, scalar_stores = 0;
+  for (const UOpPtr& u : toposort(p.ast))
+    if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) (u->src(1)->dtype().count() > 1 ? vector_stores : scalar_stores) += 1;
+  EXPECT_GT(vector_stores, 0) << to_string(opts);
+  EXPECT_EQ(scalar_stores, 0) << to_string(opts);
+  for (int64_t width : {16, 23, 9, 40}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    ExecutionPlan plan = test::one_kernel_plan(depthwise(width));
+    std::vector<float> want = test::reference(plan);
+    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+      std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+      SCOPED_TRACE(to_string(chosen));
+      EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 1e-5));
+    }
+  }
+}
+
 // A weight of R rows copied to blocks of 16 rows, (ceil(R/16), K, 16), as convolutions read it:
 // rows past R are zeros. With R not a multiple of 16 the last block's lanes past R are gated off,
 // lane by lane; the rows are still read as transposed tiles (runs along K, one vector load per
