@@ -92,20 +92,56 @@ UOpPtr simplify_under(const UOpPtr& gate, const UOpPtr& offset) {
 
 bool is_zero(const UOpPtr& u) { return u->is_const() && const_as_double(u->const_value()) == 0.0; }
 
+// `gate` with each leaf simplified under the others: a leaf matters only where the others hold
+// (a shifted window's mask `(2688a + 384b + c - 768) / 384 % 14 < 13` beside `768 <= c < 1152`,
+// the concatenation's piece, is `(7a + b) % 14 < 13`). Null when no leaf changes.
+UOpPtr simplify_leaves(const UOpPtr& gate) {
+  std::vector<UOpPtr> leaves = and_leaves(gate);
+  if (leaves.size() < 2) return nullptr;
+  bool changed = false;
+  auto compared = [](const UOpPtr& leaf) -> UOpPtr {
+    std::optional<GateClause> c = as_clause(leaf);
+    return c ? c->x : nullptr;
+  };
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    // Under the leaves that compare something else (one comparing the same expression, the other
+    // half of `0 <= x < 13`, would only stand that expression in for a variable).
+    UOpPtr others, x = compared(leaves[k]);
+    for (size_t j = 0; j < leaves.size(); ++j)
+      if (j != k && (!x || compared(leaves[j]) != x)) others = others ? logical_and(others, leaves[j]) : leaves[j];
+    if (!others) continue;
+    if (UOpPtr s = simplify_under(others, leaves[k])) leaves[k] = s, changed = true;
+  }
+  if (!changed) return nullptr;
+  UOpPtr out;
+  for (const UOpPtr& leaf : leaves) out = out ? logical_and(out, leaf) : leaf;
+  return simplify(out);
+}
+
+// Whether every leaf of `g` is a leaf of `gate`: where g is false, so is gate.
+bool implied_by(const UOpPtr& g, const UOpPtr& gate) {
+  std::vector<UOpPtr> all = and_leaves(gate);
+  for (const UOpPtr& leaf : and_leaves(g))
+    if (std::find(all.begin(), all.end(), leaf) == all.end()) return false;
+  return true;
+}
+
 const PatternMatcher& rules() {
   static const PatternMatcher pm({
-      // where(g, load gated by g, 0) is the load itself
+      // where(g, load gated by g (and perhaps more), 0) is the load itself
       {UPat(Ops::WHERE).src({UPat::var("g"), UPat(Ops::LOAD).named("ld"), UPat::var("zero")}),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& idx = m["ld"]->src(0);
-         return idx->src().size() == 3 && idx->src(2) == m["g"] && is_zero(m["zero"]) ? m["ld"] : nullptr;
+         return idx->src().size() == 3 && is_zero(m["zero"]) && implied_by(m["g"], idx->src(2)) ? m["ld"] : nullptr;
        }},
       {UPat(Ops::INDEX).named("i"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& i = m["i"];
          if (i->src().size() != 3) return nullptr;
-         UOpPtr off = simplify_under(i->src(2), i->src(1));
-         return off ? UOp::make(Ops::INDEX, i->dtype(), {i->src(0), off, i->src(2)}) : nullptr;
+         UOpPtr gate = simplify_leaves(i->src(2));
+         UOpPtr off = simplify_under(gate ? gate : i->src(2), i->src(1));
+         if (!gate && !off) return nullptr;
+         return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), off ? off : i->src(1), gate ? gate : i->src(2)});
        }},
   });
   return pm;

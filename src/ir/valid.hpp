@@ -3,9 +3,12 @@
 // comparisons) that bounds a loop index or variable (`i < 48`, `!(i < 48)`) narrows that index
 // inside the address, so index arithmetic that is non-negative or in range only where the gate
 // holds folds: the second half of a concatenation reads `x[(i - 48) % 48]`, which becomes
-// `x[i - 48]` once `i >= 48` is known.
-// A WHERE that repeats its load's own gate with a zero fallback is dropped: a gated load already
-// reads 0 where its gate is false.
+// `x[i - 48]` once `i >= 48` is known. Each leaf of the gate is simplified the same way under the
+// others: a mask computed from an offset that is non-negative only inside one piece of a
+// concatenation (Swin's shifted windows) folds once the piece's bounds are known, so a vector of
+// channels then has one gate for all its lanes instead of a mask computed lane by lane.
+// A WHERE whose condition is the load's gate, or some of its leaves, with a zero fallback is
+// dropped: a gated load already reads 0 where its gate is false.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "ir/eval.hpp"
+#include "ir/step.hpp"
+#include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/valid.hpp"
 
@@ -74,6 +77,45 @@ TEST(SimplifyValid, WhereRepeatingTheLoadsGateIsTheLoad) {
   EXPECT_EQ(simplify_valid(where(gate, ld, one)), where(gate, ld, one));  // 1 where the gate fails: kept
   UOpPtr other = lt(i, 40);
   EXPECT_EQ(simplify_valid(where(other, ld, zero)), where(other, ld, zero));
+}
+
+// A WHERE whose condition is one of the load's gate's leaves (the load is gated by more) is the
+// load: where the condition fails, so does the gate, and the load reads 0.
+TEST(SimplifyValid, WhereOnPartOfTheLoadsGateIsTheLoad) {
+  UOpPtr i = UOp::range(UOp::index_const(96), 0), j = UOp::range(UOp::index_const(7), 1);
+  UOpPtr piece = lt(i, 48), mask = lt(j, 3);
+  UOpPtr ld = load(gated_index(i, logical_and(piece, mask)));
+  UOpPtr zero = UOp::const_(dtypes::float32, 0.0);
+  EXPECT_EQ(simplify_valid(where(mask, where(piece, ld, zero), zero)), ld);
+}
+
+// Each leaf of a gate is simplified under the others: Swin's shifted-window mask on the third
+// piece of a concatenation over 1536 channels (768 <= c < 1152) divides an offset that is only
+// non-negative inside that piece; there its divisions fold to the window's row and column, so a
+// vector of channels has one gate for all its lanes. Leaves that compare one expression (its
+// lower and upper bound) do not stand in for each other.
+TEST(SimplifyValid, EachGateLeafIsSimplifiedUnderTheOthers) {
+  UOpPtr a = UOp::range(UOp::index_const(7), 0), b = UOp::range(UOp::index_const(7), 1), c = UOp::range(UOp::index_const(1536), 2);
+  UOpPtr piece = simplify(logical_and(logical_not(lt(c, 768)), lt(c, 1152)));
+  UOpPtr flat = simplify(a * 2688 + b * 384 + c - 768);
+  UOpPtr window = simplify(idiv(idiv(flat, 384) % 7 * 768 + idiv(flat, 2688) % 7 * 5376 + flat % 384, 384) % 14);
+  UOpPtr mask = simplify(logical_and(logical_not(lt(window, 0)), lt(window, 13)));
+  UOpPtr out = simplify_valid(gated_index(simplify(c - 384), logical_and(piece, mask)));
+  ASSERT_EQ(out->src().size(), 3u);
+  std::vector<UOpPtr> leaves = and_leaves(out->src(2));
+  for (const UOpPtr& leaf : leaves) {
+    std::optional<GateClause> clause = as_clause(leaf);
+    ASSERT_TRUE(clause.has_value()) << print_graph(leaf);
+    bool bounds_c = clause->x == c;
+    EXPECT_TRUE(bounds_c || !varies_with(leaf, c.get())) << "a window leaf still reads the channel: " << print_graph(leaf);
+  }
+  // Every (a, b, c) the gate lets through, and only those, still pass.
+  for (int64_t av = 0; av < 7; ++av)
+    for (int64_t bv = 0; bv < 7; ++bv)
+      for (int64_t cv = 0; cv < 1536; cv += 37) {
+        Substitution at{{a.get(), UOp::index_const(av)}, {b.get(), UOp::index_const(bv)}, {c.get(), UOp::index_const(cv)}};
+        EXPECT_EQ(evaluate_int(substitute(out->src(2), at)), evaluate_int(substitute(logical_and(piece, mask), at))) << av << " " << bv << " " << cv;
+      }
 }
 
 }  // namespace
