@@ -119,10 +119,10 @@ class Vectorizer {
   }
 
   // A register axis of `rs` whose positions go through tiles transposed in registers (in windows
-  // of up to a vector's width): one along which `st` stores contiguously while it does not along the vector axis
-  // (a convolution's channels in lanes, its pixels in rows: `stores`), else one along which some
-  // load of the stored value does (a residual read as (N, C, H, W) by a kernel storing channel
-  // blocks). Null when none.
+  // of up to a vector's width): one along which `st` stores contiguously while it does not along
+  // the vector axis (a convolution's channels in lanes, its pixels in rows: `stores`), else one
+  // along which some load of the stored value does (a residual read as (N, C, H, W) by a kernel
+  // storing channel blocks). Null when none.
   struct Across {
     UOpPtr axis;
     bool stores = false;
