@@ -80,6 +80,18 @@ TEST(TileTranspose, RefusesTilesWiderThanTheirVectors) {
 
 const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
 
+// `t`'s one kernel, with the actions the heuristic picks for each target, computes what the
+// unoptimized kernel does (within `tol`).
+void expect_every_target_agrees(const Tensor& t, double tol) {
+  ExecutionPlan plan = test::one_kernel_plan(t);
+  std::vector<float> want = test::reference(plan);
+  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    SCOPED_TRACE(to_string(chosen));
+    EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, tol));
+  }
+}
+
 // relu(conv(x) + residual): 32 output channels (lanes), a row of `width` pixels (unrolled).
 Tensor conv_with_residual(int64_t width) {
   Tensor x = test::grid_tensor({1, 8, 4, width}, 1), w = test::grid_tensor({32, 8, 3, 3}, 2), res = test::grid_tensor({1, 32, 4, width}, 3);
@@ -129,13 +141,7 @@ TEST(TransposedAccess, AKernelStoringChannelBlocksReadsAnNchwResidualAsTiles) {
   EXPECT_GT(stores, 0);
   EXPECT_EQ(residual_runs, 32) << "one run of 8 pixels per channel, " << to_string(opts);
   EXPECT_EQ(residual_lanes, 0);
-  ExecutionPlan plan = test::one_kernel_plan(y);
-  std::vector<float> want = test::reference(plan);
-  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
-    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
-    SCOPED_TRACE(to_string(chosen));
-    EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 1e-5));
-  }
+  expect_every_target_agrees(y, 1e-5);
 }
 
 // Row lengths that are and are not powers of two, and a row too long for a transpose (the
@@ -183,13 +189,7 @@ TEST(TransposedAccess, RowsLongerThanAVectorAreTransposedInWindowsOfItsWidth) {
   EXPECT_EQ(scalar_stores, 0) << to_string(opts);
   for (int64_t width : {16, 23, 9, 40}) {
     SCOPED_TRACE("width " + std::to_string(width));
-    ExecutionPlan plan = test::one_kernel_plan(depthwise(width));
-    std::vector<float> want = test::reference(plan);
-    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
-      std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
-      SCOPED_TRACE(to_string(chosen));
-      EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 1e-5));
-    }
+    expect_every_target_agrees(depthwise(width), 1e-5);
   }
 }
 
@@ -217,13 +217,7 @@ TEST(TransposedAccess, RowsPastTheEndGatedPerLaneAreStillReadAsTiles) {
   }
   for (auto [rows, k] : std::vector<std::pair<int64_t, int64_t>>{{37, 32}, {37, 9}, {1, 16}, {17, 9}, {1000, 16}, {23, 7}, {48, 5}, {16, 3}}) {
     SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(k));
-    ExecutionPlan plan = test::one_kernel_plan(weight_in_row_blocks(rows, k));
-    std::vector<float> want = test::reference(plan);
-    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
-      std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
-      SCOPED_TRACE(to_string(chosen));
-      EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, 0));
-    }
+    expect_every_target_agrees(weight_in_row_blocks(rows, k), 0);
   }
 }
 
