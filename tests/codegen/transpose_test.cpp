@@ -1,7 +1,8 @@
 // Tiles transposed in registers (codegen/transpose.hpp), and the stores and loads the vector pass
 // makes with them: a convolution with its output channels in vector lanes and a row of pixels
 // unrolled stores each channel's pixels as vectors, reads a residual the same way, and computes
-// what the unoptimized kernel does for every row length (powers of two, 7 = 4 + 2 + 1, 3, 5).
+// what the unoptimized kernel does for every row length (powers of two, 7 in windows 0..3 and
+// 3..6, 3, 5, rows longer than a vector); weights with rows past a block's end, gated per lane.
 #include <gtest/gtest.h>
 
 #include <algorithm>
