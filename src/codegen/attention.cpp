@@ -13,6 +13,7 @@
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
+#include "opt/heuristic.hpp"
 
 namespace lathe {
 namespace {
@@ -22,7 +23,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMostValueVectors = 4;  // a row's value accumulators held in registers
 constexpr int64_t kMostRows = 8;
 constexpr int64_t kRegistersForTemporaries = 6;      // beside the accumulators: a key row, a value vector, exp2's terms
-constexpr int64_t kThreadedWork = int64_t{1} << 18;  // multiply-adds from which a second core pays
 // The running state of a group of tiles, kept in L1 beside a block of keys and values.
 constexpr int64_t kStateBytes = 16 << 10;
 // Keys and values (taken as twice the values) of one head up to which tiles do not group: what a
@@ -116,7 +116,7 @@ class FlashKernel {
     group_ = ceil_div(tiles, groups);
     all_inside_ = groups * group_ * rows_ == queries_n_;
     int64_t count = lead_n * groups * chunks_;
-    int64_t threads = lead_n * queries_n_ * keys_n_ * values_n_ >= kThreadedWork ? std::min<int64_t>(t_.threads, count) : 1;
+    int64_t threads = lead_n * queries_n_ * keys_n_ * values_n_ >= kThreadedOps ? std::min<int64_t>(t_.threads, count) : 1;
     // One loop over (batch and heads, groups of query tiles, value chunks), split across cores.
     UOpPtr at;
     if (threads > 1) {

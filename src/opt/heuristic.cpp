@@ -438,7 +438,7 @@ class Planner {
   // With fewer outputs than threads, the reduction's longest loop is split across them (GROUP).
   void threads() {
     int64_t ops = estimated_ops(cur_);
-    if (t_.threads <= 1 || ops < (int64_t{1} << 18)) return;
+    if (t_.threads <= 1 || ops < kThreadedOps) return;
     std::vector<Loop> outs;
     int64_t outputs = 1;
     std::optional<Loop> longest;

@@ -12,6 +12,7 @@
 //      split across the target's threads when the kernel's work pays for waking them.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "opt/action.hpp"
@@ -24,6 +25,10 @@ struct OptTarget {
   int vector_registers = 16;  // how many of them
   int threads = 1;            // the most threads one kernel may use
 };
+
+/// Estimated operations from which a kernel is split across cores: below them, waking a second
+/// core costs more than it saves.
+constexpr int64_t kThreadedOps = int64_t{1} << 18;
 
 /// The actions for `ast` on `target`, in the order they apply (each one fits).
 std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target);
