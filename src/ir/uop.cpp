@@ -7,6 +7,8 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ir/bounds.hpp"
 #include "lathe/error.hpp"
@@ -103,8 +105,11 @@ std::atomic<size_t> g_live{0};
 
 }  // namespace
 
-// Sharded so that threads building unrelated graphs rarely contend. A shard maps a structural
-// hash to the live nodes with that hash; nodes remove themselves in UOpDeleter.
+// Sharded so that threads building unrelated graphs rarely contend. A shard is an open-addressing
+// table from structural hash to the live nodes with that hash (linear probing, one slot per node,
+// erased slots marked until the next rebuild): a lookup reads one contiguous run of slots, where a
+// node-based map took a cache miss per bucket and an allocation per node. Nodes remove
+// themselves in UOpDeleter.
 class InternTable {
  public:
   static InternTable& get() {
@@ -118,9 +123,32 @@ class InternTable {
 
  private:
   static constexpr size_t kShards = 64;
+  struct Slot {
+    uint64_t hash = 0;
+    const UOp* node = nullptr;  // null: never used; erased(): its node was released
+  };
+  // The mark of an erased slot: an address no node has (a function, so that tables made during
+  // static initialisation see it too).
+  static const UOp* erased() { return reinterpret_cast<const UOp*>(uintptr_t{1}); }
   struct Shard {
     std::mutex mu;
-    std::unordered_multimap<uint64_t, const UOp*> nodes;
+    std::vector<Slot> slots;  // a power of two long, at most half taken (live or erased)
+    size_t live = 0, dead = 0;  // slots holding a node, slots erased()
+
+    size_t start(uint64_t hash) const { return (hash / kShards) & (slots.size() - 1); }
+    // Rebuilds the table with room for `live` nodes at most a third full.
+    void rebuild() {
+      size_t n = 16;
+      while (n < live * 3) n *= 2;
+      std::vector<Slot> old = std::exchange(slots, std::vector<Slot>(n));
+      dead = 0;
+      for (const Slot& s : old)
+        if (s.node && s.node != erased()) {
+          size_t i = start(s.hash);
+          while (slots[i].node) i = (i + 1) & (n - 1);
+          slots[i] = s;
+        }
+    }
   };
   Shard& shard(uint64_t hash) { return shards_[hash % kShards]; }
   std::array<Shard, kShards> shards_;
@@ -157,10 +185,15 @@ UOpPtr InternTable::intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
   Bounds bounds = detail::compute_bounds(op, dtype, src, arg);
   Shard& sh = shard(h);
   std::lock_guard<std::mutex> lock(sh.mu);
-  auto [lo, hi] = sh.nodes.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const UOp* u = it->second;
-    if (u->op_ != op || u->dtype_ != dtype || u->src_ != src || !arg_equal(u->arg_, arg)) continue;
+  if ((sh.live + sh.dead + 1) * 2 > sh.slots.size()) sh.rebuild();
+  size_t mask = sh.slots.size() - 1, i = sh.start(h), free = sh.slots.size();
+  for (; sh.slots[i].node; i = (i + 1) & mask) {
+    const UOp* u = sh.slots[i].node;
+    if (u == erased()) {
+      if (free == sh.slots.size()) free = i;
+      continue;
+    }
+    if (sh.slots[i].hash != h || u->op_ != op || u->dtype_ != dtype || u->src_ != src || !arg_equal(u->arg_, arg)) continue;
     // A node whose last reference is being dropped right now is still listed until its deleter
     // takes this lock; it cannot be revived, so a fresh node takes its place. The weak pointer is
     // taken as weak_ptr<UOp>, not <const UOp>: libstdc++ converts between the two through a
@@ -170,7 +203,12 @@ UOpPtr InternTable::intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
     if (std::shared_ptr<UOp> alive = weak.lock()) return alive;
   }
   UOpPtr made(new UOp(op, dtype, std::move(src), std::move(arg), h, bounds), UOpDeleter{});
-  sh.nodes.emplace(h, made.get());
+  if (free != sh.slots.size()) {
+    i = free;
+    --sh.dead;
+  }
+  sh.slots[i] = {h, made.get()};
+  ++sh.live;
   g_live.fetch_add(1, std::memory_order_relaxed);
   return made;
 }
@@ -178,13 +216,15 @@ UOpPtr InternTable::intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
 void InternTable::erase(const UOp* u) {
   Shard& sh = shard(u->hash_);
   std::lock_guard<std::mutex> lock(sh.mu);
-  auto [lo, hi] = sh.nodes.equal_range(u->hash_);
-  for (auto it = lo; it != hi; ++it) {
-    if (it->second != u) continue;
-    sh.nodes.erase(it);
-    // Give back the bucket array once a large graph is gone; shrinking only after an eightfold drop
+  size_t mask = sh.slots.size() - 1;
+  for (size_t i = sh.start(u->hash_); sh.slots[i].node; i = (i + 1) & mask) {
+    if (sh.slots[i].node != u) continue;
+    sh.slots[i].node = erased();
+    --sh.live;
+    ++sh.dead;
+    // Give back the table once a large graph is gone; shrinking only after an eightfold drop
     // keeps this amortised O(1).
-    if (sh.nodes.bucket_count() > 1024 && sh.nodes.size() < sh.nodes.bucket_count() / 8) sh.nodes.rehash(0);
+    if (sh.slots.size() > 1024 && sh.live < sh.slots.size() / 16) sh.rebuild();
     return;
   }
 }

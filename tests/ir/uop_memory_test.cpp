@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <vector>
+
 #include "lathe/uop.hpp"
 
 #if defined(__has_feature)
@@ -59,6 +61,26 @@ TEST(UOpMemory, SharedSubgraphSurvivesWhileReferenced) {
   EXPECT_EQ(live_uop_count(), before);
   EXPECT_EQ(keep->src(0)->arg_as<VarArg>().name, "kept");
   EXPECT_EQ(UOp::variable("kept", 0, 10) + 1, keep);
+}
+
+// Nodes come and go by the hundred thousand while others stay: every node made again while an
+// equal one lives is that node, a released one is made fresh, and the table gives its room back.
+TEST(UOpMemory, InterningSurvivesChurn) {
+  size_t before = live_uop_count();
+  std::vector<UOpPtr> kept;
+  for (int i = 0; i < 20000; ++i) kept.push_back(UOp::variable("kept", 0, 1 << 20) * (i + 1));
+  for (int round = 0; round < 5; ++round) {
+    std::vector<UOpPtr> passing;
+    for (int i = 0; i < 100000; ++i) passing.push_back(UOp::variable("passing", 0, 1 << 20) + (round * 100000 + i));
+    for (int i = 0; i < 20000; i += 97) EXPECT_EQ(UOp::variable("kept", 0, 1 << 20) * (i + 1), kept[i]);
+    for (int i = 0; i < 100000; i += 101) EXPECT_EQ(UOp::variable("passing", 0, 1 << 20) + (round * 100000 + i), passing[i]);
+    size_t id = passing[5]->id();
+    passing.clear();  // every passing node released
+    EXPECT_NE((UOp::variable("passing", 0, 1 << 20) + (round * 100000 + 5))->id(), id) << "a released node is not revived";
+  }
+  for (int i = 0; i < 20000; i += 89) EXPECT_EQ(UOp::variable("kept", 0, 1 << 20) * (i + 1), kept[i]);
+  kept.clear();
+  EXPECT_EQ(live_uop_count(), before);
 }
 
 }  // namespace
