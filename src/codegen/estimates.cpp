@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "codegen/linearize.hpp"
 #include "ir/pattern.hpp"
@@ -52,6 +55,27 @@ UOpPtr trips_inside(const UOpPtr& outer, const UOpPtr& end) {
   return simplify(idiv(outer * simplify(sum), UOp::index_const(n)));
 }
 
+// Counts per trip count: each count added to its trips' total, one product per distinct trip
+// count summed at the end (a sum node per instruction made a large kernel's estimate cost more
+// than rendering it).
+class Tally {
+ public:
+  void add(const UOpPtr& trips, int64_t count) {
+    auto [it, fresh] = index_.try_emplace(trips.get(), terms_.size());
+    if (fresh) terms_.emplace_back(trips, 0);
+    terms_[it->second].second += count;
+  }
+  UOpPtr sum() const {
+    UOpPtr s = UOp::index_const(0);
+    for (const auto& [trips, count] : terms_) s = s + trips * count;
+    return s;
+  }
+
+ private:
+  std::vector<std::pair<UOpPtr, int64_t>> terms_;  // in the order first seen
+  std::unordered_map<const UOp*, size_t> index_;
+};
+
 }  // namespace
 
 Estimates count_work(const std::vector<UOpPtr>& program) {
@@ -69,9 +93,8 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
     if (!addressing.insert(n).second) continue;
     for (const UOpPtr& s : n->src()) todo.push_back(s.get());
   }
-  UOpPtr zero = UOp::index_const(0);
-  UOpPtr ops = zero, index_ops = zero;
-  std::map<int64_t, std::pair<UOpPtr, UOpPtr>> per_buffer;  // slot -> (bytes moved, buffer size)
+  Tally ops, index_ops;
+  std::map<int64_t, std::pair<Tally, UOpPtr>> per_buffer;  // slot -> (bytes moved, buffer size)
   std::vector<UOpPtr> trips{UOp::index_const(1)};
   for (const UOpPtr& u : program) {
     const UOpPtr& n = trips.back();
@@ -84,15 +107,13 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
       const UOpPtr& buf = u->src(0)->src(0);
       if (buf->op() != Ops::DEFINE_GLOBAL) continue;
       DType elem = buf->dtype().base();
-      auto [it, fresh] = per_buffer.try_emplace(buf->arg_as<int64_t>(), zero, nullptr);
+      auto& [moved, size] = per_buffer[buf->arg_as<int64_t>()];
       int lanes = (u->op() == Ops::LOAD ? u->dtype() : u->src(1)->dtype()).count();  // a vector access moves every lane
-      it->second.first = it->second.first + n * (elem.itemsize() * lanes);
-      if (buf->dtype().ptr_size() >= 0) it->second.second = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
+      moved.add(n, elem.itemsize() * lanes);
+      if (buf->dtype().ptr_size() >= 0) size = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
     } else if (is_alu(u->op())) {
-      UOpPtr count = u->op() == Ops::MULACC ? n * 2 : n;
-      if (u->dtype().count() > 1) count = count * u->dtype().count();
-      if (addressing.count(u.get())) index_ops = index_ops + count;
-      else ops = ops + count;
+      int64_t count = (u->op() == Ops::MULACC ? 2 : 1) * u->dtype().count();
+      (addressing.count(u.get()) ? index_ops : ops).add(n, count);
     }
   }
   // The launch indices: inline nodes (SPECIAL among them) are not listed, but sit under listed ones.
@@ -107,13 +128,13 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
     if (n->op() == Ops::SPECIAL) launches.push_back(n);
     under.insert(under.end(), n->src().begin(), n->src().end());
   }
-  UOpPtr lds = zero, mem = zero;
+  UOpPtr lds = UOp::index_const(0), mem = lds;
   for (auto& [slot, b] : per_buffer) {
-    UOpPtr moved = all_launches(b.first, launches);
+    UOpPtr moved = all_launches(b.first.sum(), launches);
     lds = lds + moved;
     mem = mem + (b.second ? min(moved, b.second) : moved);
   }
-  return {all_launches(ops, launches), all_launches(index_ops, launches), simplify(lds), simplify(mem)};
+  return {all_launches(ops.sum(), launches), all_launches(index_ops.sum(), launches), simplify(lds), simplify(mem)};
 }
 
 }  // namespace lathe
