@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time to first result: what each CPU backend costs to build a plan, and how fast its kernels run.
 
-    /usr/bin/python3 bench/compile.py [--lathe build/tools/lathe] [--runs 20] [--threads 2] [MODEL...]
+    /usr/bin/python3 bench/compile.py [--lathe build/tools/lathe] [--runs 300] [--threads 2] [MODEL...]
 
 Default models: the built-in MLP, the test CNN (tests/onnx/models/cnn_resnet), ResNet-18
 (build/models/resnet18, from scripts/make-test-models.py --large) and a small transformer
@@ -47,7 +47,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS, help="case folders or .onnx files ('' = built-in MLP)")
     ap.add_argument("--lathe", default=os.path.join(ROOT, "build/tools/lathe"))
-    ap.add_argument("--runs", type=int, default=20, help="timed runs per steady-state measurement")
+    ap.add_argument("--runs", type=int, default=300, help="timed runs per steady-state measurement (a small model runs in tens of microseconds: fewer runs read noise)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved steady-state rounds per backend")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
