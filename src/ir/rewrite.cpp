@@ -73,16 +73,19 @@ class Rewriter {
 
   void rebuild(Frame f) {
     const UOpPtr& cur = f.current;
+    // The sources' results, copied only when one of them changed (most nodes keep all theirs).
     std::vector<UOpPtr> srcs;
-    srcs.reserve(cur->src().size());
-    bool changed = false;
-    for (const UOpPtr& s : cur->src()) {
-      const UOpPtr& r = done_.at(s.get());
-      changed |= r != s;
+    for (size_t i = 0; i < cur->src().size(); ++i) {
+      const UOpPtr& r = done_.at(cur->src(i).get());
+      if (srcs.empty() && r == cur->src(i)) continue;
+      if (srcs.empty()) {
+        srcs.reserve(cur->src().size());
+        srcs.assign(cur->src().begin(), cur->src().begin() + static_cast<std::ptrdiff_t>(i));
+      }
       srcs.push_back(r);
     }
     UOpPtr next;
-    if (changed) {
+    if (!srcs.empty()) {
       next = UOp::make(cur->op(), cur->dtype(), std::move(srcs), cur->arg());
     } else if (dir_ == Direction::BottomUp) {
       next = pm_.rewrite(cur, ctx_);
@@ -99,10 +102,12 @@ class Rewriter {
   }
 
   UOpPtr fixed_point(UOpPtr u) {
+    UOpPtr first = pm_.rewrite(u, ctx_);
+    if (!first) return u;  // most nodes: no rule applies, nothing to track
     std::unordered_set<const UOp*> seen{u.get()};
     std::vector<UOpPtr> chain{u};  // keeps every step alive, so `seen` holds no stale address
     uint32_t made = 0;
-    while (UOpPtr next = pm_.rewrite(u, ctx_)) {
+    for (UOpPtr next = std::move(first); next; next = pm_.rewrite(u, ctx_)) {
       if (!seen.insert(next.get()).second)
         throw RewriteError("graph_rewrite does not converge: the rules rewrite " + to_string(*next) +
                            " back to itself after " + std::to_string(chain.size()) + " steps");
