@@ -34,10 +34,19 @@ bool arg_equal(const Arg& a, const Arg& b) {
 
 namespace {
 
-// Appends a canonical byte encoding of a node's content, the input of its structural hash.
+// Appends a canonical byte encoding of a node's content, the input of its structural hash: on
+// the stack for the usual few dozen bytes (hashing runs for every node made), on the heap beyond.
 class HashWriter {
  public:
-  void bytes(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
+  void bytes(const void* p, size_t n) {
+    if (heap_.empty() && used_ + n <= sizeof stack_) {
+      std::memcpy(stack_ + used_, p, n);
+      used_ += n;
+      return;
+    }
+    if (heap_.empty()) heap_.assign(stack_, used_);
+    heap_.append(static_cast<const char*>(p), n);
+  }
   template <class T>
   void pod(const T& v) {
     bytes(&v, sizeof v);
@@ -75,10 +84,12 @@ class HashWriter {
         },
         a);
   }
-  uint64_t digest() const { return XXH3_64bits(buf_.data(), buf_.size()); }
+  uint64_t digest() const { return heap_.empty() ? XXH3_64bits(stack_, used_) : XXH3_64bits(heap_.data(), heap_.size()); }
 
  private:
-  std::string buf_;
+  char stack_[256];
+  size_t used_ = 0;
+  std::string heap_;
 };
 
 // The op and the dtype's scalar are hashed by name so the hash survives reordering
