@@ -34,15 +34,23 @@ class Rewriter {
       : pm_(pm), ctx_(ctx), dir_(dir), first_new_id_(first_new_id), done_(memo.done), keep_(memo.keep) {}
 
   UOpPtr run(const UOpPtr& root) {
-    push_visit(root, 0);
-    while (!stack_.empty()) {
-      Frame f = std::move(stack_.back());
-      stack_.pop_back();
-      switch (f.stage) {
-        case Stage::Visit: visit(std::move(f)); break;
-        case Stage::Rebuild: rebuild(std::move(f)); break;
-        case Stage::Link: finish(f.node, done_.at(f.current.get())); break;
+    try {
+      push_visit(root, 0);
+      while (!stack_.empty()) {
+        Frame f = std::move(stack_.back());
+        stack_.pop_back();
+        switch (f.stage) {
+          case Stage::Visit: visit(std::move(f)); break;
+          case Stage::Rebuild: rebuild(std::move(f)); break;
+          case Stage::Link: finish(f.node, done_.at(f.current.get())); break;
+        }
       }
+    } catch (...) {
+      // A memo outlives this rewrite: it keeps only finished results, not the marks of the
+      // visits this one left unfinished.
+      for (const UOp* u : started_)
+        if (auto it = done_.find(u); it != done_.end() && !it->second) done_.erase(it);
+      throw;
     }
     return done_.at(root.get());
   }
@@ -51,20 +59,22 @@ class Rewriter {
   // A node may be pushed several times (once per user); the first visit does the work and the
   // later frames find it done. A node whose visit has started but not finished is an ancestor of
   // the work on top of the stack, so meeting it again means its rewrite needs its own result.
+  // A visit begun and not finished is marked in done_ by a null result.
   void push_visit(const UOpPtr& u, uint32_t chain) {
-    if (done_.count(u.get())) return;
-    if (started_.count(u.get()))
+    auto it = done_.find(u.get());
+    if (it != done_.end() && it->second) return;
+    if (it != done_.end())
       throw RewriteError("graph_rewrite does not converge: rewriting " + to_string(*u) +
                          " needs the result of rewriting itself (a rule cycle)");
-    if (chain > kMaxChain || started_.size() > kMaxDepth)
+    if (chain > kMaxChain || stack_.size() > kMaxDepth)
       throw RewriteError("graph_rewrite does not converge: more than " + std::to_string(kMaxChain) +
                          " successive rewrites, last to " + to_string(*u));
     stack_.push_back({u, Stage::Visit, u, chain});
   }
 
   void visit(Frame f) {
-    if (done_.count(f.node.get())) return;
-    started_.insert(f.node.get());
+    if (!done_.try_emplace(f.node.get(), nullptr).second) return;  // finished meanwhile
+    started_.push_back(f.node.get());
     if (dir_ == Direction::TopDown) f.current = fixed_point(f.current);
     UOpPtr cur = f.current;
     stack_.push_back({f.node, Stage::Rebuild, cur, f.chain});
@@ -96,8 +106,7 @@ class Rewriter {
   }
 
   void finish(const UOpPtr& node, UOpPtr result) {
-    started_.erase(node.get());
-    done_.emplace(node.get(), std::move(result));
+    done_[node.get()] = std::move(result);
     keep_.push_back(node);  // keeps `node` alive so its address stays a valid key
   }
 
@@ -127,7 +136,7 @@ class Rewriter {
   uint64_t first_new_id_;
   std::vector<Frame> stack_;
   std::unordered_map<const UOp*, UOpPtr>& done_;
-  std::unordered_set<const UOp*> started_;  // visit begun, result not known yet
+  std::vector<const UOp*> started_;  // every visit begun (unfinished ones are null in done_)
   std::vector<UOpPtr>& keep_;
 };
 
