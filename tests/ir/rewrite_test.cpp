@@ -94,6 +94,23 @@ TEST(GraphRewrite, HundredThousandDeepGraph) {
   EXPECT_EQ(graph_rewrite(g, identities(), nullptr, Direction::TopDown), a);
 }
 
+// A rewrite that failed half way leaves a memo as good as before it: the nodes it had begun are
+// not taken for unfinished work of the next rewrite (which would report a rule cycle).
+TEST(GraphRewrite, AMemoSurvivesAFailedRewrite) {
+  bool fail = true;
+  PatternMatcher flaky({{UPat(Ops::DEFINE_VAR).named("x"), [&fail](const Match&) -> UOpPtr {
+                          if (fail) throw RewriteError("failing once, on purpose");
+                          return nullptr;
+                        }}});
+  UOpPtr a = UOp::variable("a", 0, 9);
+  UOpPtr g = (a * 5 + 1) * 2;
+  RewriteMemo memo;
+  EXPECT_THROW(graph_rewrite(g, flaky, memo), RewriteError);
+  fail = false;
+  EXPECT_EQ(graph_rewrite(g, flaky, memo), g);
+  EXPECT_EQ(graph_rewrite(g + 3, flaky, memo), g + 3);
+}
+
 TEST(GraphRewrite, TwoRulesThatUndoEachOtherAreReported) {
   PatternMatcher flip({
       {UPat::var("x") + UPat::cnst(1), [](const Match& m) { return m["x"] + 2; }},
