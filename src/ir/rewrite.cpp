@@ -48,8 +48,7 @@ class Rewriter {
     } catch (...) {
       // A memo outlives this rewrite: it keeps only finished results, not the marks of the
       // visits this one left unfinished.
-      for (const UOp* u : started_)
-        if (auto it = done_.find(u); it != done_.end() && !it->second) done_.erase(it);
+      std::erase_if(done_, [](const auto& entry) { return !entry.second; });
       throw;
     }
     return done_.at(root.get());
@@ -74,7 +73,6 @@ class Rewriter {
 
   void visit(Frame f) {
     if (!done_.try_emplace(f.node.get(), nullptr).second) return;  // finished meanwhile
-    started_.push_back(f.node.get());
     if (dir_ == Direction::TopDown) f.current = fixed_point(f.current);
     UOpPtr cur = f.current;
     stack_.push_back({f.node, Stage::Rebuild, cur, f.chain});
@@ -136,7 +134,6 @@ class Rewriter {
   uint64_t first_new_id_;
   std::vector<Frame> stack_;
   std::unordered_map<const UOp*, UOpPtr>& done_;
-  std::vector<const UOp*> started_;  // every visit begun (unfinished ones are null in done_)
   std::vector<UOpPtr>& keep_;
 };
 
