@@ -67,6 +67,26 @@ UOpPtr lower(const Match& m) {
   return widen ? cast(result, out) : result;
 }
 
+// The ENDs of `ast` by the loops they close.
+std::map<std::vector<const UOp*>, std::vector<UOpPtr>> ends_by_loops(const UOpPtr& ast) {
+  std::map<std::vector<const UOp*>, std::vector<UOpPtr>> by_loops;
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() != Ops::END) continue;
+    std::vector<const UOp*> loops;
+    for (size_t i = 1; i < u->src().size(); ++i) loops.push_back(u->src(i).get());
+    by_loops[loops].push_back(u);
+  }
+  return by_loops;
+}
+
+// The accumulator an END of `lower` updates (numbered `first` or later); null for another END.
+UOpPtr accumulator_of(const UOpPtr& end, int64_t first) {
+  const UOpPtr& update = end->src(0);
+  if (update->op() != Ops::STORE || update->src(0)->op() != Ops::INDEX) return nullptr;
+  const UOpPtr& reg = update->src(0)->src(0);
+  return reg->op() == Ops::DEFINE_REG && reg->arg_as<int64_t>() >= first ? reg : nullptr;
+}
+
 }  // namespace
 
 UOpPtr lower_reductions(const UOpPtr& ast) {
@@ -75,18 +95,32 @@ UOpPtr lower_reductions(const UOpPtr& ast) {
   // Registers a kernel defines itself (codegen/attention) keep their numbers.
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::DEFINE_REG) ctx.next_reg = std::max(ctx.next_reg, u->arg_as<int64_t>() + 1);
+  int64_t first = ctx.next_reg;
   UOpPtr lowered = graph_rewrite(ast, pm, &ctx);
   // Reductions over the same loops (the unrolled copies of one, siblings) share those loops: one
-  // END closes them after every update.
-  std::map<std::vector<const UOp*>, std::vector<UOpPtr>> by_loops;
-  for (const UOpPtr& u : toposort(lowered)) {
-    if (u->op() != Ops::END) continue;
-    std::vector<const UOp*> loops;
-    for (size_t i = 1; i < u->src().size(); ++i) loops.push_back(u->src(i).get());
-    by_loops[loops].push_back(u);
+  // END closes them after every update. The shared loops then run inside every loop around any
+  // of them, so each accumulator starts afresh inside all of those: an unrolled copy whose value
+  // does not depend on an outer loop that its sibling's does (a window's divisor where a gate
+  // folded away for the upper lanes) would otherwise keep adding across that loop's iterations.
+  Substitution widened;
+  for (auto& [loops, ends] : ends_by_loops(lowered)) {
+    if (ends.size() < 2) continue;
+    std::vector<UOpPtr> regs, around;
+    for (const UOpPtr& e : ends)
+      if (UOpPtr reg = accumulator_of(e, first)) regs.push_back(reg);
+    for (const UOpPtr& reg : regs)
+      for (size_t i = 1; i < reg->src().size(); ++i)
+        if (std::find(around.begin(), around.end(), reg->src(i)) == around.end()) around.push_back(reg->src(i));
+    for (const UOpPtr& reg : regs) {
+      if (reg->src().size() == around.size() + 1) continue;
+      std::vector<UOpPtr> src{reg->src(0)};
+      src.insert(src.end(), around.begin(), around.end());
+      widened[reg.get()] = UOp::make(Ops::DEFINE_REG, reg->dtype(), std::move(src), reg->arg());
+    }
   }
+  if (!widened.empty()) lowered = substitute(lowered, widened);
   Substitution merged;
-  for (auto& [loops, ends] : by_loops) {
+  for (auto& [loops, ends] : ends_by_loops(lowered)) {
     if (ends.size() < 2) continue;
     std::vector<UOpPtr> updates;
     for (const UOpPtr& e : ends) updates.push_back(e->src(0));
