@@ -7,6 +7,7 @@ namespace {
 const bool kCleared = [] {
   ::unsetenv("BEAM");
   ::unsetenv("NOOPT");
+  ::unsetenv("LATHE_TARGET_SHAPE");
   return true;
 }();
 

@@ -47,7 +47,7 @@ struct Step {
 std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
   if (!o.optimize || is_attention_kernel(ast)) return {};
   if (o.opts) return *o.opts;
-  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads});
+  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads, o.l1_bytes, o.l2_bytes});
 }
 
 constexpr const char* kOptimize = "optimize";
@@ -131,7 +131,8 @@ KernelSignature signature_of(const UOpPtr& ast) {
 
 std::string KernelOptions::key() const {
   std::string k = "opt=" + std::to_string(optimize) + " threads=" + std::to_string(max_threads) +
-                  " vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers);
+                  " vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) +
+                  " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes);
   if (opts) k += " opts=" + to_string(*opts);
   return k;
 }

@@ -29,6 +29,8 @@ struct KernelOptions {
   bool verify = false;   // check the graph between steps (tests, debug builds)
   int vector_bytes = 16;      // the target's vector registers (Compiler::target)
   int vector_registers = 16;
+  int64_t l1_bytes = 48 << 10;  // the target's caches (OptTarget)
+  int64_t l2_bytes = 1 << 20;
   std::optional<std::vector<Opt>> opts{};  // these actions instead of the heuristics' (BEAM, tests)
   /// What distinguishes kernels built with these options, for cache keys.
   std::string key() const;

@@ -58,16 +58,12 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
   return 1;
 }
 
-// The bytes of an operand from which the threads split it rather than each reading all of it:
-// about a core's L2.
-constexpr int64_t kSplitOperandBytes = int64_t{1} << 20;
-// ... when the kernel does few operations per element of it, so its stream is what the kernel
-// waits on (ResNet-50's last 3x3 convolutions on a 4x4 map: ~100 per weight element; a UNet
+// An operand of a core's L2 (the target's) or more is split between the threads rather than each
+// reading all of it, when the kernel does few operations per element of it, so its stream is what
+// the kernel waits on (ResNet-50's last 3x3 convolutions on a 4x4 map: ~100 per weight element; a UNet
 // convolution's 4 MB input is used ~1800 times per element and is better read whole by each
 // thread: split by rows it ran 25% slower).
 constexpr int64_t kFewUsesPerElement = 256;
-// A core's L1 data cache (48 KB on Zen 5 and recent Intel cores; known debt: not the target's).
-constexpr int64_t kL1Bytes = 48 << 10;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
@@ -88,15 +84,16 @@ bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loo
 }
 
 // The bytes one position of `r` reads over the reduction through the hot loads that vary along it.
-int64_t window_bytes(const std::vector<Access>& acc, const Loop& r, const std::vector<Loop>& loops) {
+// Saturates at 64 times `l1` (the L1 data cache's bytes).
+int64_t window_bytes(const std::vector<Access>& acc, const Loop& r, const std::vector<Loop>& loops, int64_t l1) {
   int64_t bytes = 0;
   for (const Access& a : acc) {
     if (!a.hot || a.store || stride(a.offset, r).value_or(1) == 0) continue;
     int64_t n = a.itemsize;
     for (const Loop& k : loops)
       if (k.reduce && stride(a.offset, k).value_or(1) != 0)  // saturated: a symbolic loop counts its bound
-        n = k.size > kL1Bytes * 64 ? kL1Bytes * 64 : std::min(n * k.size, kL1Bytes * 64);
-    bytes = std::min(bytes + n, kL1Bytes * 64);
+        n = k.size > l1 * 64 ? l1 * 64 : std::min(n * k.size, l1 * 64);
+    bytes = std::min(bytes + n, l1 * 64);
   }
   return bytes;
 }
@@ -257,7 +254,7 @@ class Planner {
       // x 2 vectors win over 8 images x 2: ResNet-18 at batch 8, whose images' 3x3 windows of 256
       // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
       // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
-      int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops) : 0;
+      int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
       for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
         if (vectors == 2 && !can_double) continue;
         int64_t most = budget_ / vectors, rows = divisor_up_to(r.size, most);
@@ -274,7 +271,7 @@ class Planner {
         if (accumulators < 2) continue;  // no tile
         double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                        std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
-                       (own_window > kL1Bytes / rows ? 0.75 : 1.0);
+                       (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
         if (score > best_score) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
       }
     }
@@ -456,7 +453,7 @@ class Planner {
     std::optional<Access> big;
     for (const Access& a : accesses(cur_))
       if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
-    if (big && span(*big) >= kSplitOperandBytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize))
+    if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize))
       std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return stride(big->offset, l) != 0; });
     int64_t n = t_.threads;
     for (const Loop& l : outs) {

@@ -24,6 +24,8 @@ struct OptTarget {
   int vector_bytes = 16;      // the widest vector register
   int vector_registers = 16;  // how many of them
   int threads = 1;            // the most threads one kernel may use
+  int64_t l1_bytes = 48 << 10;  // a core's L1 data cache
+  int64_t l2_bytes = 1 << 20;   // a core's L2 cache
 };
 
 /// Estimated operations from which a kernel is split across cores: below them, waking a second

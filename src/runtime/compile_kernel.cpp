@@ -18,8 +18,24 @@ bool env_flag(const char* name, bool otherwise) {
   return v && *v ? std::atoi(v) != 0 : otherwise;
 }
 
-KernelOptions kernel_options(const PrepareOptions& o) {
+TargetShape target_shape(const PrepareOptions& o) {
+  if (o.shape) return *o.shape;
+  const char* text = std::getenv("LATHE_TARGET_SHAPE");
+  if (!text || !*text) return {};
+  try {
+    return TargetShape::parse(text);
+  } catch (const Error& e) {
+    throw Error(std::string("LATHE_TARGET_SHAPE: ") + e.what());
+  }
+}
+
+KernelOptions kernel_options(const PrepareOptions& o, const OptTarget& compiled_for) {
   KernelOptions k;
+  TargetShape shape = target_shape(o);
+  k.vector_bytes = shape.vector_bytes ? shape.vector_bytes : compiled_for.vector_bytes;
+  k.vector_registers = shape.vector_registers ? shape.vector_registers : compiled_for.vector_registers;
+  k.l1_bytes = shape.l1_bytes ? shape.l1_bytes : compiled_for.l1_bytes;
+  k.l2_bytes = shape.l2_bytes ? shape.l2_bytes : compiled_for.l2_bytes;
   k.optimize = o.optimize.value_or(!env_flag("NOOPT"));
   k.max_threads = o.threads.value_or(detail::kernel_threads());
 #ifdef NDEBUG
@@ -34,10 +50,7 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
                                              const std::optional<std::vector<Opt>>& opts) {
   const Backend& backend = find_backend(device, options.compiler);
   const Compiler& compiler = backend.compile();
-  KernelOptions ko = kernel_options(options);
-  OptTarget target = compiler.vectors();
-  ko.vector_bytes = target.vector_bytes;
-  ko.vector_registers = target.vector_registers;
+  KernelOptions ko = kernel_options(options, compiler.vectors());
   if (opts) ko.opts = opts;
   KernelKey key{ast->hash(), device.to_string(), backend.compiler + " | " + compiler.identity() + " | " + ko.key()};
   return get_or_compile_kernel(key, device.to_string(), [&] {

@@ -16,8 +16,14 @@ namespace lathe {
 /// A numeric switch from the environment (NOOPT=1, LATHE_ARENA=0, ...); `otherwise` when unset.
 bool env_flag(const char* name, bool otherwise = false);
 
-/// The codegen settings `options` asks for, its unset fields from the environment.
-KernelOptions kernel_options(const PrepareOptions& options);
+/// The codegen settings `options` asks for, its unset fields from the environment; the target's
+/// shape is `compiled_for` (the compiler's CPU) wherever `options.shape`, else LATHE_TARGET_SHAPE,
+/// leaves a field unset.
+KernelOptions kernel_options(const PrepareOptions& options, const OptTarget& compiled_for = {});
+
+/// The shape `options` asks for: `options.shape`, else LATHE_TARGET_SHAPE parsed, else all unset.
+/// Throws Error naming LATHE_TARGET_SHAPE when its text is not a shape.
+TargetShape target_shape(const PrepareOptions& options);
 
 /// The kernel of `ast` for `device`, with `opts` as its actions when given (else the heuristics').
 std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {},
