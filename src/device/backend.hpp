@@ -25,6 +25,10 @@ class Compiler {
   virtual CompiledSpec compile(const ProgramSpec& spec) const = 0;
   /// The vector registers of the code it builds (the optimizer sizes its tiles by them).
   virtual OptTarget vectors() const { return {}; }
+  /// Throws Error naming what this machine lacks when the code it builds cannot run here (built
+  /// for a CPU with features this one does not have). Backends call it before loading code,
+  /// whether just built or read from the disk cache.
+  virtual void check_runs_here() const {}
 };
 
 /// Makes the executable Program of a compiled kernel (`spec` is what it was compiled from).

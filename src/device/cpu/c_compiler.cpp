@@ -73,8 +73,18 @@ CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(pat
   if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + target_flag + ":\n" + features);
   auto has = [&](const char* macro) { return features.find(std::string("#define ") + macro + " ") != std::string::npos; };
   vectors_ = cpu_vectors(has("__AVX512F__"), has("__AVX__"), has("__ARM_NEON") || has("__aarch64__"));
+  if (target_ != "native") {
+    // What the compiler's macros say the target has and this machine has not.
+    std::string native_flag = target_flag.substr(0, target_flag.find('=') + 1) + "native";
+    std::string host = run_capture(path_ + " " + native_flag + " -dM -E -x c /dev/null 2>&1", status);
+    if (status == 0) cannot_run_ = cannot_run_message(target_, macros_missing(features, host));
+  }
   identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
               cache_key(features);
+}
+
+void CCompiler::check_runs_here() const {
+  if (!cannot_run_.empty()) throw Error(cannot_run_);
 }
 
 CompiledSpec CCompiler::compile(const ProgramSpec& spec) const {

@@ -36,6 +36,10 @@ class CCompiler final : public Compiler {
   /// (16), else 16 bytes (NEON: 32 registers).
   OptTarget vectors() const override { return vectors_; }
 
+  /// Throws Error naming the features the target's predefined macros have and this machine's
+  /// (the compiler's -march=native) do not.
+  void check_runs_here() const override;
+
  private:
   std::vector<uint8_t> build(const ProgramSpec& spec) const;  // one compiler run, no cache
 
@@ -44,6 +48,7 @@ class CCompiler final : public Compiler {
   std::string target_;
   std::string flags_;
   std::string identity_;
+  std::string cannot_run_;  // why its code cannot run here (empty: it can)
 };
 
 /// Loads a compiled shared object as an executable Program. `num_vals` is the number of

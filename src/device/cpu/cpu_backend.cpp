@@ -19,6 +19,7 @@ std::vector<Backend> cpu_backends() {
                              },
                              []() -> const Compiler& { return LlvmCompiler::get(); },
                              [](const CompiledSpec& compiled, const ProgramSpec& spec) {
+                               LlvmCompiler::get().check_runs_here();
                                return load_llvm_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                         spec.shared_scratch);
                              }});
@@ -30,6 +31,7 @@ std::vector<Backend> cpu_backends() {
                              },
                              []() -> const Compiler& { return CCompiler::get(); },
                              [](const CompiledSpec& compiled, const ProgramSpec& spec) {
+                               CCompiler::get().check_runs_here();
                                return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                        spec.shared_scratch);
                              }});

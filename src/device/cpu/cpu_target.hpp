@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "opt/heuristic.hpp"
 
@@ -14,6 +15,15 @@ std::string cpu_target_from_env();
 /// Throws Error unless `name` is a plain CPU name (letters, digits, '-', '_', '.'): it reaches a
 /// compiler's command line.
 void check_cpu_name(const std::string& name);
+
+/// Why code built for `target` cannot run on this machine, which lacks the CPU features `missing`
+/// (empty when none is missing).
+std::string cannot_run_message(const std::string& target, std::vector<std::string> missing);
+
+/// The instruction-set features a C compiler's predefined macros for a target name (`#define
+/// __AVX512F__ 1`, `#define __ARM_FEATURE_SVE 1`) that its macros for this machine do not: lower
+/// case, sorted ("avx512f").
+std::vector<std::string> macros_missing(const std::string& target_macros, const std::string& host_macros);
 
 /// The optimizer's vectors for a CPU with these features: AVX-512 64-byte vectors (32 registers),
 /// AVX 32 bytes (16), NEON 16 bytes (32), else 16 bytes (16).

@@ -161,9 +161,23 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   std::string triple = tm->getTargetTriple().str();
   bool arm = triple.rfind("aarch64", 0) == 0;
   vectors_ = cpu_vectors(has("avx512f"), has("avx"), arm);
+  if (target != "native") {
+    // The named CPU's instruction-set features that LLVM finds off on this machine (its tuning
+    // flags are not in the host's list, and do not matter).
+    std::vector<std::string> missing;
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (const llvm::SubtargetFeatureKV& f : sti->getAllProcessorFeatures())
+      if (sti->getFeatureBits().test(f.Value))
+        if (auto it = host.find(f.Key); it != host.end() && !it->second) missing.emplace_back(f.Key);
+    cannot_run_ = cannot_run_message(target, missing);
+  }
   // The CPU's name and the features asked for: for the host every feature it reports (two CPUs
   // sharing a name may differ, e.g. in AVX512-FP16), for a named target its tuning flags.
   identity_ = std::string("LLVM ") + LLVM_VERSION_STRING + " | passes " + std::string(kPasses) + " | " + triple + " | cpu " + cpu_ + " | features " + cache_key(features_);
+}
+
+void LlvmCompiler::check_runs_here() const {
+  if (!cannot_run_.empty()) throw Error(cannot_run_);
 }
 
 CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {

@@ -30,11 +30,15 @@ class LlvmCompiler final : public Compiler {
 
   OptTarget vectors() const override { return vectors_; }
 
+  /// Throws Error naming the features LLVM finds this machine lacks for the target CPU.
+  void check_runs_here() const override;
+
  private:
   std::string cpu_;
   std::string features_;
   std::string identity_;
   OptTarget vectors_;
+  std::string cannot_run_;  // why its code cannot run here (empty: it can)
 };
 
 /// Links a compiled object into the process with the JIT and returns its kernel as a Program; the
