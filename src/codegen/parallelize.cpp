@@ -83,11 +83,12 @@ UOpPtr split_group(const UOpPtr& ast) {
   DType t = red->dtype().scalar(), acc = accumulator_dtype(t);  // partials kept in full precision
   int lanes = red->dtype().count();
 
-  // The outputs: the loops the reduction's value depends on, other than its own.
+  // The outputs: the loops the reduction's value or its own loops' bounds depend on (a loop
+  // bounded by its gates, codegen/gate_bounds), other than its own.
   std::set<const UOp*> own;
   for (size_t i = 1; i < red->src().size(); ++i) own.insert(red->src(i).get());
   std::vector<UOpPtr> outs;
-  for (const UOpPtr& u : toposort(red->src(0)))
+  for (const UOpPtr& u : toposort(red))
     if (u->op() == Ops::RANGE && !own.count(u.get())) outs.push_back(u);
   std::sort(outs.begin(), outs.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) < axis_of(*b); });
   int64_t count = 1;
@@ -112,7 +113,9 @@ UOpPtr split_group(const UOpPtr& ast) {
     at_b = at_b + f * stride;
   }
   std::vector<UOpPtr> part_src{substitute(red->src(0), mine_only)};
-  for (size_t i = 1; i < red->src().size(); ++i) part_src.push_back(red->src(i) == g ? part_loop : red->src(i));
+  // The reduction's loops as the body now names them: one bounded by an output position (its
+  // part of the grouped loop too) is bounded by the core's own loop over that output.
+  for (size_t i = 1; i < red->src().size(); ++i) part_src.push_back(substitute(red->src(i) == g ? part_loop : red->src(i), mine_only));
   UOpPtr part = UOp::make(Ops::REDUCE, red->dtype(), std::move(part_src), op);
   if (lanes > 1) {
     std::vector<UOpPtr> each;
