@@ -57,6 +57,7 @@ constexpr int kMostActions = 6;
 // A kernel to fuzz: its AST and a copy of what its buffers held when the case ran.
 struct Kernel {
   std::string where;  // the case
+  std::string folder;  // its path
   UOpPtr ast;
   DeviceSpec device;
   struct Arg {
@@ -94,10 +95,11 @@ std::map<std::string, onnx::Value> case_inputs(const onnx::Model& model, const f
 }
 
 // Adds the kernels of `plan` (run once) that `seen` does not hold yet.
-void add_kernels(const ExecutionPlan& plan, const std::string& where, std::set<uint64_t>& seen, std::vector<Kernel>& out) {
+void add_kernels(const ExecutionPlan& plan, const std::string& where, const fs::path& folder, std::set<uint64_t>& seen,
+                 std::vector<Kernel>& out) {
   for (const PreparedKernel* pk : plan.prepared_kernels()) {
     if (!seen.insert(pk->ast->hash()).second) continue;
-    Kernel k{where, pk->ast, pk->device, {}, {}};
+    Kernel k{where, folder.string(), pk->ast, pk->device, {}, {}};
     bool usable = true;
     for (size_t i = 0; i < pk->buffer_indices.size() && usable; ++i) {
       const Buffer& b = plan.buffers()[pk->buffer_indices[i]];
@@ -144,7 +146,7 @@ void collect(const fs::path& dir, std::set<uint64_t>& seen, std::vector<Kernel>&
     }
     ExecutionPlan plan = Tensor::prepare(flat, PrepareOptions{.optimize = false, .share_memory = false, .poison = false});
     plan.execute();
-    add_kernels(plan, where, seen, out);
+    add_kernels(plan, where, dir, seen, out);
     std::map<std::string, int64_t> max_sizes;
     std::map<std::string, Tensor> tensors;
     for (const onnx::ValueInfo& in : model.inputs())
@@ -156,7 +158,7 @@ void collect(const fs::path& dir, std::set<uint64_t>& seen, std::vector<Kernel>&
     try {
       onnx::PreparedModel pm = model.prepare(max_sizes);
       pm.run(tensors);
-      add_kernels(pm.plan(), where + " (prepared for sizes)", seen, out);
+      add_kernels(pm.plan(), where + " (prepared for sizes)", dir, seen, out);
     } catch (const std::exception&) {
       // sizes the test inputs do not fit: the kernels at the inputs' own sizes are fuzzed
     }
@@ -369,8 +371,8 @@ void report(Tally& tally, const Kernel& k, const std::string& opts, const std::s
   ++tally.failures;
   char hash[20];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(k.ast->hash()));
-  std::printf("MISMATCH %s: kernel %s [%s]: %s\n  replay: opt_fuzz --case <folder of %s> --kernel %s --opts \"%s\"\n", k.where.c_str(),
-              hash, opts.c_str(), what.c_str(), k.where.c_str(), hash, opts.c_str());
+  std::printf("MISMATCH %s: kernel %s [%s]: %s\n  replay: opt_fuzz --case %s --kernel %s --opts \"%s\"\n", k.where.c_str(), hash,
+              opts.c_str(), what.c_str(), k.folder.c_str(), hash, opts.c_str());
   std::fflush(stdout);
 }
 
