@@ -79,6 +79,9 @@ class Model {
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
   int64_t opset() const;
+  /// Throws OnnxError for a name in `names` that is not one of inputs(), listing those (build,
+  /// build_values and PreparedModel::run check the names they are given the same way).
+  void check_input_names(const std::vector<std::string>& names) const;
 
   /// Builds the model's outputs over `inputs` (by name), lazily: nothing runs until the outputs
   /// are realized or prepared. Throws OnnxError naming the node for an unsupported operator or

@@ -17,6 +17,7 @@
 #include "onnx/attention_chain.hpp"
 #include "onnx/attention_mask.hpp"
 #include "onnx/initializer_data.hpp"
+#include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -637,7 +638,10 @@ Value fit_input(const ValueInfo& in, const Value& v) {
 
 }  // namespace
 
+void Model::check_input_names(const std::vector<std::string>& names) const { require_known_inputs(impl_->inputs, names); }
+
 std::vector<Value> Model::build_values(const std::map<std::string, Value>& given) const {
+  require_known_inputs(impl_->inputs, given);
   const auto& g = impl_->proto.graph();
   std::map<std::string, Value> env;
   for (const auto& [name, t] : impl_->initializers) env.insert_or_assign(name, t);

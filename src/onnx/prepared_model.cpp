@@ -4,6 +4,7 @@
 
 #include "ir/eval.hpp"
 #include "ir/toposort.hpp"
+#include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
 #include "lathe/onnx.hpp"
 #include "tensor/tensor_util.hpp"
@@ -81,6 +82,9 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
   // Every check first, so a bad input leaves the buffers and bindings as they were.
   std::map<std::string, int64_t> sizes;
   std::vector<std::vector<uint8_t>> data;
+  std::vector<ValueInfo> infos;
+  for (const Impl::Input& in : impl_->inputs) infos.push_back(in.info);
+  require_known_inputs(infos, given);
   for (const Impl::Input& in : impl_->inputs) {
     std::string what = "input '" + in.info.name + "'";
     auto it = given.find(in.info.name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "lathe/lathe.hpp"
@@ -131,6 +132,28 @@ TEST(OnnxPreparedModel, BadSizesAreErrorsThatChangeNothing) {
   EXPECT_EQ(pm.sizes().at("batch"), 2);
   std::vector<float> out = pm.plan().output_buffer_at(0)->to_vector<float>(), want = before.to_vector<float>();
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(out[i], want[i]) << "the failed runs changed the output buffer";
+}
+
+// A misspelt input is an error naming the model's inputs, in a build and in a prepared model's
+// run alike; nothing runs on data made up in its place.
+TEST(OnnxPreparedModel, AnInputTheModelLacksIsAnErrorNamingItsInputs) {
+  Model m = Model::load(kModels + "/mlp_dynamic_batch/model.onnx");
+  Tensor x = Tensor::randn({2, 32}, 7).realize();
+  auto expect_named = [](const std::function<void()>& run) {
+    try {
+      run();
+      FAIL() << "no error";
+    } catch (const OnnxError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("no input 'xx'"), std::string::npos) << what;
+      EXPECT_NE(what.find("'x' (float32, [batch, 32])"), std::string::npos) << what;
+    }
+  };
+  expect_named([&] { m.build({{"x", x}, {"xx", x}}); });
+  expect_named([&] { m.build({{"xx", x}}); });
+  PreparedModel pm = m.prepare({{"batch", 4}});
+  expect_named([&] { pm.run({{"xx", x}}); });
+  expect_named([&] { pm.run({{"x", x}, {"xx", x}}); });
 }
 
 // x: (n, 4) with n named; `op` applied with `shape` as its second input.

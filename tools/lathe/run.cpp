@@ -81,9 +81,13 @@ std::vector<double> timed_runs(int iters, const std::function<void()>& step, con
   return times;
 }
 
-// Seeded random data for every model input not in `inputs` (announced on stderr when `say`).
+// Seeded random data for every model input not in `inputs` (announced on stderr when `say`); a
+// name in `inputs` that the model lacks is an error naming its inputs.
 void fill_missing_inputs(const onnx::Model& model, std::map<std::string, Tensor>& inputs, uint64_t seed,
                          const std::map<std::string, int64_t>& sizes, bool say) {
+  std::vector<std::string> given;
+  for (const auto& [name, t] : inputs) given.push_back(name);
+  model.check_input_names(given);
   for (const onnx::ValueInfo& in : model.inputs()) {
     if (inputs.count(in.name)) continue;
     if (say) std::fprintf(stderr, "lathe: input '%s' not given: using seeded random %s data\n", in.name.c_str(), in.dtype.name().c_str());
@@ -142,6 +146,7 @@ int bench(const BenchOptions& o) {
   auto loading = Clock::now();  // parsing and building the graph: with prepare, what ORT's session creation does
   std::vector<Tensor> outputs;
   if (o.model.empty()) {
+    if (!inputs.empty()) throw Error("--input '" + inputs.begin()->first + "': the built-in MLP takes no inputs (give a model)");
     outputs.push_back(default_model(64, 0));
   } else {
     onnx::Model model = onnx::Model::load(o.model);
@@ -182,6 +187,7 @@ int run(const RunOptions& o) {
   std::vector<std::string> names;
   std::vector<Tensor> outputs;
   if (o.model.empty()) {
+    if (!o.inputs.empty()) throw Error("--input '" + o.inputs.front() + "': the built-in MLP takes no inputs (give a model)");
     std::fprintf(stderr, "lathe: no model given: running the built-in MLP (784-512-512-10) on a random batch of %lld\n",
                  static_cast<long long>(o.batch));
     outputs.push_back(default_model(o.batch, o.seed));
