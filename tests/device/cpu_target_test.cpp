@@ -20,6 +20,9 @@ TEST(CpuTarget, MacrosMissingAreTheTargetsFeatureMacrosTheHostLacks) {
   std::string target = "#define __AVX2__ 1\n#define __AVX512F__ 1\n#define __SSE4A__ 1\n#define __znver3__ 1\n#define __tune_znver3__ 1\n"
                        "#define __SIZEOF_INT__ 4\n#define __ARM_FEATURE_SVE 1\n";
   std::string host = "#define __AVX2__ 1\n#define __sapphirerapids__ 1\n#define __SIZEOF_INT__ 4\n";
+  // Macros whose values have spaces do not throw the reading off (gcc defines many).
+  target = "#define __INT64_C(c) c ## L\n#define __DBL_HAS_INFINITY__ 1\n" + target;
+  host = "#define __INT64_C(c) c ## L\n#define __DBL_HAS_INFINITY__ 1\n" + host;
   EXPECT_EQ(macros_missing(target, host), (std::vector<std::string>{"avx512f", "sse4a", "sve"}));
   EXPECT_TRUE(macros_missing(host, host).empty());
 }

@@ -35,10 +35,12 @@ std::vector<std::string> macros_missing(const std::string& target_macros, const 
   // case (tuning macros such as __znver4__ or __tune_znver4__ are lower case).
   auto features = [](const std::string& macros) {
     std::set<std::string> out;
-    std::istringstream in(macros);
-    std::string define, name, value;
-    while (in >> define >> name >> value) {
-      if (define != "#define" || value != "1") continue;
+    std::istringstream lines(macros);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream in(line);
+      std::string define, name, value, rest;
+      if (!(in >> define >> name >> value) || (in >> rest) || define != "#define" || value != "1") continue;
       bool upper = name.size() > 4 && std::all_of(name.begin(), name.end(), [](char c) {
         return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
       });
