@@ -9,6 +9,7 @@
 #include "device/cpu/c_compiler.hpp"
 #include "device/cpu/cpu_target.hpp"
 #include "device/temp_cache_dir.hpp"
+#include "lathe/plan.hpp"
 #ifdef LATHE_HAS_LLVM
 #include "device/cpu/llvm_jit.hpp"
 #endif
@@ -32,6 +33,15 @@ TEST(CpuTarget, TheRefusalNamesTheTargetAndEveryMissingFeature) {
   std::string m = cannot_run_message("x86-64-v4", {"avx512f", "avx512bw"});
   EXPECT_NE(m.find("LATHE_CPU_TARGET 'x86-64-v4'"), std::string::npos) << m;
   EXPECT_NE(m.find("avx512bw, avx512f"), std::string::npos) << m;
+}
+
+// LATHE_TARGET_SHAPE's lane counts name what the optimizer plans for on each class of CPU, so the
+// suite's runs at 4, 8 and 16 lanes check what an SSE, an AVX2 and an AVX-512 machine get.
+TEST(CpuTarget, LaneCountShapesAreTheShapesOfEachClassOfCpu) {
+  auto shape_of = [](const OptTarget& t) { return TargetShape{t.vector_bytes, t.vector_registers, t.l1_bytes, t.l2_bytes}; };
+  EXPECT_EQ(TargetShape::parse("16"), shape_of(cpu_vectors(true, true, false)));
+  EXPECT_EQ(TargetShape::parse("8"), shape_of(cpu_vectors(false, true, false)));
+  EXPECT_EQ(TargetShape::parse("4"), shape_of(cpu_vectors(false, false, false)));
 }
 
 #if defined(__x86_64__)

@@ -60,10 +60,11 @@ std::vector<std::string> macros_missing(const std::string& target_macros, const 
 }
 
 OptTarget cpu_vectors(bool avx512, bool avx, bool neon) {
-  if (avx512) return OptTarget{64, 32, 1};
-  if (avx) return OptTarget{32, 16, 1};
-  if (neon) return OptTarget{16, 32, 1};
-  return OptTarget{16, 16, 1};
+  constexpr int64_t kSmallL1 = 32 << 10, kSmallL2 = 512 << 10;
+  if (avx512) return OptTarget{64, 32, 1, 48 << 10, 1 << 20};
+  if (avx) return OptTarget{32, 16, 1, kSmallL1, kSmallL2};
+  if (neon) return OptTarget{16, 32, 1, kSmallL1, kSmallL2};
+  return OptTarget{16, 16, 1, kSmallL1, kSmallL2};
 }
 
 }  // namespace lathe

@@ -25,8 +25,11 @@ std::string cannot_run_message(const std::string& target, std::vector<std::strin
 /// case, sorted ("avx512f").
 std::vector<std::string> macros_missing(const std::string& target_macros, const std::string& host_macros);
 
-/// The optimizer's vectors for a CPU with these features: AVX-512 64-byte vectors (32 registers),
-/// AVX 32 bytes (16), NEON 16 bytes (32), else 16 bytes (16).
+/// The optimizer's target for a CPU with these features: AVX-512 64-byte vectors (32 registers,
+/// 48 KB L1, 1 MB L2: Zen 5 and recent Intel cores), AVX 32 bytes (16 registers, 32 KB and 512
+/// KB: Zen 2 and 3), NEON 16 bytes (32), else 16 bytes (16). The lane counts of
+/// LATHE_TARGET_SHAPE (16, 8, 4) name the same shapes, so the suite's runs at each shape are what
+/// such a CPU gets. Known debt: the caches are the class's, not read from the CPU.
 OptTarget cpu_vectors(bool avx512, bool avx, bool neon);
 
 }  // namespace lathe
