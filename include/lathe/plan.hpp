@@ -14,30 +14,9 @@
 #include <vector>
 
 #include "lathe/kernel.hpp"
+#include "lathe/target.hpp"
 
 namespace lathe {
-
-/// The machine the optimizer plans kernels for: how wide and how many its vector registers are
-/// and how large its caches. It is separate from the instruction set the code is compiled for
-/// (LATHE_CPU_TARGET): LLVM splits a 16-lane vector into two 8-lane ones, so kernels planned for
-/// any shape run on any x86-64 CPU, and one machine can check the kernels every shape gets. A
-/// field left at 0 takes the value of the CPU the kernels are compiled for.
-struct TargetShape {
-  int vector_bytes = 0;      // the widest vector register (float32 lanes x 4)
-  int vector_registers = 0;  // how many of them
-  int64_t l1_bytes = 0;      // a core's L1 data cache
-  int64_t l2_bytes = 0;      // a core's L2 cache
-
-  /// Parses LATHE_TARGET_SHAPE's syntax: a float32 lane count alone ("4", "8", "16": the shape of
-  /// a typical CPU of that width: 16 registers, 32 KB L1 and 512 KB L2 for 4 and 8 lanes; 32
-  /// registers, 48 KB and 1 MB for 16), or comma-separated fields "lanes=8,registers=16,l1=32K,
-  /// l2=512K" (sizes in bytes, or with a K or M suffix; a field not given stays 0). Throws Error
-  /// naming the text for anything else.
-  static TargetShape parse(const std::string& text);
-  /// "lanes=8,registers=16,l1=32K,l2=512K" (the fields that are set).
-  std::string to_string() const;
-  friend bool operator==(const TargetShape&, const TargetShape&) = default;
-};
 
 /// Settings of one prepare(); a field left unset takes its default from the environment, so tests
 /// and programs can build plans with different settings in one process.

@@ -23,11 +23,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMostValueVectors = 4;  // a row's value accumulators held in registers
 constexpr int64_t kMostRows = 8;
 constexpr int64_t kRegistersForTemporaries = 6;      // beside the accumulators: a key row, a value vector, exp2's terms
-// The running state of a group of tiles, kept in L1 beside a block of keys and values.
-constexpr int64_t kStateBytes = 16 << 10;
-// Keys and values (taken as twice the values) of one head up to which tiles do not group: what a
-// core's L2 holds (1 MB on Zen 5; known debt: not the target's).
-constexpr int64_t kCachedKeyBytes = int64_t{1} << 20;
+// The running state of a group of tiles is kept in L1 beside a block of keys and values: a third
+// of it. Keys and values (taken as twice the values) of one head that a core's L2 holds are read
+// by each tile alone (both the target's).
+constexpr int64_t kStateShareOfL1 = 3;
 
 UOpPtr index(int64_t v) { return UOp::index_const(v); }
 UOpPtr f32(double v) { return UOp::const_(dtypes::float32, v); }
@@ -67,7 +66,7 @@ int64_t lanes_for(int64_t n, int lanes) {
 
 class FlashKernel {
  public:
-  FlashKernel(const UOpPtr& ast, const AttentionTarget& t) : store_(ast->src(0)), att_(store_->src(1)), t_(t) {
+  FlashKernel(const UOpPtr& ast, const Target& t) : store_(ast->src(0)), att_(store_->src(1)), t_(t) {
     keys_ = att_->src(2), query_ = att_->src(3), value_pos_ = att_->src(4);
     for (const UOpPtr& u : toposort(ast)) {
       if (u->op() == Ops::RANGE) axis_ = std::max(axis_, axis_of(*u) + 1);
@@ -84,14 +83,14 @@ class FlashKernel {
     keys_n_ = size_of(keys_), queries_n_ = size_of(query_), values_n_ = size_of(value_pos_);
     if (std::holds_alternative<std::vector<int64_t>>(att_->arg()))
       seen_ = AttentionKeys::from(att_->arg_as<std::vector<int64_t>>());
-    value_lanes_ = lanes_for(values_n_, t.lanes);
+    value_lanes_ = lanes_for(values_n_, t.lanes(dtypes::float32));
     int64_t vectors = ceil_div(values_n_, value_lanes_);
     chunks_ = ceil_div(vectors, kMostValueVectors);
     vectors_ = ceil_div(vectors, chunks_);
-    // A row holds its value accumulators and a block's scores (two registers of 8 lanes each on AVX2).
-    int64_t lanes = std::max(1, t.lanes);
+    // A row holds its value accumulators and a block's scores (a 16-key block: two registers of 8 lanes).
+    int64_t lanes = t.lanes(dtypes::float32);
     int64_t per_row = vectors_ * ceil_div(value_lanes_, lanes) + ceil_div(kAttentionKeyBlock, lanes);
-    rows_ = std::clamp<int64_t>((t.registers - kRegistersForTemporaries) / per_row, 1, kMostRows);
+    rows_ = std::clamp<int64_t>((t.vector_registers - kRegistersForTemporaries) / per_row, 1, kMostRows);
     rows_ = std::min(rows_, queries_n_);
   }
 
@@ -99,15 +98,15 @@ class FlashKernel {
     int64_t lead_n = 1;
     for (const UOpPtr& l : lead_) lead_n *= size_of(l);
     // Tiles of rows_ queries go in groups that walk the keys together: each block of keys is read
-    // from L1 by every tile of its group, whose running state (kStateBytes) stays in L1 too
+    // from L1 by every tile of its group, whose running state stays in L1 too
     // (causal 8 x 4096 x 64: 111 -> 90 ms).
     int64_t tiles = ceil_div(queries_n_, rows_);
     int64_t state = rows_ * (vectors_ * value_lanes_ + kAttentionKeyBlock + 1) * 4;
-    int64_t most = std::max<int64_t>(1, kStateBytes / state);
+    int64_t most = std::max<int64_t>(1, t_.l1_bytes / kStateShareOfL1 / state);
     // Keys and values a core's L2 holds are read from there by each tile alone, which then keeps
     // its state in registers (a group's state in L1 costs a load and a store a block: 8.1 against
     // 11.1 ms for a causal 4 x 2048 x 32).
-    if (keys_n_ * values_n_ * 2 * 4 <= kCachedKeyBytes) most = 1;
+    if (keys_n_ * values_n_ * 2 * 4 <= t_.l2_bytes) most = 1;
     // A window of keys that moves with the row: a group spans about its width of rows, or it
     // would read keys none of its rows sees past the window.
     if (seen_ && seen_->begin_step == 1 && seen_->end_step == 1)
@@ -193,7 +192,7 @@ class FlashKernel {
     return UOp::make(Ops::VECTORIZE, x->dtype().vec(static_cast<int>(lanes)), std::vector<UOpPtr>(static_cast<size_t>(lanes), x));
   }
 
-  UOpPtr polynomials(const UOpPtr& x) const { return t_.polynomial_exp ? decompose_transcendentals(x) : x; }
+  UOpPtr polynomials(const UOpPtr& x) const { return t_.native_transcendentals ? x : decompose_transcendentals(x); }
 
   // `x` as the vector of the positions of the register loop `axis` (a block's keys, a vector's
   // value positions).
@@ -286,7 +285,7 @@ class FlashKernel {
   }
 
   UOpPtr store_, att_;
-  AttentionTarget t_;
+  Target t_;
   UOpPtr keys_, query_, value_pos_;
   std::vector<UOpPtr> lead_;  // batch, heads: the loops other than the query's and the value's
   int64_t axis_ = 0, reg_ = 0;
@@ -306,7 +305,7 @@ bool is_attention_kernel(const UOpPtr& ast) {
          ast->src(0)->src(1)->op() == Ops::ATTENTION;
 }
 
-UOpPtr attention_as_one_kernel(const UOpPtr& ast, const AttentionTarget& target) {
+UOpPtr attention_as_one_kernel(const UOpPtr& ast, const Target& target) {
   if (!is_attention_kernel(ast)) return ast;
   return FlashKernel(ast, target).build();
 }

@@ -18,6 +18,7 @@
 
 #include <vector>
 
+#include "lathe/target.hpp"
 #include "lathe/uop.hpp"
 
 namespace lathe {
@@ -38,17 +39,10 @@ struct AttentionKeys {
   static AttentionKeys from(const std::vector<int64_t>& arg) { return {arg.at(0), arg.at(1), arg.at(2), arg.at(3)}; }
 };
 
-struct AttentionTarget {
-  int lanes = 16;              // floats per vector register
-  int registers = 32;          // vector registers
-  int threads = 1;             // cores the kernel may run on
-  bool polynomial_exp = true;  // exp2 as polynomials (codegen/transcendental): no native one
-};
-
 /// Whether `ast` is a kernel storing an ATTENTION.
 bool is_attention_kernel(const UOpPtr& ast);
 
 /// The attention kernel `ast` as loops, registers and vectors for `target`; any other kernel as it is.
-UOpPtr attention_as_one_kernel(const UOpPtr& ast, const AttentionTarget& target);
+UOpPtr attention_as_one_kernel(const UOpPtr& ast, const Target& target);
 
 }  // namespace lathe

@@ -25,6 +25,7 @@
 #include "ir/toposort.hpp"
 #include "ir/valid.hpp"
 #include "opt/action.hpp"
+#include "opt/heuristic.hpp"
 
 namespace lathe {
 namespace {
@@ -33,9 +34,6 @@ int debug_level() {
   const char* d = std::getenv("DEBUG");
   return d ? std::atoi(d) : 0;
 }
-
-// The widest vector an upcast axis becomes (the optimizer picks sizes for the target).
-constexpr int kMaxLanes = 64;
 
 struct Step {
   const char* name;
@@ -47,7 +45,7 @@ struct Step {
 std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
   if (!o.optimize || is_attention_kernel(ast)) return {};
   if (o.opts) return *o.opts;
-  return hand_coded_opts(ast, OptTarget{o.vector_bytes, o.vector_registers, o.max_threads, o.l1_bytes, o.l2_bytes});
+  return hand_coded_opts(ast, o.target);
 }
 
 constexpr const char* kOptimize = "optimize";
@@ -66,7 +64,7 @@ std::vector<Step> shaping_steps() {
 
 // The steps for one kernel; `threads` receives the thread count of the split, `applied` the
 // optimizer's actions.
-std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
+std::vector<Step> steps(const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
   std::vector<Step> all = shaping_steps();
   all.insert(all.end(), {
       {kOptimize,
@@ -75,14 +73,10 @@ std::vector<Step> steps(const Renderer* renderer, const KernelOptions& o, int& t
          return apply_opts(a, applied);
        }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},
-      {"attention as one kernel",
-       [renderer, &o](const UOpPtr& a) {
-         AttentionTarget t{o.vector_bytes / 4, o.vector_registers, o.max_threads, !renderer->caps().native_transcendentals};
-         return attention_as_one_kernel(a, t);
-       }},
+      {"attention as one kernel", [&o](const UOpPtr& a) { return attention_as_one_kernel(a, o.target); }},
       {"transcendentals as polynomials",
-       [renderer](const UOpPtr& a) { return renderer->caps().native_transcendentals ? a : decompose_transcendentals(a); }},
-      {"upcast axes as vectors", [](const UOpPtr& a) { return expand_upcasts(a, kMaxLanes); }},
+       [&o](const UOpPtr& a) { return o.target.native_transcendentals ? a : decompose_transcendentals(a); }},
+      {"upcast axes as vectors", [&o](const UOpPtr& a) { return expand_upcasts(a, o.target.widest_vector); }},
       {"gates as loop bounds", gates_as_loop_bounds},
       {"split across threads",
        [&threads](const UOpPtr& a) {
@@ -130,9 +124,7 @@ KernelSignature signature_of(const UOpPtr& ast) {
 }  // namespace
 
 std::string KernelOptions::key() const {
-  std::string k = "opt=" + std::to_string(optimize) + " threads=" + std::to_string(max_threads) +
-                  " vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) +
-                  " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes);
+  std::string k = "opt=" + std::to_string(optimize) + " " + target.key();
   if (opts) k += " opts=" + to_string(*opts);
   return k;
 }
@@ -149,7 +141,7 @@ std::vector<std::string> pipeline_steps() {
   std::vector<Opt> applied;
   KernelOptions o;
   std::vector<std::string> names;
-  for (const Step& s : steps(nullptr, o, threads, applied)) names.emplace_back(s.name);  // names only: none runs
+  for (const Step& s : steps(o, threads, applied)) names.emplace_back(s.name);  // names only: none runs
   names.emplace_back("linearize");
   names.emplace_back("render");
   return names;
@@ -162,7 +154,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
   UOpPtr cur = ast;
   std::string name = kernel_name(ast);
   if (options.verify) verify(cur);
-  for (const Step& step : steps(&renderer, options, threads, applied)) {
+  for (const Step& step : steps(options, threads, applied)) {
     cur = step.run(cur);
     if (std::string(step.name) == kOptimize) {
       name = kernel_name(cur);

@@ -18,19 +18,16 @@
 
 #include "codegen/renderer.hpp"
 #include "lathe/program.hpp"
-#include "opt/heuristic.hpp"
+#include "lathe/target.hpp"
+#include "opt/action.hpp"
 
 namespace lathe {
 
 /// Settings of one kernel's code generation (a plan passes its own; see PrepareOptions).
 struct KernelOptions {
-  bool optimize = true;  // the optimizer's actions (off: the kernel as scheduled)
-  int max_threads = 1;   // split across at most this many threads
-  bool verify = false;   // check the graph between steps (tests, debug builds)
-  int vector_bytes = 16;      // the target's vector registers (Compiler::target)
-  int vector_registers = 16;
-  int64_t l1_bytes = 48 << 10;  // the target's caches (OptTarget)
-  int64_t l2_bytes = 1 << 20;
+  bool optimize = true;   // the optimizer's actions (off: the kernel as scheduled)
+  bool verify = false;    // check the graph between steps (tests, debug builds)
+  Target target{};        // the machine it is planned and generated for (its backend's, or a plan's shape)
   std::optional<std::vector<Opt>> opts{};  // these actions instead of the heuristics' (BEAM, tests)
   /// What distinguishes kernels built with these options, for cache keys.
   std::string key() const;

@@ -10,7 +10,6 @@ namespace lathe {
 class CRenderer final : public Renderer {
  public:
   std::string language() const override { return "C"; }
-  RendererCaps caps() const override { return {}; }
   std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const override;
 };
 

@@ -17,7 +17,6 @@ namespace lathe {
 class LlvmRenderer final : public Renderer {
  public:
   std::string language() const override { return "LLVM IR"; }
-  RendererCaps caps() const override { return {}; }
   std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const override;
 };
 

@@ -22,17 +22,11 @@ struct KernelSignature {
   std::vector<std::string> vars;  // vals[i]: the variables by name, then launch indices ("core_id")
 };
 
-/// What a target does natively; the pipeline lowers what it does not.
-struct RendererCaps {
-  bool native_transcendentals = false;  // float32 exp2/log2/sin are fast, vectorizable instructions
-};
-
 class Renderer {
  public:
   virtual ~Renderer() = default;
   /// A short name for the language ("C"), for debugging output.
   virtual std::string language() const = 0;
-  virtual RendererCaps caps() const = 0;
   /// The source of kernel `name`: `program` is the linearized kernel (linearize.hpp).
   virtual std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const = 0;
 };

@@ -11,7 +11,7 @@
 
 #include "codegen/renderer.hpp"
 #include "lathe/program.hpp"
-#include "opt/heuristic.hpp"
+#include "lathe/target.hpp"
 
 namespace lathe {
 
@@ -23,8 +23,8 @@ class Compiler {
   virtual const std::string& identity() const = 0;
   /// Throws CompileError with the compiler's output when it fails.
   virtual CompiledSpec compile(const ProgramSpec& spec) const = 0;
-  /// The vector registers of the code it builds (the optimizer sizes its tiles by them).
-  virtual OptTarget vectors() const { return {}; }
+  /// The machine the code it builds runs on (every stage plans for it; lathe/target.hpp).
+  virtual Target target() const { return {}; }
   /// Throws Error naming what this machine lacks when the code it builds cannot run here (built
   /// for a CPU with features this one does not have). Backends call it before loading code,
   /// whether just built or read from the disk cache.

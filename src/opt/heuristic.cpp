@@ -121,7 +121,7 @@ int64_t estimated_ops(const UOpPtr& ast) {
 
 class Planner {
  public:
-  Planner(const UOpPtr& ast, const OptTarget& t) : cur_(ast), t_(t) {}
+  Planner(const UOpPtr& ast, const Target& t) : cur_(ast), t_(t) {}
 
   std::vector<Opt> plan() {
     std::vector<Access> acc = accesses(cur_);
@@ -467,7 +467,7 @@ class Planner {
   }
 
   UOpPtr cur_;
-  OptTarget t_;
+  Target t_;
   int64_t budget_ = 8;
   std::vector<Opt> opts_;
 };
@@ -475,6 +475,6 @@ class Planner {
 }  // namespace
 
 
-std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target) { return Planner(ast, target).plan(); }
+std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const Target& target) { return Planner(ast, target).plan(); }
 
 }  // namespace lathe

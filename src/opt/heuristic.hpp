@@ -10,30 +10,25 @@
 //      vector axis keeps several partial sums instead (UNROLL);
 //   3. threads: the outermost output loop that splits evenly (moved outermost by SWAP) is
 //      split across the target's threads when the kernel's work pays for waking them.
+//
+// Everything it knows of the machine is the Target's (lathe/target.hpp): lanes, registers,
+// caches, threads.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "lathe/target.hpp"
 #include "opt/action.hpp"
 
 namespace lathe {
-
-/// What the optimizer needs to know about the machine a kernel is built for.
-struct OptTarget {
-  int vector_bytes = 16;      // the widest vector register
-  int vector_registers = 16;  // how many of them
-  int threads = 1;            // the most threads one kernel may use
-  int64_t l1_bytes = 48 << 10;  // a core's L1 data cache
-  int64_t l2_bytes = 1 << 20;   // a core's L2 cache
-};
 
 /// Estimated operations from which a kernel is split across cores: below them, waking a second
 /// core costs more than it saves.
 constexpr int64_t kThreadedOps = int64_t{1} << 18;
 
 /// The actions for `ast` on `target`, in the order they apply (each one fits).
-std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const OptTarget& target);
+std::vector<Opt> hand_coded_opts(const UOpPtr& ast, const Target& target);
 
 
 }  // namespace lathe

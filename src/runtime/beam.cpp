@@ -98,7 +98,7 @@ std::string disk_path(const PreparedKernel& bound, const DeviceSpec& device, con
   const Backend& backend = find_backend(device, options.compiler);
   KernelOptions ko = kernel_options(options);
   std::string key = std::string(kFormat) + "|" + std::to_string(bound.ast->hash()) + "|" + device.to_string() + "|" + backend.compiler + "|" +
-                    backend.compile().identity() + "|threads " + std::to_string(ko.max_threads);
+                    backend.compile().identity() + "|threads " + std::to_string(ko.target.threads);
   return dir + "/beam/" + cache_key(key);
 }
 
@@ -139,7 +139,7 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
     }
   }
   UOpPtr ast = optimizer_input(bound.ast);
-  int max_threads = kernel_options(options).max_threads;
+  int max_threads = kernel_options(options).target.threads;
   // Candidates compile all at once, then are timed one by one (a timing has the machine to itself).
   auto evaluate = [&](const std::vector<std::vector<Opt>>& lists) {
     std::vector<KernelRequest> requests;

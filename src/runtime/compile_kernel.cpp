@@ -29,15 +29,11 @@ TargetShape target_shape(const PrepareOptions& o) {
   }
 }
 
-KernelOptions kernel_options(const PrepareOptions& o, const OptTarget& compiled_for) {
+KernelOptions kernel_options(const PrepareOptions& o, const Target& device) {
   KernelOptions k;
-  TargetShape shape = target_shape(o);
-  k.vector_bytes = shape.vector_bytes ? shape.vector_bytes : compiled_for.vector_bytes;
-  k.vector_registers = shape.vector_registers ? shape.vector_registers : compiled_for.vector_registers;
-  k.l1_bytes = shape.l1_bytes ? shape.l1_bytes : compiled_for.l1_bytes;
-  k.l2_bytes = shape.l2_bytes ? shape.l2_bytes : compiled_for.l2_bytes;
+  k.target = device.with(target_shape(o));
   k.optimize = o.optimize.value_or(!env_flag("NOOPT"));
-  k.max_threads = o.threads.value_or(detail::kernel_threads());
+  k.target.threads = o.threads.value_or(detail::kernel_threads());
 #ifdef NDEBUG
   k.verify = o.verify.value_or(env_flag("LATHE_VERIFY"));
 #else
@@ -50,7 +46,7 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
                                              const std::optional<std::vector<Opt>>& opts) {
   const Backend& backend = find_backend(device, options.compiler);
   const Compiler& compiler = backend.compile();
-  KernelOptions ko = kernel_options(options, compiler.vectors());
+  KernelOptions ko = kernel_options(options, compiler.target());
   if (opts) ko.opts = opts;
   KernelKey key{ast->hash(), device.to_string(), backend.compiler + " | " + compiler.identity() + " | " + ko.key()};
   return get_or_compile_kernel(key, device.to_string(), [&] {

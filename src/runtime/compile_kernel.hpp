@@ -16,10 +16,10 @@ namespace lathe {
 /// A numeric switch from the environment (NOOPT=1, LATHE_ARENA=0, ...); `otherwise` when unset.
 bool env_flag(const char* name, bool otherwise = false);
 
-/// The codegen settings `options` asks for, its unset fields from the environment; the target's
-/// shape is `compiled_for` (the compiler's CPU) wherever `options.shape`, else LATHE_TARGET_SHAPE,
-/// leaves a field unset.
-KernelOptions kernel_options(const PrepareOptions& options, const OptTarget& compiled_for = {});
+/// The codegen settings `options` asks for, its unset fields from the environment: the target is
+/// `device` (the backend's) with the threads and the shape `options` (else LATHE_THREADS and
+/// LATHE_TARGET_SHAPE) ask for.
+KernelOptions kernel_options(const PrepareOptions& options, const Target& device = {});
 
 /// The shape `options` asks for: `options.shape`, else LATHE_TARGET_SHAPE parsed, else all unset.
 /// Throws Error naming LATHE_TARGET_SHAPE when its text is not a shape.

@@ -45,7 +45,7 @@ TEST(Accumulators, SiblingReductionsStartAfreshInsideEveryLoopAroundEither) {
   int64_t columns = test::axis_sized(plan, 32);
   ASSERT_GE(columns, 0);
   // The 8-lane heuristics' choice (an AVX2 CPU's), on any host.
-  std::vector<Opt> eight_lanes = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), OptTarget{32, 16, 1});
+  std::vector<Opt> eight_lanes = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), Target{32, 16, 1});
   EXPECT_TRUE(close(test::run_with(plan, eight_lanes), want)) << to_string(eight_lanes);
   EXPECT_TRUE(close(test::run_with(plan, {{OptOp::UPCAST, columns, 8}, {OptOp::UPCAST, columns, 2}}), want));
   EXPECT_TRUE(close(test::run_with(plan, {{OptOp::UPCAST, columns, 4}, {OptOp::UPCAST, columns, 2}}), want));

@@ -36,7 +36,7 @@ TEST(Expand, AReductionAlongTheVectorAxisCombinesItsLanesByHalves) {
         int64_t axis = test::axis_sized(plan, cols, true);
         ASSERT_GE(axis, 0);
         std::vector<Opt> opts{{OptOp::UNROLL, axis, 16}};
-        ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.max_threads = 1, .verify = true, .opts = opts});
+        ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.verify = true, .target = {.threads = 1}, .opts = opts});
         std::multiset<int> widths = widths_of(p.ast, maximum ? Ops::MAX : Ops::ADD, dt);
         for (int w : {8, 4, 2}) EXPECT_EQ(widths.count(w), 1u) << "one combine of " << w << "-lane halves";
         EXPECT_EQ(widths.count(1), 1u) << "the last two lanes";
@@ -68,7 +68,7 @@ TEST(Expand, AGateThatChangesAlongTheVectorIsAMaskedLoad) {
       int64_t axis = test::axis_sized(plan, width);
       ASSERT_GE(axis, 0);
       std::vector<Opt> opts{{OptOp::UPCAST, axis, 16}};
-      ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.max_threads = 1, .verify = true, .opts = opts});
+      ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.verify = true, .target = {.threads = 1}, .opts = opts});
       int masked = 0, lanes = 0;
       for (const UOpPtr& u : toposort(p.ast)) {
         if (u->op() != Ops::LOAD || u->src(0)->src(0)->op() != Ops::DEFINE_GLOBAL) continue;
@@ -107,7 +107,7 @@ TEST(Expand, WhatIsStoredAfterAReductionAlongTheVectorAxisIsVectorizedAlongItsOw
     ASSERT_GE(k, 0);
     ASSERT_GE(j, 0);
     std::vector<Opt> opts{{OptOp::UNROLL, k, 16}, {OptOp::UPCAST, j, 16}};
-    ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.max_threads = 1, .verify = true, .opts = opts});
+    ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.verify = true, .target = {.threads = 1}, .opts = opts});
     std::multiset<int> stores, maxes;
     for (const UOpPtr& u : toposort(p.ast)) {
       if (u->op() == Ops::STORE) stores.insert(u->src(1)->dtype().count());

@@ -78,8 +78,8 @@ TEST(GateBounds, ALoopAnotherReductionNeedsWholeStaysWhole) {
 TEST(GateBounds, ATiledConvolutionKeepsGatesOnlyOnItsEdgePixels) {
   Tensor y = test::random_tensor({1, 16, 8, 8}, 8).conv2d(test::random_tensor({32, 16, 3, 3}, 9), std::nullopt, {1, 1}, {1, 1});
   UOpPtr ast = test::kernel_ast(y);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), OptTarget{64, 32, 2});
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), Target{64, 32, 2});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
   int input_loads = 0;
   for (const UOpPtr& u : toposort(p.ast))
     input_loads += u->op() == Ops::LOAD && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL && u->dtype().count() == 1;
@@ -98,7 +98,7 @@ TEST(GateBounds, AVectorSelectOnOneScalarGateBoundsItsLoop) {
   Tensor y = (test::f32(xv, {1, 32, 8, 8}) * 2.0f).max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
   ExecutionPlan plan = test::one_kernel_plan(y);
   const UOpPtr& ast = test::last_kernel(plan).ast;
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), OptTarget{64, 32, 1});
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), Target{64, 32, 1});
   ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .opts = opts});
   EXPECT_GE(count(p.ast, bounded_loop), 1) << to_string(opts) << "\n" << p.src;
   for (const UOpPtr& u : toposort(p.ast)) {

@@ -22,7 +22,7 @@ namespace {
 // name an AVX2 or AVX-512 target.
 void expect_golden(const std::string& file, const Tensor& t, int vector_bytes = 16, int registers = 16) {
   ProgramSpec p = build_program(test::kernel_ast(t), CRenderer(),
-                                {.optimize = true, .max_threads = 2, .verify = true, .vector_bytes = vector_bytes, .vector_registers = registers});
+                                {.optimize = true, .verify = true, .target = {.vector_bytes = vector_bytes, .vector_registers = registers, .threads = 2}});
   std::string path = std::string(LATHE_GOLDEN_DIR) + "/" + file;
   if (const char* up = std::getenv("LATHE_UPDATE_GOLDEN"); up && std::string(up) == "1") {
     std::ofstream(path) << p.src;

@@ -51,7 +51,7 @@ TEST(MergeLoops, AConcatenationIsOneLoopItsGatesBoundAndItsLoadsWholeVectors) {
   UOpPtr ast = optimizer_input(test::kernel_ast(y));
   EXPECT_EQ(loop_sizes(y), (std::vector<int64_t>{200}));
   EXPECT_EQ(divisions(ast), 0) << print_graph(ast);
-  std::vector<Opt> opts = hand_coded_opts(ast, OptTarget{64, 32, 1});
+  std::vector<Opt> opts = hand_coded_opts(ast, Target{64, 32, 1});
   ProgramSpec p = build_program(test::kernel_ast(y), CRenderer(), {.verify = true, .opts = opts});
   int loads = 0;
   for (const UOpPtr& u : toposort(p.ast))
@@ -70,7 +70,7 @@ TEST(MergeLoops, AConcatenationIsOneLoopItsGatesBoundAndItsLoadsWholeVectors) {
 TEST(MergeLoops, AGateThatChangesInsideAVectorMasksTheLanes) {
   Tensor a = test::random_tensor({1, 12}, 4), b = test::random_tensor({1, 4}, 5);
   Tensor y = Tensor::cat({a, b}, 1);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::kernel_ast(y)), OptTarget{64, 32, 1});
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::kernel_ast(y)), Target{64, 32, 1});
   ProgramSpec p = build_program(test::kernel_ast(y), CRenderer(), {.verify = true, .opts = opts});
   int masked = 0;
   for (const UOpPtr& u : toposort(p.ast))

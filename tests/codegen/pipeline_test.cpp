@@ -47,17 +47,17 @@ std::vector<std::string> innermost_loops(const std::string& src) {
 // unoptimized (no tile: both window loops are bounded). Neither has division or modulo there.
 TEST(Pipeline, PaddedConvolutionHasNoIndexMathAndAtMostItsEdgeGatesInItsInnermostLoop) {
   Tensor x = Tensor::rand({1, 32, 14, 14}, 1), b = Tensor::rand({256}, 3);
-  struct Target {
+  struct Case {
     bool optimize;
     int vector_bytes, registers;
   };
   for (int64_t out_channels : {256, 64}) {
     Tensor w = Tensor::rand({out_channels, 32, 3, 3}, 2);
     Tensor y = x.conv2d(w, b.shrink({{0, out_channels}}), {1, 1}, {1, 1}).relu();
-    for (Target t : {Target{false, 16, 16}, Target{true, 16, 16}, Target{true, 32, 16}, Target{true, 64, 32}}) {
+    for (Case t : {Case{false, 16, 16}, Case{true, 16, 16}, Case{true, 32, 16}, Case{true, 64, 32}}) {
       SCOPED_TRACE(std::to_string(out_channels) + " channels, " + (t.optimize ? "optimized for " : "unoptimized, ") +
                    std::to_string(t.vector_bytes) + "-byte vectors");
-      ProgramSpec p = build_program(kernel_ast(y), kC, {.optimize = t.optimize, .verify = true, .vector_bytes = t.vector_bytes, .vector_registers = t.registers});
+      ProgramSpec p = build_program(kernel_ast(y), kC, {.optimize = t.optimize, .verify = true, .target = {.vector_bytes = t.vector_bytes, .vector_registers = t.registers}});
       std::vector<std::string> loops = innermost_loops(p.src);
       ASSERT_FALSE(loops.empty()) << p.src;
       size_t edge_gates = out_channels == 256 || !t.optimize ? 0 : 2;
@@ -91,8 +91,8 @@ TEST(Pipeline, EntryPointAndBufferMetadata) {
 TEST(Pipeline, ThreadedKernelTakesCoreIdLastAsALaunchIndex) {
   Tensor a = Tensor::rand({256, 512}, 1);
   UOpPtr ast = kernel_ast(a * 2.0f);
-  EXPECT_EQ(build_program(ast, kC, {.max_threads = 1, .verify = true}).global_size, std::nullopt);
-  ProgramSpec p = build_program(ast, kC, {.max_threads = 2, .verify = true});
+  EXPECT_EQ(build_program(ast, kC, {.verify = true, .target = {.threads = 1}}).global_size, std::nullopt);
+  ProgramSpec p = build_program(ast, kC, {.verify = true, .target = {.threads = 2}});
   EXPECT_NE(p.opts.find("THREAD(0, 2)"), std::string::npos) << p.opts;
   ASSERT_FALSE(p.var_names.empty());
   EXPECT_EQ(p.var_names.back(), "core_id");
@@ -105,16 +105,16 @@ TEST(Pipeline, ThreadedKernelTakesCoreIdLastAsALaunchIndex) {
 
 TEST(Pipeline, SmallKernelsAreNotThreaded) {
   Tensor a = Tensor::rand({4, 4}, 1);
-  EXPECT_EQ(build_program(kernel_ast(a * 2.0f), kC, {.max_threads = 8, .verify = true}).global_size, std::nullopt);
+  EXPECT_EQ(build_program(kernel_ast(a * 2.0f), kC, {.verify = true, .target = {.threads = 8}}).global_size, std::nullopt);
 }
 
 TEST(Pipeline, ExplicitActionsReplaceTheHeuristicsAndAreRecorded) {
   Tensor a = Tensor::rand({256, 512}, 1);
   UOpPtr ast = kernel_ast(a * 2.0f);
-  ProgramSpec p = build_program(ast, kC, {.max_threads = 2, .opts = std::vector<Opt>{{OptOp::UPCAST, 0, 4}}});
+  ProgramSpec p = build_program(ast, kC, {.target = {.threads = 2}, .opts = std::vector<Opt>{{OptOp::UPCAST, 0, 4}}});
   EXPECT_EQ(p.opts, "UPCAST(0, 4)");
   EXPECT_EQ(p.global_size, std::nullopt);
-  EXPECT_EQ(build_program(ast, kC, {.optimize = false, .max_threads = 2}).opts, "");
+  EXPECT_EQ(build_program(ast, kC, {.optimize = false, .target = {.threads = 2}}).opts, "");
   EXPECT_THROW(build_program(ast, kC, {.opts = std::vector<Opt>{{OptOp::UPCAST, 0, 3}}}), OptError);
 }
 

@@ -79,14 +79,14 @@ TEST(TileTranspose, RefusesTilesWiderThanTheirVectors) {
   EXPECT_THROW(rows_to_columns({}), InternalError);
 }
 
-const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
+const Target kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
 
 // `t`'s one kernel, with the actions the heuristic picks for each target, computes what the
 // unoptimized kernel does (within `tol`).
 void expect_every_target_agrees(const Tensor& t, double tol) {
   ExecutionPlan plan = test::one_kernel_plan(t);
   std::vector<float> want = test::reference(plan);
-  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+  for (const Target& target : {kAvx512, kAvx2, kSse}) {
     std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
     SCOPED_TRACE(to_string(chosen));
     EXPECT_TRUE(test::close(test::run_with(plan, chosen), want, tol));
@@ -105,7 +105,7 @@ TEST(TransposedAccess, ConvolutionStoresAndReadsEachChannelsPixelsAsVectors) {
   Tensor y = conv_with_residual(8);
   UOpPtr ast = test::kernel_ast(y);
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
   int stores = 0, residual_loads = 0;
   for (const UOpPtr& u : toposort(p.ast)) {
     if (u->op() != Ops::LOAD && u->op() != Ops::STORE) continue;
@@ -129,7 +129,7 @@ TEST(TransposedAccess, AKernelStoringChannelBlocksReadsAnNchwResidualAsTiles) {
   Tensor y = conv_with_residual(8).reshape({1, 2, 16, 4, 8}).permute({0, 1, 3, 4, 2}).contiguous();
   UOpPtr ast = test::kernel_ast(y);
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
   int stores = 0, residual_runs = 0, residual_lanes = 0;
   for (const UOpPtr& u : toposort(p.ast)) {
     if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) {
@@ -156,7 +156,7 @@ TEST(TransposedAccess, AgreesWithTheUnoptimizedKernelForEveryRowLength) {
   }
   UOpPtr ast = test::kernel_ast(conv_with_residual(7));
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
   std::vector<int> runs;
   for (const UOpPtr& u : toposort(p.ast))
     if (u->op() == Ops::STORE) runs.push_back(u->src(1)->dtype().count());
@@ -177,7 +177,7 @@ Tensor depthwise(int64_t width) {
 TEST(TransposedAccess, RowsLongerThanAVectorAreTransposedInWindowsOfItsWidth) {
   UOpPtr ast = test::kernel_ast(depthwise(16));
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-  ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+  ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
   int vector_stores = 0, scalar_stores = 0;
   for (const UOpPtr& u : toposort(p.ast))
     if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) (u->src(1)->dtype().count() > 1 ? vector_stores : scalar_stores) += 1;
@@ -204,7 +204,7 @@ TEST(TransposedAccess, RowsPastTheEndGatedPerLaneAreStillReadAsTiles) {
   for (int64_t k : {32, 9}) {
     UOpPtr ast = test::kernel_ast(weight_in_row_blocks(37, k));
     std::vector<Opt> opts = hand_coded_opts(optimizer_input(ast), kAvx512);
-    ProgramSpec p = build_program(ast, CRenderer(), {.max_threads = 2, .verify = true, .opts = opts});
+    ProgramSpec p = build_program(ast, CRenderer(), {.verify = true, .target = {.threads = 2}, .opts = opts});
     int vector_loads = 0, scalar_loads = 0;
     for (const UOpPtr& u : toposort(p.ast))
       if (u->op() == Ops::LOAD && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) (u->dtype().count() > 1 ? vector_loads : scalar_loads) += 1;

@@ -20,7 +20,6 @@ namespace {
 class TextRenderer final : public Renderer {
  public:
   std::string language() const override { return "text"; }
-  RendererCaps caps() const override { return {}; }
   std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const override {
     std::string s = "kernel " + name + " (" + std::to_string(sig.buffers.size()) + " buffers)\n";
     int depth = 1;

@@ -66,7 +66,7 @@ TEST_F(CompilerTest, TargetsWithOtherFeaturesNeverShareACacheKey) {
   CCompiler v3("clang", "x86-64-v3"), v4("clang", "x86-64-v4"), v3_again("clang", "x86-64-v3");
   EXPECT_NE(v3.identity(), v4.identity());
   EXPECT_EQ(v3.identity(), v3_again.identity());
-  EXPECT_EQ(v3.target(), "x86-64-v3");
+  EXPECT_EQ(v3.cpu(), "x86-64-v3");
   ProgramSpec p = add_one_kernel("k_per_target", "/* per-target cache test */");
   run_add_one(v3.compile(p));
   EXPECT_EQ(entries().size(), 1u);

@@ -138,8 +138,8 @@ TEST(LlvmCompiler, TargetsWithOtherFeaturesNeverShareAnIdentity) {
   LlvmCompiler v3("x86-64-v3"), v4("x86-64-v4"), v3_again("x86-64-v3");
   EXPECT_NE(v3.identity(), v4.identity());
   EXPECT_EQ(v3.identity(), v3_again.identity());
-  EXPECT_EQ(v3.vectors().vector_bytes, 32);
-  EXPECT_EQ(v4.vectors().vector_bytes, 64);
+  EXPECT_EQ(v3.target().vector_bytes, 32);
+  EXPECT_EQ(v4.target().vector_bytes, 64);
 }
 #endif
 

@@ -207,7 +207,7 @@ Built build(const UOpPtr& ast, const DeviceSpec& device, const std::optional<std
   const Backend& backend = find_backend(device);
   KernelOptions ko;
   ko.optimize = opts.has_value();
-  ko.max_threads = 2;
+  ko.target.threads = 2;
   ko.verify = true;
   if (opts) ko.opts = opts;
   Built b;
@@ -335,8 +335,8 @@ std::vector<std::vector<Opt>> action_lists(const UOpPtr& ast, int rounds, std::m
     if (!l.empty() && std::find(lists.begin(), lists.end(), l) == lists.end()) lists.push_back(l);
   };
   // The heuristics at every target shape, alone and with one random action after them.
-  for (OptTarget t : {OptTarget{16, 16, 1}, OptTarget{32, 16, 2, 32 << 10, 512 << 10}, OptTarget{64, 32, 2}, OptTarget{16, 16, 2},
-                      OptTarget{32, 16, 1, 32 << 10, 512 << 10}, OptTarget{64, 32, 1}}) {
+  for (Target t : {Target{16, 16, 1}, Target{32, 16, 2, 32 << 10, 512 << 10}, Target{64, 32, 2}, Target{16, 16, 2},
+                      Target{32, 16, 1, 32 << 10, 512 << 10}, Target{64, 32, 1}}) {
     std::vector<Opt> h;
     try {
       h = hand_coded_opts(ast, t);

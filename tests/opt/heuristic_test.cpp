@@ -13,9 +13,9 @@ namespace {
 
 using test::close;
 
-const OptTarget kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
+const Target kAvx512{64, 32, 2}, kAvx2{32, 16, 8}, kSse{16, 16, 1};
 
-std::vector<Opt> opts_for(const Tensor& t, const OptTarget& target) {
+std::vector<Opt> opts_for(const Tensor& t, const Target& target) {
   return hand_coded_opts(optimizer_input(test::kernel_ast(t)), target);
 }
 
@@ -138,7 +138,7 @@ TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
 // with 8 threads; with 2, reductions long enough to be worth it are split by the scheduler into
 // two kernels before they get here).
 TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
-  const OptTarget eight_threads{64, 32, 8};
+  const Target eight_threads{64, 32, 8};
   Tensor s = test::grid_tensor({5, 60000}, 11).sum({1});
   std::vector<Opt> opts = opts_for(s, eight_threads);
   EXPECT_TRUE(std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::GROUP && o.amount == 8; })) << to_string(opts);
@@ -154,7 +154,7 @@ TEST(Heuristic, ReductionsWithFewerOutputsThanThreadsAreGrouped) {
 void expect_agrees_on_every_target(const Tensor& t) {
   ExecutionPlan plan = test::one_kernel_plan(t);
   std::vector<float> want = test::reference(plan);
-  for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+  for (const Target& target : {kAvx512, kAvx2, kSse}) {
     std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
     SCOPED_TRACE(to_string(chosen));
     EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
@@ -362,7 +362,7 @@ TEST(Heuristic, AgreesWithTheUnoptimizedKernelOnOddSizes) {
     ExecutionPlan plan = test::one_kernel_plan(t);
     std::vector<float> want = test::reference(plan);
     UOpPtr ast = optimizer_input(test::last_kernel(plan).ast);
-    for (const OptTarget& target : {kAvx512, kAvx2, kSse}) {
+    for (const Target& target : {kAvx512, kAvx2, kSse}) {
       std::vector<Opt> opts = hand_coded_opts(ast, target);
       SCOPED_TRACE(to_string(opts));
       EXPECT_TRUE(close(test::run_with(plan, opts), want, 1e-5));

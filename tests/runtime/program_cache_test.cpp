@@ -43,7 +43,7 @@ UOpPtr symbolic_ast() {
 
 ProgramSpec built(const UOpPtr& ast) {
   KernelOptions ko;
-  ko.max_threads = 2;
+  ko.target.threads = 2;
   return build_program(ast, find_backend(DeviceSpec{}).renderer(), ko);
 }
 

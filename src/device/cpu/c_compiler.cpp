@@ -55,29 +55,29 @@ const CCompiler& CCompiler::get() {
   return c;
 }
 
-CCompiler::CCompiler(std::string path, std::string target) : path_(std::move(path)), target_(std::move(target)) {
-  check_cpu_name(target_);
+CCompiler::CCompiler(std::string path, std::string cpu) : path_(std::move(path)), cpu_(std::move(cpu)) {
+  check_cpu_name(cpu_);
 #if defined(__x86_64__) || defined(__i386__)
-  std::string target_flag = "-march=" + target_;
+  std::string cpu_flag = "-march=" + cpu_;
 #else
-  std::string target_flag = "-mcpu=" + target_;  // aarch64 and others name CPUs with -mcpu
+  std::string cpu_flag = "-mcpu=" + cpu_;  // aarch64 and others name CPUs with -mcpu
 #endif
-  flags_ = "-x c -std=gnu11 -O2 " + target_flag + " -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=fast "
+  flags_ = "-x c -std=gnu11 -O2 " + cpu_flag + " -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=fast "
            "-fno-signed-zeros -fno-trapping-math -fassociative-math -Wno-everything";
   int status;
   std::string version = run_capture(path_ + " --version 2>&1", status);
   if (status != 0) throw CompileError("the C compiler '" + path_ + "' does not run: " + version);
   // What the target means on this machine: the compiler's predefined macros name every feature
   // it will use (__AVX512FP16__, __F16C__, ...), so code built for one CPU is never reused on another.
-  std::string features = run_capture(path_ + " " + target_flag + " -dM -E -x c /dev/null 2>&1", status);
-  if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + target_flag + ":\n" + features);
+  std::string features = run_capture(path_ + " " + cpu_flag + " -dM -E -x c /dev/null 2>&1", status);
+  if (status != 0) throw CompileError("the C compiler '" + path_ + "' rejects the target " + cpu_flag + ":\n" + features);
   auto has = [&](const char* macro) { return features.find(std::string("#define ") + macro + " ") != std::string::npos; };
-  vectors_ = cpu_vectors(has("__AVX512F__"), has("__AVX__"), has("__ARM_NEON") || has("__aarch64__"));
-  if (target_ != "native") {
+  target_ = cpu_target_of(has("__AVX512F__"), has("__AVX__"), has("__ARM_NEON") || has("__aarch64__"));
+  if (cpu_ != "native") {
     // What the compiler's macros say the target has and this machine has not.
-    std::string native_flag = target_flag.substr(0, target_flag.find('=') + 1) + "native";
+    std::string native_flag = cpu_flag.substr(0, cpu_flag.find('=') + 1) + "native";
     std::string host = run_capture(path_ + " " + native_flag + " -dM -E -x c /dev/null 2>&1", status);
-    if (status == 0) cannot_run_ = cannot_run_message(target_, macros_missing(features, host));
+    if (status == 0) cannot_run_ = cannot_run_message(cpu_, macros_missing(features, host));
   }
   identity_ = path_ + " | " + version.substr(0, version.find('\n')) + " | " + flags_ + " | target " +
               cache_key(features);

@@ -16,17 +16,17 @@ class CCompiler final : public Compiler {
   /// The process-wide compiler: LATHE_CC, else clang, else cc, building for LATHE_CPU_TARGET.
   static const CCompiler& get();
 
-  /// The compiler at `path` (a program name or path) building for the CPU `target` (a -march
+  /// The compiler at `path` (a program name or path) building for the CPU `cpu` (a -march
   /// name on x86, a -mcpu name elsewhere; "native": this machine). Throws Error for a target that
   /// is not a plain name and CompileError when the compiler does not run or rejects the target.
-  CCompiler(std::string path, std::string target);
+  CCompiler(std::string path, std::string cpu);
 
   /// The compiler's path, version and flags, and a hash of the CPU features its target resolves
   /// to on this machine: part of every kernel cache key (in memory and on disk).
   const std::string& identity() const override { return identity_; }
 
   /// The CPU the kernels are built for: LATHE_CPU_TARGET (a -march/-mcpu name), else "native".
-  const std::string& target() const { return target_; }
+  const std::string& cpu() const { return cpu_; }
 
   /// Compiles `spec.src` into a shared object (CompiledSpec::bytes). Throws CompileError with the
   /// compiler's output when it fails.
@@ -34,7 +34,7 @@ class CCompiler final : public Compiler {
 
   /// From the target's predefined macros: AVX-512 64-byte vectors (32 registers), AVX 32 bytes
   /// (16), else 16 bytes (NEON: 32 registers).
-  OptTarget vectors() const override { return vectors_; }
+  Target target() const override { return target_; }
 
   /// Throws Error naming the features the target's predefined macros have and this machine's
   /// (the compiler's -march=native) do not.
@@ -43,9 +43,9 @@ class CCompiler final : public Compiler {
  private:
   std::vector<uint8_t> build(const ProgramSpec& spec) const;  // one compiler run, no cache
 
-  OptTarget vectors_;
+  Target target_;
   std::string path_;
-  std::string target_;
+  std::string cpu_;
   std::string flags_;
   std::string identity_;
   std::string cannot_run_;  // why its code cannot run here (empty: it can)

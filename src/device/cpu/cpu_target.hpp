@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "opt/heuristic.hpp"
+#include "lathe/target.hpp"
 
 namespace lathe {
 
@@ -25,11 +25,11 @@ std::string cannot_run_message(const std::string& target, std::vector<std::strin
 /// case, sorted ("avx512f").
 std::vector<std::string> macros_missing(const std::string& target_macros, const std::string& host_macros);
 
-/// The optimizer's target for a CPU with these features: AVX-512 64-byte vectors (32 registers,
+/// The Target of a CPU with these features (one thread: a plan sets how many): AVX-512 64-byte vectors (32 registers,
 /// 48 KB L1, 1 MB L2: Zen 5 and recent Intel cores), AVX 32 bytes (16 registers, 32 KB and 512
 /// KB: Zen 2 and 3), NEON 16 bytes (32), else 16 bytes (16). The lane counts of
 /// LATHE_TARGET_SHAPE (16, 8, 4) name the same shapes, so the suite's runs at each shape are what
 /// such a CPU gets. Known debt: the caches are the class's, not read from the CPU.
-OptTarget cpu_vectors(bool avx512, bool avx, bool neon);
+Target cpu_target_of(bool avx512, bool avx, bool neon);
 
 }  // namespace lathe

@@ -160,7 +160,7 @@ LlvmCompiler::LlvmCompiler(const std::string& target) {
   auto has = [&](const char* f) { return sti->checkFeatures(std::string("+") + f); };
   std::string triple = tm->getTargetTriple().str();
   bool arm = triple.rfind("aarch64", 0) == 0;
-  vectors_ = cpu_vectors(has("avx512f"), has("avx"), arm);
+  target_ = cpu_target_of(has("avx512f"), has("avx"), arm);
   if (target != "native") {
     // The named CPU's instruction-set features that LLVM finds off on this machine (its tuning
     // flags are not in the host's list, and do not matter).

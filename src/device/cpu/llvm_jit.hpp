@@ -28,7 +28,7 @@ class LlvmCompiler final : public Compiler {
   /// CompileError with LLVM's diagnostic when the IR does not parse or verify.
   CompiledSpec compile(const ProgramSpec& spec) const override;
 
-  OptTarget vectors() const override { return vectors_; }
+  Target target() const override { return target_; }
 
   /// Throws Error naming the features LLVM finds this machine lacks for the target CPU.
   void check_runs_here() const override;
@@ -37,7 +37,7 @@ class LlvmCompiler final : public Compiler {
   std::string cpu_;
   std::string features_;
   std::string identity_;
-  OptTarget vectors_;
+  Target target_;
   std::string cannot_run_;  // why its code cannot run here (empty: it can)
 };
 

@@ -1,0 +1,93 @@
+// Target: what every stage needs to know about the machine a kernel runs on, said once. The
+// device's backend fills it in (device/cpu/cpu_target.cpp for CPUs); the schedule, the optimizer
+// and the code generator read it, and none of them names an instruction set.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "lathe/dtype.hpp"
+
+namespace lathe {
+
+/// The shape of a Target a plan may ask for instead of its device's: how wide and how many its
+/// vector registers are and how large its caches. It is separate from the instruction set the
+/// code is compiled for (LATHE_CPU_TARGET): LLVM splits a 16-lane vector into two 8-lane ones, so
+/// kernels planned for any shape run on any x86-64 CPU, and one machine can check the kernels
+/// every shape gets. A field left at 0 keeps the device's value.
+struct TargetShape {
+  int vector_bytes = 0;      // the widest vector register (float32 lanes x 4)
+  int vector_registers = 0;  // how many of them
+  int64_t l1_bytes = 0;      // a core's L1 data cache
+  int64_t l2_bytes = 0;      // a core's L2 cache
+
+  /// Parses LATHE_TARGET_SHAPE's syntax: a float32 lane count alone ("4", "8", "16": the shape of
+  /// a typical CPU of that width: 16 registers, 32 KB L1 and 512 KB L2 for 4 and 8 lanes; 32
+  /// registers, 48 KB and 1 MB for 16), or comma-separated fields "lanes=8,registers=16,l1=32K,
+  /// l2=512K" (sizes in bytes, or with a K or M suffix; a field not given stays 0). Throws Error
+  /// naming the text for anything else.
+  static TargetShape parse(const std::string& text);
+  /// "lanes=8,registers=16,l1=32K,l2=512K" (the fields that are set).
+  std::string to_string() const;
+  friend bool operator==(const TargetShape&, const TargetShape&) = default;
+};
+
+/// A matrix unit's operation: D (M x N, `out`) = A (M x K, `in`) x B (K x N) + C, per group of
+/// threads (a GPU's warp).
+struct TensorCore {
+  int m = 0, n = 0, k = 0;
+  DType in = dtypes::float16, out = dtypes::float32;
+  friend bool operator==(const TensorCore&, const TensorCore&) = default;
+};
+
+/// The machine a kernel is planned and generated for.
+struct Target {
+  // Vector registers (a GPU: what one thread loads at once) and how many.
+  int vector_bytes = 16;
+  int vector_registers = 16;
+  int threads = 1;  // the most threads (CPU cores) one kernel may be split across
+  // Per-core caches (a GPU: per multiprocessor).
+  int64_t l1_bytes = int64_t{48} << 10;
+  int64_t l2_bytes = int64_t{1} << 20;
+  // What the code generator leaves to the hardware and the language it renders.
+  bool native_transcendentals = false;  // float32 exp2/log2/sin are fast vector instructions (else polynomials)
+  int widest_vector = 64;               // the most lanes one vector value of the rendered code may have
+  // Groups of threads with a memory they share and a barrier (a GPU's blocks); a CPU has none.
+  bool has_local = false;
+  int64_t shared_bytes = 0;                    // shared memory a block may use
+  std::array<int64_t, 3> local_max{0, 0, 0};   // threads per block, per dimension
+  int64_t local_total_max = 0;                 // threads per block in all
+  std::array<int64_t, 3> global_max{0, 0, 0};  // blocks per launch, per dimension
+  std::array<TensorCore, 4> tensor_cores{};    // matrix units: the shapes a GPU has (unused entries: m = 0)
+
+  /// How many elements of `t` one vector register holds (at least 1).
+  int lanes(DType t) const { return std::max(1, vector_bytes / static_cast<int>(std::max<int64_t>(1, t.itemsize()))); }
+  /// This target with the fields `shape` sets.
+  Target with(const TargetShape& shape) const {
+    Target t = *this;
+    if (shape.vector_bytes) t.vector_bytes = shape.vector_bytes;
+    if (shape.vector_registers) t.vector_registers = shape.vector_registers;
+    if (shape.l1_bytes) t.l1_bytes = shape.l1_bytes;
+    if (shape.l2_bytes) t.l2_bytes = shape.l2_bytes;
+    return t;
+  }
+  /// What distinguishes kernels planned for it, for cache keys.
+  std::string key() const {
+    std::string k = "vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) + " threads=" + std::to_string(threads) +
+                    " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes) + " widest=" + std::to_string(widest_vector) +
+                    (native_transcendentals ? " native-transcendentals" : "");
+    if (has_local) {
+      k += " local=" + std::to_string(shared_bytes) + "/" + std::to_string(local_total_max);
+      for (int64_t d : local_max) k += "," + std::to_string(d);
+      for (int64_t d : global_max) k += "," + std::to_string(d);
+    }
+    for (const TensorCore& tc : tensor_cores)
+      if (tc.m) k += " tc=" + std::to_string(tc.m) + "x" + std::to_string(tc.n) + "x" + std::to_string(tc.k) + ":" + tc.in.name() + ">" + tc.out.name();
+    return k;
+  }
+  friend bool operator==(const Target&, const Target&) = default;
+};
+
+}  // namespace lathe
