@@ -4,6 +4,7 @@
 #include "lathe/device.hpp"
 #include "lathe/dtype.hpp"
 #include "lathe/error.hpp"
+#include "lathe/info.hpp"
 #include "lathe/kernel.hpp"
 #include "lathe/ops.hpp"
 #include "lathe/plan.hpp"

@@ -26,14 +26,10 @@
 #include "ir/valid.hpp"
 #include "opt/action.hpp"
 #include "opt/heuristic.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
-
-int debug_level() {
-  const char* d = std::getenv("DEBUG");
-  return d ? std::atoi(d) : 0;
-}
 
 struct Step {
   const char* name;
@@ -149,7 +145,7 @@ std::vector<std::string> pipeline_steps() {
 
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
   SimplifyMemo memo;
-  int threads = 1, debug = debug_level();
+  int threads = 1, debug = settings::debug_level();
   std::vector<Opt> applied;
   UOpPtr cur = ast;
   std::string name = kernel_name(ast);

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "codegen/renderer.hpp"
+#include "lathe/info.hpp"
 #include "lathe/program.hpp"
 #include "lathe/target.hpp"
 #include "opt/action.hpp"
@@ -33,8 +34,7 @@ struct KernelOptions {
   std::string key() const;
 };
 
-/// The steps' names, in order.
-std::vector<std::string> pipeline_steps();
+// pipeline_steps(): the steps' names, in order (lathe/info.hpp).
 
 /// `ast` in the form the optimizer sees it (after the simplify, split and merge steps).
 UOpPtr optimizer_input(const UOpPtr& ast);

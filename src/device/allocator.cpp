@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "lathe/device.hpp"
+#include "support/settings.hpp"
 
 namespace lathe::detail {
 namespace {
@@ -31,8 +32,7 @@ struct Pool {
   AllocatorStats stats;
 
   Pool() {
-    const char* mb = std::getenv("LATHE_POOL_MB");
-    limit = (mb ? std::strtoull(mb, nullptr, 10) : 2048) << 20;
+    limit = static_cast<size_t>(std::max<int64_t>(0, settings::number("LATHE_POOL_MB", 2048))) << 20;
   }
   void evict_to(size_t target) {
     while (pooled > target && !lru.empty()) {

@@ -6,6 +6,7 @@
 
 #include "device/cpu/cpu_backend.hpp"
 #include "lathe/error.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
@@ -42,7 +43,7 @@ void register_backend(Backend backend) { add(registry(), std::move(backend)); }
 const Backend& find_backend(const DeviceSpec& device, const std::string& asked) {
   std::string compiler = asked;
   if (compiler.empty())  // LATHE_CPU_COMPILER=clang, ...: the process's choice
-    if (const char* env = std::getenv(("LATHE_" + device.type + "_COMPILER").c_str()); env && *env) compiler = env;
+    if (std::string var = "LATHE_" + device.type + "_COMPILER"; settings::declared(var)) compiler = settings::text(var).value_or("");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::string known;

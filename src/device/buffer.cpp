@@ -5,6 +5,7 @@
 
 #include "device/allocator.hpp"
 #include "lathe/device.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 
@@ -57,8 +58,8 @@ DeviceSpec DeviceSpec::parse(const std::string& s) {
 }
 
 DeviceSpec DeviceSpec::default_device() {
-  const char* env = std::getenv("LATHE_DEVICE");
-  return env && *env ? parse(env) : DeviceSpec{};
+  std::optional<std::string> env = settings::text("LATHE_DEVICE");
+  return env ? parse(*env) : DeviceSpec{};
 }
 
 Buffer::Buffer(DType dtype, size_t size, DeviceSpec device) : state_(std::make_shared<detail::BufferState>()) {

@@ -1,4 +1,5 @@
 #include "device/disk_cache.hpp"
+#include "support/settings.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -73,10 +74,10 @@ uint64_t trim(const fs::path& folder, uint64_t limit) {
 }  // namespace
 
 std::string cache_dir() {
-  if (const char* off = std::getenv("LATHE_CACHE"); off && std::string(off) == "0") return "";
-  if (const char* d = std::getenv("LATHE_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/lathe";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/lathe";
+  if (settings::text("LATHE_CACHE") == "0") return "";
+  if (std::optional<std::string> d = settings::text("LATHE_CACHE_DIR")) return *d;
+  if (std::optional<std::string> x = settings::text("XDG_CACHE_HOME")) return *x + "/lathe";
+  if (std::optional<std::string> h = settings::text("HOME")) return *h + "/.cache/lathe";
   return "";
 }
 
@@ -114,10 +115,8 @@ std::vector<uint8_t> cached_kernel(const std::string& identity, const std::strin
 }
 
 uint64_t cache_limit_bytes() {
-  const char* mb = std::getenv("LATHE_CACHE_MB");
-  char* end = nullptr;
-  long long v = mb && *mb ? std::strtoll(mb, &end, 10) : -1;
-  if (v < 0 || (end && *end)) v = 1024;  // not a count of MiB: the default
+  int64_t v = settings::number("LATHE_CACHE_MB", -1);
+  if (v < 0) v = 1024;  // not a count of MiB: the default
   return static_cast<uint64_t>(v) << 20;
 }
 

@@ -1,4 +1,5 @@
 #include "device/thread_pool.hpp"
+#include "support/settings.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -110,7 +111,7 @@ ThreadPool& pool() {
 
 int kernel_threads() {
   static const int n = [] {
-    if (const char* s = std::getenv("LATHE_THREADS"); s && std::atoi(s) > 0) return std::atoi(s);
+    if (int64_t n = settings::number("LATHE_THREADS", 0); n > 0) return static_cast<int>(n);
     unsigned hw = std::thread::hardware_concurrency();
     return hw ? static_cast<int>(hw) : 1;
   }();

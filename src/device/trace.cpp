@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lathe/error.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 
@@ -54,10 +55,10 @@ void name_lanes(Recorder& r) {
 
 // LATHE_TRACE=FILE: a trace of the whole program, written at exit.
 const bool kFromEnvironment = [] {
-  const char* path = std::getenv("LATHE_TRACE");
-  if (!path || !*path) return false;
+  std::optional<std::string> path = settings::text("LATHE_TRACE");
+  if (!path) return false;
   try {
-    start_trace(path);
+    start_trace(*path);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lathe: LATHE_TRACE: %s\n", e.what());
     return false;

@@ -15,6 +15,7 @@
 #include "opt/action.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/progress.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
@@ -122,8 +123,7 @@ void store_choice(const std::string& path, const std::vector<Opt>& opts) {
 
 int beam_width(const PrepareOptions& options) {
   if (options.beam) return std::max(0, *options.beam);
-  const char* b = std::getenv("BEAM");
-  return b ? std::max(0, std::atoi(b)) : 0;
+  return static_cast<int>(std::max<int64_t>(0, settings::number("BEAM", 0)));
 }
 
 std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const DeviceSpec& device, const PrepareOptions& options,

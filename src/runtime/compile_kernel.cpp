@@ -10,20 +10,16 @@
 #include "device/thread_pool.hpp"
 #include "ir/eval.hpp"
 #include "runtime/plan_impl.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 
-bool env_flag(const char* name, bool otherwise) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) != 0 : otherwise;
-}
-
 TargetShape target_shape(const PrepareOptions& o) {
   if (o.shape) return *o.shape;
-  const char* text = std::getenv("LATHE_TARGET_SHAPE");
-  if (!text || !*text) return {};
+  std::optional<std::string> text = settings::text("LATHE_TARGET_SHAPE");
+  if (!text) return {};
   try {
-    return TargetShape::parse(text);
+    return TargetShape::parse(*text);
   } catch (const Error& e) {
     throw Error(std::string("LATHE_TARGET_SHAPE: ") + e.what());
   }
@@ -32,12 +28,12 @@ TargetShape target_shape(const PrepareOptions& o) {
 KernelOptions kernel_options(const PrepareOptions& o, const Target& device) {
   KernelOptions k;
   k.target = device.with(target_shape(o));
-  k.optimize = o.optimize.value_or(!env_flag("NOOPT"));
+  k.optimize = o.optimize.value_or(!settings::flag("NOOPT"));
   k.target.threads = o.threads.value_or(detail::kernel_threads());
 #ifdef NDEBUG
-  k.verify = o.verify.value_or(env_flag("LATHE_VERIFY"));
+  k.verify = o.verify.value_or(settings::flag("LATHE_VERIFY"));
 #else
-  k.verify = o.verify.value_or(env_flag("LATHE_VERIFY", true));  // a debug build verifies unless told not to
+  k.verify = o.verify.value_or(settings::flag("LATHE_VERIFY", true));  // a debug build verifies unless told not to
 #endif
   return k;
 }
@@ -56,12 +52,12 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     // A rendered program another process stored for this AST and these settings skips the
     // pipeline, unless the pipeline is to be checked (verify) or watched (DEBUG=3 and up).
     std::string settings = device.to_string() + " | " + key.compiler;
-    bool stores = !ko.verify && debug_level() < 3;
+    bool stores = !ko.verify && settings::debug_level() < 3;
     std::optional<ProgramSpec> stored = stores ? read_program(ast, settings) : std::nullopt;
     ProgramSpec spec = stored ? std::move(*stored) : build_program(ast, backend.renderer(), ko);
     if (stores && !stored) write_program(ast, settings, spec);
     spec.device = device;
-    if (debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
+    if (settings::debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());
     Clock::time_point rendered = Clock::now();
     CompiledSpec compiled = compiler.compile(spec);
     compiled.var_names = spec.var_names;

@@ -13,9 +13,6 @@
 
 namespace lathe {
 
-/// A numeric switch from the environment (NOOPT=1, LATHE_ARENA=0, ...); `otherwise` when unset.
-bool env_flag(const char* name, bool otherwise = false);
-
 /// The codegen settings `options` asks for, its unset fields from the environment: the target is
 /// `device` (the backend's) with the threads and the shape `options` (else LATHE_THREADS and
 /// LATHE_TARGET_SHAPE) ask for.

@@ -9,6 +9,7 @@
 #include "device/allocator.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/plan_impl.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
@@ -25,8 +26,8 @@ std::vector<size_t> touched_by(const PreparedOp& op) {
 
 }  // namespace
 
-bool arena_enabled(const PrepareOptions& options) { return options.share_memory.value_or(env_flag("LATHE_ARENA", true)); }
-bool poison_enabled(const PrepareOptions& options) { return options.poison.value_or(env_flag("LATHE_POISON", false)); }
+bool arena_enabled(const PrepareOptions& options) { return options.share_memory.value_or(settings::flag("LATHE_ARENA", true)); }
+bool poison_enabled(const PrepareOptions& options) { return options.poison.value_or(settings::flag("LATHE_POISON", false)); }
 
 std::vector<size_t> place_by_lifetime(const std::vector<Lifetime>& buffers, size_t alignment, size_t& arena_bytes) {
   std::vector<size_t> order(buffers.size());

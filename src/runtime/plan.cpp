@@ -6,16 +6,9 @@
 #include "device/trace.hpp"
 #include "ir/eval.hpp"
 #include "runtime/plan_impl.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
-
-int debug_level() {
-  static const int level = [] {
-    const char* d = std::getenv("DEBUG");
-    return d ? std::atoi(d) : 0;
-  }();
-  return level;
-}
 
 void ExecutionPlan::Impl::refresh_pointers() {
   for (PreparedOp& op : ops) {
@@ -82,7 +75,7 @@ void traced_launch(const PreparedKernel& k, const LaunchSize& launch) {
 }  // namespace
 
 void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<KernelProfile>* profile) const {
-  bool debug = debug_level() >= 1, timed = profile || debug;
+  bool debug = settings::debug_level() >= 1, timed = profile || debug;
   for (size_t i : which) {
     const PreparedOp& op = ops[i];
     if (const auto* k = std::get_if<PreparedKernel>(&op)) {

@@ -13,6 +13,7 @@
 #include "runtime/memory_plan.hpp"
 #include "runtime/plan_impl.hpp"
 #include "runtime/progress.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
@@ -258,7 +259,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   plan_memory(impl, arena_enabled(options), poison_enabled(options));
   impl.refresh_values();
-  if (debug_level() >= 2) {
+  if (settings::debug_level() >= 2) {
     std::fprintf(stderr, "lathe: schedule of %zu kernels (%zu on constants, run at prepare), %zu views, %zu buffers\n",
                  plan.prepared_kernels().size(), impl.folded.size(), impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())

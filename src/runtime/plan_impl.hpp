@@ -43,7 +43,4 @@ struct ExecutionPlan::Impl {
   void all_handed_out();
 };
 
-/// DEBUG level from the environment (0 when unset).
-int debug_level();
-
 }  // namespace lathe

@@ -21,6 +21,12 @@ int run_info() {
   std::cout << "onnx operators (" << onnx_ops.size() << "):";
   for (const std::string& op : onnx_ops) std::cout << " " << op;
   std::cout << "\n";
+  std::cout << "code generation steps:";
+  for (const std::string& step : lathe::pipeline_steps()) std::cout << "\n  " << step;
+  std::cout << "\nenvironment variables:";
+  for (const lathe::EnvironmentVariable& v : lathe::environment_variables())
+    std::cout << "\n  " << v.name << " (read " << v.when << "): " << v.meaning;
+  std::cout << "\n";
   return 0;
 }
 

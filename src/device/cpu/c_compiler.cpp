@@ -14,6 +14,7 @@
 #include "device/cpu/cpu_target.hpp"
 #include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 namespace {
@@ -49,8 +50,8 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out) {
 
 const CCompiler& CCompiler::get() {
   static const CCompiler c = [] {
-    const char* cc = std::getenv("LATHE_CC");
-    return CCompiler(cc && *cc ? cc : (on_path("clang") ? "clang" : "cc"), cpu_target_from_env());
+    std::optional<std::string> cc = settings::text("LATHE_CC");
+    return CCompiler(cc ? *cc : (on_path("clang") ? "clang" : "cc"), cpu_target_from_env());
   }();
   return c;
 }

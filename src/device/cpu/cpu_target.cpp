@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "lathe/error.hpp"
+#include "support/settings.hpp"
 
 namespace lathe {
 
 std::string cpu_target_from_env() {
-  const char* target = std::getenv("LATHE_CPU_TARGET");
-  return target && *target ? target : "native";
+  return settings::text("LATHE_CPU_TARGET").value_or("native");
 }
 
 void check_cpu_name(const std::string& name) {

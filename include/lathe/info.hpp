@@ -1,0 +1,22 @@
+// What this build of lathe is made of, as the code says it (`lathe info` prints it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lathe {
+
+/// The code generator's steps, in the order a kernel goes through them (codegen/pipeline).
+std::vector<std::string> pipeline_steps();
+
+/// An environment variable lathe reads: its name, when it is read, what it means.
+struct EnvironmentVariable {
+  std::string name;
+  std::string when;
+  std::string meaning;
+};
+
+/// Every environment variable lathe reads (PrepareOptions overrides those a plan can set).
+std::vector<EnvironmentVariable> environment_variables();
+
+}  // namespace lathe
