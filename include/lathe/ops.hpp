@@ -65,8 +65,8 @@ enum OpFlag : uint32_t {
   X(REDUCE, 1, -1, kReduce)                                         \
   /* softmax(scores, last axis) @ values: (scores, values) before     \
      rangeify; (score, value, key loop, query loop, value loop) in a  \
-     kernel, each loop a RANGE or 0 (codegen/attention). An arg of 4  \
-     ints: the keys each query sees (codegen's AttentionKeys) */      \
+     kernel, each loop a RANGE or 0 (codegen/attention). Its arg an  \
+     AttentionArg: the keys each query sees */                        \
   X(ATTENTION, 2, 5, kNone)                                         \
   /* loops and launch indices */                                    \
   X(RANGE, 1, -1, kLoop)                                            \

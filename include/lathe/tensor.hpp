@@ -34,6 +34,19 @@ class ShapeError : public Error {
   using Error::Error;
 };
 
+/// How Tensor::resize maps each output position to the input and interpolates there (ONNX
+/// Resize's attributes, under the same names and with the same defaults).
+struct ResizeOptions {
+  std::string mode = "nearest";                          ///< nearest, linear or cubic
+  std::string coordinate_transformation = "half_pixel";  ///< half_pixel, pytorch_half_pixel, align_corners,
+                                                         ///< asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize
+  std::string nearest_mode = "round_prefer_floor";       ///< round_prefer_floor, round_prefer_ceil, floor, ceil
+  double cubic_coeff_a = -0.75;                          ///< the cubic kernel's a
+  bool exclude_outside = false;                          ///< cubic taps outside the input weigh 0 (the rest renormalized)
+  std::vector<double> roi;                               ///< tf_crop_and_resize: the box, starts then ends, 0..1
+  double extrapolation_value = 0.0;                      ///< tf_crop_and_resize: outside the input
+};
+
 class Tensor {
  public:
   /// A scalar float32 zero; mostly useful as a placeholder.
@@ -210,6 +223,10 @@ class Tensor {
   // ---- compound -----------------------------------------------------------------------------------
   Tensor matmul(const Tensor& other) const;
   Tensor dot(const Tensor& other) const { return matmul(other); }
+  /// Einstein summation, as numpy.einsum: "ij,jk->ik", repeated labels for diagonals, "..." for
+  /// broadcast leading axes; without "->", the labels used once, sorted. The result has the first
+  /// operand's dtype.
+  static Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
   Tensor softmax(int64_t axis = -1) const;
   Tensor log_softmax(int64_t axis = -1) const;
   Tensor layernorm(std::vector<int64_t> axes = {-1}, double eps = 1e-5) const;
@@ -217,6 +234,17 @@ class Tensor {
   Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = {}, std::pair<int64_t, int64_t> stride = {1, 1},
                 std::pair<int64_t, int64_t> padding = {0, 0}, std::pair<int64_t, int64_t> dilation = {1, 1},
                 int64_t groups = 1) const;
+  /// Transposed convolution (conv2d's adjoint, PyTorch's conv_transpose2d): NCHW input,
+  /// (in, out/groups, kh, kw) weight, output (N, out, (H - 1) * sh - 2 * ph + dh * (kh - 1) + 1 +
+  /// output_padding_h, ...). `padding` trims both ends of each axis; `output_padding` adds to the end.
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = {}, std::pair<int64_t, int64_t> stride = {1, 1},
+                          std::pair<int64_t, int64_t> padding = {0, 0}, std::pair<int64_t, int64_t> output_padding = {0, 0},
+                          int64_t groups = 1, std::pair<int64_t, int64_t> dilation = {1, 1}) const;
+  /// Resized to `sizes`, one per axis (NCHW images: keep N and C), interpolated as `options` says.
+  Tensor resize(const std::vector<int64_t>& sizes, const ResizeOptions& options = {}) const;
+  /// Resized by `scales`, one per axis: each output size is floor(size * scale) (of the roi's span
+  /// for tf_crop_and_resize), and the scale itself maps output to input positions.
+  Tensor resize_by_scales(const std::vector<double>& scales, const ResizeOptions& options = {}) const;
   Tensor max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride = {},
                     std::pair<int64_t, int64_t> padding = {0, 0}) const;
   Tensor avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride = {},

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -41,12 +42,43 @@ struct ReduceArg {
   friend bool operator==(const ReduceArg&, const ReduceArg&) = default;
 };
 
+/// The keys query i of an ATTENTION sees, where a mask known when the graph is built shuts the
+/// others out: [max(0, begin_step * i + begin), min(keys, end_step * i + end)), each step 0 or 1.
+/// A causal mask is {0, 0, 1, 1}; a sliding window of w keys {1, 1 - w, 1, 1}; keys padded after
+/// the n-th {0, 0, 0, n}. A range may hold keys the scores also mask (then they add 0).
+struct AttentionKeys {
+  int64_t begin_step = 0, begin = 0, end_step = 0, end = 0;
+  friend bool operator==(const AttentionKeys&, const AttentionKeys&) = default;
+};
+
+/// ATTENTION's argument: softmax(scores, last axis) @ values over every key, or over the keys
+/// `keys` names for each query (the kernel then reads only the key blocks some query sees).
+struct AttentionArg {
+  std::optional<AttentionKeys> keys;
+  friend bool operator==(const AttentionArg&, const AttentionArg&) = default;
+};
+
+/// The keys of a block of an attention kernel (codegen/attention): a key operand stored as
+/// (..., keys / 16, D, 16) gives a block's keys as one run per step of D. The kernel reads any
+/// layout; the schedule's layout choice and the kernel agree on this one.
+inline constexpr int64_t kAttentionKeyBlock = 16;
+
+/// A kernel's SINK argument: what the stages after the schedule read of the kernel as a whole (as
+/// tinygrad's KernelInfo). A kernel that builds its own loops (attention) takes no optimizer
+/// actions and keeps the loops it was lowered with; codegen builds them.
+struct KernelInfo {
+  bool builds_own_loops = false;
+  friend bool operator==(const KernelInfo&, const KernelInfo&) = default;
+};
+
 /// A node's non-source payload. Constants use the ConstValue alternatives (bool, int64_t,
 /// uint64_t, double) matching their dtype. Doubles compare and hash by bit pattern.
 using Arg = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>, Ops,
-                         VarArg, ReduceArg>;
+                         VarArg, ReduceArg, AttentionArg, KernelInfo>;
 
 bool arg_equal(const Arg& a, const Arg& b);
+/// The KernelInfo of the kernel `ast` (a SINK): its argument, or the default when it has none.
+KernelInfo kernel_info(const UOp& ast);
 std::string arg_to_string(const Arg& a);
 
 class UOp : public std::enable_shared_from_this<UOp> {

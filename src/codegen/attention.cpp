@@ -81,8 +81,7 @@ class FlashKernel {
     for (const UOpPtr& l : lead_)
       if (!l->src(0)->is_const()) throw InternalError("an attention kernel over a symbolic size");
     keys_n_ = size_of(keys_), queries_n_ = size_of(query_), values_n_ = size_of(value_pos_);
-    if (std::holds_alternative<std::vector<int64_t>>(att_->arg()))
-      seen_ = AttentionKeys::from(att_->arg_as<std::vector<int64_t>>());
+    seen_ = att_->arg_as<AttentionArg>().keys;
     value_lanes_ = lanes_for(values_n_, t.lanes(dtypes::float32));
     int64_t vectors = ceil_div(values_n_, value_lanes_);
     chunks_ = ceil_div(vectors, kMostValueVectors);
@@ -300,13 +299,10 @@ class FlashKernel {
 
 }  // namespace
 
-bool is_attention_kernel(const UOpPtr& ast) {
-  return ast->op() == Ops::SINK && ast->src().size() == 1 && ast->src(0)->op() == Ops::STORE &&
-         ast->src(0)->src(1)->op() == Ops::ATTENTION;
-}
-
 UOpPtr attention_as_one_kernel(const UOpPtr& ast, const Target& target) {
-  if (!is_attention_kernel(ast)) return ast;
+  if (!kernel_info(*ast).builds_own_loops || ast->src().size() != 1 || ast->src(0)->op() != Ops::STORE ||
+      ast->src(0)->src(1)->op() != Ops::ATTENTION)
+    return ast;
   return FlashKernel(ast, target).build();
 }
 

@@ -13,6 +13,7 @@
 #include "codegen/expand.hpp"
 #include "codegen/gate_bounds.hpp"
 #include "codegen/half_arithmetic.hpp"
+#include "codegen/half_casts.hpp"
 #include "codegen/integer_division.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/merge_loops.hpp"
@@ -36,10 +37,10 @@ struct Step {
   std::function<UOpPtr(const UOpPtr&)> run;
 };
 
-// The actions the optimize step applies to `ast` (from optimizer_input) under `o`; an attention
-// kernel takes none (its step below builds its own loops).
+// The actions the optimize step applies to `ast` (from optimizer_input) under `o`; a kernel that
+// builds its own loops (KernelInfo) takes none.
 std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
-  if (!o.optimize || is_attention_kernel(ast)) return {};
+  if (!o.optimize || kernel_info(*ast).builds_own_loops) return {};
   if (o.opts) return *o.opts;
   return hand_coded_opts(ast, o.target);
 }
@@ -52,9 +53,9 @@ std::vector<Step> shaping_steps() {
       {"integer division defined for every divisor", define_integer_division},
       {"simplify", simplify},
       {"simplify gates", simplify_valid},
-      // An attention kernel keeps the loops it was lowered with: codegen/attention builds on them.
-      {"split divided loops", [](const UOpPtr& a) { return is_attention_kernel(a) ? a : split_divided_loops(a); }},
-      {"merge adjacent loops", [](const UOpPtr& a) { return is_attention_kernel(a) ? a : merge_adjacent_loops(a); }},
+      // A kernel that builds its own loops (attention) keeps those it was lowered with.
+      {"split divided loops", [](const UOpPtr& a) { return kernel_info(*a).builds_own_loops ? a : split_divided_loops(a); }},
+      {"merge adjacent loops", [](const UOpPtr& a) { return kernel_info(*a).builds_own_loops ? a : merge_adjacent_loops(a); }},
   };
 }
 
@@ -80,6 +81,7 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, std::vector<Opt>& 
          return split_group(split_for_threads(a));
        }},
       {"reductions as accumulators", lower_reductions},
+      {"16-bit float conversions as integer and float operations", lower_16bit_casts},
   });
   return all;
 }

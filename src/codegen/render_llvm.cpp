@@ -619,63 +619,29 @@ class IrSpeller {
     return r;
   }
 
-  // A double rounded to float "to odd" (an inexact result keeps its lowest bit set), so that a
-  // second rounding to 16 bits is exact: the C prelude's lathe_round_odd_f32.
-  std::string round_odd(const std::string& x, int n) {
-    DType f64 = dtypes::float64.vec(n), f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
-    std::string f = convert("fptrunc", x, f64, f32), back = convert("fpext", f, f32, f64);
-    std::string inexact = op("fcmp one", f64, back, x);
-    std::string abs_back = intrinsic("fabs", f64, {back}, false), abs_x = intrinsic("fabs", f64, {x}, false);
-    std::string above = op("fcmp ogt", f64, abs_back, abs_x);
-    std::string bits = convert("bitcast", f, f32, i32), one = literal(i32, "1");
-    std::string down = op("sub", i32, bits, one);
-    std::string odd = op("or", i32, select(above, down, bits, i32), one);
-    return convert("bitcast", select(inexact, odd, bits, i32), i32, f32);
-  }
-
-  std::string half_to_float(const std::string& x, DType from) {
-    int n = from.count();
-    DType f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
-    if (is_half(from)) {  // the IR's half type: exact, and a single instruction where the CPU has one
-      std::string h = fresh(), r = fresh();
+  // The 16-bit conversion left to spell (codegen/half_casts lowered the others): float16 <-> float32
+  // through the IR's half type, exact, and a single instruction where the CPU has one.
+  std::string half_cast(const std::string& x, DType from, DType to) {
+    int n = to.count();
+    std::string h = fresh(), r = fresh();
+    if (is_half(from) && to.scalar() == dtypes::float32) {
       line(h + " = bitcast " + ir_type(from) + " " + x + " to " + vec_of("half", n));
-      line(r + " = fpext " + vec_of("half", n) + " " + h + " to " + ir_type(f32));
+      line(r + " = fpext " + vec_of("half", n) + " " + h + " to " + ir_type(to));
       return r;
     }
-    std::string wide = convert("zext", x, from, i32);
-    return convert("bitcast", op("shl", i32, wide, literal(i32, "16")), i32, f32);
-  }
-
-  std::string float_to_half(const std::string& x, DType to) {
-    int n = to.count();
-    DType f32 = dtypes::float32.vec(n), i32 = dtypes::int32.vec(n);
-    if (is_half(to)) {
-      std::string h = fresh(), r = fresh();
-      line(h + " = fptrunc " + ir_type(f32) + " " + x + " to " + vec_of("half", n));
+    if (from.scalar() == dtypes::float32 && is_half(to)) {
+      line(h + " = fptrunc " + ir_type(from) + " " + x + " to " + vec_of("half", n));
       line(r + " = bitcast " + vec_of("half", n) + " " + h + " to " + ir_type(to));
       return r;
     }
-    // bfloat16: round to nearest even on the bits; a NaN stays quiet.
-    std::string u = convert("bitcast", x, f32, i32);
-    std::string mag = op("and", i32, u, literal(i32, "2147483647"));
-    std::string nan = op("icmp ugt", i32, mag, literal(i32, "2139095040"));
-    std::string quiet = op("or", i32, op("lshr", i32, u, literal(i32, "16")), literal(i32, "64"));
-    std::string lsb = op("and", i32, op("lshr", i32, u, literal(i32, "16")), literal(i32, "1"));
-    std::string rounded = op("lshr", i32, op("add", i32, u, op("add", i32, lsb, literal(i32, "32767"))), literal(i32, "16"));
-    return convert("trunc", select(nan, quiet, rounded, i32), i32, to);
+    throw InternalError("the LLVM IR renderer spells only float16 <-> float32 of the 16-bit casts, not " + from.name() + " -> " + to.name() +
+                        " (codegen/half_casts lowers the others)");
   }
 
-  // C's conversions between any two dtypes (16-bit floats through float, bools as 0/1).
+  // C's conversions between any two dtypes (bools as 0/1).
   std::string cast(const std::string& x, DType from, DType to) {
-    int n = to.count();
-    if (from == to || (ir_type(from) == ir_type(to) && !is_16bit_float(from) && !is_16bit_float(to))) return x;
-    DType f32 = dtypes::float32.vec(n), f64 = dtypes::float64.vec(n);
-    if (is_16bit_float(from)) return cast(half_to_float(x, from), f32, to);
-    if (is_16bit_float(to)) {
-      if (from.scalar() == dtypes::float32) return float_to_half(x, to);
-      std::string d = from.scalar() == dtypes::float64 ? x : cast(x, from, f64);
-      return float_to_half(round_odd(d, n), to);
-    }
+    if (is_16bit_float(from) || is_16bit_float(to)) return from == to ? x : half_cast(x, from, to);
+    if (from == to || ir_type(from) == ir_type(to)) return x;
     if (to.is_bool()) {
       return op(from.is_float() ? "fcmp une" : "icmp ne", from, x, zero(from));
     }

@@ -27,6 +27,13 @@ std::string arg_to_string(const Arg& a) {
           std::string s = std::string(op_name(v.op)) + " axes (";
           for (size_t i = 0; i < v.axes.size(); ++i) s += (i ? ", " : "") + std::to_string(v.axes[i]);
           return s + ")";
+        } else if constexpr (std::is_same_v<T, AttentionArg>) {
+          if (!v.keys) return "all keys";
+          const AttentionKeys& k = *v.keys;
+          return "keys [max(0, " + std::to_string(k.begin_step) + "i + " + std::to_string(k.begin) + "), min(n, " +
+                 std::to_string(k.end_step) + "i + " + std::to_string(k.end) + "))";
+        } else if constexpr (std::is_same_v<T, KernelInfo>) {
+          return v.builds_own_loops ? "builds its own loops" : "";
         } else {
           return const_to_string(v);
         }

@@ -67,10 +67,15 @@ void write_arg(ByteWriter& w, const Arg& a) {
           w.str(v.name);
           w.num(v.min);
           w.num(v.max);
-        } else {
-          static_assert(std::is_same_v<T, ReduceArg>);
+        } else if constexpr (std::is_same_v<T, ReduceArg>) {
           w.num<uint8_t>(static_cast<uint8_t>(v.op));
           w.ints(v.axes);
+        } else if constexpr (std::is_same_v<T, AttentionArg>) {
+          w.num<uint8_t>(v.keys.has_value());
+          if (v.keys) w.ints({v.keys->begin_step, v.keys->begin, v.keys->end_step, v.keys->end});
+        } else {
+          static_assert(std::is_same_v<T, KernelInfo>);
+          w.num<uint8_t>(v.builds_own_loops);
         }
       },
       a);
@@ -102,10 +107,24 @@ Arg read_arg(ByteReader& r) {
       v.axes = r.ints();
       return v;
     }
+    case 10: {
+      AttentionArg v;
+      if (r.num<uint8_t>() != 0) {
+        std::vector<int64_t> k = r.ints();
+        if (k.size() != 4) throw Error("serialized graph holds an attention key range of " + std::to_string(k.size()) + " numbers, not 4");
+        v.keys = AttentionKeys{k[0], k[1], k[2], k[3]};
+      }
+      return v;
+    }
+    case 11: {
+      KernelInfo v;
+      v.builds_own_loops = r.num<uint8_t>() != 0;
+      return v;
+    }
     default: throw Error("serialized graph holds an argument of unknown kind");
   }
 }
-static_assert(std::variant_size_v<Arg> == 10, "read_arg reads every kind of Arg");
+static_assert(std::variant_size_v<Arg> == 12, "read_arg reads every kind of Arg");
 
 }  // namespace
 

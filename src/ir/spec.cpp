@@ -130,6 +130,8 @@ std::string check_node(const UOp& u) {
       return "";
     case Ops::SINK:
       if (dt != dtypes::void_) return "SINK has dtype void";
+      if (!std::holds_alternative<std::monostate>(u.arg()) && !std::holds_alternative<KernelInfo>(u.arg()))
+        return "SINK's argument is nothing or a KernelInfo";
       return "";
     case Ops::REDUCE_AXIS: {
       const auto* r = std::get_if<ReduceArg>(&u.arg());
@@ -140,6 +142,7 @@ std::string check_node(const UOp& u) {
     case Ops::ATTENTION:
       if (!dt.is_float() || dt.count() != 1) return "ATTENTION computes float scalars, not " + dt.name();
       if (n != 2 && n != 5) return "ATTENTION takes (scores, values) or (score, value, key loop, query loop, value loop)";
+      if (!std::holds_alternative<AttentionArg>(u.arg())) return "ATTENTION's argument is an AttentionArg (the keys each query sees)";
       if (n == 5 && u.src(2)->op() != Ops::RANGE) return "ATTENTION's key loop must be a RANGE";
       for (int i = 3; i < n; ++i)
         if (u.src(i)->op() != Ops::RANGE && !u.src(i)->is_const()) return "ATTENTION's query and value loops must be RANGEs or 0";

@@ -32,6 +32,11 @@ bool arg_equal(const Arg& a, const Arg& b) {
   return a == b;
 }
 
+KernelInfo kernel_info(const UOp& ast) {
+  const auto* info = std::get_if<KernelInfo>(&ast.arg());
+  return info ? *info : KernelInfo{};
+}
+
 namespace {
 
 // Appends a canonical byte encoding of a node's content, the input of its structural hash: on
@@ -76,6 +81,16 @@ class HashWriter {
             str(op_name(v.op));
             pod(static_cast<uint64_t>(v.axes.size()));
             for (int64_t x : v.axes) pod(x);
+          } else if constexpr (std::is_same_v<T, AttentionArg>) {
+            pod(static_cast<uint8_t>(v.keys.has_value()));
+            if (v.keys) {
+              pod(v.keys->begin_step);
+              pod(v.keys->begin);
+              pod(v.keys->end_step);
+              pod(v.keys->end);
+            }
+          } else if constexpr (std::is_same_v<T, KernelInfo>) {
+            pod(static_cast<uint8_t>(v.builds_own_loops));
           } else if constexpr (std::is_same_v<T, bool>) {
             pod(static_cast<uint8_t>(v));
           } else {

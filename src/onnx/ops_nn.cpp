@@ -255,60 +255,9 @@ V max_unpool(const OpContext& c) {
   return V{out.cast(x.dtype()).reshape({n, ch, oh, ow})};
 }
 
-// A strided 2-D ConvTranspose (no dilation) as one convolution per output phase, with no zeros
-// multiplied: along an axis, output y = s*Y + r of the correlation of the spread input (left
-// padding L = K - 1 - pads_begin) with the flipped kernel `wt` takes only the taps
-// k = k0 + s*m, k0 = (L - r) mod s, which read input Y + base + m, base = (r + k0 - L) / s: a
-// convolution of the input (cut or padded to what it reads) with wt[k0::s]. The phases' outputs
-// are interleaved (stacked innermost), padded to the longest phase and cut to the output.
-Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::optional<Tensor>& bias, const std::vector<int64_t>& s,
-                                const std::vector<int64_t>& pads_begin, const std::vector<int64_t>& out_size, int64_t groups) {
-  struct Phase {
-    int64_t k0, taps, count, start, end, before, after;  // taps read; outputs; input [start, end) padded by (before, after)
-  };
-  auto phase = [&](int ax, int64_t r) {
-    int64_t in = x.shape()[static_cast<size_t>(2 + ax)], k = wt.shape()[static_cast<size_t>(2 + ax)], st = s[static_cast<size_t>(ax)];
-    int64_t left = k - 1 - pads_begin[static_cast<size_t>(ax)], o = out_size[static_cast<size_t>(ax)];
-    Phase p{};
-    p.k0 = ((left - r) % st + st) % st;
-    p.taps = p.k0 < k ? (k - p.k0 + st - 1) / st : 0;
-    p.count = r < o ? (o - r + st - 1) / st : 0;
-    int64_t base = (r + p.k0 - left) / st, last = p.count - 1 + base + p.taps - 1;  // input positions read: [base, last]
-    p.start = std::clamp<int64_t>(base, 0, in), p.end = std::clamp<int64_t>(last + 1, p.start, in);
-    p.before = p.start - base, p.after = last + 1 - p.end;
-    return p;
-  };
-  int64_t batch = x.shape()[0], o = wt.shape()[0];
-  int64_t longest_h = (out_size[0] + s[0] - 1) / s[0], longest_w = (out_size[1] + s[1] - 1) / s[1];
-  std::vector<Tensor> rows;
-  for (int64_t rh = 0; rh < s[0]; ++rh) {
-    std::vector<Tensor> cols;
-    for (int64_t rw = 0; rw < s[1]; ++rw) {
-      Phase ph = phase(0, rh), pw = phase(1, rw);
-      Tensor y;
-      if (ph.taps && pw.taps && ph.count && pw.count && ph.start < ph.end && pw.start < pw.end) {
-        Tensor sub = wt.slice(2, ph.k0, std::nullopt, s[0]).slice(3, pw.k0, std::nullopt, s[1]);
-        Tensor xi = x.shrink({{0, batch}, {0, x.shape()[1]}, {ph.start, ph.end}, {pw.start, pw.end}});
-        if (ph.before == ph.after && pw.before == pw.after) {
-          y = xi.conv2d(sub, bias, {1, 1}, {ph.before, pw.before}, {1, 1}, groups);
-        } else {
-          y = xi.pad({{0, 0}, {0, 0}, {ph.before, ph.after}, {pw.before, pw.after}}).conv2d(sub, bias, {1, 1}, {0, 0}, {1, 1}, groups);
-        }
-      } else {  // no tap reaches the input: the bias alone
-        y = Tensor::zeros({batch, o, ph.count, pw.count}, x.dtype());
-        if (bias) y = y + bias->reshape({1, o, 1, 1});
-      }
-      cols.push_back(y.pad({{0, 0}, {0, 0}, {0, longest_h - ph.count}, {0, longest_w - pw.count}}));
-    }
-    rows.push_back(Tensor::stack(cols, -1).reshape({batch, o, longest_h, longest_w * s[1]}));
-  }
-  Tensor all = Tensor::stack(rows, 3).reshape({batch, o, longest_h * s[0], longest_w * s[1]});
-  return all.shrink({{0, batch}, {0, o}, {0, out_size[0]}, {0, out_size[1]}});
-}
-
-// ConvTranspose as a convolution: spread the input out by the stride (zeros between elements),
-// pad it by the kernel's reach minus the padding, and convolve with the flipped kernel whose
-// in/out channels are swapped within each group.
+// ConvTranspose: Tensor::conv_transpose2d for one and two spatial axes (ONNX's pads, one per
+// side, as its symmetric padding and output padding, the rest cut from the end); more axes by the
+// definition, the spread input convolved with the flipped kernel.
 Tensor conv_transpose(const OpContext& c) {
   Tensor x = c.in(0), w = c.in(1);
   if (x.ndim() < 3) c.fail("needs an (N, C, spatial..) input, got " + shape_to_string(x.shape()));
@@ -318,7 +267,7 @@ Tensor conv_transpose(const OpContext& c) {
   size_t n = static_cast<size_t>(x.ndim() - 2);  // spatial axes
   int64_t groups = c.attr_i("group", 1);
   if (groups <= 0) c.fail("group must be positive");
-  int64_t batch = x.shape()[0], cin = x.shape()[1], og = w.shape()[1];
+  int64_t cin = x.shape()[1];
   if (cin % groups != 0 || w.shape()[0] != cin) c.fail("weight " + shape_to_string(w.shape()) + " does not fit input " + shape_to_string(x.shape()));
   // Per-axis attributes; a 1-D op gets a leading unit axis.
   auto per_axis = [&](const char* name, int64_t fallback, size_t count) {
@@ -351,37 +300,31 @@ Tensor conv_transpose(const OpContext& c) {
       pads[i + n] = total - pads[i];
     }
   }
-  // Zeros between elements: each axis (.., L, ..) as (.., L, 1, ..) padded to (.., L, s, ..), then
-  // folded and trimmed to (L - 1) * s + 1.
-  Shape split{batch, cin}, folded{batch, cin};
-  std::vector<std::pair<SInt, SInt>> spread_pad{{0, 0}, {0, 0}}, trim{{0, batch}, {0, cin}}, reach{{0, 0}, {0, 0}};
-  std::vector<int64_t> out_size;
-  for (size_t i = 0; i < n; ++i) {
-    split.insert(split.end(), {in[i], 1});
-    spread_pad.insert(spread_pad.end(), {{0, 0}, {0, s[i] - 1}});
-    folded.push_back(in[i] * s[i]);
-    trim.emplace_back(0, (in[i] - 1) * s[i] + 1);
-    int64_t r = d[i] * (k[i] - 1);
-    if (r - pads[i] < 0 || r - pads[i + n] + op[i] < 0) c.fail("pads larger than the kernel's reach are not supported");
-    reach.emplace_back(r - pads[i], r - pads[i + n] + op[i]);
-    out_size.push_back((in[i] - 1) * s[i] + op[i] + r + 1 - pads[i] - pads[i + n]);
-  }
-  auto spread_and_padded = [&] { return x.reshape(split).pad(spread_pad).reshape(folded).shrink(trim).pad(reach); };
-  // The kernel flipped, with in/out channels swapped within each group.
-  int64_t cg = cin / groups;
-  Shape wg{groups, cg, og}, wt_shape{groups * og, cg};
-  std::vector<int64_t> flip_axes;
-  for (size_t i = 0; i < n; ++i) wg.push_back(k[i]), wt_shape.push_back(k[i]), flip_axes.push_back(static_cast<int64_t>(2 + i));
-  Tensor wt = w.reshape(wg).transpose(1, 2).reshape(wt_shape).flip(flip_axes);
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
+  for (size_t i = 0; i < n; ++i)
+    if (pads[i] < 0 || pads[i + n] < 0) c.fail("pads must not be negative");
   Tensor out;
-  if (n == 2 && d[0] == 1 && d[1] == 1 && (s[0] > 1 || s[1] > 1) && !x.is_symbolic()) {
-    out = conv_transpose_by_phases(x, wt, bias, s, {pads[0], pads[1]}, out_size, groups);
-  } else if (n == 2) {
-    out = spread_and_padded().conv2d(wt, bias, {1, 1}, {0, 0}, {d[0], d[1]}, groups);
+  if (n == 2) {
+    // Pads (b, e) and output padding op cut [b, full + op - e) of the full output: padding b and
+    // output padding op + b - e, or none and the rest cut from the end.
+    std::vector<int64_t> extra(2), cut(2);
+    for (size_t i = 0; i < 2; ++i) {
+      extra[i] = std::max<int64_t>(0, op[i] + pads[i] - pads[i + n]);
+      cut[i] = extra[i] - (op[i] + pads[i] - pads[i + n]);
+    }
+    out = x.conv_transpose2d(w, bias, {s[0], s[1]}, {pads[0], pads[1]}, {extra[0], extra[1]}, groups, {d[0], d[1]});
+    if (cut[0] || cut[1])
+      out = out.shrink({{0, out.shape()[0]}, {0, out.shape()[1]}, {0, out.shape()[2] - cut[0]}, {0, out.shape()[3] - cut[1]}});
   } else {
-    out = conv_nd(c, spread_and_padded(), wt, std::vector<int64_t>(n, 1), d, false);
+    std::vector<std::pair<int64_t, int64_t>> reach;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t r = d[i] * (k[i] - 1);
+      if (r - pads[i] < 0 || r - pads[i + n] + op[i] < 0) c.fail("pads larger than the kernel's reach are not supported");
+      reach.emplace_back(r - pads[i], r - pads[i + n] + op[i]);
+    }
+    out = conv_nd(c, lathe::detail::transposed_conv_input(x, s, reach), lathe::detail::transposed_conv_weight(w, groups),
+                  std::vector<int64_t>(n, 1), d, false);
     if (bias) {
       Shape bs(n + 2, 1);
       bs[1] = bias->numel();
@@ -389,115 +332,6 @@ Tensor conv_transpose(const OpContext& c) {
     }
   }
   return one_d ? out.squeeze(2) : out;
-}
-
-// Einsum as broadcast multiply and sum: every operand's axes are laid out in one label order
-// (output labels first, summed labels after), multiplied, and the summed labels reduced.
-Tensor einsum(const OpContext& c) {
-  std::string eq;
-  for (char ch : c.attr_s("equation", ""))
-    if (ch != ' ') eq += ch;
-  {
-    std::string rest = eq;  // what is left once '->' and '...' are taken out: letters and commas
-    for (const char* token : {"->", "..."})
-      for (size_t at; (at = rest.find(token)) != std::string::npos;) rest.erase(at, std::strlen(token));
-    for (char ch : rest)
-      if (!std::isalpha(static_cast<unsigned char>(ch)) && ch != ',')
-        c.fail("equation '" + eq + "' has a character other than letters, ',', '...' and '->'");
-  }
-  size_t arrow = eq.find("->");
-  std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (terms.size() != c.num_inputs()) c.fail("the equation names " + std::to_string(terms.size()) + " operands");
-  // '...' stands for the leading axes a term does not name; they broadcast, right-aligned, and
-  // get labels of their own (digits, which the equation cannot use).
-  size_t ellipsis_dims = 0;
-  for (size_t k = 0; k < terms.size(); ++k)
-    if (terms[k].find("...") != std::string::npos) {
-      int64_t named = static_cast<int64_t>(terms[k].size()) - 3;
-      if (c.in(k).ndim() < named) c.fail("operand " + std::to_string(k) + " has fewer axes than '" + terms[k] + "' names");
-      ellipsis_dims = std::max(ellipsis_dims, static_cast<size_t>(c.in(k).ndim() - named));
-    }
-  if (ellipsis_dims > 10) c.fail("'...' covers more than 10 axes");
-  std::string ellipsis_labels;
-  for (size_t i = 0; i < ellipsis_dims; ++i) ellipsis_labels += static_cast<char>('0' + i);
-  for (size_t k = 0; k < terms.size(); ++k) {
-    size_t at = terms[k].find("...");
-    if (at == std::string::npos) continue;
-    size_t mine = static_cast<size_t>(c.in(k).ndim()) - (terms[k].size() - 3);
-    terms[k].replace(at, 3, ellipsis_labels.substr(ellipsis_dims - mine));
-  }
-  if (arrow != std::string::npos) {
-    std::string rhs = eq.substr(arrow + 2);
-    if (size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, ellipsis_labels);
-    eq = eq.substr(0, arrow + 2) + rhs;
-  }
-  lhs.clear();
-  for (const std::string& t : terms) lhs += t + ",";
-  std::string all;
-  for (const std::string& t : terms)
-    for (char ch : t)
-      if (all.find(ch) == std::string::npos) all += ch;
-  std::string out;
-  if (arrow != std::string::npos) {
-    out = eq.substr(arrow + 2);
-  } else {
-    for (char ch : all)
-      if (std::count(lhs.begin(), lhs.end(), ch) == 1 && !std::isdigit(static_cast<unsigned char>(ch))) out += ch;
-    std::sort(out.begin(), out.end());
-    out = ellipsis_labels + out;
-  }
-  for (char ch : out)
-    if (all.find(ch) == std::string::npos) c.fail(std::string("output label ") + ch + " names no input axis");
-  std::string order = out;
-  for (char ch : all)
-    if (out.find(ch) == std::string::npos) order += ch;
-  std::map<char, int64_t> size;
-  std::optional<Tensor> prod;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    std::string t = terms[k];
-    Tensor x = c.in(k);
-    if (static_cast<int64_t>(t.size()) != x.ndim()) c.fail("operand " + std::to_string(k) + " has " + std::to_string(x.ndim()) + " axes, '" + t + "' names " + std::to_string(t.size()));
-    // A label repeated within one operand takes its diagonal: mask off the rest, sum one axis away.
-    for (size_t q = 1; q < t.size(); ++q) {
-      size_t p = t.find(t[q]);
-      if (p == q) continue;
-      if (x.shape()[p] != x.shape()[q]) c.fail(std::string("label ") + t[q] + " has two sizes in operand " + std::to_string(k));
-      Shape mask_shape(static_cast<size_t>(x.ndim()), 1);
-      mask_shape[p] = mask_shape[q] = x.shape()[p];
-      Tensor eye = Tensor::eye(x.shape()[p], dtypes::bool_).reshape(mask_shape);
-      x = eye.where(x, Tensor::zeros({}, x.dtype())).sum({static_cast<int64_t>(q)}).cast(x.dtype());
-      t.erase(q, 1);
-      --q;
-    }
-    for (size_t i = 0; i < t.size(); ++i) {
-      int64_t n = x.shape()[i];
-      auto [it, fresh] = size.emplace(t[i], n);
-      if (!fresh && it->second != n && it->second != 1 && n != 1) c.fail(std::string("label ") + t[i] + " has two sizes");
-      if (it->second == 1) it->second = n;
-    }
-    std::vector<int64_t> perm;
-    Shape shape;
-    for (char ch : order) {
-      size_t p = t.find(ch);
-      if (p != std::string::npos) perm.push_back(static_cast<int64_t>(p));
-    }
-    x = x.permute(perm);
-    size_t j = 0;
-    for (char ch : order) shape.push_back(t.find(ch) != std::string::npos ? x.shape()[j++] : 1);
-    x = x.reshape(shape);
-    prod = prod ? *prod * x : x;
-  }
-  std::vector<int64_t> summed;
-  for (size_t i = out.size(); i < order.size(); ++i) summed.push_back(static_cast<int64_t>(i));
-  Tensor r = summed.empty() ? *prod : prod->sum(summed);
-  return r.cast(c.in(0).dtype());
 }
 
 // Negative log-likelihood of `logp` (N, C, d...) at integer `target` (N, d...), with optional
@@ -524,73 +358,10 @@ Tensor nll_loss(const OpContext& c, const Tensor& logp, const Tensor& target, co
   return (loss.sum() / w.sum()).cast(logp.dtype());
 }
 
-// x (float) resized along `ax` by the interpolation matrix w (out x in, row-major) as a sum of
-// shifted views, where out is a multiple of in (upsampling by r: output o = r*i + p reads around
-// input i, the same taps for each phase p) or in a multiple of out (downsampling by r: output o
-// reads around r*o), and every row holds its phase's taps, the input's edge repeated past its
-// ends: a few multiply-adds per element (none for nearest) where the matrix costs `in`. Empty
-// where the matrix has another form (a ratio that is not whole, crops, taps renormalized at the
-// edges).
-std::optional<Tensor> resize_by_shifts(const Tensor& x, int64_t ax, const std::vector<float>& w, int64_t in, int64_t out) {
-  bool up = out % in == 0;
-  if (!up && in % out != 0) return std::nullopt;
-  int64_t r = up ? out / in : in / out, phases = up ? r : 1;
-  auto q = [&](int64_t o) { return up ? o / r : o * r; };  // the input position row o reads around
-  // Each phase's taps, from a row in the middle: (shift from q, weight).
-  std::vector<std::vector<std::pair<int64_t, float>>> taps(static_cast<size_t>(phases));
-  for (int64_t p = 0; p < phases; ++p) {
-    int64_t o = up ? r * (in / 2) + p : out / 2;
-    for (int64_t col = 0; col < in; ++col)
-      if (float v = w[static_cast<size_t>(o * in + col)]; v != 0.0f) taps[static_cast<size_t>(p)].emplace_back(col - q(o), v);
-  }
-  // Every row must be its phase's taps, clamped to the input.
-  std::vector<float> rebuilt(w.size(), 0.0f);
-  for (int64_t o = 0; o < out; ++o)
-    for (const auto& [d, v] : taps[static_cast<size_t>(up ? o % r : 0)])
-      rebuilt[static_cast<size_t>(o * in + std::clamp<int64_t>(q(o) + d, 0, in - 1))] += v;
-  for (size_t i = 0; i < w.size(); ++i)
-    if (std::abs(rebuilt[i] - w[i]) > 1e-6f) return std::nullopt;
-  std::map<int64_t, std::vector<float>> by_shift;  // shift -> its weight in each phase
-  for (int64_t p = 0; p < phases; ++p)
-    for (const auto& [d, v] : taps[static_cast<size_t>(p)]) {
-      auto [it, fresh] = by_shift.try_emplace(d, std::vector<float>(static_cast<size_t>(phases), 0.0f));
-      it->second[static_cast<size_t>(p)] = v;
-    }
-  if (by_shift.empty()) return std::nullopt;
-  // The input with its first and last elements repeated as far as any shift reads past them
-  // (stored once where several shifts read it; each shift is a slice of it).
-  int64_t last = up ? in - 1 : r * (out - 1);  // the last input position a view reads around
-  int64_t before = std::max<int64_t>(0, -by_shift.begin()->first), after = std::max<int64_t>(0, last + by_shift.rbegin()->first - (in - 1));
-  Tensor ext = lathe::detail::edge_padded(x, ax, before, after);
-  std::optional<Tensor> sum;
-  for (const auto& [d, weights] : by_shift) {
-    int64_t start = before + d;
-    Tensor view = up ? ext.slice(ax, start, start + in) : ext.slice(ax, start, start + r * (out - 1) + 1, r);
-    Tensor term = view;
-    bool ones = std::all_of(weights.begin(), weights.end(), [](float v) { return v == 1.0f; });
-    if (up) {
-      SymShape phased = x.symbolic_shape();
-      phased.insert(phased.begin() + ax + 1, r);
-      Shape along(phased.size(), 1);
-      along[static_cast<size_t>(ax + 1)] = r;
-      term = ones ? view.unsqueeze(ax + 1).expand(phased) : view.unsqueeze(ax + 1) * Tensor::from_vector(weights, along);
-    } else if (!ones) {
-      term = view * Tensor::full({}, weights[0], view.dtype());
-    }
-    sum = sum ? *sum + term : term;
-  }
-  if (!up) return sum;
-  SymShape merged = x.symbolic_shape();
-  merged[static_cast<size_t>(ax)] = out;
-  return sum->reshape(merged);
-}
-
-// Resize, one axis at a time: each resized axis is a matrix W (out x in) of interpolation
-// weights (nearest: one 1 per row; linear: two taps; cubic: four), applied as shifted views where
-// the ratio is whole (resize_by_shifts), else by matmul.
+// Resize and Upsample: Tensor::resize with the node's sizes, or resize_by_scales with its scales;
+// Upsample and Resize before opset 11 sample asymmetrically and pick the nearest pixel by flooring.
 Tensor resize(const OpContext& c) {
   Tensor x = c.in(0);
-  int64_t nd = x.ndim();
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   if (c.opset() < 11) {
@@ -599,93 +370,15 @@ Tensor resize(const OpContext& c) {
     if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
     else if (c.has(2) && c.in(2).numel() > 0) scales = c.doubles(2);
   }
-  if (sizes.empty() && scales.size() != static_cast<size_t>(nd)) c.fail("needs one scale or size per axis");
-  std::string mode = c.attr_s("mode", "nearest"), ct = c.attr_s("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
-  // Upsample and Resize-10 pick the nearest pixel by flooring.
-  std::string nearest = c.op() == "Upsample" || c.opset() < 11 ? "floor" : c.attr_s("nearest_mode", "round_prefer_floor");
-  double a = c.attr_f("cubic_coeff_a", -0.75);
-  bool exclude = c.attr_i("exclude_outside", 0) != 0;
-  // tf_crop_and_resize samples the box `roi` (normalized starts, then ends) and fills positions
-  // outside the input with extrapolation_value.
-  bool crop = ct == "tf_crop_and_resize";
-  std::vector<double> roi;
-  if (crop) {
-    if (c.has(1)) roi = c.doubles(1);
-    if (roi.size() != static_cast<size_t>(2 * nd)) c.fail("tf_crop_and_resize needs an roi of 2 values per axis");
-  }
-  double extrapolation = c.attr_f("extrapolation_value", 0.0);
-  if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("mode '" + mode + "' is not supported");
-  DType dt = x.dtype();
-  Tensor r = x.cast(dtypes::float32);
-  for (int64_t ax = 0; ax < nd; ++ax) {
-    int64_t in = x.shape()[ax];
-    double span = crop ? roi[static_cast<size_t>(ax + nd)] - roi[static_cast<size_t>(ax)] : 1.0;
-    int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * span * scales[ax])) : sizes[ax];
-    if (out < 0 || out > (int64_t{1} << 24)) c.fail("output size " + std::to_string(out) + " is outside [0, 2^24]");
-    double scale = sizes.empty() ? scales[ax] : static_cast<double>(out) / static_cast<double>(in);
-    if (out == in && scale == 1.0 && !crop) continue;
-    std::vector<float> w(static_cast<size_t>(out * in), 0.0f);
-    std::vector<uint8_t> outside(static_cast<size_t>(out), 0);
-    auto add = [&](int64_t row, int64_t col, double v) {
-      col = std::clamp<int64_t>(col, 0, in - 1);
-      w[static_cast<size_t>(row * in + col)] += static_cast<float>(v);
-    };
-    for (int64_t o = 0; o < out; ++o) {
-      double xo;
-      if (ct == "half_pixel") xo = (o + 0.5) / scale - 0.5;
-      else if (ct == "pytorch_half_pixel") xo = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-      else if (ct == "align_corners") {
-        double len = sizes.empty() ? static_cast<double>(in) * scale : static_cast<double>(out);  // unrounded when scaled
-        xo = len <= 1 ? 0.0 : o * static_cast<double>(in - 1) / (len - 1);
-      }
-      else if (ct == "asymmetric") xo = o / scale;
-      else if (ct == "tf_half_pixel_for_nn") xo = (o + 0.5) / scale;
-      else if (crop) {
-        double lo = roi[static_cast<size_t>(ax)], hi = roi[static_cast<size_t>(ax + nd)], last = static_cast<double>(in - 1);
-        xo = out > 1 ? lo * last + static_cast<double>(o) * (hi - lo) * last / static_cast<double>(out - 1) : 0.5 * (lo + hi) * last;
-        if (xo < 0 || xo > last) {
-          outside[static_cast<size_t>(o)] = 1;
-          continue;
-        }
-      }
-      else c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
-      if (mode == "nearest") {
-        double f = std::floor(xo), frac = xo - f;
-        int64_t i;
-        if (nearest == "floor") i = static_cast<int64_t>(f);
-        else if (nearest == "ceil") i = static_cast<int64_t>(std::ceil(xo));
-        else if (nearest == "round_prefer_ceil") i = static_cast<int64_t>(frac >= 0.5 ? f + 1 : f);
-        else i = static_cast<int64_t>(frac > 0.5 ? f + 1 : f);
-        add(o, i, 1.0);
-      } else if (mode == "linear") {
-        double f = std::floor(xo), t = xo - f;
-        if (ct != "asymmetric" && ct != "align_corners") xo = std::clamp(xo, 0.0, static_cast<double>(in - 1)), f = std::floor(xo), t = xo - f;
-        add(o, static_cast<int64_t>(f), 1.0 - t);
-        add(o, static_cast<int64_t>(f) + 1, t);
-      } else {
-        double f = std::floor(xo), t = xo - f;
-        double k[4] = {((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
-                       ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-                       ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a};
-        double total = 0;
-        for (int j = 0; j < 4; ++j) {
-          int64_t col = static_cast<int64_t>(f) - 1 + j;
-          if (exclude && (col < 0 || col >= in)) k[j] = 0;
-          total += k[j];
-        }
-        for (int j = 0; j < 4; ++j) add(o, static_cast<int64_t>(f) - 1 + j, exclude ? k[j] / total : k[j]);
-      }
-    }
-    std::optional<Tensor> shifted = crop ? std::nullopt : resize_by_shifts(r, ax, w, in, out);
-    r = shifted ? *shifted : r.transpose(ax, -1).matmul(Tensor::from_vector(w, {out, in}).transpose(0, 1)).transpose(ax, -1);
-    if (std::find(outside.begin(), outside.end(), 1) != outside.end()) {
-      Shape along(static_cast<size_t>(nd), 1);
-      along[static_cast<size_t>(ax)] = out;
-      std::vector<bool> mask(outside.begin(), outside.end());
-      r = Tensor::from_vector(mask, along).where(Tensor::full({}, extrapolation, r.dtype()), r);
-    }
-  }
-  return dt.is_float() ? r.cast(dt) : r.round().cast(dt);
+  ResizeOptions o;
+  o.mode = c.attr_s("mode", "nearest");
+  o.coordinate_transformation = c.attr_s("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
+  o.nearest_mode = c.op() == "Upsample" || c.opset() < 11 ? "floor" : c.attr_s("nearest_mode", "round_prefer_floor");
+  o.cubic_coeff_a = c.attr_f("cubic_coeff_a", -0.75);
+  o.exclude_outside = c.attr_i("exclude_outside", 0) != 0;
+  if (o.coordinate_transformation == "tf_crop_and_resize" && c.has(1)) o.roi = c.doubles(1);
+  o.extrapolation_value = c.attr_f("extrapolation_value", 0.0);
+  return sizes.empty() ? x.resize_by_scales(scales, o) : x.resize(sizes, o);
 }
 
 Tensor softmax_like(const OpContext& c, bool log) {
@@ -740,7 +433,11 @@ void register_nn_ops(std::map<std::string, OpFn>& t) {
   };
   t["Resize"] = [](const OpContext& c) { return V{resize(c)}; };
   t["Upsample"] = [](const OpContext& c) { return V{resize(c)}; };
-  t["Einsum"] = [](const OpContext& c) { return V{einsum(c)}; };
+  t["Einsum"] = [](const OpContext& c) {
+    std::vector<Tensor> operands;
+    for (size_t i = 0; i < c.num_inputs(); ++i) operands.push_back(c.in(i));
+    return V{Tensor::einsum(c.attr_s("equation", ""), operands)};
+  };
   t["ConvTranspose"] = [](const OpContext& c) { return V{conv_transpose(c)}; };
   t["Hardmax"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <set>
 
-#include "codegen/attention.hpp"
 #include "device/backend.hpp"
 #include "device/disk_cache.hpp"
 #include "ir/axis.hpp"
@@ -128,7 +127,7 @@ int beam_width(const PrepareOptions& options) {
 
 std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const DeviceSpec& device, const PrepareOptions& options,
                                           int width, const std::string& label) {
-  if (is_attention_kernel(bound.ast)) return bound.kernel;  // no actions: it builds its loops itself
+  if (kernel_info(*bound.ast).builds_own_loops) return bound.kernel;  // no actions to search
   std::string path = disk_path(bound, device, options);
   if (std::optional<std::vector<Opt>> stored = load_choice(path)) {
     if (to_string(*stored) == bound.kernel->opts) return bound.kernel;  // the heuristics' choice: compiled already

@@ -74,7 +74,9 @@ class KernelLowering {
   // Stores `value` at `idx` of root's buffer (or of the PAD's it is written into).
   UOpPtr store(const UOpPtr& value, const std::vector<UOpPtr>& idx) const {
     auto [out, at] = element_of(0, root_, idx, nullptr);
-    return UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {at, value})});
+    // An attention kernel builds its own loops (codegen/attention); every other kernel is shaped by the optimizer.
+    Arg info = value->op() == Ops::ATTENTION ? Arg(KernelInfo{.builds_own_loops = true}) : Arg();
+    return UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {at, value})}, info);
   }
 
   // The buffer in `slot` holding `u`, and the INDEX of u's element `idx` in it (gated by `valid`

@@ -5,7 +5,6 @@
 #include <limits>
 #include <tuple>
 
-#include "codegen/attention.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -565,7 +564,7 @@ std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& valu
   Tensor s = with_lead(scores), v = with_lead(values);
   Shape out = s.shape();
   out.back() = v.shape().back();
-  return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, seen ? Arg(seen->arg()) : Arg()), out);
+  return Tensor(UOp::make(Ops::ATTENTION, dtypes::float32, {s.uop(), v.uop()}, AttentionArg{seen}), out);
 }
 
 Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {

@@ -12,6 +12,7 @@
 #include "runtime/plan_builder.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/schedule.hpp"
+#include "tensor/attention_rule.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
@@ -159,6 +160,7 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) { return prepa
 ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
+  roots = detail::attention_as_one_node(roots);
   return PlanBuilder::build(create_schedule(roots), DeviceSpec::default_device(), options);
 }
 

@@ -4,7 +4,6 @@
 #include <functional>
 #include <optional>
 
-#include "codegen/attention.hpp"
 #include "lathe/tensor.hpp"
 #include "schedule/shape.hpp"
 
@@ -67,6 +66,13 @@ Tensor attention_scores(const Tensor& q, const Tensor& kt);
 /// no plan holds a long sequence's whole seq x seq matrix.
 std::optional<Tensor> in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
                                       const std::function<Tensor(int64_t first, int64_t count)>& block);
+/// A transposed convolution's input (N, C, S1..Sn) spread out by `stride` (stride - 1 zeros between
+/// elements) and padded by `reach` (before, after) per spatial axis: what the flipped kernel
+/// (transposed_conv_weight) is convolved with.
+Tensor transposed_conv_input(const Tensor& x, const std::vector<int64_t>& stride, const std::vector<std::pair<int64_t, int64_t>>& reach);
+/// A transposed convolution's weight (C, out/groups, K1..Kn) as the convolution's: flipped, its in
+/// and out channels swapped within each of `groups`, (out, C/groups, K1..Kn).
+Tensor transposed_conv_weight(const Tensor& w, int64_t groups);
 /// `x` padded along `axis` by repeating its first element `before` times and its last `after`
 /// times (ONNX Pad's edge mode; a resize's taps past the ends): padded views added, which fuse
 /// into their reader. The axis must be static and not empty.

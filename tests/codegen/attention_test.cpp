@@ -46,7 +46,7 @@ std::vector<double> reference(const std::vector<float>& q, const std::vector<flo
 void expect_one_kernel(const Tensor& out, int64_t scores) {
   Schedule s = create_schedule({out.uop()});
   int attention = 0;
-  for (const ScheduleItem& item : s.items) attention += item.ast && is_attention_kernel(item.ast);
+  for (const ScheduleItem& item : s.items) attention += item.ast && kernel_info(*item.ast).builds_own_loops;
   EXPECT_EQ(attention, 1);
   ExecutionPlan plan = out.prepare();
   for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(scores) * sizeof(float)) << "a buffer of the scores' size";
@@ -178,7 +178,7 @@ TEST(AttentionKernel, ScaledDotProductAttentionTakesItWhereItPays) {
     Tensor q = Tensor::rand({2, 40, 16}, 1), k = Tensor::rand({2, 50, 16}, 2), v = Tensor::rand({2, 50, dv}, 3);
     Schedule s = create_schedule({q.scaled_dot_product_attention(k, v, causal).uop()});
     int n = 0;
-    for (const ScheduleItem& item : s.items) n += item.ast && is_attention_kernel(item.ast);
+    for (const ScheduleItem& item : s.items) n += item.ast && kernel_info(*item.ast).builds_own_loops;
     return n;
   };
   EXPECT_EQ(kernels(64, true), 1);

@@ -8,7 +8,6 @@
 #include <limits>
 #include <vector>
 
-#include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_chain.hpp"
@@ -102,7 +101,7 @@ TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
     ExecutionPlan plan = outs[0].prepare();
     for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * queries * keys * 4));  // no whole score matrix
     size_t attention = 0, kernels = plan.prepared_kernels().size();
-    for (const PreparedKernel* k : plan.prepared_kernels()) attention += is_attention_kernel(k->ast);
+    for (const PreparedKernel* k : plan.prepared_kernels()) attention += kernel_info(*k->ast).builds_own_loops;
     EXPECT_EQ(attention, 0u);
     EXPECT_GT(kernels, 4u) << "a few kernels per block of queries";
     plan.execute();

@@ -8,7 +8,6 @@
 #include <limits>
 #include <vector>
 
-#include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/attention_mask.hpp"
@@ -110,7 +109,7 @@ Outcome run(Mask mask, int64_t heads, int64_t seq, int64_t d, int64_t window) {
   ExecutionPlan plan = outs.at(0).prepare();
   plan.execute();
   size_t attention = 0;
-  for (const PreparedKernel* k : plan.prepared_kernels()) attention += is_attention_kernel(k->ast);
+  for (const PreparedKernel* k : plan.prepared_kernels()) attention += kernel_info(*k->ast).builds_own_loops;
   return {plan.output_buffer()->to_vector<float>(), plan.estimated_work().ops, attention};
 }
 

@@ -1,19 +1,7 @@
 #include <math.h>
-/* float16 and bfloat16 are stored as 16-bit integers and computed in float, so every target
-   gives the same answers. Conversions round to nearest even. A double (or a 64-bit integer) is
-   first rounded to float "to odd" (an inexact result keeps its lowest bit set), which makes the
-   second rounding to 16 bits exact. */
+/* float16 and bfloat16 are stored as 16-bit integers and computed in float. */
 typedef unsigned short lathe_f16;
 typedef unsigned short lathe_bf16;
-static inline float lathe_round_odd_f32(double d) {
-  union { float f; unsigned int u; } v;
-  v.f = (float)d;
-  if ((double)v.f != d && d == d) {
-    if (__builtin_fabs((double)v.f) > __builtin_fabs(d)) v.u -= 1u;
-    v.u |= 1u;
-  }
-  return v.f;
-}
 #ifdef __FLT16_MAX__
 /* The compiler has _Float16 on this target: its conversions are exact and use the hardware. */
 static inline float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
@@ -46,15 +34,6 @@ static inline lathe_f16 lathe_f32_to_f16(float f) {
   return (lathe_f16)(h | sign);
 }
 #endif
-static inline lathe_f16 lathe_f64_to_f16(double d) { return lathe_f32_to_f16(lathe_round_odd_f32(d)); }
-static inline float lathe_bf16_to_f32(lathe_bf16 b) { union { unsigned int u; float f; } v; v.u = (unsigned int)b << 16; return v.f; }
-static inline lathe_bf16 lathe_f32_to_bf16(float f) {
-  union { unsigned int u; float f; } v; v.f = f;
-  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (lathe_bf16)((v.u >> 16) | 0x40u);
-  v.u += 0x7fffu + ((v.u >> 16) & 1u);
-  return (lathe_bf16)(v.u >> 16);
-}
-static inline lathe_bf16 lathe_f64_to_bf16(double d) { return lathe_f32_to_bf16(lathe_round_odd_f32(d)); }
 typedef unsigned short vf16x4 __attribute__((vector_size(8)));
 typedef float vf32x2 __attribute__((vector_size(8)));
 typedef float vf32x4 __attribute__((vector_size(16)));
@@ -66,7 +45,7 @@ void r_16_4_4_2727b6(void** bufs, const long long* vals) {
   const float* restrict data1 = (const float*)bufs[1];
   (void)vals;
   vf32x4 vec0 = ((vf32x4){} + 0.0f);
-  float cast1 = ((float)(lathe_f16_to_f32(((lathe_f16)15360u))));
+  float cast1 = lathe_f16_to_f32(((lathe_f16)15360u));
   vf32x4 vec2 = ((vf32x4){} + cast1);
   for (long long ridx0 = 0; ridx0 < 16ll; ridx0++) {
     vf32x4 acc0 = vec0;
@@ -86,13 +65,13 @@ void r_16_4_4_2727b6(void** bufs, const long long* vals) {
       lathe_f16 cast15 = lathe_f32_to_f16(gep14);
       vf16x4 vec16 = ((vf16x4){cast9, cast11, cast13, cast15});
       lathe_f16 gep17 = vec16[0];
-      float cast18 = ((float)(lathe_f16_to_f32(gep17)));
+      float cast18 = lathe_f16_to_f32(gep17);
       lathe_f16 gep19 = vec16[1];
-      float cast20 = ((float)(lathe_f16_to_f32(gep19)));
+      float cast20 = lathe_f16_to_f32(gep19);
       lathe_f16 gep21 = vec16[2];
-      float cast22 = ((float)(lathe_f16_to_f32(gep21)));
+      float cast22 = lathe_f16_to_f32(gep21);
       lathe_f16 gep23 = vec16[3];
-      float cast24 = ((float)(lathe_f16_to_f32(gep23)));
+      float cast24 = lathe_f16_to_f32(gep23);
       vf32x4 vec25 = ((vf32x4){cast18, cast20, cast22, cast24});
       vf32x4 alu26 = (vec25 * vec25);
       float gep27 = alu26[0];
@@ -105,13 +84,13 @@ void r_16_4_4_2727b6(void** bufs, const long long* vals) {
       lathe_f16 cast34 = lathe_f32_to_f16(gep33);
       vf16x4 vec35 = ((vf16x4){cast28, cast30, cast32, cast34});
       lathe_f16 gep36 = vec35[0];
-      float cast37 = ((float)(lathe_f16_to_f32(gep36)));
+      float cast37 = lathe_f16_to_f32(gep36);
       lathe_f16 gep38 = vec35[1];
-      float cast39 = ((float)(lathe_f16_to_f32(gep38)));
+      float cast39 = lathe_f16_to_f32(gep38);
       lathe_f16 gep40 = vec35[2];
-      float cast41 = ((float)(lathe_f16_to_f32(gep40)));
+      float cast41 = lathe_f16_to_f32(gep40);
       lathe_f16 gep42 = vec35[3];
-      float cast43 = ((float)(lathe_f16_to_f32(gep42)));
+      float cast43 = lathe_f16_to_f32(gep42);
       vf32x4 vec44 = ((vf32x4){cast37, cast39, cast41, cast43});
       vf32x4 alu45 = (vec44 + vec2);
       float gep46 = alu45[0];
@@ -124,13 +103,13 @@ void r_16_4_4_2727b6(void** bufs, const long long* vals) {
       lathe_f16 cast53 = lathe_f32_to_f16(gep52);
       vf16x4 vec54 = ((vf16x4){cast47, cast49, cast51, cast53});
       lathe_f16 gep55 = vec54[0];
-      float cast56 = ((float)(lathe_f16_to_f32(gep55)));
+      float cast56 = lathe_f16_to_f32(gep55);
       lathe_f16 gep57 = vec54[1];
-      float cast58 = ((float)(lathe_f16_to_f32(gep57)));
+      float cast58 = lathe_f16_to_f32(gep57);
       lathe_f16 gep59 = vec54[2];
-      float cast60 = ((float)(lathe_f16_to_f32(gep59)));
+      float cast60 = lathe_f16_to_f32(gep59);
       lathe_f16 gep61 = vec54[3];
-      float cast62 = ((float)(lathe_f16_to_f32(gep61)));
+      float cast62 = lathe_f16_to_f32(gep61);
       vf32x4 vec63 = ((vf32x4){cast56, cast58, cast60, cast62});
       vf32x4 alu64 = (val4 + vec63);
       acc0 = alu64;

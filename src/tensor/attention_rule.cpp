@@ -1,0 +1,221 @@
+#include "tensor/attention_rule.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+#include "device/buffer_registry.hpp"
+#include "ir/substitute.hpp"
+#include "ir/toposort.hpp"
+#include "schedule/attention_keys.hpp"
+#include "schedule/shape.hpp"
+#include "tensor/tensor_util.hpp"
+
+namespace lathe::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLog2e = 1.4426950408889634;
+
+bool reduces_last(const UOp& u, Ops op, size_t rank) {
+  if (u.op() != Ops::REDUCE_AXIS || rank == 0) return false;
+  const auto& r = u.arg_as<ReduceArg>();
+  return r.op == op && r.axes == std::vector<int64_t>{static_cast<int64_t>(rank - 1)};
+}
+
+// A constant's value seen through the views that broadcast it (RESHAPE / EXPAND of a CONST).
+std::optional<double> constant_value(const UOpPtr& u) {
+  UOpPtr cur = u;
+  while (cur->op() == Ops::RESHAPE || cur->op() == Ops::EXPAND) cur = cur->src(0);
+  if (!cur->is_const()) return std::nullopt;
+  return const_as_double(cur->const_value());
+}
+
+class Rule {
+ public:
+  explicit Rule(const std::vector<UOpPtr>& outputs) : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)) {}
+
+  std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
+    for (const UOpPtr& u : toposort(sink_))
+      if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND) return outputs;  // symbolic sizes: the kernel needs static ones
+    Substitution found;
+    for (const UOpPtr& u : toposort(sink_))
+      if (std::optional<UOpPtr> one = as_attention(u)) found.emplace(u.get(), *one);
+    if (found.empty()) return outputs;
+    std::vector<UOpPtr> out;
+    for (const UOpPtr& o : outputs) out.push_back(substitute(o, found));
+    return out;
+  }
+
+ private:
+  const Shape& shape(const UOpPtr& u) const { return shapes_.at(u.get()); }
+  Tensor tensor(const UOpPtr& u) const { return Tensor(u, shape(u)); }
+
+  // Whether `u` is made of constants alone (the same on every run of the plan).
+  bool known(const UOpPtr& u) {
+    if (auto it = known_.find(u.get()); it != known_.end()) return it->second;
+    bool k;
+    if (u->is_const()) k = true;
+    else if (u->op() == Ops::BUFFER) k = buffer_of(*u).is_constant();
+    else if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND || u->src().empty()) k = false;
+    else {
+      k = true;
+      for (const UOpPtr& s : u->src()) k = k && known(s);
+    }
+    known_.emplace(u.get(), k);
+    return k;
+  }
+
+  // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum; x.
+  std::optional<UOpPtr> softmax_input(const UOpPtr& p) const {
+    size_t rank = shape(p).size();
+    if (p->op() != Ops::FDIV || p->src(1)->op() != Ops::EXPAND) return std::nullopt;
+    const UOpPtr &e = p->src(0), &sum = p->src(1)->src(0);
+    if (!reduces_last(*sum, Ops::ADD, rank) || sum->src(0) != e || e->op() != Ops::EXP2) return std::nullopt;
+    const UOpPtr& scaled = e->src(0);
+    if (scaled->op() != Ops::MUL) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const UOpPtr &shifted = scaled->src(i), &factor = scaled->src(1 - i);
+      std::optional<double> c = constant_value(factor);
+      if (!c || std::abs(*c - kLog2e) > 1e-6 || shifted->op() != Ops::SUB || shifted->src(1)->op() != Ops::EXPAND) continue;
+      const UOpPtr &x = shifted->src(0), &max = shifted->src(1)->src(0);
+      if (reduces_last(*max, Ops::MAX, rank) && max->src(0) == x) return x;
+    }
+    return std::nullopt;
+  }
+
+  // For `r`, a sum over the last axis of a product (..., Q, D, K) as Tensor::matmul builds it,
+  // softmax(scores) @ values as one ATTENTION node (shaped as `r`, the summed axis kept), when the
+  // scores' mask restricts the keys.
+  std::optional<UOpPtr> as_attention(const UOpPtr& r) {
+    const Shape& rs = shape(r);
+    size_t n = rs.size();
+    if (n < 3 || r->dtype() != dtypes::float32 || !reduces_last(*r, Ops::ADD, n) || r->src(0)->op() != Ops::MUL) return std::nullopt;
+    const UOpPtr& product = r->src(0);
+    for (int i = 0; i < 2; ++i) {
+      const UOpPtr &weights = product->src(i), &columns = product->src(1 - i);
+      if (weights->op() != Ops::EXPAND || columns->op() != Ops::EXPAND) continue;
+      const UOpPtr &row = weights->src(0), &cols = columns->src(0);  // (..., Q, 1, K) and (..., 1, D, K)
+      if (row->op() != Ops::RESHAPE || shape(row)[n - 2] != 1 || shape(cols)[n - 3] != 1) continue;
+      std::optional<UOpPtr> scores = softmax_input(row->src(0));
+      if (!scores || shape(*scores).size() != n - 1) continue;
+      std::optional<AttentionKeys> keys = key_range_of(*scores);
+      if (!keys) return std::nullopt;  // every key: the matmuls are faster
+      Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
+      std::optional<Tensor> one = attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys);
+      if (!one) return std::nullopt;
+      return one->reshape(rs).uop();
+    }
+    return std::nullopt;
+  }
+
+  // `scores` with the product of queries and keys it is computed from (Tensor::matmul's form,
+  // under the mask's nodes) read as attention_scores reads it: the keys stored innermost in blocks.
+  UOpPtr keys_innermost(const UOpPtr& scores) {
+    UOpPtr cur = scores;
+    while (cur->op() == Ops::ADD || cur->op() == Ops::SUB || cur->op() == Ops::MUL || cur->op() == Ops::FDIV || cur->op() == Ops::WHERE ||
+           cur->op() == Ops::CAST) {
+      std::vector<UOpPtr> unknown;  // the operand that is not a constant, if one
+      for (const UOpPtr& s : cur->src())
+        if (!known(s)) unknown.push_back(s);
+      if (unknown.size() != 1) return scores;
+      cur = unknown[0];
+    }
+    // (..., Q, K): RESHAPE(sum over the last axis of (..., Q, 1, D) x (..., 1, K, D) expanded).
+    if (cur->op() != Ops::RESHAPE || cur->dtype() != dtypes::float32) return scores;
+    const UOpPtr& sum = cur->src(0);
+    size_t n = shape(sum).size();
+    if (n < 3 || !reduces_last(*sum, Ops::ADD, n) || sum->src(0)->op() != Ops::MUL) return scores;
+    const UOpPtr& product = sum->src(0);
+    for (int i = 0; i < 2; ++i) {
+      const UOpPtr &qs = product->src(i), &ks = product->src(1 - i);
+      if (qs->op() != Ops::EXPAND || ks->op() != Ops::EXPAND || shape(qs->src(0))[n - 2] != 1 || shape(ks->src(0))[n - 3] != 1) continue;
+      Tensor q = tensor(qs->src(0)).squeeze(static_cast<int64_t>(n - 2));
+      Tensor kt = tensor(ks->src(0)).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);
+      Tensor blocked = attention_scores(q, kt);
+      if (blocked.shape() != shape(cur)) return scores;
+      return substitute(scores, Substitution{{cur.get(), blocked.uop()}});
+    }
+    return scores;
+  }
+
+  // The keys each query of `scores` (..., Q, K) sees, from the mask nodes above its product: the
+  // Where / Add / Sub of constants that put -inf at some keys, and the scales by positive constants
+  // and float casts after them (the importer's attention_mask follows the same nodes).
+  std::optional<AttentionKeys> key_range_of(const UOpPtr& scores) {
+    struct Step {
+      UOpPtr node;
+      size_t at;  // which source carries the scores
+    };
+    std::vector<Step> steps;  // from the scores down to their product
+    for (UOpPtr cur = scores;;) {
+      std::optional<size_t> at;
+      bool others_known = true;
+      for (size_t i = 0; i < cur->src().size(); ++i) {
+        if (known(cur->src(i))) continue;
+        others_known = others_known && !at;
+        at = i;
+      }
+      bool follows = cur->op() == Ops::ADD || cur->op() == Ops::SUB || cur->op() == Ops::MUL || cur->op() == Ops::FDIV ||
+                     cur->op() == Ops::WHERE || (cur->op() == Ops::CAST && cur->dtype().is_float());
+      if (!follows || !at || !others_known || (cur->op() == Ops::WHERE && *at == 0)) break;
+      steps.push_back({cur, *at});
+      cur = cur->src(*at);
+    }
+    std::optional<Tensor> shut;  // where the value is -inf whatever the inputs
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      const UOp& u = *it->node;
+      auto other = [&](size_t i) { return tensor(u.src(i)); };
+      switch (u.op()) {
+        case Ops::WHERE: {
+          Tensor passes = it->at == 1 ? other(0) : other(0).logical_not();  // where the scores go on
+          Tensor branch = other(it->at == 1 ? 2 : 1);
+          Tensor here = passes.logical_not().logical_and(branch == -kInf);
+          shut = shut ? passes.logical_and(*shut).logical_or(here) : here;
+          break;
+        }
+        case Ops::ADD:
+          shut = shut ? shut->logical_and(other(1 - it->at) < kInf).logical_or(other(1 - it->at) == -kInf) : other(1 - it->at) == -kInf;
+          break;
+        case Ops::SUB:
+          if (it->at == 1) {  // m - x: the scores' -inf becomes +inf
+            if (shut) return std::nullopt;
+            shut = other(0) == -kInf;
+          } else {
+            shut = shut ? shut->logical_and(other(1) > -kInf).logical_or(other(1) == kInf) : other(1) == kInf;
+          }
+          break;
+        case Ops::MUL:
+        case Ops::FDIV:
+          if (!shut) break;  // a scale before the mask
+          if (u.op() == Ops::FDIV && it->at != 0) return std::nullopt;
+          shut = shut->logical_and(u.op() == Ops::MUL ? other(1 - it->at) > 0.0 : (other(1) > 0.0).logical_and(other(1) < kInf));
+          break;
+        default: break;  // a float cast keeps -inf
+      }
+    }
+    if (!shut) return std::nullopt;
+    const Shape& s = shape(scores);
+    int64_t queries = s[s.size() - 2], keys = s.back();
+    std::vector<int64_t> lead;
+    for (size_t a = 0; a + 2 < s.size(); ++a) lead.push_back(static_cast<int64_t>(a));
+    Tensor flags = lead.empty() ? *shut : shut->all(lead);
+    std::optional<SeenKeys> seen =
+        seen_keys_of(flags.reshape({queries, keys}).cast(dtypes::uint8).to_vector<uint8_t>(), queries, keys, queries, keys);
+    return seen ? key_range(*seen, keys) : std::nullopt;
+  }
+
+  UOpPtr sink_;
+  std::unordered_map<const UOp*, Shape> shapes_;
+  std::unordered_map<const UOp*, bool> known_;
+};
+
+}  // namespace
+
+std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs) {
+  if (outputs.empty()) return outputs;
+  return Rule(outputs).run(outputs);
+}
+
+}  // namespace lathe::detail

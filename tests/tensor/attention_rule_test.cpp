@@ -1,0 +1,116 @@
+// The attention rule (tensor/attention_rule): softmax(q @ k.T / s + mask) @ v written with the
+// Tensor API is one attention kernel where the mask, known when the graph is built, restricts the
+// keys (causal, sliding window, padded keys), and stays matmuls and a softmax where it does not
+// (no mask, a mask every key passes, a mask a program can rewrite). Values against plain loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "reference.hpp"
+
+namespace lathe::test {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 37, kDim = 16;
+
+size_t attention_kernels(const Tensor& t) {
+  size_t n = 0;
+  ExecutionPlan plan = t.prepare();
+  for (const PreparedKernel* k : plan.prepared_kernels()) n += kernel_info(*k->ast).builds_own_loops;
+  return n;
+}
+
+// softmax(q k^T / sqrt(D) + bias(i, j)) v in double, per batch and head; `sees(i, j)` false puts -inf.
+std::vector<double> attention_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                  const std::function<bool(int64_t, int64_t)>& sees) {
+  std::vector<double> out(static_cast<size_t>(kBatch * kHeads * kSeq * kDim), 0.0);
+  double scale = 1.0 / std::sqrt(static_cast<double>(kDim));
+  for (int64_t bh = 0; bh < kBatch * kHeads; ++bh)
+    for (int64_t i = 0; i < kSeq; ++i) {
+      std::vector<double> s(static_cast<size_t>(kSeq), -kInf);
+      double top = -kInf;
+      for (int64_t j = 0; j < kSeq; ++j) {
+        if (!sees(i, j)) continue;
+        double dot = 0;
+        for (int64_t d = 0; d < kDim; ++d) dot += static_cast<double>(q[static_cast<size_t>((bh * kSeq + i) * kDim + d)]) * k[static_cast<size_t>((bh * kSeq + j) * kDim + d)];
+        s[static_cast<size_t>(j)] = dot * scale;
+        top = std::max(top, s[static_cast<size_t>(j)]);
+      }
+      double total = 0;
+      for (double& x : s) total += (x = std::exp(x - top));
+      for (int64_t j = 0; j < kSeq; ++j)
+        for (int64_t d = 0; d < kDim; ++d)
+          out[static_cast<size_t>((bh * kSeq + i) * kDim + d)] += s[static_cast<size_t>(j)] / total * v[static_cast<size_t>((bh * kSeq + j) * kDim + d)];
+    }
+  return out;
+}
+
+struct Inputs {
+  std::vector<float> q = data(static_cast<size_t>(kBatch * kHeads * kSeq * kDim), 61);
+  std::vector<float> k = data(static_cast<size_t>(kBatch * kHeads * kSeq * kDim), 62);
+  std::vector<float> v = data(static_cast<size_t>(kBatch * kHeads * kSeq * kDim), 63);
+  Shape shape{kBatch, kHeads, kSeq, kDim};
+  Tensor scores() const { return f32(q, shape).matmul(f32(k, shape).transpose(-1, -2)) / 4.0; }
+  Tensor attend(const Tensor& masked) const { return masked.softmax(-1).matmul(f32(v, shape)); }
+};
+
+// Query positions as a column, key positions as a row: constants (Tensor::arange).
+Tensor rows() { return Tensor::arange(kSeq).reshape({kSeq, 1}); }
+Tensor cols() { return Tensor::arange(kSeq).reshape({1, kSeq}); }
+Tensor bias_where(const Tensor& sees) { return sees.where(Tensor::full({}, 0.0), Tensor::full({}, -kInf)); }
+
+TEST(AttentionRule, CausalMaskAddedToTheScoresIsOneKernel) {
+  Inputs in;
+  Tensor out = in.attend(in.scores() + bias_where(cols() <= rows()));
+  EXPECT_EQ(attention_kernels(out), 1u);
+  EXPECT_ALLCLOSE(out.to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t i, int64_t j) { return j <= i; }), 1e-4, 1e-5);
+}
+
+TEST(AttentionRule, SlidingWindowByWhereIsOneKernel) {
+  Inputs in;
+  int64_t window = 5;
+  Tensor sees = (cols() <= rows()).logical_and(cols() > rows() - Tensor::full({}, int64_t{window}, dtypes::int32));
+  Tensor out = in.attend(sees.where(in.scores(), Tensor::full({}, -kInf)));
+  EXPECT_EQ(attention_kernels(out), 1u);
+  EXPECT_ALLCLOSE(out.to_vector<float>(), attention_ref(in.q, in.k, in.v, [&](int64_t i, int64_t j) { return j <= i && j > i - window; }), 1e-4,
+                  1e-5);
+}
+
+TEST(AttentionRule, PaddedKeysAfterAScaleAreOneKernel) {
+  Inputs in;
+  int64_t valid = 30;  // keys past the 30th are padding
+  Tensor bias = bias_where(cols() < Tensor::full({}, int64_t{valid}, dtypes::int32));
+  Tensor out = in.attend((in.scores() + bias) * 2.0);  // a positive scale after the mask keeps -inf
+  EXPECT_EQ(attention_kernels(out), 1u);
+  std::vector<float> q2 = in.q;
+  for (float& x : q2) x *= 2.0f;
+  EXPECT_ALLCLOSE(out.to_vector<float>(), attention_ref(q2, in.k, in.v, [&](int64_t, int64_t j) { return j < valid; }), 1e-4, 1e-5);
+}
+
+TEST(AttentionRule, WithoutARestrictingMaskStaysMatmuls) {
+  Inputs in;
+  Tensor plain = in.attend(in.scores());
+  EXPECT_EQ(attention_kernels(plain), 0u);
+  EXPECT_ALLCLOSE(plain.to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t, int64_t) { return true; }), 1e-4, 1e-5);
+  Tensor every = in.attend(in.scores() + bias_where(cols() >= Tensor::full({}, int64_t{0}, dtypes::int32)));  // a mask that shuts nothing
+  EXPECT_EQ(attention_kernels(every), 0u);
+  // A mask a program may rewrite between runs (an ordinary buffer) is not known when the graph is built.
+  std::vector<float> causal(static_cast<size_t>(kSeq * kSeq));
+  for (int64_t i = 0; i < kSeq; ++i)
+    for (int64_t j = 0; j < kSeq; ++j) causal[static_cast<size_t>(i * kSeq + j)] = j <= i ? 0.0f : -std::numeric_limits<float>::infinity();
+  Tensor written = in.attend(in.scores() + f32(causal, {kSeq, kSeq}));
+  EXPECT_EQ(attention_kernels(written), 0u);
+  EXPECT_ALLCLOSE(written.to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t i, int64_t j) { return j <= i; }), 1e-4, 1e-5);
+}
+
+TEST(AttentionRule, ANegativeScaleAfterTheMaskIsNotFollowed) {
+  Inputs in;
+  Tensor out = in.attend((in.scores() + bias_where(cols() <= rows())) * -1.0);  // -inf becomes +inf: no range
+  EXPECT_EQ(attention_kernels(out), 0u);
+}
+
+}  // namespace
+}  // namespace lathe::test
