@@ -1,5 +1,6 @@
 // Attention as PyTorch exports it: MatMul -> (Div | Mul | Add | Sub | Where | Cast)* -> Softmax ->
-// MatMul, each value between the two MatMuls read by the next node only. The importer runs such a
+// MatMul, each value between the two MatMuls read by the next node only. Unless its mask restricts
+// the keys (then the Tensor graph's attention rule makes it one kernel), the importer runs such a
 // chain a block of queries at a time when its scores are large (model.cpp), re-running its nodes
 // on the rows of the first MatMul's left operand.
 #pragma once

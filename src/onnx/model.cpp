@@ -392,39 +392,21 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   });
 }
 
-// An attention chain as one attention kernel (tensor_util's detail::attention: an online softmax
-// over blocks of keys, no queries x keys matrix): the first MatMul as the kernel's product of
-// queries and keys (its right operand stored with the keys innermost), the chain's nodes up to the
-// Softmax run on that, the Softmax and the last MatMul the attention node itself; a mask known at
-// build time (attention_mask.hpp) lets the kernel read only the keys each tile of queries sees.
-// Nothing where the kernel does not apply (a symbolic size, an operand other than float32, a
-// Softmax not over the last axis) or no mask known at build time leaves keys to skip: the chain's
-// ordinary run, already in `env`, stands.
-std::optional<Tensor> attention_as_one_node(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
-                                            int64_t opset, const std::string& base_dir) {
+// Whether the Tensor graph's attention rule (tensor/attention_rule) makes the chain one attention
+// kernel: float32 operands of static sizes, a Softmax over the last axis, and a mask known at build
+// time that restricts the keys (attention_mask.hpp). Then the chain runs node by node, whatever the
+// size of its scores: the kernel stores none.
+bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env, int64_t opset,
+                          const std::string& base_dir) {
   const ::onnx::NodeProto& first = g.node(chain.nodes.front());
   const ::onnx::NodeProto& softmax = g.node(chain.softmax);
   const Tensor *q = tensor_in(env, first.input(0)), *kt = tensor_in(env, first.input(1)), *scores = tensor_in(env, softmax.input(0));
   const Tensor* values = tensor_in(env, g.node(chain.nodes.back()).input(1));
   for (const Tensor* t : {q, kt, scores, values})
-    if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return std::nullopt;
-  if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return std::nullopt;
-  std::optional<AttentionKeys> range;
-  if (std::optional<SeenKeys> seen = seen_keys(g, chain, env)) range = key_range(*seen, scores->shape().back());
-  if (!range) return std::nullopt;  // no key to skip: the matmuls are faster (detail::attention)
-  std::map<std::string, Value> done{{first.output(0), Value(lathe::detail::attention_scores(*q, *kt))}};
-  for (size_t n = 1; chain.nodes[n] != chain.softmax; ++n) {
-    const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
-    std::vector<std::optional<Value>> ins;
-    for (const std::string& name : node.input()) {
-      auto d = done.find(name);
-      ins.emplace_back(d != done.end() ? d->second : env.at(name));
-    }
-    done.insert_or_assign(node.output(0), run_node(node, std::move(ins), opset, base_dir, env).at(0));
-  }
-  const Value& masked = done.at(softmax.input(0));
-  if (!masked.is_tensor() || masked.tensor().dtype() != dtypes::float32) return std::nullopt;
-  return lathe::detail::attention(masked.tensor(), *values, range);
+    if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return false;
+  if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return false;
+  std::optional<SeenKeys> seen = seen_keys(g, chain, env);
+  return seen && key_range(*seen, scores->shape().back());
 }
 
 }  // namespace
@@ -448,10 +430,8 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
     }
     std::vector<Value> outs;
     std::optional<Tensor> blocks;
-    if (auto chain = chains.find(n); chain != chains.end()) {
-      blocks = attention_as_one_node(g, chain->second, env, opset, base_dir);
-      if (!blocks) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
-    }
+    if (auto chain = chains.find(n); chain != chains.end() && !one_attention_kernel(g, chain->second, env, opset, base_dir))
+      blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
     if (blocks) {
       outs.emplace_back(*blocks);
     } else {

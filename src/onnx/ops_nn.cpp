@@ -384,9 +384,10 @@ Tensor resize(const OpContext& c) {
 Tensor softmax_like(const OpContext& c, bool log) {
   const Tensor& x = c.in(0);
   int64_t a = axis_of(c, c.attr_i("axis", c.opset() < 13 ? 1 : -1), x.ndim());
-  if (c.opset() >= 13) return log ? x.log_softmax(a) : x.softmax(a);
+  // Before opset 13 the input is viewed as 2-D, [d0 * .. * d(a-1), da * .. * dn]: over the last
+  // axis that is the last axis itself.
+  if (c.opset() >= 13 || (x.ndim() > 0 && a == x.ndim() - 1)) return log ? x.log_softmax(a) : x.softmax(a);
   if (x.is_symbolic()) c.fail("softmax before opset 13 (over a flattened view) needs static sizes");
-  // Before opset 13 the input is viewed as 2-D: [d0 * .. * d(a-1), da * .. * dn].
   Tensor flat = x.flatten(0, a == 0 ? 0 : a - 1);
   if (a == 0) flat = x.reshape({1, x.numel()});
   else flat = x.reshape({flat.shape()[0], -1});

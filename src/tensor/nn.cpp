@@ -577,12 +577,11 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
     throw ShapeError("scaled_dot_product_attention: query, key and value need at least 2 dimensions");
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
-  // A causal attention is one kernel that skips the keys past each query (detail::attention).
-  if (is_causal && dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && numel() > 0 && key.numel() > 0 && value.numel() > 0 &&
-      key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2]) {
-    Tensor scores = detail::attention_scores(*this, key.transpose(-1, -2)) * scale;
-    if (std::optional<Tensor> one = detail::attention(scores, value, AttentionKeys{0, 0, 1, 1})) return *one;
-  }
+  // A causal attention over float32 is one kernel that skips the keys past each query: the
+  // attention rule (attention_rule.hpp) finds it in the plain graph, which stores no scores.
+  if (is_causal && dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && value.dtype() == dtypes::float32 && numel() > 0 &&
+      key.numel() > 0 && value.numel() > 0 && key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2])
+    return attention_rows(*this, key, value, scale, true, 0);
   // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
   Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),
                                                           detail::to_sym(Shape(key.shape().begin(), key.shape().end() - 2)),
