@@ -15,7 +15,8 @@
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/attention_chain.hpp"
-#include "onnx/attention_mask.hpp"
+#include "schedule/attention_keys.hpp"
+#include "tensor/attention_rule.hpp"
 #include "onnx/initializer_data.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
@@ -353,7 +354,7 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   bool looked = false;
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
-    if (!looked && can_trim) seen = seen_keys(g, chain, env);
+    if (!looked && can_trim) seen = lathe::detail::seen_keys(*scores);
     looked = true;
     auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
     bool some_keys = key_begin > 0 || key_end < keys;
@@ -394,7 +395,7 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
 
 // Whether the Tensor graph's attention rule (tensor/attention_rule) makes the chain one attention
 // kernel: float32 operands of static sizes, a Softmax over the last axis, and a mask known at build
-// time that restricts the keys (attention_mask.hpp). Then the chain runs node by node, whatever the
+// time that restricts the keys (the rule's seen_keys). Then the chain runs node by node, whatever the
 // size of its scores: the kernel stores none.
 bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env, int64_t opset,
                           const std::string& base_dir) {
@@ -405,7 +406,7 @@ bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& cha
   for (const Tensor* t : {q, kt, scores, values})
     if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return false;
   if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return false;
-  std::optional<SeenKeys> seen = seen_keys(g, chain, env);
+  std::optional<SeenKeys> seen = lathe::detail::seen_keys(*scores);
   return seen && key_range(*seen, scores->shape().back());
 }
 

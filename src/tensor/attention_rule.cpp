@@ -8,7 +8,6 @@
 #include "device/buffer_registry.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
-#include "schedule/attention_keys.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -100,7 +99,8 @@ class Rule {
       if (row->op() != Ops::RESHAPE || shape(row)[n - 2] != 1 || shape(cols)[n - 3] != 1) continue;
       std::optional<UOpPtr> scores = softmax_input(row->src(0));
       if (!scores || shape(*scores).size() != n - 1) continue;
-      std::optional<AttentionKeys> keys = key_range_of(*scores);
+      std::optional<SeenKeys> seen = seen_keys_of(*scores);
+      std::optional<AttentionKeys> keys = seen ? key_range(*seen, shape(*scores).back()) : std::nullopt;
       if (!keys) return std::nullopt;  // every key: the matmuls are faster
       Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
       std::optional<Tensor> one = attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys);
@@ -142,8 +142,9 @@ class Rule {
 
   // The keys each query of `scores` (..., Q, K) sees, from the mask nodes above its product: the
   // Where / Add / Sub of constants that put -inf at some keys, and the scales by positive constants
-  // and float casts after them (the importer's attention_mask follows the same nodes).
-  std::optional<AttentionKeys> key_range_of(const UOpPtr& scores) {
+  // and float casts after them.
+ public:
+  std::optional<SeenKeys> seen_keys_of(const UOpPtr& scores) {
     struct Step {
       UOpPtr node;
       size_t at;  // which source carries the scores
@@ -201,11 +202,10 @@ class Rule {
     std::vector<int64_t> lead;
     for (size_t a = 0; a + 2 < s.size(); ++a) lead.push_back(static_cast<int64_t>(a));
     Tensor flags = lead.empty() ? *shut : shut->all(lead);
-    std::optional<SeenKeys> seen =
-        seen_keys_of(flags.reshape({queries, keys}).cast(dtypes::uint8).to_vector<uint8_t>(), queries, keys, queries, keys);
-    return seen ? key_range(*seen, keys) : std::nullopt;
+    return lathe::seen_keys_of(flags.reshape({queries, keys}).cast(dtypes::uint8).to_vector<uint8_t>(), queries, keys, queries, keys);
   }
 
+ private:
   UOpPtr sink_;
   std::unordered_map<const UOp*, Shape> shapes_;
   std::unordered_map<const UOp*, bool> known_;
@@ -216,6 +216,11 @@ class Rule {
 std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs) {
   if (outputs.empty()) return outputs;
   return Rule(outputs).run(outputs);
+}
+
+std::optional<SeenKeys> seen_keys(const Tensor& scores) {
+  if (scores.is_symbolic() || scores.ndim() < 2 || !scores.dtype().is_float()) return std::nullopt;
+  return Rule({scores.uop()}).seen_keys_of(scores.uop());
 }
 
 }  // namespace lathe::detail

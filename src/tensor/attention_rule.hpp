@@ -18,12 +18,19 @@
 
 #include <vector>
 
+#include "lathe/tensor.hpp"
 #include "lathe/uop.hpp"
+#include "schedule/attention_keys.hpp"
 
 namespace lathe::detail {
 
 /// `outputs` with every softmax @ values over a mask-restricted key range as one ATTENTION node;
 /// the same nodes when there is none (or a size is symbolic).
 std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs);
+
+/// The keys each query of `scores` (..., queries, keys, static) sees, where the mask nodes above
+/// its product (as the rule follows them) put -inf at the others whatever the inputs: the flags
+/// are computed now. Nothing when every query sees every key, or no such mask.
+std::optional<SeenKeys> seen_keys(const Tensor& scores);
 
 }  // namespace lathe::detail

@@ -1,6 +1,6 @@
 // Attention chains as PyTorch exports them (MatMul -> Div -> Add -> Where -> Softmax -> MatMul):
 // found in the graph, and run a block of queries at a time when their scores are large and no
-// mask known at build time lets one attention kernel skip keys (onnx/attention_mask_test), with
+// mask known at build time lets one attention kernel skip keys (onnx/attention_mask_test, through the Tensor graph's attention rule), with
 // the values of plain loops and without the whole score matrix in the plan.
 #include <gtest/gtest.h>
 

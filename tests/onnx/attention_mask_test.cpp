@@ -10,7 +10,8 @@
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
-#include "onnx/attention_mask.hpp"
+#include "onnx/attention_chain.hpp"
+#include "tensor/attention_rule.hpp"
 #include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
 #include "onnx/op_context.hpp"
@@ -158,9 +159,9 @@ TEST(OnnxAttentionMask, AWindowBiasReadsTheKeysFromTheWindowsStart) { expect_tri
 // before the padding only.
 TEST(OnnxAttentionMask, AKeyPaddingBiasBroadcastAlongQueriesReadsTheUnpaddedKeys) { expect_trimmed(Mask::kKeyPadding, 2, 2053, 8, 853, 0.7); }
 
-// The keys each query sees by seen_keys, with the chain's values as the importer has them when it
-// reaches the last MatMul (seq 5, head size 2).
-std::optional<detail::SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) {
+// The keys each query sees by the attention rule's seen_keys on the chain's scores, as the importer
+// has them when it reaches the last MatMul (seq 5, head size 2).
+std::optional<SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) {
   ::onnx::ModelProto m;
   EXPECT_TRUE(m.ParseFromString(masked_attention_model(mask, 1, seq, 2, window)));
   auto chains = detail::attention_chains(m.graph());
@@ -170,12 +171,13 @@ std::optional<detail::SeenKeys> seen_in(Mask mask, int64_t seq, int64_t window) 
   env.insert_or_assign("q", Tensor::from_vector(inputs(seq * 2, 1), {1, 1, seq, 2}));
   env.insert_or_assign("kt", Tensor::from_vector(inputs(seq * 2, 2), {1, 1, 2, seq}));
   env.insert_or_assign("v", Tensor::from_vector(inputs(seq * 2, 3), {1, 1, seq, 2}));
-  if (mask == Mask::kCausalInput) env.insert_or_assign("future", Tensor::full({seq, seq}, true, dtypes::bool_));
+  if (mask == Mask::kCausalInput)  // an input's buffer, which a program may rewrite: not known when the graph is built
+    env.insert_or_assign("future", Tensor::from_vector(std::vector<bool>(static_cast<size_t>(seq * seq), true), {seq, seq}));
   detail::run_nodes(m.graph(), env, 17, ".");
-  return detail::seen_keys(m.graph(), chains.begin()->second, env);
+  return lathe::detail::seen_keys(env.at(m.graph().node(chains.begin()->second.softmax).input(0)).tensor());
 }
 
-void expect_window(const std::optional<detail::SeenKeys>& seen, int64_t seq, int64_t window) {
+void expect_window(const std::optional<SeenKeys>& seen, int64_t seq, int64_t window) {
   ASSERT_TRUE(seen.has_value());
   for (int64_t i = 0; i < seq; ++i) {
     EXPECT_EQ(seen->begin[static_cast<size_t>(i)], window ? std::max<int64_t>(0, i - window + 1) : 0) << i;
@@ -192,11 +194,11 @@ TEST(OnnxAttentionMask, WhereAndAddOfMinusInfinityGiveTheKeysEachQuerySees) {
 // A bias broadcast along queries shuts the same keys for every query; one broadcast along keys
 // shuts whole queries (they see no key) and leaves the others every key.
 TEST(OnnxAttentionMask, ABiasBroadcastAlongQueriesOrKeysIsScannedPerQuery) {
-  std::optional<detail::SeenKeys> padding = seen_in(Mask::kKeyPadding, 5, 2);
+  std::optional<SeenKeys> padding = seen_in(Mask::kKeyPadding, 5, 2);
   ASSERT_TRUE(padding.has_value());
   EXPECT_EQ(padding->begin, (std::vector<int64_t>{0, 0, 0, 0, 0}));
   EXPECT_EQ(padding->end, (std::vector<int64_t>{3, 3, 3, 3, 3}));
-  std::optional<detail::SeenKeys> odd = seen_in(Mask::kOddQueries, 5, 0);
+  std::optional<SeenKeys> odd = seen_in(Mask::kOddQueries, 5, 0);
   ASSERT_TRUE(odd.has_value());
   EXPECT_EQ(odd->begin, (std::vector<int64_t>{0, 5, 0, 5, 0}));
   EXPECT_EQ(odd->end, (std::vector<int64_t>{5, 0, 5, 0, 5}));
@@ -207,7 +209,7 @@ TEST(OnnxAttentionMask, ABiasBroadcastAlongQueriesOrKeysIsScannedPerQuery) {
 // range of the fewest keys that holds every key it lets a query see; one that shuts no key out
 // of every query, none.
 TEST(OnnxAttentionMask, AKeyRangeHoldsEveryKeyAQuerySees) {
-  auto range = [](std::vector<int64_t> begin, std::vector<int64_t> end) { return detail::key_range({std::move(begin), std::move(end)}, 5); };
+  auto range = [](std::vector<int64_t> begin, std::vector<int64_t> end) { return key_range({std::move(begin), std::move(end)}, 5); };
   auto same = [](const std::optional<AttentionKeys>& r, AttentionKeys want) {
     return r && r->begin_step == want.begin_step && r->begin == want.begin && r->end_step == want.end_step && r->end == want.end;
   };
@@ -229,11 +231,11 @@ TEST(OnnxAttentionMask, ANegativeScaleAfterTheMaskShutsNothing) { EXPECT_FALSE(s
 
 TEST(OnnxAttentionMask, KeysSeenSpanEveryQueryOfTheBlock) {
   // 3 queries of 6 keys: query 0 sees 2..3, query 1 sees 1, query 2 sees none.
-  detail::SeenKeys seen{{2, 1, 6}, {4, 2, 0}};
-  EXPECT_EQ(detail::keys_seen(seen, 6, 0, 1), (std::pair<int64_t, int64_t>{2, 4}));
-  EXPECT_EQ(detail::keys_seen(seen, 6, 0, 2), (std::pair<int64_t, int64_t>{1, 4}));
-  EXPECT_EQ(detail::keys_seen(seen, 6, 1, 2), (std::pair<int64_t, int64_t>{1, 2}));
-  EXPECT_EQ(detail::keys_seen(seen, 6, 2, 1), (std::pair<int64_t, int64_t>{0, 1}));  // none seen: the first key, NaN either way
+  SeenKeys seen{{2, 1, 6}, {4, 2, 0}};
+  EXPECT_EQ(keys_seen(seen, 6, 0, 1), (std::pair<int64_t, int64_t>{2, 4}));
+  EXPECT_EQ(keys_seen(seen, 6, 0, 2), (std::pair<int64_t, int64_t>{1, 4}));
+  EXPECT_EQ(keys_seen(seen, 6, 1, 2), (std::pair<int64_t, int64_t>{1, 2}));
+  EXPECT_EQ(keys_seen(seen, 6, 2, 1), (std::pair<int64_t, int64_t>{0, 1}));  // none seen: the first key, NaN either way
 }
 
 }  // namespace
