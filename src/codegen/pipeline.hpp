@@ -1,9 +1,10 @@
-// The code generator as one visible list of named steps: a kernel AST from the scheduler becomes
-// a ProgramSpec through
+// The code generator as one visible list of named steps (pipeline.cpp's steps(); `lathe info`
+// prints them): a kernel AST from the scheduler becomes a ProgramSpec through
 //
-//   simplify -> simplify gates -> optimize -> 16-bit floats as float arithmetic
-//   -> transcendentals as polynomials -> upcast axes as vectors -> split across threads
-//   -> reductions as accumulators -> linearize -> render
+//   shaping (integer division, simplify, gates, loop splits and merges) -> optimize
+//   -> 16-bit floats as float arithmetic -> attention as one kernel -> transcendentals
+//   -> upcast axes as vectors -> gates as loop bounds -> split across threads
+//   -> reductions as accumulators -> 16-bit float conversions -> linearize -> render
 //
 // Each step is a graph rewrite over UOps (ir/, opt/, codegen/); after the steps the kernel is in
 // device-level form (vectors as VECTORIZE/GEP and vector dtypes, launch indices as SPECIAL,

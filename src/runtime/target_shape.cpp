@@ -1,4 +1,4 @@
-// TargetShape (lathe/plan.hpp): the optimizer's machine as text, for LATHE_TARGET_SHAPE.
+// TargetShape (lathe/target.hpp): the optimizer's machine as text, for LATHE_TARGET_SHAPE.
 #include <cctype>
 #include <cstdlib>
 
