@@ -51,19 +51,23 @@ class Rule {
   const Shape& shape(const UOpPtr& u) const { return shapes_.at(u.get()); }
   Tensor tensor(const UOpPtr& u) const { return Tensor(u, shape(u)); }
 
-  // Whether `u` is made of constants alone (the same on every run of the plan).
+  // Whether `u` is made of constants alone (the same on every run of the plan). Sources first, in
+  // order, not by recursion: a graph may be deeper than the stack.
   bool known(const UOpPtr& u) {
     if (auto it = known_.find(u.get()); it != known_.end()) return it->second;
-    bool k;
-    if (u->is_const()) k = true;
-    else if (u->op() == Ops::BUFFER) k = buffer_of(*u).is_constant();
-    else if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND || u->src().empty()) k = false;
-    else {
-      k = true;
-      for (const UOpPtr& s : u->src()) k = k && known(s);
+    for (const UOpPtr& n : toposort(u, [this](const UOp& x) { return !known_.count(&x); })) {
+      if (known_.count(n.get())) continue;
+      bool k;
+      if (n->is_const()) k = true;
+      else if (n->op() == Ops::BUFFER) k = buffer_of(*n).is_constant();
+      else if (n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND || n->src().empty()) k = false;
+      else {
+        k = true;
+        for (const UOpPtr& src : n->src()) k = k && known_.at(src.get());
+      }
+      known_.emplace(n.get(), k);
     }
-    known_.emplace(u.get(), k);
-    return k;
+    return known_.at(u.get());
   }
 
   // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum; x.
