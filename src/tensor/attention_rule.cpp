@@ -8,6 +8,7 @@
 #include "device/buffer_registry.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
+#include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -107,6 +108,7 @@ class Rule {
       std::optional<AttentionKeys> keys = seen ? key_range(*seen, shape(*scores).back()) : std::nullopt;
       if (!keys) return std::nullopt;  // every key: the matmuls are faster
       Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
+      if (std::optional<UOpPtr> stored = stored_as(cols)) values = tensor(*stored);
       std::optional<Tensor> one = attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys);
       if (!one) return std::nullopt;
       return one->reshape(rs).uop();
@@ -137,11 +139,37 @@ class Rule {
       if (qs->op() != Ops::EXPAND || ks->op() != Ops::EXPAND || shape(qs->src(0))[n - 2] != 1 || shape(ks->src(0))[n - 3] != 1) continue;
       Tensor q = tensor(qs->src(0)).squeeze(static_cast<int64_t>(n - 2));
       Tensor kt = tensor(ks->src(0)).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);
+      if (std::optional<UOpPtr> stored = stored_as(ks->src(0))) kt = tensor(*stored);
       Tensor blocked = attention_scores(q, kt);
       if (blocked.shape() != shape(cur)) return scores;
       return substitute(scores, Substitution{{cur.get(), blocked.uop()}});
     }
     return scores;
+  }
+
+  // The node a matmul operand's view (RESHAPE(PERMUTE(b)): b transposed, unsqueezed) shows when b
+  // is a layout copy's view (the matmul's column blocks, tensor/nn.cpp's stored_in_blocks: views
+  // [PAD] RESHAPE PERMUTE of t, the copy, PERMUTE back, RESHAPE back [SHRINK]): t, whose values b
+  // has. The attention kernel reads t itself; the copy would only add a kernel.
+  std::optional<UOpPtr> stored_as(const UOpPtr& view) const {
+    auto order = [](const UOpPtr& u) { return u->arg_as<std::vector<int64_t>>(); };
+    if (view->op() != Ops::RESHAPE || view->src(0)->op() != Ops::PERMUTE) return std::nullopt;
+    const UOpPtr& b = view->src(0)->src(0);
+    UOpPtr cur = b->op() == Ops::SHRINK ? b->src(0) : b;
+    if (cur->op() != Ops::RESHAPE || cur->src(0)->op() != Ops::PERMUTE) return std::nullopt;
+    const UOpPtr &merged = cur, &back = cur->src(0), &copy = back->src(0);
+    const auto* tag = std::get_if<std::string>(&copy->arg());
+    if (copy->op() != Ops::CONTIGUOUS || !tag || *tag != kLayoutCopy || copy->src(0)->op() != Ops::PERMUTE) return std::nullopt;
+    const UOpPtr& to = copy->src(0);
+    if (to->src(0)->op() != Ops::RESHAPE || order(back) != inverse_permutation(order(to))) return std::nullopt;
+    const UOpPtr& split = to->src(0);
+    UOpPtr t = split->src(0)->op() == Ops::PAD ? split->src(0)->src(0) : split->src(0);
+    if (shape_of(split->src(0)) != shape_of(merged) || shape_of(t) != shape_of(b)) return std::nullopt;
+    return t;
+  }
+  Shape shape_of(const UOpPtr& u) const {
+    auto it = shapes_.find(u.get());
+    return it == shapes_.end() ? Shape{} : it->second;
   }
 
   // The keys each query of `scores` (..., Q, K) sees, from the mask nodes above its product: the

@@ -106,6 +106,23 @@ TEST(AttentionRule, WithoutARestrictingMaskStaysMatmuls) {
   EXPECT_ALLCLOSE(written.to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t i, int64_t j) { return j <= i; }), 1e-4, 1e-5);
 }
 
+// Products large enough that matmul stores its right operands in column blocks: the attention
+// kernel reads the keys and values themselves, so the plan is the key-block copy of the keys, the
+// mask (on constants, run at prepare) and the attention kernel; no column-block copies.
+TEST(AttentionRule, ReadsTheOperandsNotTheMatmulsColumnBlocks) {
+  int64_t heads = 4, seq = 256, dim = 64;
+  Tensor q = Tensor::rand({1, heads, seq, dim}, 1), k = Tensor::rand({1, heads, seq, dim}, 2), v = Tensor::rand({1, heads, seq, dim}, 3);
+  Tensor sees = Tensor::arange(seq).reshape({1, seq}) <= Tensor::arange(seq).reshape({seq, 1});
+  Tensor out = (q.matmul(k.transpose(-1, -2)) / 8.0 + bias_where(sees)).softmax(-1).matmul(v);
+  ExecutionPlan plan = out.prepare();
+  size_t attention = 0;
+  for (const PreparedKernel* kernel : plan.prepared_kernels()) attention += kernel_info(*kernel->ast).builds_own_loops;
+  EXPECT_EQ(attention, 1u);
+  EXPECT_EQ(plan.prepared_kernels().size(), 3u);
+  Tensor want = q.scaled_dot_product_attention(k, v, true);  // the same attention, checked against loops above
+  EXPECT_ALLCLOSE(out.to_vector<float>(), want.to_vector<float>(), 1e-5, 1e-6);
+}
+
 TEST(AttentionRule, ANegativeScaleAfterTheMaskIsNotFollowed) {
   Inputs in;
   Tensor out = in.attend((in.scores() + bias_where(cols() <= rows())) * -1.0);  // -inf becomes +inf: no range
