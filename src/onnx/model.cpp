@@ -15,7 +15,7 @@
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/attention_chain.hpp"
-#include "schedule/attention_keys.hpp"
+#include "tensor/attention_keys.hpp"
 #include "tensor/attention_rule.hpp"
 #include "onnx/initializer_data.hpp"
 #include "onnx/input_names.hpp"
@@ -343,7 +343,7 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   int64_t queries = scores->shape()[scores->ndim() - 2];
   if (queries == 0 || !softmax_over_last_axis(softmax, *scores, opset, base_dir) || rows_of->shape()[rows_of->ndim() - 2] != queries)
     return std::nullopt;
-  int64_t per_query = shape_numel(scores->shape()) / queries * scores->dtype().itemsize();
+  int64_t per_query = scores->numel() / queries * scores->dtype().itemsize();
   // A mask known at build time (a causal one) can shut a block's queries out of some keys: the
   // keys and the values then give only the rows of those the block sees, the mask its columns.
   int64_t keys = scores->shape().back();

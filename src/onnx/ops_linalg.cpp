@@ -42,7 +42,11 @@ V det(const OpContext& c) {
   for (int64_t m = 0; m < count; ++m)
     out.push_back(determinant(std::vector<double>(all.begin() + m * n * n, all.begin() + (m + 1) * n * n), n));
   Shape batch(x.shape().begin(), x.shape().end() - 2);
-  if (n == 0) out.assign(static_cast<size_t>(shape_numel(batch)), 1.0);  // the empty product
+  if (n == 0) {  // the empty product, once per matrix of the batch
+    size_t matrices = 1;
+    for (int64_t d : batch) matrices *= static_cast<size_t>(d);
+    out.assign(matrices, 1.0);
+  }
   return V{Tensor::from_vector(out, batch).cast(x.dtype())};
 }
 

@@ -128,10 +128,12 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
     Shape shape;
     for (const SInt& d : impl_->output_shapes[i]) shape.push_back(d.is_static() ? d.value() : evaluate_int(d.uop(), vals));
     DType dt = impl_->output_dtypes[i];
-    size_t nbytes = static_cast<size_t>(shape_numel(shape)) * static_cast<size_t>(dt.itemsize());
+    size_t elements = 1;
+    for (int64_t d : shape) elements *= static_cast<size_t>(d);
+    size_t nbytes = elements * static_cast<size_t>(dt.itemsize());
     std::vector<uint8_t> bytes(nbytes);
     const Buffer* out = impl_->plan.output_buffer_at(i);
-    if (nbytes > 0) Buffer::view(*out, 0, static_cast<size_t>(shape_numel(shape)), dt).copyout(bytes.data(), nbytes);
+    if (nbytes > 0) Buffer::view(*out, 0, elements, dt).copyout(bytes.data(), nbytes);
     outs.push_back(lathe::detail::tensor_from_bytes(bytes.data(), nbytes, dt, shape));
   }
   return outs;

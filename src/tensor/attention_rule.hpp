@@ -20,7 +20,7 @@
 
 #include "lathe/tensor.hpp"
 #include "lathe/uop.hpp"
-#include "schedule/attention_keys.hpp"
+#include "tensor/attention_keys.hpp"
 
 namespace lathe::detail {
 

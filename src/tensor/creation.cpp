@@ -4,6 +4,7 @@
 
 #include "device/buffer_registry.hpp"
 #include "ir/half.hpp"
+#include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {

@@ -13,6 +13,7 @@
 #include "schedule/reader_layout.hpp"
 #include "schedule/schedule.hpp"
 #include "tensor/attention_rule.hpp"
+#include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {

@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "lathe/tensor.hpp"
-#include "schedule/shape.hpp"
 
 namespace lathe::detail {
 

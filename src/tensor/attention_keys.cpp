@@ -1,4 +1,4 @@
-#include "schedule/attention_keys.hpp"
+#include "tensor/attention_keys.hpp"
 
 #include <algorithm>
 #include <string>
