@@ -331,7 +331,7 @@ bool softmax_over_last_axis(const ::onnx::NodeProto& softmax, const Tensor& scor
 // that has a row per query. Nothing when the scores are small or the chain is not attention over
 // the last axis (its ordinary run, already in `env`, stands).
 std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
-                                          int64_t opset, const std::string& base_dir) {
+                                          int64_t opset, const std::string& base_dir, const std::optional<SeenKeys>& seen_by_mask) {
   const ::onnx::NodeProto& first = g.node(chain.nodes.front());
   const ::onnx::NodeProto& softmax = g.node(chain.softmax);
   const Tensor* rows_of = tensor_in(env, first.input(0));
@@ -350,12 +350,9 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   const Tensor* key_operand = tensor_in(env, first.input(1));
   bool can_trim = keys > 0 && key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys &&
                   values->shape()[values->ndim() - 2] == keys;
-  std::optional<SeenKeys> seen;  // found with the first block: small scores need none
-  bool looked = false;
+  std::optional<SeenKeys> seen = can_trim ? seen_by_mask : std::nullopt;
   return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
     std::map<std::string, Value> block;  // the chain's values for these queries
-    if (!looked && can_trim) seen = lathe::detail::seen_keys(*scores);
-    looked = true;
     auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
     bool some_keys = key_begin > 0 || key_end < keys;
     Tensor out;
@@ -393,20 +390,26 @@ std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const Att
   });
 }
 
-// Whether the Tensor graph's attention rule (tensor/attention_rule) makes the chain one attention
-// kernel: float32 operands of static sizes, a Softmax over the last axis, and a mask known at build
-// time that restricts the keys (the rule's seen_keys). Then the chain runs node by node, whatever the
-// size of its scores: the kernel stores none.
-bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env, int64_t opset,
-                          const std::string& base_dir) {
-  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
+// The keys each query of the chain's scores sees where a mask known at build time shuts the others
+// out (the attention rule's seen_keys), for a Softmax over the last axis of static scores.
+std::optional<SeenKeys> chain_seen_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
+                                        int64_t opset, const std::string& base_dir) {
   const ::onnx::NodeProto& softmax = g.node(chain.softmax);
-  const Tensor *q = tensor_in(env, first.input(0)), *kt = tensor_in(env, first.input(1)), *scores = tensor_in(env, softmax.input(0));
-  const Tensor* values = tensor_in(env, g.node(chain.nodes.back()).input(1));
+  const Tensor* scores = tensor_in(env, softmax.input(0));
+  if (!scores || scores->ndim() < 2 || scores->is_symbolic() || !softmax_over_last_axis(softmax, *scores, opset, base_dir)) return std::nullopt;
+  return lathe::detail::seen_keys(*scores);
+}
+
+// Whether the Tensor graph's attention rule (tensor/attention_rule) makes the chain one attention
+// kernel: float32 operands of static sizes and keys `seen` restricts to a range. Then the chain runs
+// node by node, whatever the size of its scores: the kernel stores none.
+bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
+                          const std::optional<SeenKeys>& seen) {
+  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
+  const Tensor *q = tensor_in(env, first.input(0)), *kt = tensor_in(env, first.input(1));
+  const Tensor *scores = tensor_in(env, g.node(chain.softmax).input(0)), *values = tensor_in(env, g.node(chain.nodes.back()).input(1));
   for (const Tensor* t : {q, kt, scores, values})
     if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return false;
-  if (!softmax_over_last_axis(softmax, *scores, opset, base_dir)) return false;
-  std::optional<SeenKeys> seen = lathe::detail::seen_keys(*scores);
   return seen && key_range(*seen, scores->shape().back());
 }
 
@@ -431,8 +434,10 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
     }
     std::vector<Value> outs;
     std::optional<Tensor> blocks;
-    if (auto chain = chains.find(n); chain != chains.end() && !one_attention_kernel(g, chain->second, env, opset, base_dir))
-      blocks = attention_in_blocks(g, chain->second, env, opset, base_dir);
+    if (auto chain = chains.find(n); chain != chains.end()) {
+      std::optional<SeenKeys> seen = chain_seen_keys(g, chain->second, env, opset, base_dir);  // flags computed once
+      if (!one_attention_kernel(g, chain->second, env, seen)) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir, seen);
+    }
     if (blocks) {
       outs.emplace_back(*blocks);
     } else {

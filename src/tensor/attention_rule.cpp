@@ -37,8 +37,6 @@ class Rule {
   explicit Rule(const std::vector<UOpPtr>& outputs) : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)) {}
 
   std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
-    for (const UOpPtr& u : toposort(sink_))
-      if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND) return outputs;  // symbolic sizes: the kernel needs static ones
     Substitution found;
     for (const UOpPtr& u : toposort(sink_))
       if (std::optional<UOpPtr> one = as_attention(u)) found.emplace(u.get(), *one);
@@ -119,15 +117,7 @@ class Rule {
   // `scores` with the product of queries and keys it is computed from (Tensor::matmul's form,
   // under the mask's nodes) read as attention_scores reads it: the keys stored innermost in blocks.
   UOpPtr keys_innermost(const UOpPtr& scores) {
-    UOpPtr cur = scores;
-    while (cur->op() == Ops::ADD || cur->op() == Ops::SUB || cur->op() == Ops::MUL || cur->op() == Ops::FDIV || cur->op() == Ops::WHERE ||
-           cur->op() == Ops::CAST) {
-      std::vector<UOpPtr> unknown;  // the operand that is not a constant, if one
-      for (const UOpPtr& s : cur->src())
-        if (!known(s)) unknown.push_back(s);
-      if (unknown.size() != 1) return scores;
-      cur = unknown[0];
-    }
+    UOpPtr cur = mask_nodes(scores).product;
     // (..., Q, K): RESHAPE(sum over the last axis of (..., Q, 1, D) x (..., 1, K, D) expanded).
     if (cur->op() != Ops::RESHAPE || cur->dtype() != dtypes::float32) return scores;
     const UOpPtr& sum = cur->src(0);
@@ -172,30 +162,38 @@ class Rule {
     return it == shapes_.end() ? Shape{} : it->second;
   }
 
+  // The mask's nodes over the scores' product, from `scores` down: each an Add, Sub, Mul, Div,
+  // Where (not through its condition) or float cast whose other operands are made of constants;
+  // and the product, the first node below them that is none of those.
+  struct MaskStep {
+    UOpPtr node;
+    size_t at;  // which source carries the scores
+  };
+  struct MaskNodes {
+    std::vector<MaskStep> steps;
+    UOpPtr product;
+  };
+  MaskNodes mask_nodes(const UOpPtr& scores) {
+    MaskNodes out;
+    for (UOpPtr cur = scores;; cur = cur->src(out.steps.back().at)) {
+      out.product = cur;
+      bool follows = cur->op() == Ops::ADD || cur->op() == Ops::SUB || cur->op() == Ops::MUL || cur->op() == Ops::FDIV ||
+                     cur->op() == Ops::WHERE || (cur->op() == Ops::CAST && cur->dtype().is_float());
+      if (!follows) return out;
+      std::vector<size_t> unknown;
+      for (size_t i = 0; i < cur->src().size(); ++i)
+        if (!known(cur->src(i))) unknown.push_back(i);
+      if (unknown.size() != 1 || (cur->op() == Ops::WHERE && unknown[0] == 0)) return out;
+      out.steps.push_back({cur, unknown[0]});
+    }
+  }
+
   // The keys each query of `scores` (..., Q, K) sees, from the mask nodes above its product: the
   // Where / Add / Sub of constants that put -inf at some keys, and the scales by positive constants
   // and float casts after them.
  public:
   std::optional<SeenKeys> seen_keys_of(const UOpPtr& scores) {
-    struct Step {
-      UOpPtr node;
-      size_t at;  // which source carries the scores
-    };
-    std::vector<Step> steps;  // from the scores down to their product
-    for (UOpPtr cur = scores;;) {
-      std::optional<size_t> at;
-      bool others_known = true;
-      for (size_t i = 0; i < cur->src().size(); ++i) {
-        if (known(cur->src(i))) continue;
-        others_known = others_known && !at;
-        at = i;
-      }
-      bool follows = cur->op() == Ops::ADD || cur->op() == Ops::SUB || cur->op() == Ops::MUL || cur->op() == Ops::FDIV ||
-                     cur->op() == Ops::WHERE || (cur->op() == Ops::CAST && cur->dtype().is_float());
-      if (!follows || !at || !others_known || (cur->op() == Ops::WHERE && *at == 0)) break;
-      steps.push_back({cur, *at});
-      cur = cur->src(*at);
-    }
+    std::vector<MaskStep> steps = mask_nodes(scores).steps;
     std::optional<Tensor> shut;  // where the value is -inf whatever the inputs
     for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
       const UOp& u = *it->node;
@@ -247,7 +245,13 @@ class Rule {
 
 std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs) {
   if (outputs.empty()) return outputs;
-  return Rule(outputs).run(outputs);
+  // Most graphs hold no softmax (an EXP2): look before computing every node's shape.
+  bool exponent = false;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, outputs))) {
+    if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND) return outputs;  // symbolic sizes: the kernel needs static ones
+    exponent = exponent || u->op() == Ops::EXP2;
+  }
+  return exponent ? Rule(outputs).run(outputs) : outputs;
 }
 
 std::optional<SeenKeys> seen_keys(const Tensor& scores) {
