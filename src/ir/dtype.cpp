@@ -229,9 +229,9 @@ ConstValue cast_const(ConstValue v, DType dt) {
       double d = const_as_double(v);
       switch (s.scalar_type()) {
         case ScalarType::Float16:
-          return static_cast<double>(detail::half_to_float(detail::float_to_half(static_cast<float>(d))));
+          return static_cast<double>(detail::half_to_float(detail::float_to_half(detail::round_to_odd_float(d))));
         case ScalarType::BFloat16:
-          return static_cast<double>(detail::bf16_to_float(detail::float_to_bf16(static_cast<float>(d))));
+          return static_cast<double>(detail::bf16_to_float(detail::float_to_bf16(detail::round_to_odd_float(d))));
         case ScalarType::Float32: return static_cast<double>(static_cast<float>(d));
         default: return d;
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace lathe::detail {
@@ -49,6 +50,17 @@ inline uint16_t float_to_bf16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
+}
+
+/// `d` rounded to float "to odd": an inexact result is the float below |d| with its lowest bit set,
+/// so rounding that float again to 16 bits rounds as `d` itself would (one rounding, not two). The
+/// host's twin of codegen/half_casts' lowering.
+inline float round_to_odd_float(double d) {
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || d != d) return f;
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::abs(static_cast<double>(f)) > std::abs(d)) --bits;
+  return std::bit_cast<float>(bits | 1u);
 }
 
 inline float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }

@@ -11,23 +11,6 @@
 namespace lathe {
 namespace {
 
-// The input spread by `stride` and padded by `reach` (before, after) per spatial axis of
-// (N, C, S1..Sn): what the flipped kernel is convolved with.
-Tensor spread_and_padded(const Tensor& x, const std::vector<int64_t>& stride, const std::vector<std::pair<int64_t, int64_t>>& reach) {
-  int64_t batch = x.shape()[0], ch = x.shape()[1];
-  Shape split{batch, ch}, folded{batch, ch};
-  std::vector<std::pair<SInt, SInt>> spread{{0, 0}, {0, 0}}, trim{{0, batch}, {0, ch}}, pads{{0, 0}, {0, 0}};
-  for (size_t i = 0; i < stride.size(); ++i) {
-    int64_t in = x.shape()[2 + i];
-    split.insert(split.end(), {in, 1});
-    spread.insert(spread.end(), {{0, 0}, {0, stride[i] - 1}});
-    folded.push_back(in * stride[i]);
-    trim.emplace_back(0, (in - 1) * stride[i] + 1);
-    pads.emplace_back(reach[i].first, reach[i].second);
-  }
-  return x.reshape(split).pad(spread).reshape(folded).shrink(trim).pad(pads);
-}
-
 // A strided 2-D transposed convolution without dilation as one convolution per output phase, with
 // no zeros multiplied: along an axis, output y = s*Y + r of the correlation of the spread input
 // (left padding L = K - 1 - pad) with the flipped kernel `wt` takes only the taps k = k0 + s*m,
@@ -83,7 +66,18 @@ Tensor by_phases(const Tensor& x, const Tensor& wt, const std::optional<Tensor>&
 }  // namespace
 
 Tensor detail::transposed_conv_input(const Tensor& x, const std::vector<int64_t>& stride, const std::vector<std::pair<int64_t, int64_t>>& reach) {
-  return spread_and_padded(x, stride, reach);
+  int64_t batch = x.shape()[0], ch = x.shape()[1];
+  Shape split{batch, ch}, folded{batch, ch};
+  std::vector<std::pair<SInt, SInt>> spread{{0, 0}, {0, 0}}, trim{{0, batch}, {0, ch}}, pads{{0, 0}, {0, 0}};
+  for (size_t i = 0; i < stride.size(); ++i) {
+    int64_t in = x.shape()[2 + i];
+    split.insert(split.end(), {in, 1});
+    spread.insert(spread.end(), {{0, 0}, {0, stride[i] - 1}});
+    folded.push_back(in * stride[i]);
+    trim.emplace_back(0, (in - 1) * stride[i] + 1);
+    pads.emplace_back(reach[i].first, reach[i].second);
+  }
+  return x.reshape(split).pad(spread).reshape(folded).shrink(trim).pad(pads);
 }
 
 Tensor detail::transposed_conv_weight(const Tensor& w, int64_t groups) {

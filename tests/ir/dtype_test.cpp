@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "lathe/dtype.hpp"
 #include "lathe/error.hpp"
 
@@ -152,6 +155,18 @@ TEST(DType, CastConstWrapsAndRounds) {
   EXPECT_EQ(cast_const(65520.0, float16), ConstValue(std::numeric_limits<double>::infinity()));
   EXPECT_EQ(cast_const(1.00390625, bfloat16), ConstValue(1.0));  // ties to even
   EXPECT_EQ(cast_const(true, float32), ConstValue(1.0));
+}
+
+// A double just above a 16-bit midpoint rounds up, once, as a kernel's cast does (codegen/
+// half_casts): through float it would land on the midpoint and round to even, down.
+TEST(DType, CastConstToSixteenBitsRoundsOnce) {
+  double above_half_midpoint = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  EXPECT_EQ(cast_const(above_half_midpoint, float16), ConstValue(1.0 + std::ldexp(1.0, -10)));
+  EXPECT_EQ(cast_const(-above_half_midpoint, float16), ConstValue(-1.0 - std::ldexp(1.0, -10)));
+  double above_bf16_midpoint = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
+  EXPECT_EQ(cast_const(above_bf16_midpoint, bfloat16), ConstValue(1.0 + std::ldexp(1.0, -7)));
+  EXPECT_EQ(cast_const(1e300, float16), ConstValue(std::numeric_limits<double>::infinity()));  // past float's range too
+  EXPECT_EQ(cast_const(1e-300, bfloat16), ConstValue(0.0));  // below the smallest bfloat16: zero
 }
 
 }  // namespace
