@@ -60,7 +60,9 @@ struct AttentionArg {
 
 /// The keys of a block of an attention kernel (codegen/attention): a key operand stored as
 /// (..., keys / 16, D, 16) gives a block's keys as one run per step of D. The kernel reads any
-/// layout; the schedule's layout choice and the kernel agree on this one.
+/// layout; the front end's layout choice and the kernel agree on this one. It is not a register
+/// width (one register at 16 float32 lanes, two at 8): each block rescales the value
+/// accumulators once, and 16 keys spread that over enough work on every target measured.
 inline constexpr int64_t kAttentionKeyBlock = 16;
 
 /// A kernel's SINK argument: what the stages after the schedule read of the kernel as a whole (as

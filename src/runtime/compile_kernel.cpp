@@ -10,26 +10,15 @@
 #include "device/thread_pool.hpp"
 #include "ir/eval.hpp"
 #include "runtime/plan_impl.hpp"
+#include "runtime/planning_target.hpp"
 #include "support/settings.hpp"
 
 namespace lathe {
 
-TargetShape target_shape(const PrepareOptions& o) {
-  if (o.shape) return *o.shape;
-  std::optional<std::string> text = settings::text("LATHE_TARGET_SHAPE");
-  if (!text) return {};
-  try {
-    return TargetShape::parse(*text);
-  } catch (const Error& e) {
-    throw Error(std::string("LATHE_TARGET_SHAPE: ") + e.what());
-  }
-}
-
 KernelOptions kernel_options(const PrepareOptions& o, const Target& device) {
   KernelOptions k;
-  k.target = device.with(target_shape(o));
+  k.target = planning_target(device, o);
   k.optimize = o.optimize.value_or(!settings::flag("NOOPT"));
-  k.target.threads = o.threads.value_or(detail::kernel_threads());
 #ifdef NDEBUG
   k.verify = o.verify.value_or(settings::flag("LATHE_VERIFY"));
 #else

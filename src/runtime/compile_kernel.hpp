@@ -10,6 +10,7 @@
 #include "codegen/pipeline.hpp"
 #include "lathe/kernel.hpp"
 #include "lathe/plan.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 
@@ -17,10 +18,6 @@ namespace lathe {
 /// `device` (the backend's) with the threads and the shape `options` (else LATHE_THREADS and
 /// LATHE_TARGET_SHAPE) ask for.
 KernelOptions kernel_options(const PrepareOptions& options, const Target& device = {});
-
-/// The shape `options` asks for: `options.shape`, else LATHE_TARGET_SHAPE parsed, else all unset.
-/// Throws Error naming LATHE_TARGET_SHAPE when its text is not a shape.
-TargetShape target_shape(const PrepareOptions& options);
 
 /// The kernel of `ast` for `device`, with `opts` as its actions when given (else the heuristics').
 std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec& device, const PrepareOptions& options = {},

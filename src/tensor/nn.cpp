@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "schedule/shape.hpp"
+#include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
@@ -20,24 +21,22 @@ constexpr int64_t kLargeConvolution = 512;
 // 28x28 layers gain 5-10% with the copy's time, the 7x7x512 layers and the 3-channel stem lose).
 constexpr int64_t kPaddedCopyMacs = 2048;
 constexpr int64_t kPaddingReadChannels = 8;
-// The channel block of activations stored between kernels that read them by channel (a large
-// convolution, a max pool): (N, C/B, H, W, B), as oneDNN's and ONNX Runtime's NCHWc layouts. The
-// kernel that writes them keeps its channels in vector lanes and stores each pixel's block as one
-// vector (NCHW would need a transpose in registers); the one that reads them loads a block of
-// channels from one run of memory. (Known debt: 16 float32 fill one AVX-512 register; not taken
-// from the target.)
-constexpr int64_t kActivationBlock = 16;
-// A convolution over blocked input sums over (block, kernel row, kernel column, channel in the
-// block), in that loop order, and stores its weight in that order too: the innermost loop runs 16
-// times with every padding gate and tap offset fixed, reading one run of the weight (ResNet-18's
+// Activations stored between kernels that read them by channel (a large convolution, a max pool)
+// are stored in channel blocks of the target's float32 lanes (tensor/blocks.hpp): (N, C/B, H, W,
+// B), as oneDNN's and ONNX Runtime's NCHWc layouts. The kernel that writes them keeps its
+// channels in vector lanes and stores each pixel's block as one vector (NCHW would need a
+// transpose in registers); the one that reads them loads a block of channels from one run of
+// memory. A convolution over blocked input sums over (block, kernel row, kernel column, channel
+// in the block), in that loop order, and stores its weight in that order too: the innermost loop
+// runs B times with every padding gate and tap offset fixed, reading one run of the weight (ResNet-18's
 // 56x56 layers 7-9% faster, its 28x28 ones 2-4%, than with the channel in the block outside the
 // taps). The view that takes (N, G, 1, C/B, B, OH, OW, KH, KW) to that order.
 const std::vector<int64_t> kChannelsInBlockLast = {0, 1, 2, 3, 5, 6, 7, 8, 4};
 
-// Whether a kernel computes `x` with `channels` in whole blocks of floats: an input that a
+// Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: an input that a
 // convolution, a max pool or a concatenation of channels has its producer store in blocks.
-bool computed_in_blocks(const Tensor& x, int64_t channels) {
-  return channels % kActivationBlock == 0 && !x.is_realized() && x.dtype().is_float();
+bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) {
+  return lanes != 0 && channels % lanes == 0 && !x.is_realized() && x.dtype().is_float();
 }
 // Multiply-adds (over the whole batch of matrices) from which a matmul stores its right operand in
 // column blocks.
@@ -52,20 +51,6 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
     return {a.cast(acc), b.cast(acc)};
   }
   return {a, b};
-}
-
-// The output-channel block of a weight stored for a vectorized kernel: 32, 16 or 8 channels, or
-// 0 when none of them divides `n`.
-int64_t channel_block(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 0; }
-
-// The block a weight's `n` output channels are stored in: channel_block's, or 16 with the channels
-// padded by zeros to a multiple of 16 where no block of 16 divides n and the padding adds at most
-// an eighth (1000 classes: 1008). A kernel padding its channel loop to 16 lanes (opt/action's
-// PADTO) then reads its padded lanes inside the buffer, and its vectors stay 16 wide.
-int64_t stored_block(int64_t n) {
-  int64_t b = channel_block(n);
-  if (b >= 16 || n < 16) return b;
-  return ((n + 15) / 16 * 16 - n) * 8 <= n ? 16 : b;
 }
 
 // `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
@@ -106,7 +91,7 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
   if (b.is_symbolic()) return b;
   int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
-  int64_t blk = stored_block(n);
+  int64_t blk = detail::build_blocks().stored(n);
   int64_t batch = b.numel() / std::max<int64_t>(k * n, 1);  // b's own matrices: one copy each
   if (blk == 0 || m < 64 || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
@@ -318,6 +303,7 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
     return a.first.work() * a.second.work() < b.first.work() * b.second.work();
   });
   std::optional<Tensor> out;
+  int64_t lanes = detail::build_blocks().lanes;
   for (size_t i = 0; i < parts.size(); ++i) {
     const auto& [r, q] = parts[i];
     Tensor part = x.shrink({{0, n}, {0, c}, image(r, stride.first, dilation.first, padding.first),
@@ -325,7 +311,7 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
     Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
     Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
     bool largest = i + 1 == parts.size();
-    if (!largest && computed_in_blocks(y, o)) y = stored_in_split_blocks(y, 1, kActivationBlock, 1).reshape(y.symbolic_shape());
+    if (!largest && computed_in_blocks(y, o, lanes)) y = stored_in_split_blocks(y, 1, lanes, 1).reshape(y.symbolic_shape());
     y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
     out = out ? *out + y : y;
   }
@@ -388,7 +374,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
-  int64_t lanes = std::min<int64_t>(channel_block(c), 16);  // at most a 64-byte vector of float32 (known debt: not from the target)
+  detail::Blocks blocks = detail::build_blocks();
+  int64_t lanes = std::min<int64_t>(blocks.output_channels(c), blocks.lanes);
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
   // A large convolution reads each input element many times: it reads a stored input, so no
@@ -410,13 +397,14 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // the sum run over both parts of the channel, so no index is divided back into channels. Only
   // where the output channels have a block (their lanes): with 9 or 3 the lanes are pixels, and
   // those are contiguous only in the unblocked input.
-  bool blocked = large && computed_in_blocks(*this, cg) && (!padded || through_padding) && stored_block(og) != 0;
+  int64_t cb = blocks.lanes;  // the input's channel block
+  bool blocked = large && computed_in_blocks(*this, cg, cb) && (!padded || through_padding) && blocks.stored(og) != 0;
   Tensor xw;
   if (blocked) {
-    Tensor x = stored_in_split_blocks(*this, 1, kActivationBlock, 1)
+    Tensor x = stored_in_split_blocks(*this, 1, cb, 1)
                    .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
     Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
-    xw = win.reshape({batch, groups, 1, cg / kActivationBlock, kActivationBlock, oh, ow, kh, kw}).permute(kChannelsInBlockLast);
+    xw = win.reshape({batch, groups, 1, cg / cb, cb, oh, ow, kh, kw}).permute(kChannelsInBlockLast);
   } else {
     Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
     Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
@@ -428,15 +416,15 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // for a small convolution: with OIHW, a 3-channel stem or a group of 8 channels has no loop
   // that both its weight and its output read in order, and runs scalar (35x slower).
   if (blocked) {
-    // (G, OG/B, CG/16, KH, KW, 16, B): what the innermost loop over a block's input channels
+    // (G, OG/B, CG/CB, KH, KW, CB, B): what the innermost loop over a block's input channels
     // reads is one contiguous run.
-    int64_t b = stored_block(og);
-    Tensor w = weight.reshape({groups, og, cg / kActivationBlock, kActivationBlock, kh, kw}).permute({0, 1, 2, 4, 5, 3});
-    ww = stored_in_blocks(w, 1, b, 1).reshape({1, groups, og, cg / kActivationBlock, 1, 1, kh, kw, kActivationBlock});
+    int64_t b = blocks.stored(og);
+    Tensor w = weight.reshape({groups, og, cg / cb, cb, kh, kw}).permute({0, 1, 2, 4, 5, 3});
+    ww = stored_in_blocks(w, 1, b, 1).reshape({1, groups, og, cg / cb, 1, 1, kh, kw, cb});
   } else if ((large && og > 1) || (og >= 4 && weight.is_realized())) {
     // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
-    // block's whole weight is one contiguous run (B = 32, 16 or 8; else B = OG).
-    int64_t b = stored_block(og) ? stored_block(og) : og;
+    // block's whole weight is one contiguous run (B from Blocks::stored; else B = OG).
+    int64_t b = blocks.stored(og) ? blocks.stored(og) : og;
     ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
   }
   std::tie(xw, ww) = widen_for_products(xw, ww);
@@ -468,14 +456,15 @@ bool reduction_result(const UOpPtr& x, int depth = 8) {
 // concatenation is one of blocks: (N, C_i/B, B, H, W) views joined along their block axis.
 std::optional<Tensor> detail::cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis) {
   if (axis != 1 || parts.size() < 2) return std::nullopt;
+  int64_t lanes = build_blocks().lanes;
   for (const Tensor& p : parts)
-    if (p.ndim() != 4 || p.is_symbolic() || p.dtype() != parts[0].dtype() || !computed_in_blocks(p, p.shape()[1]) ||
+    if (p.ndim() != 4 || p.is_symbolic() || p.dtype() != parts[0].dtype() || !computed_in_blocks(p, p.shape()[1], lanes) ||
         !reduction_result(p.uop()))
       return std::nullopt;
   std::vector<Tensor> blocks;
   int64_t c = 0;
   for (const Tensor& p : parts) {
-    blocks.push_back(stored_in_split_blocks(p, 1, kActivationBlock, 1));
+    blocks.push_back(stored_in_split_blocks(p, 1, lanes, 1));
     c += p.shape()[1];
   }
   Shape s = parts[0].shape();
@@ -492,10 +481,10 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   // An input a kernel computes, in whole channel blocks, is read in them (as a convolution reads
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of
   // channels is one vector load per tap. The padding is read through, on the blocks.
-  int64_t c = input.shape()[1];
-  if (computed_in_blocks(input, c)) {
+  int64_t c = input.shape()[1], lanes = build_blocks().lanes;
+  if (computed_in_blocks(input, c, lanes)) {
     pads.insert(pads.begin() + 2, {0, 0});
-    Tensor x = stored_in_split_blocks(input, 1, kActivationBlock, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
+    Tensor x = stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
     Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});
     SymShape blocked = out.symbolic_shape();  // a batch exported as dynamic stays symbolic
     return out.reshape(SymShape{blocked[0], SInt(c), blocked[3], blocked[4]});

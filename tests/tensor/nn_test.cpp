@@ -374,14 +374,14 @@ int64_t plan_ops(const Tensor& y) {
   return n;
 }
 
-// How many kernels computing `t` store a buffer in channel blocks, (N, C/16, H, W, 16).
-size_t blocked_stores(const Tensor& t) {
+// How many kernels computing `t` store a buffer in channel blocks of `lanes`, (N, C/B, H, W, B).
+size_t blocked_stores(const Tensor& t, int64_t lanes = 16) {
   Schedule sched = create_schedule({t.uop()});
   size_t n = 0;
   for (const ScheduleItem& item : sched.items) {
     if (item.view_offset) continue;
     const Shape& s = sched.shapes.at(item.bufs[0].get());
-    n += s.size() == 5 && s.back() == 16;
+    n += s.size() == 5 && s.back() == lanes;
   }
   return n;
 }
@@ -421,6 +421,7 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
 // padding, strided, dilated, grouped, a 1x1 image, a batch; with many multiply-adds per input
 // element it reads an unblocked padded copy instead.
 TEST(NnConv2d, ComputedInputInChannelBlocks) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   auto blocked = [](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed)); };
   EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 7, .w = 5, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 80), 1u);
   EXPECT_EQ(blocked({.n = 2, .c = 32, .h = 9, .w = 11, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 81), 1u);
@@ -432,11 +433,43 @@ TEST(NnConv2d, ComputedInputInChannelBlocks) {
   EXPECT_EQ(blocked({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 86), 0u);
 }
 
+// The channel blocks are one vector register of the target planned for: at 4, 8 and 16 float32
+// lanes, a computed input whose channels the lanes divide is stored in blocks of that many (24
+// channels: at 4 and 8 lanes, not at 16), a max pool reads it in them, a concatenation of
+// convolutions is one of blocks, and every value matches plain loops.
+TEST(NnConv2d, ChannelBlocksAreTheTargetsLanes) {
+  for (int64_t lanes : {4, 8, 16}) {
+    test::ScopedTargetShape shape(std::to_string(lanes));
+    SCOPED_TRACE(std::to_string(lanes) + " lanes");
+    auto blocked = [&](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed), lanes); };
+    EXPECT_EQ(blocked({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 120), lanes == 16 ? 0u : 1u);
+    EXPECT_EQ(blocked({.n = 2, .c = 32, .h = 9, .w = 11, .o = 40, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 121), 1u);
+    EXPECT_EQ(blocked({.n = 1, .c = 48, .h = 1, .w = 1, .o = 1000, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 122), 1u);
+    check_conv({.n = 1, .c = 40, .h = 7, .w = 6, .o = 40, .kh = 3, .kw = 3, .stride = {2, 1}, .padding = {1, 1}, .groups = 40, .bias = true}, 123);
+    check_conv({.n = 1, .c = 12, .h = 5, .w = 5, .o = 12, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 12}, 124);
+    auto x = data(2 * 24 * 9 * 7, 125);
+    Tensor p = (f32(x, {2, 24, 9, 7}) * 2.0f).max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
+    for (float& v : x) v *= 2.0f;
+    EXPECT_EQ(blocked_stores(p, lanes), lanes == 16 ? 0u : 1u);
+    EXPECT_ALLCLOSE(p.to_vector<float>(), test::pool_ref(x, 48, 9, 7, 3, 3, 2, 2, 1, 1, true), 0, 0);
+    Tensor in = f32(data(16 * 25, 126), {1, 16, 5, 5}) * 2.0f;
+    Tensor a = in.conv2d(f32(data(16 * 16, 127), {16, 16, 1, 1})).relu();
+    Tensor b = in.conv2d(f32(data(32 * 16 * 9, 128), {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
+    Tensor w = f32(data(16 * 48, 129), {16, 48, 1, 1});
+    Tensor y = Tensor::cat({a, b}, 1).conv2d(w);
+    EXPECT_EQ(blocked_stores(y, lanes), 4u) << "the computed input, each part and the join, in blocks";
+    Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
+    std::vector<float> wy = plain.conv2d(w).to_vector<float>();
+    EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(wy.begin(), wy.end()), 1e-4, 1e-4);
+  }
+}
+
 // A convolution over a blocked input sums the channels within a block innermost, after the
 // window's taps, reading its weight along that loop as one run: in the kernel, the reduction's
 // last loop is the block's 16 channels and the weight's address steps by one block of output
 // channels along it (a weight stored as (O/B, C/16, KH, KW, 16, B)).
 TEST(NnConv2d, BlockedInputSumsTheChannelsOfABlockInnermost) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   Tensor x = f32(data(32 * 35, 87), {1, 32, 7, 5}) * 2.0f;
   Tensor w = f32(data(32 * 32 * 9, 88), {32, 32, 3, 3});
   w.buffer().set_constant();
@@ -476,6 +509,7 @@ TEST(NnConv2d, ResidualReadOfABlockedActivation) {
 // module): each part is stored in blocks by its own kernel and the join is one of blocks. The
 // values are those of the plain join of the stored parts.
 TEST(NnConv2d, ConcatenatedConvolutionsInChannelBlocks) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   Tensor x = f32(data(16 * 25, 93), {1, 16, 5, 5}) * 2.0f;
   Tensor a = x.conv2d(f32(data(16 * 16, 94), {16, 16, 1, 1})).relu();
   Tensor b = x.conv2d(f32(data(32 * 16 * 9, 95), {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
@@ -579,6 +613,7 @@ TEST(NnConv2d, FewChannelsAndSmallGroupsAreVectorized) {
 // followed by a pixel shuffle (ESPCN's last layer, 32 -> 9 channels at 224x224: 62 ms scalar, 1.5
 // ms vectorized); values against plain loops for 9, 3 and 12 output channels.
 TEST(NnConv2d, FewOutputChannelsReadAComputedInputByPixel) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   for (int64_t o : {9, 3, 12}) check_conv({.n = 1, .c = 32, .h = 10, .w = 19, .o = o, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true, .computed = true}, 96);
   Tensor y = (f32(data(32 * 24 * 32, 97), {1, 32, 24, 32}) * 2.0f).conv2d(f32(data(9 * 32 * 9, 98), {9, 32, 3, 3}), std::nullopt, {1, 1}, {1, 1});
   Tensor shuffled = y.reshape({1, 1, 3, 3, 24, 32}).permute({0, 1, 4, 2, 5, 3}).reshape({1, 1, 72, 96});
@@ -591,6 +626,7 @@ TEST(NnConv2d, FewOutputChannelsReadAComputedInputByPixel) {
 // once, at prepare, for a model's constant weight), and the convolution's lanes are channels,
 // whatever the spatial sizes (here 7 x 7, which no vector width divides).
 TEST(NnConv2d, DepthwiseKernelIsVectorized) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   ConvArgs a{.n = 1, .c = 32, .h = 7, .w = 7, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 32, .bias = true};
   auto x = data(32 * 49, 57), w = data(32 * 9, 58), b = data(32, 59);
   Tensor y = (f32(x, {1, 32, 7, 7}) * 2.0f).conv2d(f32(w, {32, 1, 3, 3}), f32(b, {32}), {1, 1}, {1, 1}, {1, 1}, 32).relu();
@@ -659,6 +695,7 @@ TEST(NnPool, MaxPoolStridePadding) {
 // A computed input of whole channel blocks is pooled in blocks (padding read on the blocks, -inf);
 // rows and columns padded apart (the ONNX importer's ceil mode) through detail::max_pool2d.
 TEST(NnPool, MaxPoolOfAComputedInputInChannelBlocks) {
+  test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   auto x = data(2 * 32 * 9 * 7, 62);
   Tensor p = (f32(x, {2, 32, 9, 7}) * 2.0f).max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
   for (float& v : x) v *= 2.0f;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -149,6 +150,25 @@ template <class A, class E>
 inline std::vector<float> as_f32(const Tensor& t) {
   return t.dtype() == dtypes::float32 ? t.to_vector<float>() : t.cast(dtypes::float32).to_vector<float>();
 }
+
+/// Sets LATHE_TARGET_SHAPE (a float32 lane count: "4", "8", "16") while it lives, so the graphs
+/// built and prepared meanwhile are planned for that shape whatever this CPU is; then restores it.
+class ScopedTargetShape {
+ public:
+  explicit ScopedTargetShape(const std::string& lanes) {
+    if (const char* v = std::getenv("LATHE_TARGET_SHAPE")) old_ = v;
+    ::setenv("LATHE_TARGET_SHAPE", lanes.c_str(), 1);
+  }
+  ~ScopedTargetShape() {
+    if (old_.empty()) ::unsetenv("LATHE_TARGET_SHAPE");
+    else ::setenv("LATHE_TARGET_SHAPE", old_.c_str(), 1);
+  }
+  ScopedTargetShape(const ScopedTargetShape&) = delete;
+  ScopedTargetShape& operator=(const ScopedTargetShape&) = delete;
+
+ private:
+  std::string old_;
+};
 
 /// How many kernels the plan computing `t` runs.
 inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernels().size(); }

@@ -1,0 +1,30 @@
+#include "runtime/planning_target.hpp"
+
+#include "device/backend.hpp"
+#include "device/thread_pool.hpp"
+#include "support/settings.hpp"
+
+namespace lathe {
+
+TargetShape target_shape(const PrepareOptions& o) {
+  if (o.shape) return *o.shape;
+  std::optional<std::string> text = settings::text("LATHE_TARGET_SHAPE");
+  if (!text) return {};
+  try {
+    return TargetShape::parse(*text);
+  } catch (const Error& e) {
+    throw Error(std::string("LATHE_TARGET_SHAPE: ") + e.what());
+  }
+}
+
+Target planning_target(const Target& backend, const PrepareOptions& o) {
+  Target t = backend.with(target_shape(o));
+  t.threads = o.threads.value_or(detail::kernel_threads());
+  return t;
+}
+
+Target planning_target(const DeviceSpec& device, const PrepareOptions& o) {
+  return planning_target(find_backend(device, o.compiler).compile().target(), o);
+}
+
+}  // namespace lathe
