@@ -47,6 +47,14 @@ struct ResizeOptions {
   double extrapolation_value = 0.0;                      ///< tf_crop_and_resize: outside the input
 };
 
+/// How Tensor::pad fills what it adds (numpy.pad's and ONNX Pad's modes).
+enum class PadMode {
+  constant,  ///< a value
+  edge,      ///< the nearest element of the axis, repeated
+  reflect,   ///< mirrored about the end element, which is not repeated (1 2 3 -> 3 2 | 1 2 3 | 2 1)
+  wrap,      ///< the axis continued from its other end (1 2 3 -> 2 3 | 1 2 3 | 1 2)
+};
+
 class Tensor {
  public:
   /// A scalar float32 zero; mostly useful as a placeholder.
@@ -169,6 +177,17 @@ class Tensor {
   Tensor bitwise_xor(const Tensor& other) const;
   Tensor lshift(int64_t bits) const;
   Tensor rshift(int64_t bits) const;
+  /// Shifts by per-element amounts, broadcast, cast to this tensor's integer dtype; an amount
+  /// outside [0, bits of the dtype) gives an unspecified value.
+  Tensor lshift(const Tensor& bits) const;
+  Tensor rshift(const Tensor& bits) const;
+  /// Integer division rounding toward zero (C's `/`), broadcasting, in the operands' common
+  /// integer dtype; DTypeError for a float or bool operand.
+  Tensor idiv(const Tensor& other) const;
+  /// The remainder with the dividend's sign (C's `%`, C's fmod, torch.fmod): a - b * trunc(a / b).
+  Tensor fmod(const Tensor& other) const;
+  /// The remainder with the divisor's sign (Python's `%`, torch.remainder): a - b * floor(a / b).
+  Tensor remainder(const Tensor& other) const;
   Tensor cast(DType dtype) const;
   /// Reinterprets the bits; the dtypes must have the same size.
   Tensor bitcast(DType dtype) const;
@@ -198,8 +217,13 @@ class Tensor {
   Tensor expand(Shape shape) const;
   Tensor expand(const SymShape& shape) const;
   Tensor expand(std::initializer_list<SInt> shape) const;
-  /// {{before, after}, ...} per axis, filled with `value`; entries may be symbolic.
+  /// {{before, after}, ...} per axis, filled with `value`; entries may be symbolic, and a static
+  /// negative one removes elements.
   Tensor pad(std::vector<std::pair<SInt, SInt>> padding, double value = 0) const;
+  /// The same filled as `mode` says: `constant` is the overload above; the others need static
+  /// sizes and padding of at least 0, and an axis that is not empty where it is padded (reflect:
+  /// two elements, unless the axis has one); any amount, repeating the pattern as numpy.pad does.
+  Tensor pad(std::vector<std::pair<SInt, SInt>> padding, PadMode mode, double value = 0) const;
   /// {{start, end}, ...} per axis; entries may be symbolic (`{0, n.bind(10)}`).
   Tensor shrink(std::vector<std::pair<SInt, SInt>> bounds) const;
   Tensor flip(std::vector<int64_t> axes) const;
@@ -303,7 +327,9 @@ LATHE_SCALAR_OPERATORS(==)
 LATHE_SCALAR_OPERATORS(!=)
 #undef LATHE_SCALAR_OPERATORS
 
+/// "(2, 3)", "(n, 4)": a shape as errors print it (a symbolic size by its expression).
 std::string shape_to_string(const Shape& shape);
+std::string shape_to_string(const SymShape& shape);
 
 namespace detail {
 Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape shape);

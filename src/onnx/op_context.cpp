@@ -4,7 +4,6 @@
 
 #include "ir/toposort.hpp"
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -52,7 +51,7 @@ const Tensor& OpContext::in(size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i) + " is required");
   const Tensor& t = inputs_[i]->tensor(where() + ": input " + std::to_string(i));
   if (t.is_symbolic() && !takes_symbolic(op()))
-    fail("input " + std::to_string(i) + " has symbolic sizes " + lathe::detail::sym_shape_to_string(t.symbolic_shape()) + "; this operator needs static sizes (build the model for fixed sizes instead)");
+    fail("input " + std::to_string(i) + " has symbolic sizes " + shape_to_string(t.symbolic_shape()) + "; this operator needs static sizes (build the model for fixed sizes instead)");
   return t;
 }
 

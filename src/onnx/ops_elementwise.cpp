@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -13,30 +12,10 @@ using V = std::vector<Tensor>;
 Tensor like(const Tensor& t, double v) { return Tensor::full({}, v, t.dtype()); }
 
 // Integer division truncates toward zero (C and ONNX's integer Div); floats divide exactly.
-Tensor divide(const Tensor& a, const Tensor& b) {
-  if (a.dtype().is_float() || b.dtype().is_float()) return a / b;
-  DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  return lathe::detail::broadcast_alu(Ops::IDIV, {a.cast(dt), b.cast(dt)}, "Div");
-}
+Tensor divide(const Tensor& a, const Tensor& b) { return a.dtype().is_float() || b.dtype().is_float() ? a / b : a.idiv(b); }
 
-Tensor int_mod(const Tensor& a, const Tensor& b) {
-  DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  return lathe::detail::broadcast_alu(Ops::MOD, {a.cast(dt), b.cast(dt)}, "Mod");
-}
-
-Tensor mod(const OpContext& c) {
-  const Tensor &a = c.in(0), &b = c.in(1);
-  bool fmod = c.attr_i("fmod", 0) != 0;
-  if (a.dtype().is_float()) {
-    Tensor r = a - b * (a / b).trunc();  // C fmod: the sign of the dividend
-    if (fmod) return r;
-    return ((r != 0.0f).logical_and((r < 0.0f) != (b < 0.0f))).where(r + b, r);
-  }
-  Tensor r = int_mod(a, b);
-  if (fmod || a.dtype().is_unsigned()) return r;
-  Tensor zero = like(r, 0);
-  return ((r != zero).logical_and((r < zero) != (b < like(b, 0)))).where(r + b, r);
-}
+// fmod = 1: the dividend's sign (C's fmod); else the divisor's (Python's %).
+Tensor mod(const OpContext& c) { return c.attr_i("fmod", 0) != 0 ? c.in(0).fmod(c.in(1)) : c.in(0).remainder(c.in(1)); }
 
 template <class F>
 OpFn unary(F f) {
@@ -108,8 +87,7 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["BitwiseXor"] = binary([](const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); });
   t["BitShift"] = [](const OpContext& c) {
     const Tensor &x = c.in(0), &s = c.in(1);
-    Ops op = c.attr_s("direction", "") == "LEFT" ? Ops::SHL : Ops::SHR;
-    return V{lathe::detail::broadcast_alu(op, {x, s.cast(x.dtype())}, "BitShift")};
+    return V{c.attr_s("direction", "") == "LEFT" ? x.lshift(s) : x.rshift(s)};
   };
   t["Max"] = variadic("Max");
   t["Min"] = variadic("Min");

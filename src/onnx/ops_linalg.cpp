@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 namespace {

@@ -221,9 +221,9 @@ V max_pool_with_indices(const OpContext& c) {
   Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it
   auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
   Tensor row = Tensor::arange(0, static_cast<double>(oh), 1, dtypes::int64).reshape({1, 1, oh, 1}) * i64(strides[0]) - i64(pads[0]) +
-               lathe::detail::broadcast_alu(Ops::IDIV, {k, i64(kernel[1])}, "MaxPool") * i64(dil[0]);
+               k.idiv(i64(kernel[1])) * i64(dil[0]);
   Tensor col = Tensor::arange(0, static_cast<double>(ow), 1, dtypes::int64).reshape({1, 1, 1, ow}) * i64(strides[1]) - i64(pads[1]) +
-               lathe::detail::broadcast_alu(Ops::MOD, {k, i64(kernel[1])}, "MaxPool") * i64(dil[1]);
+               k.fmod(i64(kernel[1])) * i64(dil[1]);
   Tensor image = (Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({n, 1, 1, 1}) * i64(ch) +
                   Tensor::arange(0, static_cast<double>(ch), 1, dtypes::int64).reshape({1, ch, 1, 1})) * i64(h * w);
   Tensor within = c.attr_i("storage_order", 0) ? col * i64(h) + row : row * i64(w) + col;

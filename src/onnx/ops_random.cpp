@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -50,7 +49,7 @@ V dropout(const OpContext& c) {
   const Tensor& x = c.in(0);
   double ratio = c.has(1) ? c.double_at0(1) : c.attr_f("ratio", 0.5);
   bool training = c.has(2) && c.double_at0(2) != 0;
-  if (!training || ratio == 0) return V{x, lathe::detail::constant_like(true, dtypes::bool_, x)};  // the identity, mask all true
+  if (!training || ratio == 0) return V{x, Tensor::full(x.symbolic_shape(), true, dtypes::bool_)};  // the identity, mask all true
   if (ratio < 0 || ratio >= 1) c.fail("ratio " + std::to_string(ratio) + " is outside [0, 1)");
   if (x.is_symbolic()) c.fail("training-mode dropout needs static sizes");
   Tensor keep = Tensor::rand(x.shape(), seed_of(c), dtypes::float32) >= static_cast<float>(ratio);

@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -92,31 +91,11 @@ Tensor pad(const OpContext& c) {
   std::vector<std::pair<SInt, SInt>> p(static_cast<size_t>(n), {0, 0});
   for (size_t i = 0; i < axes.size(); ++i) p[axes[i]] = {pads[i], pads[i + axes.size()]};
   std::string mode = c.attr_s("mode", "constant");
-  if (mode == "constant") return x.pad(p, value);
-  // edge: the end elements repeated; reflect: each padded axis built from slices of the input.
-  Tensor r = x;
-  for (int64_t a = 0; a < n; ++a) {
-    int64_t before = p[a].first.value(), after = p[a].second.value(), len = r.shape()[a];
-    if (before == 0 && after == 0) continue;
-    if (before < 0 || after < 0) c.fail(mode + " padding must not be negative");
-    if (mode == "edge") {
-      if (len == 0) c.fail("edge padding of an empty axis");
-      r = lathe::detail::edge_padded(r, a, before, after);
-      continue;
-    }
-    std::vector<Tensor> parts;
-    for (int64_t k = before; k >= 1; --k) {
-      if (k >= len) c.fail("reflect padding of " + std::to_string(before) + " on an axis of " + std::to_string(len));
-      parts.push_back(r.slice(a, k, k + 1));
-    }
-    parts.push_back(r);
-    for (int64_t k = 1; k <= after; ++k) {
-      if (len - 1 - k < 0) c.fail("reflect padding of " + std::to_string(after) + " on an axis of " + std::to_string(len));
-      parts.push_back(r.slice(a, len - 1 - k, len - k));
-    }
-    r = Tensor::cat(parts, a);
-  }
-  return r;
+  static const std::map<std::string, PadMode> kModes{
+      {"constant", PadMode::constant}, {"edge", PadMode::edge}, {"reflect", PadMode::reflect}, {"wrap", PadMode::wrap}};
+  auto m = kModes.find(mode);
+  if (m == kModes.end()) c.fail("mode '" + mode + "' is not constant, edge, reflect or wrap");
+  return x.pad(p, m->second, value);
 }
 
 Tensor gather(const OpContext& c) {

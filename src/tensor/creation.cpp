@@ -67,7 +67,7 @@ Tensor Tensor::full(Shape shape, ConstValue value, std::optional<DType> dtype) {
 
 Tensor Tensor::full(const SymShape& shape, ConstValue value, std::optional<DType> dtype) {
   for (const SInt& d : shape)
-    if (d.min() < 0) throw ShapeError("full: negative dimension in shape " + detail::sym_shape_to_string(shape));
+    if (d.min() < 0) throw ShapeError("full: negative dimension in shape " + shape_to_string(shape));
   Tensor c(UOp::const_(dtype.value_or(dtype_of_value(value)), value), {});
   return detail::broadcast_to(c, shape);
 }
@@ -77,7 +77,7 @@ Tensor Tensor::ones(const SymShape& shape, DType dtype) { return full(shape, int
 
 Tensor Tensor::empty(const SymShape& shape, DType dtype) {
   for (const SInt& d : shape)
-    if (d.min() < 0) throw ShapeError("empty: negative dimension in shape " + detail::sym_shape_to_string(shape));
+    if (d.min() < 0) throw ShapeError("empty: negative dimension in shape " + shape_to_string(shape));
   if (detail::is_static(shape)) return empty(detail::max_shape(shape), dtype);
   Buffer b(dtype, static_cast<size_t>(shape_numel(detail::max_shape(shape))));
   return detail::packed_view(b, shape);

@@ -15,6 +15,10 @@ void require_int_or_bool(const Tensor& t, const char* op) {
     throw DTypeError(std::string(op) + ": needs an integer or bool tensor, not " + t.dtype().name());
 }
 
+void require_int(const Tensor& t, const char* op) {
+  if (!t.dtype().is_int()) throw DTypeError(std::string(op) + ": needs an integer tensor, not " + t.dtype().name());
+}
+
 }  // namespace
 
 Tensor Tensor::neg() const {
@@ -176,6 +180,48 @@ Tensor Tensor::rshift(int64_t bits) const {
   if (!dtype().is_int()) throw DTypeError("rshift: needs an integer tensor, not " + dtype().name());
   if (bits < 0 || bits >= dtype().itemsize() * 8) throw Error("rshift: shift of " + std::to_string(bits) + " bits for " + dtype().name());
   return detail::make_alu(Ops::SHR, {*this, detail::constant_like(bits, dtype(), *this)});
+}
+
+Tensor Tensor::lshift(const Tensor& bits) const {
+  require_int(*this, "lshift");
+  require_int(bits, "lshift");
+  return detail::broadcast_alu(Ops::SHL, {*this, bits.cast(dtype())}, "lshift");
+}
+
+Tensor Tensor::rshift(const Tensor& bits) const {
+  require_int(*this, "rshift");
+  require_int(bits, "rshift");
+  return detail::broadcast_alu(Ops::SHR, {*this, bits.cast(dtype())}, "rshift");
+}
+
+Tensor Tensor::idiv(const Tensor& other) const {
+  require_int(*this, "idiv");
+  require_int(other, "idiv");
+  return binary(Ops::IDIV, other, "idiv");
+}
+
+Tensor Tensor::fmod(const Tensor& other) const {
+  if (dtype().is_float() || other.dtype().is_float()) {
+    detail::broadcast_shapes(symbolic_shape(), other.symbolic_shape(), "fmod");  // name this op, not the ones inside
+    DType dt = least_upper_dtype({dtype(), other.dtype()});
+    Tensor a = cast(dt), b = other.cast(dt);
+    return a - b * (a / b).trunc();
+  }
+  require_int(*this, "fmod");
+  require_int(other, "fmod");
+  return binary(Ops::MOD, other, "fmod");
+}
+
+Tensor Tensor::remainder(const Tensor& other) const {
+  if (!dtype().is_float() && !other.dtype().is_float()) {
+    require_int(*this, "remainder");
+    require_int(other, "remainder");
+  }
+  Tensor r = fmod(other);
+  if (r.dtype().is_unsigned()) return r;
+  Tensor b = other.cast(r.dtype()), zero = scalar_like(r, 0, false);
+  // A remainder of the dividend's sign, moved to the divisor's where they differ.
+  return ((r != zero).logical_and((r < zero) != (b < zero))).where(r + b, r);
 }
 
 }  // namespace lathe

@@ -42,7 +42,7 @@ Tensor Tensor::reshape(Shape shape) const {
       for (int64_t d : shape)
         if (d != -1) known *= d;
       if (known <= 0) throw ShapeError("reshape: cannot infer the -1 in " + shape_to_string(shape));
-      target[infer - shape.begin()] = SInt(idiv(detail::sym_numel(symbolic_shape()).uop(), known));
+      target[infer - shape.begin()] = SInt(lathe::idiv(detail::sym_numel(symbolic_shape()).uop(), known));
     }
     return reshape(target);
   }
@@ -73,10 +73,10 @@ Tensor Tensor::reshape(Shape shape) const {
 Tensor Tensor::reshape(const SymShape& shape) const {
   if (detail::is_static(shape) && !is_symbolic()) return reshape(detail::max_shape(shape));
   for (const SInt& d : shape)
-    if (d.min() < 0) throw ShapeError("reshape: negative dimension in " + detail::sym_shape_to_string(shape));
+    if (d.min() < 0) throw ShapeError("reshape: negative dimension in " + shape_to_string(shape));
   SymShape mine = symbolic_shape();
   if (!(detail::sym_numel(mine) == detail::sym_numel(shape)))
-    throw ShapeError("reshape: cannot reshape " + detail::sym_shape_to_string(mine) + " to " + detail::sym_shape_to_string(shape) +
+    throw ShapeError("reshape: cannot reshape " + shape_to_string(mine) + " to " + shape_to_string(shape) +
                      ": the element counts differ");
   bool same = mine.size() == shape.size();
   for (size_t i = 0; same && i < shape.size(); ++i) same = mine[i] == shape[i];
@@ -147,14 +147,14 @@ Tensor Tensor::expand(const SymShape& shape) const {
   if (detail::is_static(shape) && !is_symbolic()) return expand(detail::max_shape(shape));
   SymShape mine = symbolic_shape();
   if (shape.size() < mine.size())
-    throw ShapeError("expand: cannot expand " + detail::sym_shape_to_string(mine) + " to fewer dimensions " +
-                     detail::sym_shape_to_string(shape));
+    throw ShapeError("expand: cannot expand " + shape_to_string(mine) + " to fewer dimensions " +
+                     shape_to_string(shape));
   SymShape src(shape.size() - mine.size(), SInt(1));
   src.insert(src.end(), mine.begin(), mine.end());
   for (size_t i = 0; i < shape.size(); ++i) {
     bool one = src[i].is_static() && src[i].value() == 1;
     if (!(shape[i] == src[i]) && !one)
-      throw ShapeError("expand: cannot expand " + detail::sym_shape_to_string(mine) + " to " + detail::sym_shape_to_string(shape));
+      throw ShapeError("expand: cannot expand " + shape_to_string(mine) + " to " + shape_to_string(shape));
   }
   Tensor r = src.size() != mine.size() ? reshape(src) : *this;
   Shape maxs = detail::max_shape(shape);
@@ -206,6 +206,83 @@ Tensor Tensor::pad(std::vector<std::pair<SInt, SInt>> padding, double value) con
   return Tensor(movement(Ops::PAD, r, arg, {UOp::const_(dtype(), value)}), out);
 }
 
+namespace {
+
+// The element of an axis of `n` that position `j` of the padded axis reads (j counted from the
+// axis' first element: negative before it, n and up after it).
+int64_t source_of(PadMode mode, int64_t j, int64_t n) {
+  switch (mode) {
+    case PadMode::edge:
+      return std::clamp<int64_t>(j, 0, n - 1);
+    case PadMode::wrap:
+      return (j % n + n) % n;
+    case PadMode::reflect: {
+      if (n == 1) return 0;
+      int64_t period = 2 * (n - 1), k = (j % period + period) % period;
+      return k < n ? k : period - k;
+    }
+    case PadMode::constant:
+      break;
+  }
+  return j;
+}
+
+const char* mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::constant: return "constant";
+    case PadMode::edge: return "edge";
+    case PadMode::reflect: return "reflect";
+    case PadMode::wrap: return "wrap";
+  }
+  return "?";
+}
+
+// `x` padded along axis `a` by (before, after) as `mode` says: the positions' source elements in
+// runs that step by +1 (a slice), -1 (a slice flipped) or 0 (one element expanded), joined. Views
+// only: they fuse into the kernel that reads the result.
+Tensor padded_along(const Tensor& x, int64_t a, int64_t before, int64_t after, PadMode mode) {
+  int64_t n = x.shape()[static_cast<size_t>(a)], end = n + after;
+  std::vector<Tensor> parts;
+  for (int64_t j = -before; j < end;) {
+    int64_t first = source_of(mode, j, n), step = j + 1 < end ? source_of(mode, j + 1, n) - first : 0;
+    if (step < -1 || step > 1) step = 0;  // wrap jumps from the last element to the first: a new run
+    int64_t len = 1;
+    while (j + len < end && source_of(mode, j + len, n) == first + step * len) ++len;
+    if (step == 1) {
+      parts.push_back(x.slice(a, first, first + len));
+    } else if (step == -1) {
+      parts.push_back(x.slice(a, first - len + 1, first + 1).flip({a}));
+    } else {
+      Shape sh = x.shape();
+      sh[static_cast<size_t>(a)] = len;
+      parts.push_back(x.slice(a, first, first + 1).expand(sh));
+    }
+    j += len;
+  }
+  return parts.size() == 1 ? parts[0] : Tensor::cat(parts, a);
+}
+
+}  // namespace
+
+Tensor Tensor::pad(std::vector<std::pair<SInt, SInt>> padding, PadMode mode, double value) const {
+  if (mode == PadMode::constant) return pad(std::move(padding), value);
+  std::string what = std::string("pad (") + mode_name(mode) + ")";
+  if (static_cast<int64_t>(padding.size()) != ndim())
+    throw ShapeError(what + ": " + std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_to_string(shape_));
+  if (is_symbolic()) throw ShapeError(what + ": needs static sizes, not " + shape_to_string(symbolic_shape()));
+  Tensor r = *this;
+  for (int64_t i = 0; i < ndim(); ++i) {
+    auto& [b, e] = padding[static_cast<size_t>(i)];
+    if (!b.is_static() || !e.is_static() || b.value() < 0 || e.value() < 0)
+      throw ShapeError(what + ": padding of axis " + std::to_string(i) + " must be static and at least 0");
+    if (b.value() == 0 && e.value() == 0) continue;
+    if (shape_[static_cast<size_t>(i)] == 0)
+      throw ShapeError(what + ": axis " + std::to_string(i) + " of " + shape_to_string(shape_) + " is empty: there is nothing to repeat");
+    r = padded_along(r, i, b.value(), e.value(), mode);
+  }
+  return r;
+}
+
 Tensor Tensor::shrink(std::vector<std::pair<SInt, SInt>> bounds) const {
   if (static_cast<int64_t>(bounds.size()) != ndim())
     throw ShapeError("shrink: " + std::to_string(bounds.size()) + " (start, end) pairs for shape " + shape_to_string(shape_));
@@ -218,7 +295,7 @@ Tensor Tensor::shrink(std::vector<std::pair<SInt, SInt>> bounds) const {
     auto& [s, e] = bounds[i];
     if (s.min() < 0 || e.max() > shape_[i] || s.max() > e.min() || (mine[i].is_static() && e.max() > mine[i].value()))
       throw ShapeError("shrink: (" + s.to_string() + ", " + e.to_string() + ") is not within axis " + std::to_string(i) +
-                       " of " + detail::sym_shape_to_string(mine));
+                       " of " + shape_to_string(mine));
     out.push_back(e - s);
     extra.push_back(s.uop());
     extra.push_back(e.uop());
@@ -446,25 +523,6 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   idx = (idx < 0).where(idx + static_cast<int64_t>(n), idx);
   UOpPtr node = UOp::make(Ops::GATHER, dtype(), {x.uop(), idx.uop()}, int64_t{a});
   return Tensor(node, index.shape(), detail::sym_entries(index.symbolic_shape()));
-}
-
-Tensor detail::edge_padded(const Tensor& x, int64_t axis, int64_t before, int64_t after) {
-  int64_t a = normalize_axis(axis, x.ndim(), "edge_padded"), n = x.shape()[static_cast<size_t>(a)];
-  if (before == 0 && after == 0) return x;
-  auto padded = [&](const Tensor& t, int64_t lo, int64_t hi) {
-    std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(x.ndim()), {0, 0});
-    pads[static_cast<size_t>(a)] = {lo, hi};
-    return t.pad(pads);
-  };
-  auto repeated = [&](int64_t at, int64_t times) {
-    SymShape sh = x.symbolic_shape();
-    sh[static_cast<size_t>(a)] = times;
-    return x.slice(a, at, at + 1).expand(sh);
-  };
-  Tensor r = padded(x, before, after);
-  if (before) r = r + padded(repeated(0, before), 0, n + after);
-  if (after) r = r + padded(repeated(n - 1, after), before + n, 0);
-  return r;
 }
 
 }  // namespace lathe

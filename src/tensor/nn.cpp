@@ -349,7 +349,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
                      " do not agree for " + std::to_string(groups) + " groups");
   SymShape dims = symbolic_shape();
   for (size_t i = 1; i < 4; ++i)
-    if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + detail::sym_shape_to_string(dims));
+    if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + shape_to_string(dims));
   int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   if (bias && bias->shape() != Shape{o})
     throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");

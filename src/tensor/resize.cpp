@@ -52,7 +52,9 @@ std::optional<Tensor> resample_by_shifts(const Tensor& x, int64_t ax, const std:
   // (stored once where several shifts read it; each shift is a slice of it).
   int64_t last = up ? in - 1 : r * (out - 1);  // the last input position a view reads around
   int64_t before = std::max<int64_t>(0, -by_shift.begin()->first), after = std::max<int64_t>(0, last + by_shift.rbegin()->first - (in - 1));
-  Tensor ext = detail::edge_padded(x, ax, before, after);
+  std::vector<std::pair<SInt, SInt>> ends(static_cast<size_t>(x.ndim()), {0, 0});
+  ends[static_cast<size_t>(ax)] = {before, after};
+  Tensor ext = x.pad(ends, PadMode::edge);
   std::optional<Tensor> sum;
   for (const auto& [d, weights] : by_shift) {
     int64_t start = before + d;

@@ -24,6 +24,12 @@ std::string shape_to_string(const Shape& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+std::string shape_to_string(const SymShape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].to_string();
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
 namespace detail {
 
 Shape max_shape(const SymShape& s) {
@@ -47,12 +53,6 @@ SInt sym_numel(const SymShape& s) {
   SInt n = 1;
   for (const SInt& d : s) n = n * d;
   return n;
-}
-
-std::string sym_shape_to_string(const SymShape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].to_string();
-  return out + (s.size() == 1 ? ",)" : ")");
 }
 
 SymShape to_sym(const Shape& s) { return SymShape(s.begin(), s.end()); }
@@ -138,7 +138,7 @@ Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uo
 bool Tensor::is_realized() const { return uop_->op() == Ops::BUFFER; }
 
 std::string Tensor::to_string() const {
-  return "Tensor(shape=" + detail::sym_shape_to_string(symbolic_shape()) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");
+  return "Tensor(shape=" + shape_to_string(symbolic_shape()) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");
 }
 
 Tensor& Tensor::realize() {
@@ -197,7 +197,7 @@ SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op) 
     SInt db = i < n - b.size() ? SInt(1) : b[i - (n - b.size())];
     bool a_one = da.is_static() && da.value() == 1, b_one = db.is_static() && db.value() == 1;
     if (!(da == db) && !a_one && !b_one)
-      throw ShapeError(std::string(op) + ": shapes " + sym_shape_to_string(a) + " and " + sym_shape_to_string(b) +
+      throw ShapeError(std::string(op) + ": shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
                        " cannot be broadcast together");
     out.push_back(a_one ? db : da);
   }

@@ -14,7 +14,6 @@ Shape max_shape(const SymShape& s);
 std::vector<UOpPtr> sym_entries(const SymShape& s);
 bool is_static(const SymShape& s);
 SInt sym_numel(const SymShape& s);
-std::string sym_shape_to_string(const SymShape& s);
 SymShape to_sym(const Shape& s);
 SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);
@@ -72,10 +71,6 @@ Tensor transposed_conv_input(const Tensor& x, const std::vector<int64_t>& stride
 /// A transposed convolution's weight (C, out/groups, K1..Kn) as the convolution's: flipped, its in
 /// and out channels swapped within each of `groups`, (out, C/groups, K1..Kn).
 Tensor transposed_conv_weight(const Tensor& w, int64_t groups);
-/// `x` padded along `axis` by repeating its first element `before` times and its last `after`
-/// times (ONNX Pad's edge mode; a resize's taps past the ends): padded views added, which fuse
-/// into their reader. The axis must be static and not empty.
-Tensor edge_padded(const Tensor& x, int64_t axis, int64_t before, int64_t after);
 /// A constant of `dtype` broadcast to `like`'s (possibly symbolic) shape.
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like);
 /// `t` reshaped (leading 1s) and expanded to `shape`.

@@ -767,5 +767,66 @@ TEST(ElementwiseFusion, MovementInsideChainIsOneKernel) {
   EXPECT_EQ(test::kernel_count(c), 1u);
 }
 
+// ---- integer division, remainders, shifts by tensors ------------------------------------------------
+
+// idiv rounds toward zero, fmod keeps the dividend's sign, remainder the divisor's: every sign
+// pairing, broadcasting a row of divisors over a column of dividends, in int32, int8 and uint8.
+TEST(ElementwiseInteger, DivisionAndRemaindersAgainstC) {
+  std::vector<int32_t> a{-7, -6, -1, 0, 1, 6, 7, 100, -100}, b{-3, 2, 5, -1, 7};
+  Tensor ta = Tensor::from_vector(a, {9, 1}), tb = Tensor::from_vector(b, {1, 5});
+  std::vector<int32_t> q, f, r;
+  for (int32_t x : a)
+    for (int32_t y : b) {
+      q.push_back(x / y);
+      f.push_back(x % y);
+      int32_t m = x % y;
+      r.push_back(m != 0 && (m < 0) != (y < 0) ? m + y : m);
+    }
+  EXPECT_ALLEQUAL(ta.idiv(tb).to_vector<int32_t>(), q);
+  EXPECT_ALLEQUAL(ta.fmod(tb).to_vector<int32_t>(), f);
+  EXPECT_ALLEQUAL(ta.remainder(tb).to_vector<int32_t>(), r);
+  Tensor i8 = Tensor::from_vector(std::vector<int8_t>{-128, -5, 5, 127}, {4});
+  Tensor d8 = Tensor::from_vector(std::vector<int8_t>{3, -3, -3, 4}, {4});
+  EXPECT_EQ(i8.idiv(d8).dtype(), dtypes::int8);
+  EXPECT_ALLEQUAL(i8.idiv(d8).to_vector<int8_t>(), (std::vector<int8_t>{-42, 1, -1, 31}));
+  EXPECT_ALLEQUAL(i8.remainder(d8).to_vector<int8_t>(), (std::vector<int8_t>{1, -2, -1, 3}));
+  Tensor u = Tensor::from_vector(std::vector<uint8_t>{250, 7, 0}, {3}), v = Tensor::from_vector(std::vector<uint8_t>{7, 250, 3}, {3});
+  EXPECT_ALLEQUAL(u.idiv(v).to_vector<uint8_t>(), (std::vector<uint8_t>{35, 0, 0}));
+  EXPECT_ALLEQUAL(u.remainder(v).to_vector<uint8_t>(), (std::vector<uint8_t>{5, 7, 0}));
+  EXPECT_EQ(ta.idiv(tb.slice(1, 0, 0)).shape(), (Shape{9, 0}));
+}
+
+TEST(ElementwiseInteger, FloatRemainders) {
+  std::vector<float> a{-7.5f, -1.0f, 0.0f, 2.25f, 7.5f}, b{2.0f, -2.0f, 0.75f};
+  Tensor ta = f32(a, {5, 1}), tb = f32(b, {1, 3});
+  std::vector<double> f, r;
+  for (float x : a)
+    for (float y : b) {
+      f.push_back(std::fmod(double(x), double(y)));
+      double m = std::fmod(double(x), double(y));
+      r.push_back(m != 0 && (m < 0) != (y < 0) ? m + y : m);
+    }
+  EXPECT_ALLCLOSE(ta.fmod(tb).to_vector<float>(), f, 1e-6, 1e-6);
+  EXPECT_ALLCLOSE(ta.remainder(tb).to_vector<float>(), r, 1e-6, 1e-6);
+}
+
+TEST(ElementwiseInteger, ShiftsByATensor) {
+  Tensor x = Tensor::from_vector(std::vector<int32_t>{1, -8, 255}, {3, 1});
+  Tensor s = Tensor::from_vector(std::vector<int64_t>{0, 1, 4}, {1, 3});
+  EXPECT_ALLEQUAL(x.lshift(s).to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 16, -8, -16, -128, 255, 510, 4080}));
+  EXPECT_ALLEQUAL(x.rshift(s).to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 0, -8, -4, -1, 255, 127, 15}));
+  Tensor u = Tensor::from_vector(std::vector<uint8_t>{0x81, 0x0f}, {2});
+  EXPECT_ALLEQUAL(u.rshift(Tensor::from_vector(std::vector<uint8_t>{7, 2}, {2})).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 3}));
+}
+
+TEST(ElementwiseInteger, ErrorsNameTheOp) {
+  Tensor i = Tensor::from_vector(std::vector<int32_t>{1, 2, 3}, {3}), f = f32({1, 2}, {2});
+  EXPECT_THROW_MSG(f.idiv(f), DTypeError, "idiv", "integer", "float32");
+  EXPECT_THROW_MSG(i.lshift(f), DTypeError, "lshift", "float32");
+  EXPECT_THROW_MSG(Tensor::full({2}, true, dtypes::bool_).fmod(i.slice(0, 0, 2)), DTypeError, "fmod", "bool");
+  EXPECT_THROW_MSG(i.idiv(Tensor::from_vector(std::vector<int32_t>{1, 2}, {2})), ShapeError, "idiv", "(3,)", "(2,)");
+  EXPECT_THROW_MSG(i.cast(dtypes::float32).fmod(f), ShapeError, "fmod", "(3,)", "(2,)");
+}
+
 }  // namespace
 }  // namespace lathe

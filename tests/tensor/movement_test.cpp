@@ -3,6 +3,8 @@
 // contiguous; on contiguous and non-contiguous inputs and several dtypes.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -189,6 +191,69 @@ TEST(MovementPad, OfFlippedInput) {
   Tensor p = f32(x, {2, 3}).flip({1}).pad({{1, 0}, {0, 1}}, 1.0);
   std::vector<float> xf{x[2], x[1], x[0], x[5], x[4], x[3]};
   EXPECT_ALLCLOSE(p.to_vector<float>(), pad_ref(xf, 2, 3, 1, 0, 0, 1, 1.0), 0, 0);
+}
+
+// The element of an axis of n that position j of the padded axis reads (j < 0 before the axis),
+// as numpy.pad defines each mode: edge clamps, wrap continues from the other end, reflect mirrors
+// about the end elements again and again.
+int64_t pad_source(PadMode mode, int64_t j, int64_t n) {
+  if (mode == PadMode::edge) return std::min(std::max<int64_t>(j, 0), n - 1);
+  if (mode == PadMode::wrap) {
+    while (j < 0) j += n;
+    return j % n;
+  }
+  if (n == 1) return 0;
+  while (j < 0 || j >= n) j = j < 0 ? -j : 2 * (n - 1) - j;
+  return j;
+}
+
+// (rows, cols) padded by (t, b) rows and (l, r) columns as `mode` says.
+template <class T>
+std::vector<T> pad_mode_ref(const std::vector<T>& x, int64_t rows, int64_t cols, int64_t t, int64_t b, int64_t l, int64_t r, PadMode mode) {
+  std::vector<T> out;
+  for (int64_t i = -t; i < rows + b; ++i)
+    for (int64_t j = -l; j < cols + r; ++j) out.push_back(x[pad_source(mode, i, rows) * cols + pad_source(mode, j, cols)]);
+  return out;
+}
+
+// Edge, reflect and wrap padding against numpy's definitions: one and both axes, amounts past the
+// axis' length (the pattern repeats), a one-element axis, int32 and bool, a flipped view.
+TEST(MovementPad, EdgeReflectAndWrap) {
+  for (PadMode mode : {PadMode::edge, PadMode::reflect, PadMode::wrap}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    auto x = data(15, 17);
+    for (auto [t, b, l, r] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 2, 0, 0}, {0, 0, 2, 1}, {2, 1, 3, 4}, {7, 0, 0, 11}, {0, 0, 0, 0}}) {
+      Tensor p = f32(x, {3, 5}).pad({{t, b}, {l, r}}, mode);
+      ASSERT_EQ(p.shape(), (Shape{3 + t + b, 5 + l + r}));
+      auto want = pad_mode_ref(x, 3, 5, t, b, l, r, mode);
+      EXPECT_ALLCLOSE(p.to_vector<float>(), std::vector<double>(want.begin(), want.end()), 0, 0);
+    }
+    Tensor one = f32({4.5f, -1.0f}, {2, 1}).pad({{0, 0}, {3, 2}}, mode);
+    EXPECT_ALLCLOSE(one.to_vector<float>(), (std::vector<double>{4.5, 4.5, 4.5, 4.5, 4.5, 4.5, -1, -1, -1, -1, -1, -1}), 0, 0);
+    std::vector<int32_t> xi{1, -2, 3, 4, 5, -6};
+    Tensor pi = Tensor::from_vector(xi, {2, 3}).pad({{1, 1}, {2, 2}}, mode);
+    EXPECT_EQ(pi.dtype(), dtypes::int32);
+    EXPECT_ALLEQUAL(pi.to_vector<int32_t>(), pad_mode_ref(xi, 2, 3, 1, 1, 2, 2, mode));
+    Tensor pb = Tensor::from_vector(std::vector<bool>{true, false, false}, {1, 3}).pad({{0, 0}, {2, 1}}, mode);
+    std::vector<uint8_t> want_b = pad_mode_ref(std::vector<uint8_t>{1, 0, 0}, 1, 3, 0, 0, 2, 1, mode);
+    EXPECT_ALLEQUAL(pb.cast(dtypes::uint8).to_vector<uint8_t>(), want_b);
+    std::vector<float> flipped{x[4], x[3], x[2], x[1], x[0], x[9], x[8], x[7], x[6], x[5], x[14], x[13], x[12], x[11], x[10]};
+    auto want_f = pad_mode_ref(flipped, 3, 5, 1, 0, 2, 2, mode);
+    EXPECT_ALLCLOSE(f32(x, {3, 5}).flip({1}).pad({{1, 0}, {2, 2}}, mode).to_vector<float>(), std::vector<double>(want_f.begin(), want_f.end()), 0, 0);
+  }
+}
+
+// PadMode::constant is the value overload; the other modes refuse what they cannot repeat.
+TEST(MovementPad, ModesRefuseWhatTheyCannotRepeat) {
+  auto x = data(6, 18);
+  EXPECT_ALLCLOSE(f32(x, {2, 3}).pad({{1, 0}, {0, 2}}, PadMode::constant, 2.5).to_vector<float>(), pad_ref(x, 2, 3, 1, 0, 0, 2, 2.5), 0, 0);
+  EXPECT_THROW_MSG(f32(x, {2, 3}).pad({{-1, 0}, {0, 0}}, PadMode::edge), ShapeError, "pad (edge)", "axis 0", "at least 0");
+  EXPECT_THROW_MSG(Tensor::zeros({0, 3}).pad({{1, 0}, {0, 0}}, PadMode::reflect), ShapeError, "pad (reflect)", "axis 0", "(0, 3)", "empty");
+  EXPECT_THROW_MSG(f32(x, {2, 3}).pad({{1, 1}}, PadMode::wrap), ShapeError, "pad (wrap)", "1 (before, after) pairs", "(2, 3)");
+  Variable n("n", 1, 6);
+  Tensor sym = Tensor::zeros({6}).shrink({{0, n.bind(3)}});
+  EXPECT_THROW_MSG(sym.pad({{1, 1}}, PadMode::edge), ShapeError, "pad (edge)", "static sizes");
+  EXPECT_EQ(Tensor::zeros({0, 3}).pad({{0, 0}, {1, 1}}, PadMode::wrap).shape(), (Shape{0, 5})) << "an empty axis not padded is fine";
 }
 
 TEST(MovementShrink, Basic) {
