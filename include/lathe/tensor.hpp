@@ -55,6 +55,15 @@ enum class PadMode {
   wrap,      ///< the axis continued from its other end (1 2 3 -> 2 3 | 1 2 3 | 1 2)
 };
 
+/// Where the windows of an N-d convolution or pool lie, one entry per spatial axis (the axes
+/// after N and C); an empty vector means 1 for every stride and dilation, 0 for every padding.
+struct Window {
+  std::vector<int64_t> stride = {};                       ///< pools: empty means the kernel's size
+  std::vector<std::pair<int64_t, int64_t>> padding = {};  ///< (before, after), at least 0
+  std::vector<int64_t> dilation = {};
+  bool ceil_mode = false;  ///< pools: the end padded so a last, partial window is kept
+};
+
 class Tensor {
  public:
   /// A scalar float32 zero; mostly useful as a placeholder.
@@ -74,6 +83,10 @@ class Tensor {
   }
   /// A tensor over an existing buffer (shared, not copied); its size must match the shape.
   static Tensor from_buffer(Buffer buffer, Shape shape);
+  static Tensor from_buffer(Buffer buffer, std::initializer_list<int64_t> shape) { return from_buffer(std::move(buffer), Shape(shape)); }
+  /// The same with symbolic sizes: the buffer holds the shape at its largest, and the values of
+  /// each binding are packed at its front (as a plan writes an output of symbolic size).
+  static Tensor from_buffer(Buffer buffer, const SymShape& shape);
   static Tensor full(Shape shape, ConstValue value, std::optional<DType> dtype = {});
   static Tensor zeros(Shape shape, DType dtype = dtypes::float32);
   static Tensor ones(Shape shape, DType dtype = dtypes::float32);
@@ -273,6 +286,23 @@ class Tensor {
                     std::pair<int64_t, int64_t> padding = {0, 0}) const;
   Tensor avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride = {},
                     std::pair<int64_t, int64_t> padding = {0, 0}) const;
+  /// Convolution over the spatial axes of (N, C, S1..Sk), any k >= 1 (PyTorch's conv1d, conv2d,
+  /// conv3d; ONNX Conv): weight (O, C/groups, K1..Kk), bias (O); output (N, O, P1..Pk), Pi =
+  /// (Si + before + after - dilation * (Ki - 1) - 1) / stride + 1.
+  Tensor conv(const Tensor& weight, const std::optional<Tensor>& bias = {}, const Window& window = {}, int64_t groups = 1) const;
+  /// Its adjoint over any k >= 1 spatial axes (PyTorch's conv_transpose1d/2d/3d; ONNX
+  /// ConvTranspose): weight (C, O/groups, K1..Kk); the full output (Si - 1) * stride + dilation *
+  /// (Ki - 1) + 1 + output_padding, cut by `padding` (before, after) at its two ends.
+  Tensor conv_transpose(const Tensor& weight, const std::optional<Tensor>& bias = {}, const Window& window = {},
+                        const std::vector<int64_t>& output_padding = {}, int64_t groups = 1) const;
+  /// The maximum / mean of each window of `kernel` over the spatial axes of (N, C, S1..Sk), any k
+  /// >= 1: padding counts as -inf (the dtype's lowest for integers) / as nothing, unless
+  /// `count_include_pad` (then as zeros, in the divisor too).
+  Tensor max_pool(const std::vector<int64_t>& kernel, const Window& window = {}) const;
+  Tensor avg_pool(const std::vector<int64_t>& kernel, const Window& window = {}, bool count_include_pad = false) const;
+  /// The windows themselves, (N, C, P1..Pk, K1..Kk), of this tensor padded with `value`: a view
+  /// (no copy, no gather), each window element one load.
+  Tensor windows(const std::vector<int64_t>& kernel, const Window& window = {}, double value = 0) const;
   /// softmax(q k^T / sqrt(d) [+ causal mask]) v over the last two axes.
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal = false) const;
 

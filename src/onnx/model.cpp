@@ -14,13 +14,9 @@
 
 #include "ir/label.hpp"
 #include "ir/toposort.hpp"
-#include "onnx/attention_chain.hpp"
-#include "tensor/attention_keys.hpp"
-#include "tensor/attention_rule.hpp"
 #include "onnx/initializer_data.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -313,110 +309,9 @@ std::vector<Value> run_node(const ::onnx::NodeProto& node, std::vector<std::opti
   return outs;
 }
 
-// The tensor `env` holds under `name`, if it holds one.
-const Tensor* tensor_in(const std::map<std::string, Value>& env, const std::string& name) {
-  auto it = env.find(name);
-  return it != env.end() && it->second.is_tensor() ? &it->second.tensor() : nullptr;
-}
-
-// Whether a chain's Softmax is over the last axis of `scores` (it already ran on them, so its axis is
-// a valid one).
-bool softmax_over_last_axis(const ::onnx::NodeProto& softmax, const Tensor& scores, int64_t opset, const std::string& base_dir) {
-  int64_t axis = lathe::detail::normalize_axis(OpContext(softmax, {}, opset, base_dir).attr_i("axis", opset >= 13 ? -1 : 1), scores.ndim(), "Softmax");
-  return axis == scores.ndim() - 1;
-}
-
-// An attention chain (onnx/attention_chain.hpp) whose scores are large, a block of queries at a
-// time: its nodes run again on the rows of the first MatMul's left operand and of every operand
-// that has a row per query. Nothing when the scores are small or the chain is not attention over
-// the last axis (its ordinary run, already in `env`, stands).
-std::optional<Tensor> attention_in_blocks(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
-                                          int64_t opset, const std::string& base_dir, const std::optional<SeenKeys>& seen_by_mask) {
-  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
-  const ::onnx::NodeProto& softmax = g.node(chain.softmax);
-  const Tensor* rows_of = tensor_in(env, first.input(0));
-  const Tensor* scores = tensor_in(env, softmax.input(0));
-  const Tensor* values = tensor_in(env, g.node(chain.nodes.back()).input(1));
-  if (!rows_of || !scores || !values || rows_of->is_symbolic() || scores->is_symbolic() || values->is_symbolic() || scores->ndim() < 2 ||
-      rows_of->ndim() < 2 || values->ndim() < 2)
-    return std::nullopt;
-  int64_t queries = scores->shape()[scores->ndim() - 2];
-  if (queries == 0 || !softmax_over_last_axis(softmax, *scores, opset, base_dir) || rows_of->shape()[rows_of->ndim() - 2] != queries)
-    return std::nullopt;
-  int64_t per_query = scores->numel() / queries * scores->dtype().itemsize();
-  // A mask known at build time (a causal one) can shut a block's queries out of some keys: the
-  // keys and the values then give only the rows of those the block sees, the mask its columns.
-  int64_t keys = scores->shape().back();
-  const Tensor* key_operand = tensor_in(env, first.input(1));
-  bool can_trim = keys > 0 && key_operand && key_operand->ndim() >= 2 && key_operand->shape().back() == keys &&
-                  values->shape()[values->ndim() - 2] == keys;
-  std::optional<SeenKeys> seen = can_trim ? seen_by_mask : std::nullopt;
-  return lathe::detail::in_query_blocks(queries, per_query, [&](int64_t first_row, int64_t count) {
-    std::map<std::string, Value> block;  // the chain's values for these queries
-    auto [key_begin, key_end] = seen ? keys_seen(*seen, keys, first_row, count) : std::pair<int64_t, int64_t>{0, keys};
-    bool some_keys = key_begin > 0 || key_end < keys;
-    Tensor out;
-    for (size_t n = 0; n < chain.nodes.size(); ++n) {
-      const ::onnx::NodeProto& node = g.node(chain.nodes[n]);
-      bool last = n + 1 == chain.nodes.size();
-      std::vector<std::optional<Value>> ins;
-      for (int i = 0; i < node.input_size(); ++i) {
-        const std::string& name = node.input(i);
-        if (auto b = block.find(name); b != block.end()) {
-          ins.emplace_back(b->second);
-          continue;
-        }
-        const Value& v = env.at(name);
-        // The keys and the values are every query's; an operand with a row per query gives its rows,
-        // and with some keys, the keys (the last axis of the first MatMul's right operand and of
-        // the scores, the rows of the values).
-        bool keys_operand = n == 0 && i == 1, values_operand = last && i == 1;
-        if (!v.is_tensor()) {
-          ins.emplace_back(v);
-          continue;
-        }
-        Tensor t = v.tensor();
-        if (!keys_operand && !values_operand && t.ndim() >= 2 && t.shape()[t.ndim() - 2] == queries) t = t.slice(-2, first_row, first_row + count);
-        if (some_keys && values_operand) t = t.slice(-2, key_begin, key_end);
-        bool queries_operand = n == 0 && i == 0;
-        if (some_keys && !values_operand && !queries_operand && t.ndim() >= 1 && t.shape().back() == keys) t = t.slice(-1, key_begin, key_end);
-        ins.emplace_back(Value(t));
-      }
-      std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);
-      block.insert_or_assign(node.output(0), outs.at(0));
-      if (last) out = outs.at(0).tensor();
-    }
-    return out;
-  });
-}
-
-// The keys each query of the chain's scores sees where a mask known at build time shuts the others
-// out (the attention rule's seen_keys), for a Softmax over the last axis of static scores.
-std::optional<SeenKeys> chain_seen_keys(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
-                                        int64_t opset, const std::string& base_dir) {
-  const ::onnx::NodeProto& softmax = g.node(chain.softmax);
-  const Tensor* scores = tensor_in(env, softmax.input(0));
-  if (!scores || scores->ndim() < 2 || scores->is_symbolic() || !softmax_over_last_axis(softmax, *scores, opset, base_dir)) return std::nullopt;
-  return lathe::detail::seen_keys(*scores);
-}
-
-// Whether the Tensor graph's attention rule (tensor/attention_rule) makes the chain one attention
-// kernel: float32 operands of static sizes and keys `seen` restricts to a range. Then the chain runs
-// node by node, whatever the size of its scores: the kernel stores none.
-bool one_attention_kernel(const ::onnx::GraphProto& g, const AttentionChain& chain, const std::map<std::string, Value>& env,
-                          const std::optional<SeenKeys>& seen) {
-  const ::onnx::NodeProto& first = g.node(chain.nodes.front());
-  const Tensor *q = tensor_in(env, first.input(0)), *kt = tensor_in(env, first.input(1));
-  const Tensor *scores = tensor_in(env, g.node(chain.softmax).input(0)), *values = tensor_in(env, g.node(chain.nodes.back()).input(1));
-  for (const Tensor* t : {q, kt, scores, values})
-    if (!t || t->ndim() < 2 || t->is_symbolic() || t->dtype() != dtypes::float32) return false;
-  return seen && key_range(*seen, scores->shape().back());
-}
-
 }  // namespace
 
 void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, int64_t opset, const std::string& base_dir) {
-  std::unordered_map<int, AttentionChain> chains = attention_chains(g);
   for (int n = 0; n < g.node_size(); ++n) {
     const ::onnx::NodeProto& node = g.node(n);
     if (!node.domain().empty() && node.domain() != "ai.onnx" && node.domain() != "ai.onnx.preview.training")
@@ -432,17 +327,7 @@ void run_nodes(const ::onnx::GraphProto& g, std::map<std::string, Value>& env, i
         throw OnnxError("node '" + node.name() + "' (" + node.op_type() + "): input '" + name + "' is not defined before it");
       ins.emplace_back(it->second);
     }
-    std::vector<Value> outs;
-    std::optional<Tensor> blocks;
-    if (auto chain = chains.find(n); chain != chains.end()) {
-      std::optional<SeenKeys> seen = chain_seen_keys(g, chain->second, env, opset, base_dir);  // flags computed once
-      if (!one_attention_kernel(g, chain->second, env, seen)) blocks = attention_in_blocks(g, chain->second, env, opset, base_dir, seen);
-    }
-    if (blocks) {
-      outs.emplace_back(*blocks);
-    } else {
-      outs = run_node(node, std::move(ins), opset, base_dir, env);
-    }
+    std::vector<Value> outs = run_node(node, std::move(ins), opset, base_dir, env);
     for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(node.output_size()); ++i)
       if (!node.output(static_cast<int>(i)).empty()) env.insert_or_assign(node.output(static_cast<int>(i)), outs[i]);
   }

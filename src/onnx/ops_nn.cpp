@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "onnx/ops.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -48,160 +47,35 @@ std::vector<int64_t> spatial_pads(const OpContext& c, const Shape& in, const std
   return pads;
 }
 
-std::vector<std::pair<SInt, SInt>> pad_pairs(const std::vector<int64_t>& pads, int64_t ndim) {
-  size_t n = pads.size() / 2;
-  std::vector<std::pair<SInt, SInt>> p(static_cast<size_t>(ndim), {0, 0});
-  for (size_t i = 0; i < n; ++i) p[2 + i] = {pads[i], pads[i + n]};
-  return p;
-}
-
-// What max pooling pads with: below every value of the dtype (-inf for floats; integers have none).
-double lowest_of(DType dt) { return dt.is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dt.min()); }
-
-// 1-D ops run as 2-D with a unit height.
-Tensor to_2d(const Tensor& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
-
-// A convolution over more than two spatial axes, (N, C, S1..Sk, H, W), as a 2-D one: the windows
-// along S1..Sk become part of the batch (their positions) and of the channels (their taps), so
-// (N * O1..Ok, C * K1..Kk, H, W) convolved with the weight (M, C/group * K1..Kk, KH, KW) is the
-// result, its batch split back into (N, O1..Ok) and moved behind the output channels. Each group's
-// channels stay together (a channel's taps follow it), and the 2-D convolution chooses how its
-// input and weight are stored. The input must be padded already.
-Tensor conv_nd(const OpContext& c, const Tensor& x, const Tensor& w, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
-               bool add_bias = true) {
-  if (x.is_symbolic()) c.fail("3-D and higher convolutions need static sizes");
-  int64_t groups = c.attr_i("group", 1), n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
-  if (groups <= 0 || ch % groups != 0 || o % groups != 0 || cg != ch / groups) c.fail("input and weight channels do not agree for the groups");
-  auto lead = static_cast<size_t>(x.ndim() - 4);  // spatial axes folded away: all but the last two
-  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + static_cast<std::ptrdiff_t>(lead));
-  std::vector<int64_t> sk(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(lead)), dk(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(lead));
-  Tensor win = lathe::detail::sliding_windows(x, k, sk, dk, c.op().c_str());  // (N, C, O1..Ok, H, W, K1..Kk)
-  auto nd = static_cast<int64_t>(lead);
-  std::vector<int64_t> perm{0};  // (N, O1..Ok, C, K1..Kk, H, W)
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
-  perm.push_back(1);
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(4 + nd + i);
-  perm.insert(perm.end(), {2 + nd, 3 + nd});
-  int64_t positions = 1, taps = 1;
-  Shape split{n};
-  for (int64_t i = 0; i < nd; ++i) positions *= win.shape()[2 + i], taps *= k[i], split.push_back(win.shape()[2 + i]);
-  int64_t h = x.shape()[2 + nd], wd = x.shape()[3 + nd], kh = w.shape()[2 + nd], kw = w.shape()[3 + nd];
-  Tensor flat = win.permute(perm).reshape({n * positions, ch * taps, h, wd});
-  std::optional<Tensor> bias;
-  if (add_bias && c.has(2)) bias = c.in(2);
-  Tensor out = flat.conv2d(w.reshape({o, cg * taps, kh, kw}), bias, {s[lead], s[lead + 1]}, {0, 0}, {d[lead], d[lead + 1]}, groups);
-  split.insert(split.end(), {o, out.shape()[2], out.shape()[3]});
-  std::vector<int64_t> back{0, 1 + nd};  // (N, M, O1..Ok, OH, OW)
-  for (int64_t i = 0; i < nd; ++i) back.push_back(1 + i);
-  back.insert(back.end(), {2 + nd, 3 + nd});
-  return out.reshape(split).permute(back);
+// The Window of a convolution or pool over `in` with `kernel`: its strides, dilations and pads
+// (or auto_pad), and ceil_mode.
+Window window_of(const OpContext& c, const Shape& in, const std::vector<int64_t>& kernel) {
+  size_t n = kernel.size();
+  std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = spatial_pads(c, in, kernel, strides, dil);
+  Window w{strides, {}, dil, c.attr_i("ceil_mode", 0) != 0};
+  for (size_t i = 0; i < n; ++i) w.padding.emplace_back(pads[i], pads[i + n]);
+  return w;
 }
 
 Tensor conv(const OpContext& c) {
-  Tensor x = c.in(0), w = c.in(1);
+  const Tensor &x = c.in(0), &w = c.in(1);
   if (x.ndim() < 3 || w.ndim() != x.ndim())
     c.fail("needs (N, C, spatial..) input and (M, C/group, kernel..) weight of the same rank, got " + shape_to_string(x.shape()) + " and " +
            shape_to_string(w.shape()));
-  if (x.ndim() > 4) {
-    size_t n = static_cast<size_t>(x.ndim() - 2);
-    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-    std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
-    std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
-    x = x.pad(pad_pairs(spatial_pads(c, x.shape(), kernel, strides, dil), x.ndim()));
-    return conv_nd(c, x, w, strides, dil);
-  }
-  if (x.ndim() != 3 && x.ndim() != 4) c.fail("convolutions need (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
-  bool one_d = x.ndim() == 3;
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  size_t n = kernel.size();
-  std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-  // Padding the same at both ends goes to conv2d, which decides how its input is stored; other
-  // padding is a view of the input.
-  bool symmetric = true;
-  for (size_t i = 0; i < n; ++i) symmetric &= pads[i] == pads[i + n];
-  if (!symmetric) x = x.pad(pad_pairs(pads, x.ndim()));
-  std::pair<int64_t, int64_t> padding{0, 0};
-  if (symmetric) padding = one_d ? std::pair<int64_t, int64_t>{0, pads[0]} : std::pair<int64_t, int64_t>{pads[0], pads[1]};
-  if (one_d) {
-    x = to_2d(x), w = to_2d(w);
-    strides.insert(strides.begin(), 1);
-    dil.insert(dil.begin(), 1);
-  }
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
-  Tensor out = x.conv2d(w, bias, {strides[0], strides[1]}, padding, {dil[0], dil[1]}, c.attr_i("group", 1));
-  return one_d ? out.squeeze(2) : out;
+  Window win = window_of(c, x.shape(), std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()));
+  win.ceil_mode = false;  // not a Conv attribute
+  return x.conv(w, bias, win, c.attr_i("group", 1));
 }
 
 Tensor pool(const OpContext& c, bool is_max) {
-  Tensor x = c.in(0);
-  std::vector<int64_t> dilations = c.attr_ints("dilations");
-  bool dilated = std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
-  if (x.ndim() > 4 || (dilated && x.ndim() >= 3)) {
-    std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
-    size_t n = kernel.size();
-    std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
-    std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
-    std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-    if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode for 3-D pooling is not supported");
-    Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
-    std::vector<int64_t> window_axes;  // the last n axes
-    for (size_t i = 0; i < n; ++i) window_axes.push_back(-1 - static_cast<int64_t>(i));
-    Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, c.op().c_str());
-    if (is_max) return win.max(window_axes);
-    Tensor sum = win.sum(window_axes);
-    int64_t taps = 1;
-    for (int64_t kk : kernel) taps *= kk;
-    if (c.attr_i("count_include_pad", 0)) return (sum / static_cast<double>(taps)).cast(x.dtype());
-    Shape one_batch = x.shape();
-    one_batch[0] = 1;  // the same share for every batch entry (and the batch may be symbolic)
-    Tensor ones = lathe::detail::sliding_windows(Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim())), kernel, strides, dil, c.op().c_str()).sum(window_axes);
-    return (sum / ones).cast(x.dtype());
-  }
-  if (x.ndim() != 3 && x.ndim() != 4) c.fail("pooling needs (N, C, spatial..) inputs, input is " + shape_to_string(x.shape()));
-  bool one_d = x.ndim() == 3;
+  const Tensor& x = c.in(0);
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
-  size_t n = kernel.size();
-  if (n + 2 != static_cast<size_t>(x.ndim())) c.fail("kernel_shape does not match the input's rank");
-  std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
-  for (int64_t d : dil)
-    if (d != 1) c.fail("dilated pooling is not supported");
-  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-  if (c.attr_i("ceil_mode", 0)) {
-    // Extra end padding so the last partial window is kept.
-    for (size_t i = 0; i < n; ++i) {
-      int64_t size = x.shape()[2 + i] + pads[i] + pads[i + n];
-      int64_t rem = (size - kernel[i]) % strides[i];
-      if (rem != 0) pads[i + n] += strides[i] - rem;
-    }
-  }
-  if (is_max && !one_d)  // padded by the pool itself: it reads its input in channel blocks where it can
-    return lathe::detail::max_pool2d(x, {kernel[0], kernel[1]}, {strides[0], strides[1]}, {pads[0], pads[2]}, {pads[1], pads[3]});
-  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), is_max ? lowest_of(x.dtype()) : 0.0);
-  if (one_d) {
-    padded = to_2d(padded);
-    kernel.insert(kernel.begin(), 1);
-    strides.insert(strides.begin(), 1);
-  }
-  std::pair<int64_t, int64_t> k{kernel[0], kernel[1]}, s{strides[0], strides[1]};
-  Tensor out;
-  if (is_max) {
-    out = padded.max_pool2d(k, s);
-  } else {
-    out = padded.avg_pool2d(k, s);
-    if (!c.attr_i("count_include_pad", 0)) {
-      // Average over the real elements only: divide by the share of each window inside.
-      Shape one_batch = x.shape();
-      one_batch[0] = 1;  // the share is the same for every batch entry (and the batch may be symbolic)
-      Tensor ones = Tensor::ones(one_batch, x.dtype()).pad(pad_pairs(pads, x.ndim()));
-      if (one_d) ones = to_2d(ones);
-      out = out / ones.avg_pool2d(k, s);
-    }
-  }
-  return one_d ? out.squeeze(2) : out;
+  Window win = window_of(c, x.shape(), kernel);
+  return is_max ? x.max_pool(kernel, win) : x.avg_pool(kernel, win, c.attr_i("count_include_pad", 0) != 0);
 }
 
 // MaxPool's second output: where each maximum came from, as an index into the flattened input
@@ -211,19 +85,19 @@ V max_pool_with_indices(const OpContext& c) {
   if (x.ndim() != 4 || x.is_symbolic()) c.fail("MaxPool's indices output needs a static (N, C, H, W) input");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   if (kernel.size() != 2) c.fail("kernel_shape must have 2 entries");
-  std::vector<int64_t> strides = c.attr_ints("strides", {1, 1}), dil = c.attr_ints("dilations", {1, 1});
   if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
-  std::vector<int64_t> pads = spatial_pads(c, x.shape(), kernel, strides, dil);
-  Tensor padded = x.pad(pad_pairs(pads, x.ndim()), lowest_of(x.dtype()));
-  Tensor win = lathe::detail::sliding_windows(padded, kernel, strides, dil, "MaxPool");  // (N, C, OH, OW, KH, KW)
+  Window window = window_of(c, x.shape(), kernel);
+  const std::vector<int64_t>&strides = window.stride, &dil = window.dilation;
+  double lowest = x.dtype().is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(x.dtype().min());
+  Tensor win = x.windows(kernel, window, lowest);  // (N, C, OH, OW, KH, KW)
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];
   win = win.reshape({n, ch, oh, ow, kernel[0] * kernel[1]});
   Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it
   auto i64 = [](int64_t v) { return Tensor::full({}, v, dtypes::int64); };
-  Tensor row = Tensor::arange(0, static_cast<double>(oh), 1, dtypes::int64).reshape({1, 1, oh, 1}) * i64(strides[0]) - i64(pads[0]) +
-               k.idiv(i64(kernel[1])) * i64(dil[0]);
-  Tensor col = Tensor::arange(0, static_cast<double>(ow), 1, dtypes::int64).reshape({1, 1, 1, ow}) * i64(strides[1]) - i64(pads[1]) +
-               k.fmod(i64(kernel[1])) * i64(dil[1]);
+  Tensor row = Tensor::arange(0, static_cast<double>(oh), 1, dtypes::int64).reshape({1, 1, oh, 1}) * i64(strides[0]) -
+               i64(window.padding[0].first) + k.idiv(i64(kernel[1])) * i64(dil[0]);
+  Tensor col = Tensor::arange(0, static_cast<double>(ow), 1, dtypes::int64).reshape({1, 1, 1, ow}) * i64(strides[1]) -
+               i64(window.padding[1].first) + k.fmod(i64(kernel[1])) * i64(dil[1]);
   Tensor image = (Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({n, 1, 1, 1}) * i64(ch) +
                   Tensor::arange(0, static_cast<double>(ch), 1, dtypes::int64).reshape({1, ch, 1, 1})) * i64(h * w);
   Tensor within = c.attr_i("storage_order", 0) ? col * i64(h) + row : row * i64(w) + col;
@@ -255,83 +129,35 @@ V max_unpool(const OpContext& c) {
   return V{out.cast(x.dtype()).reshape({n, ch, oh, ow})};
 }
 
-// ConvTranspose: Tensor::conv_transpose2d for one and two spatial axes (ONNX's pads, one per
-// side, as its symmetric padding and output padding, the rest cut from the end); more axes by the
-// definition, the spread input convolved with the flipped kernel.
+// ConvTranspose: Tensor::conv_transpose, its pads from auto_pad or output_shape where given.
 Tensor conv_transpose(const OpContext& c) {
-  Tensor x = c.in(0), w = c.in(1);
+  const Tensor &x = c.in(0), &w = c.in(1);
   if (x.ndim() < 3) c.fail("needs an (N, C, spatial..) input, got " + shape_to_string(x.shape()));
-  bool one_d = x.ndim() == 3;
   if (w.ndim() != x.ndim()) c.fail("the weight " + shape_to_string(w.shape()) + " and the input " + shape_to_string(x.shape()) + " differ in rank");
-  if (one_d) x = to_2d(x), w = to_2d(w);
   size_t n = static_cast<size_t>(x.ndim() - 2);  // spatial axes
-  int64_t groups = c.attr_i("group", 1);
-  if (groups <= 0) c.fail("group must be positive");
-  int64_t cin = x.shape()[1];
-  if (cin % groups != 0 || w.shape()[0] != cin) c.fail("weight " + shape_to_string(w.shape()) + " does not fit input " + shape_to_string(x.shape()));
-  // Per-axis attributes; a 1-D op gets a leading unit axis.
-  auto per_axis = [&](const char* name, int64_t fallback, size_t count) {
-    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(one_d ? count / n : count, fallback));
-    if (one_d) v.insert(v.begin() + static_cast<std::ptrdiff_t>(0), fallback);
-    if (one_d && count == 2 * n) v.insert(v.begin() + 2, fallback);  // pads: (begin.., end..)
-    return v;
-  };
-  std::vector<int64_t> s = per_axis("strides", 1, n), d = per_axis("dilations", 1, n), op = per_axis("output_padding", 0, n);
-  std::vector<int64_t> pads = per_axis("pads", 0, 2 * n);
+  std::vector<int64_t> s = c.attr_ints("strides", std::vector<int64_t>(n, 1)), d = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> op = c.attr_ints("output_padding", std::vector<int64_t>(n, 0)), pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
   if (s.size() != n || d.size() != n || op.size() != n || pads.size() != 2 * n)
-    c.fail("strides, dilations, output_padding and pads must describe " + std::to_string(one_d ? 1 : n) + " spatial axes");
-  std::vector<int64_t> in(n), k(n);
-  for (size_t i = 0; i < n; ++i) {
-    in[i] = x.shape()[2 + i], k[i] = w.shape()[2 + i];
-    if (s[i] <= 0 || d[i] <= 0 || op[i] < 0) c.fail("strides and dilations must be positive, output_padding not negative");
-  }
+    c.fail("strides, dilations, output_padding and pads must describe " + std::to_string(n) + " spatial axes");
   std::string autopad = c.attr_s("auto_pad", "NOTSET");
   std::vector<int64_t> out_shape = c.attr_ints("output_shape");
   if (!out_shape.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
     if (out_shape.empty())
-      for (size_t i = 0; i < n; ++i) out_shape.push_back(in[i] * s[i]);
-    if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
+      for (size_t i = 0; i < n; ++i) out_shape.push_back(x.shape()[2 + i] * s[i]);
     if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // given with N and C
     if (out_shape.size() != n) c.fail("output_shape must have one entry per spatial axis");
     for (size_t i = 0; i < n; ++i) {
-      int64_t total = s[i] * (in[i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - out_shape[i];
+      int64_t total = s[i] * (x.shape()[2 + i] - 1) + op[i] + ((w.shape()[2 + i] - 1) * d[i] + 1) - out_shape[i];
       if (total < 0) op[i] -= total, total = 0;  // a larger output than the kernel reaches: extra end padding
       pads[i] = autopad == "SAME_LOWER" ? (total + 1) / 2 : total / 2;
       pads[i + n] = total - pads[i];
     }
   }
+  Window win{s, {}, d};
+  for (size_t i = 0; i < n; ++i) win.padding.emplace_back(pads[i], pads[i + n]);
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
-  for (size_t i = 0; i < n; ++i)
-    if (pads[i] < 0 || pads[i + n] < 0) c.fail("pads must not be negative");
-  Tensor out;
-  if (n == 2) {
-    // Pads (b, e) and output padding op cut [b, full + op - e) of the full output: padding b and
-    // output padding op + b - e, or none and the rest cut from the end.
-    std::vector<int64_t> extra(2), cut(2);
-    for (size_t i = 0; i < 2; ++i) {
-      extra[i] = std::max<int64_t>(0, op[i] + pads[i] - pads[i + n]);
-      cut[i] = extra[i] - (op[i] + pads[i] - pads[i + n]);
-    }
-    out = x.conv_transpose2d(w, bias, {s[0], s[1]}, {pads[0], pads[1]}, {extra[0], extra[1]}, groups, {d[0], d[1]});
-    if (cut[0] || cut[1])
-      out = out.shrink({{0, out.shape()[0]}, {0, out.shape()[1]}, {0, out.shape()[2] - cut[0]}, {0, out.shape()[3] - cut[1]}});
-  } else {
-    std::vector<std::pair<int64_t, int64_t>> reach;
-    for (size_t i = 0; i < n; ++i) {
-      int64_t r = d[i] * (k[i] - 1);
-      if (r - pads[i] < 0 || r - pads[i + n] + op[i] < 0) c.fail("pads larger than the kernel's reach are not supported");
-      reach.emplace_back(r - pads[i], r - pads[i + n] + op[i]);
-    }
-    out = conv_nd(c, lathe::detail::transposed_conv_input(x, s, reach), lathe::detail::transposed_conv_weight(w, groups),
-                  std::vector<int64_t>(n, 1), d, false);
-    if (bias) {
-      Shape bs(n + 2, 1);
-      bs[1] = bias->numel();
-      out = out + bias->reshape(bs);
-    }
-  }
-  return one_d ? out.squeeze(2) : out;
+  return x.conv_transpose(w, bias, win, op, c.attr_i("group", 1));
 }
 
 // Negative log-likelihood of `logp` (N, C, d...) at integer `target` (N, d...), with optional

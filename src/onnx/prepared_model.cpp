@@ -7,7 +7,6 @@
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
 #include "lathe/onnx.hpp"
-#include "tensor/tensor_util.hpp"
 
 namespace lathe::onnx {
 
@@ -53,12 +52,13 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
       impl->sizes[name] = max->second;
     }
     int64_t elements = 1;
-    for (int64_t d : lathe::detail::max_shape(shape)) {
+    for (const SInt& size : shape) {
+      int64_t d = size.max();
       if (d != 0 && elements > (int64_t{1} << 40) / d) throw OnnxError(what + ": its largest size has more than 2^40 elements");
       elements *= d;
     }
     Buffer buffer(in.dtype, static_cast<size_t>(elements));
-    given.insert_or_assign(in.name, lathe::detail::packed_view(buffer, shape));
+    given.insert_or_assign(in.name, Tensor::from_buffer(buffer, shape));
     impl->inputs.push_back({in, buffer});
   }
   for (const auto& [name, max] : max_sizes)

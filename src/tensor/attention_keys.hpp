@@ -1,6 +1,6 @@
 // The keys each query of an attention sees, where a mask known while the graph is built shuts the
-// others out, and the range of the attention kernel's form (AttentionKeys) that holds them: shared
-// by the importer's attention chains and the Tensor graph's attention rule.
+// others out, and the range of the attention kernel's form (AttentionKeys) that holds them: what
+// the attention rule (attention_rule.hpp) makes of a mask, for the kernel and for query blocks.
 #pragma once
 
 #include <cstdint>

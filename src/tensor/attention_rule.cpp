@@ -17,6 +17,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLog2e = 1.4426950408889634;
+// Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
+// once all of them would take more than this.
+constexpr int64_t kScoreBytes = int64_t{16} << 20;
+// A block's queries are a multiple of this where they can be: a row loop the register tile divides.
+constexpr int64_t kQueryRowMultiple = 32;
+// The most nodes between the scores and their product of queries and keys that a block of queries
+// recomputes (a scale, a mask, casts: PyTorch's exports have two or three).
+constexpr int kMostStepsToProduct = 6;
 
 bool reduces_last(const UOp& u, Ops op, size_t rank) {
   if (u.op() != Ops::REDUCE_AXIS || rank == 0) return false;
@@ -93,7 +101,7 @@ class Rule {
   std::optional<UOpPtr> as_attention(const UOpPtr& r) {
     const Shape& rs = shape(r);
     size_t n = rs.size();
-    if (n < 3 || r->dtype() != dtypes::float32 || !reduces_last(*r, Ops::ADD, n) || r->src(0)->op() != Ops::MUL) return std::nullopt;
+    if (n < 3 || !r->dtype().is_float() || !reduces_last(*r, Ops::ADD, n) || r->src(0)->op() != Ops::MUL) return std::nullopt;
     const UOpPtr& product = r->src(0);
     for (int i = 0; i < 2; ++i) {
       const UOpPtr &weights = product->src(i), &columns = product->src(1 - i);
@@ -102,14 +110,122 @@ class Rule {
       if (row->op() != Ops::RESHAPE || shape(row)[n - 2] != 1 || shape(cols)[n - 3] != 1) continue;
       std::optional<UOpPtr> scores = softmax_input(row->src(0));
       if (!scores || shape(*scores).size() != n - 1) continue;
-      std::optional<SeenKeys> seen = seen_keys_of(*scores);
-      std::optional<AttentionKeys> keys = seen ? key_range(*seen, shape(*scores).back()) : std::nullopt;
-      if (!keys) return std::nullopt;  // every key: the matmuls are faster
       Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
       if (std::optional<UOpPtr> stored = stored_as(cols)) values = tensor(*stored);
-      std::optional<Tensor> one = attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys);
-      if (!one) return std::nullopt;
-      return one->reshape(rs).uop();
+      // The mask's flags are computed where they are read: for the attention kernel (float32) or
+      // for the keys blocks of queries skip.
+      bool large = shape_numel(shape(*scores)) * (*scores)->dtype().itemsize() > kScoreBytes;
+      std::optional<SeenKeys> seen = r->dtype() == dtypes::float32 || large ? seen_keys_of(*scores) : std::nullopt;
+      std::optional<AttentionKeys> keys = seen && r->dtype() == dtypes::float32 ? key_range(*seen, shape(*scores).back()) : std::nullopt;
+      // Over every key the matmuls are faster than the attention kernel.
+      if (std::optional<Tensor> one = keys ? attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys) : std::nullopt)
+        return one->reshape(rs).uop();
+      if (std::optional<Tensor> blocks = in_query_blocks(*scores, values, seen)) return blocks->reshape(rs).uop();
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // softmax(scores) @ values a block of queries at a time where the scores (..., Q, K) would take
+  // more than kScoreBytes, so no plan holds a long sequence's whole score matrix: each block's
+  // scores computed again from its rows of the queries and of every operand of the nodes between
+  // their product with the keys and the scores (a scale, a mask given as an input), joined along
+  // the queries; where a mask known at build time shuts keys out (`seen`), a block reads only the
+  // keys some query of it sees. Nothing where they fit, or no such product is found.
+  std::optional<Tensor> in_query_blocks(const UOpPtr& scores, const Tensor& values, const std::optional<SeenKeys>& seen) {
+    const Shape& s = shape(scores);
+    int64_t queries = s[s.size() - 2];
+    if (queries == 0) return std::nullopt;
+    int64_t per_query = shape_numel(s) / queries * scores->dtype().itemsize();
+    if (per_query * queries <= kScoreBytes) return std::nullopt;
+    std::optional<Chain> chain = chain_to_product(scores);
+    if (!chain) return std::nullopt;
+    int64_t rows = std::max<int64_t>(1, kScoreBytes / std::max<int64_t>(per_query, 1));
+    if (rows >= kQueryRowMultiple) rows -= rows % kQueryRowMultiple;
+    int64_t keys = s.back();
+    std::vector<Tensor> parts;
+    for (int64_t first = 0; first < queries; first += rows) {
+      int64_t count = std::min(rows, queries - first);
+      auto [begin, end] = seen ? keys_seen(*seen, keys, first, count) : std::pair<int64_t, int64_t>{0, keys};
+      if (begin >= end) begin = 0, end = keys;  // no key seen: the softmax is NaN either way
+      parts.push_back(scores_of_rows(*chain, first, count, begin, end).softmax(-1).matmul(values.slice(-2, begin, end)));
+    }
+    return Tensor::cat(parts, -2);
+  }
+
+  // A node between some scores and their product of queries and keys.
+  struct MaskStep {
+    UOpPtr node;
+    size_t at;  // which source carries the scores
+  };
+
+  // The nodes from some scores down to their product of queries and keys (each with the source the
+  // scores come through), and that product's operands: q (..., Q, D), kt (..., D, K).
+  struct Chain {
+    std::vector<MaskStep> steps;
+    Tensor q, kt;
+  };
+  static bool step_op(Ops op) {
+    return op == Ops::ADD || op == Ops::SUB || op == Ops::MUL || op == Ops::FDIV || op == Ops::WHERE || op == Ops::CAST;
+  }
+  bool reaches_product(const UOpPtr& u, int depth) {
+    if (product_operands(u)) return true;
+    if (depth == 0 || !step_op(u->op())) return false;
+    return std::any_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return reaches_product(s, depth - 1); });
+  }
+  std::optional<Chain> chain_to_product(const UOpPtr& scores) {
+    Chain c;
+    UOpPtr cur = scores;
+    for (int depth = kMostStepsToProduct; depth >= 0; --depth) {
+      if (std::optional<std::pair<Tensor, Tensor>> ops = product_operands(cur)) {
+        c.q = ops->first, c.kt = ops->second;
+        return c;
+      }
+      if (depth == 0 || !step_op(cur->op())) return std::nullopt;
+      std::optional<size_t> at;
+      for (size_t i = 0; i < cur->src().size(); ++i) {
+        if (!reaches_product(cur->src(i), depth - 1)) continue;
+        if (at) return std::nullopt;  // the product on two paths
+        at = i;
+      }
+      if (!at) return std::nullopt;
+      c.steps.push_back({cur, *at});
+      cur = cur->src(*at);
+    }
+    return std::nullopt;
+  }
+  // The chain's scores for queries [first, first + count) and keys [begin, end): the product of
+  // those rows of the queries with those keys, under each step with its other operands' part.
+  Tensor scores_of_rows(const Chain& c, int64_t first, int64_t count, int64_t begin, int64_t end) {
+    Tensor cur = c.q.slice(-2, first, first + count).matmul(c.kt.slice(-1, begin, end));
+    for (auto it = c.steps.rbegin(); it != c.steps.rend(); ++it) {
+      const UOp& u = *it->node;
+      std::vector<UOpPtr> src;
+      for (size_t i = 0; i < u.src().size(); ++i)
+        src.push_back(i == it->at ? cur.uop() : tensor(u.src(i)).slice(-2, first, first + count).slice(-1, begin, end).uop());
+      Shape sh = shape(it->node);
+      sh[sh.size() - 2] = count, sh.back() = end - begin;
+      cur = Tensor(UOp::make(u.op(), u.dtype(), src, u.arg()), sh);
+    }
+    return cur;
+  }
+
+  // The operands of `cur`, a product of queries and keys in Tensor::matmul's form, (..., Q, K):
+  // RESHAPE(sum over the last axis of (..., Q, 1, D) x (..., 1, K, D) expanded), as q (..., Q, D)
+  // and kt (..., D, K) (kt the keys themselves where the product reads a layout copy of them).
+  std::optional<std::pair<Tensor, Tensor>> product_operands(const UOpPtr& cur) const {
+    if (cur->op() != Ops::RESHAPE) return std::nullopt;
+    const UOpPtr& sum = cur->src(0);
+    size_t n = shape(sum).size();
+    if (n < 3 || !reduces_last(*sum, Ops::ADD, n) || sum->src(0)->op() != Ops::MUL) return std::nullopt;
+    const UOpPtr& product = sum->src(0);
+    for (int i = 0; i < 2; ++i) {
+      const UOpPtr &qs = product->src(i), &ks = product->src(1 - i);
+      if (qs->op() != Ops::EXPAND || ks->op() != Ops::EXPAND || shape(qs->src(0))[n - 2] != 1 || shape(ks->src(0))[n - 3] != 1) continue;
+      Tensor q = tensor(qs->src(0)).squeeze(static_cast<int64_t>(n - 2));
+      Tensor kt = tensor(ks->src(0)).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);
+      if (std::optional<UOpPtr> stored = stored_as(ks->src(0))) kt = tensor(*stored);
+      return std::make_pair(q, kt);
     }
     return std::nullopt;
   }
@@ -118,23 +234,11 @@ class Rule {
   // under the mask's nodes) read as attention_scores reads it: the keys stored innermost in blocks.
   UOpPtr keys_innermost(const UOpPtr& scores) {
     UOpPtr cur = mask_nodes(scores).product;
-    // (..., Q, K): RESHAPE(sum over the last axis of (..., Q, 1, D) x (..., 1, K, D) expanded).
-    if (cur->op() != Ops::RESHAPE || cur->dtype() != dtypes::float32) return scores;
-    const UOpPtr& sum = cur->src(0);
-    size_t n = shape(sum).size();
-    if (n < 3 || !reduces_last(*sum, Ops::ADD, n) || sum->src(0)->op() != Ops::MUL) return scores;
-    const UOpPtr& product = sum->src(0);
-    for (int i = 0; i < 2; ++i) {
-      const UOpPtr &qs = product->src(i), &ks = product->src(1 - i);
-      if (qs->op() != Ops::EXPAND || ks->op() != Ops::EXPAND || shape(qs->src(0))[n - 2] != 1 || shape(ks->src(0))[n - 3] != 1) continue;
-      Tensor q = tensor(qs->src(0)).squeeze(static_cast<int64_t>(n - 2));
-      Tensor kt = tensor(ks->src(0)).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);
-      if (std::optional<UOpPtr> stored = stored_as(ks->src(0))) kt = tensor(*stored);
-      Tensor blocked = attention_scores(q, kt);
-      if (blocked.shape() != shape(cur)) return scores;
-      return substitute(scores, Substitution{{cur.get(), blocked.uop()}});
-    }
-    return scores;
+    std::optional<std::pair<Tensor, Tensor>> ops = cur->dtype() == dtypes::float32 ? product_operands(cur) : std::nullopt;
+    if (!ops) return scores;
+    Tensor blocked = attention_scores(ops->first, ops->second);
+    if (blocked.shape() != shape(cur)) return scores;
+    return substitute(scores, Substitution{{cur.get(), blocked.uop()}});
   }
 
   // The node a matmul operand's view (RESHAPE(PERMUTE(b)): b transposed, unsqueezed) shows when b
@@ -165,10 +269,6 @@ class Rule {
   // The mask's nodes over the scores' product, from `scores` down: each an Add, Sub, Mul, Div,
   // Where (not through its condition) or float cast whose other operands are made of constants;
   // and the product, the first node below them that is none of those.
-  struct MaskStep {
-    UOpPtr node;
-    size_t at;  // which source carries the scores
-  };
   struct MaskNodes {
     std::vector<MaskStep> steps;
     UOpPtr product;

@@ -80,7 +80,7 @@ Tensor Tensor::empty(const SymShape& shape, DType dtype) {
     if (d.min() < 0) throw ShapeError("empty: negative dimension in shape " + shape_to_string(shape));
   if (detail::is_static(shape)) return empty(detail::max_shape(shape), dtype);
   Buffer b(dtype, static_cast<size_t>(shape_numel(detail::max_shape(shape))));
-  return detail::packed_view(b, shape);
+  return from_buffer(b, shape);
 }
 
 Tensor Tensor::zeros(Shape shape, DType dtype) { return full(std::move(shape), int64_t{0}, dtype); }

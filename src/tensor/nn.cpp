@@ -147,7 +147,7 @@ Tensor Tensor::layernorm(std::vector<int64_t> axes, double eps) const {
 namespace {
 
 // Sliding windows of an (N, C, H, W) tensor: (N, C, OH, OW, KH, KW), a view of x.
-Tensor windows(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
+Tensor windows_of(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                std::pair<int64_t, int64_t> dilation, const char* op) {
   return detail::sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second},
                                  {dilation.first, dilation.second}, op);
@@ -409,7 +409,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
     Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
     if (large && !through_padding && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
-    Tensor win = windows(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
+    Tensor win = windows_of(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
     xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   }
   // A stored weight (a model's constant: the copy is made once, at prepare) is laid out so even
@@ -489,54 +489,16 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
     SymShape blocked = out.symbolic_shape();  // a batch exported as dynamic stays symbolic
     return out.reshape(SymShape{blocked[0], SInt(c), blocked[3], blocked[4]});
   }
-  return windows(input.pad(pads, lowest), kernel, stride, {1, 1}, "max_pool2d").max({-2, -1});
+  return windows_of(input.pad(pads, lowest), kernel, stride, {1, 1}, "max_pool2d").max({-2, -1});
 }
 
 Tensor Tensor::avg_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,
                           std::pair<int64_t, int64_t> padding) const {
   require_nchw(*this, "avg_pool2d");
-  Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  return windows(x, kernel, stride.value_or(kernel), {1, 1}, "avg_pool2d").mean({-2, -1});
+  std::pair<int64_t, int64_t> s = stride.value_or(kernel);
+  Window w{.stride = {s.first, s.second}, .padding = {{padding.first, padding.first}, {padding.second, padding.second}}};
+  return detail::avg_pool(*this, {kernel.first, kernel.second}, w, true, "avg_pool2d");
 }
-
-// Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
-// once all of them would take more than this.
-constexpr int64_t kAttentionScoreBytes = int64_t{16} << 20;
-// A block's queries are a multiple of this where they can be: a row loop the register tile divides.
-constexpr int64_t kQueryRowMultiple = 32;
-
-std::optional<Tensor> detail::in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
-                                              const std::function<Tensor(int64_t first, int64_t count)>& block) {
-  if (score_bytes_per_query <= 0 || score_bytes_per_query * queries <= kAttentionScoreBytes) return std::nullopt;
-  int64_t rows = std::max<int64_t>(1, kAttentionScoreBytes / score_bytes_per_query);
-  if (rows >= kQueryRowMultiple) rows -= rows % kQueryRowMultiple;
-  std::vector<Tensor> parts;
-  for (int64_t first = 0; first < queries; first += rows) parts.push_back(block(first, std::min(rows, queries - first)));
-  return Tensor::cat(parts, -2);
-}
-
-namespace {
-
-// softmax(q k^T * scale [masked]) v for the queries `q` holds, rows [first, first + rows) of the
-// whole query axis: with `is_causal`, query i sees keys 0..i, so the block reads only the keys up
-// to its last query's (static sizes; a symbolic size reads as its maximum, as before blocks).
-Tensor attention_rows(const Tensor& q, const Tensor& key, const Tensor& value, double scale, bool is_causal, int64_t first) {
-  Tensor k = key, v = value;
-  int64_t rows = q.shape()[q.ndim() - 2], keys = key.shape()[key.ndim() - 2];
-  if (is_causal && first + rows < keys && !key.is_symbolic() && !value.is_symbolic()) {
-    keys = first + rows;
-    k = key.slice(-2, 0, keys), v = value.slice(-2, 0, keys);
-  }
-  Tensor scores = q.matmul(k.transpose(-1, -2)) * scale;
-  if (is_causal) {
-    Tensor query_index = Tensor::arange(static_cast<double>(first), static_cast<double>(first + rows)).reshape({rows, 1});
-    Tensor mask = Tensor::arange(keys).reshape({1, keys}) <= query_index;
-    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
-  }
-  return scores.softmax(-1).matmul(v);
-}
-
-}  // namespace
 
 std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen) {
   if (scores.ndim() < 2 || values.ndim() < 2 || scores.is_symbolic() || values.is_symbolic() || scores.dtype() != dtypes::float32 ||
@@ -564,22 +526,22 @@ Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, bool is_causal) const {
   if (ndim() < 2 || key.ndim() < 2 || value.ndim() < 2)
     throw ShapeError("scaled_dot_product_attention: query, key and value need at least 2 dimensions");
-  double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
-  if (is_symbolic() || key.is_symbolic() || value.is_symbolic()) return attention_rows(*this, key, value, scale, is_causal, 0);
-  // A causal attention over float32 is one kernel that skips the keys past each query: the
-  // attention rule (attention_rule.hpp) finds it in the plain graph, which stores no scores.
-  if (is_causal && dtype() == dtypes::float32 && key.dtype() == dtypes::float32 && value.dtype() == dtypes::float32 && numel() > 0 &&
-      key.numel() > 0 && value.numel() > 0 && key.shape().back() == shape_.back() && key.shape()[key.ndim() - 2] == value.shape()[value.ndim() - 2])
-    return attention_rows(*this, key, value, scale, true, 0);
-  // The scores' shape is the broadcast of q k^T: every axis but the last two, the queries, the keys.
-  Shape lead = detail::max_shape(detail::broadcast_shapes(detail::to_sym(Shape(shape_.begin(), shape_.end() - 2)),
-                                                          detail::to_sym(Shape(key.shape().begin(), key.shape().end() - 2)),
-                                                          "scaled_dot_product_attention"));
+  // The plain graph: the attention rule (attention_rule.hpp) makes a causal one over float32 one
+  // kernel that skips the keys past each query, and runs long ones a block of queries at a time.
+  // With is_causal, query i sees keys 0..i: the keys past the last query are never read (static
+  // sizes; a symbolic size reads as its maximum).
+  Tensor k = key, v = value;
   int64_t queries = shape_[shape_.size() - 2], keys = key.shape()[key.ndim() - 2];
-  std::optional<Tensor> blocks = detail::in_query_blocks(queries, shape_numel(lead) * keys * dtype().itemsize(), [&](int64_t first, int64_t count) {
-    return attention_rows(slice(-2, first, first + count), key, value, scale, is_causal, first);
-  });
-  return blocks ? *blocks : attention_rows(*this, key, value, scale, is_causal, 0);
+  if (is_causal && queries < keys && !key.is_symbolic() && !value.is_symbolic()) {
+    keys = queries;
+    k = key.slice(-2, 0, keys), v = value.slice(-2, 0, keys);
+  }
+  Tensor scores = matmul(k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(shape_.back())));
+  if (is_causal) {
+    Tensor mask = Tensor::arange(keys).reshape({1, keys}) <= Tensor::arange(queries).reshape({queries, 1});
+    scores = mask.where(scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+  }
+  return scores.softmax(-1).matmul(v);
 }
 
 }  // namespace lathe

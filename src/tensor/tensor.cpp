@@ -126,6 +126,18 @@ Tensor Tensor::from_buffer(Buffer buffer, Shape shape) {
   return Tensor(buffer_node(buffer, shape), shape);
 }
 
+Tensor Tensor::from_buffer(Buffer buffer, const SymShape& shape) {
+  if (detail::is_static(shape)) return from_buffer(std::move(buffer), detail::max_shape(shape));
+  Shape largest = detail::max_shape(shape);
+  detail::check_shape(largest, "from_buffer");
+  if (static_cast<size_t>(shape_numel(largest)) > buffer.size())
+    throw ShapeError("from_buffer: a buffer of " + std::to_string(buffer.size()) + " elements cannot hold " + shape_to_string(shape) +
+                     " at its largest, " + shape_to_string(largest));
+  auto n = static_cast<int64_t>(buffer.size());
+  Tensor flat(buffer_node(buffer, {n}), {n});
+  return flat.shrink({{0, detail::sym_numel(shape)}}).reshape(shape);
+}
+
 int64_t Tensor::numel() const { return shape_numel(shape_); }
 
 const Tensor& Tensor::label(const std::string& name) const {
@@ -150,7 +162,7 @@ Tensor& Tensor::realize() {
     uop_ = buffer_node(out, shape_);
     return *this;
   }
-  *this = detail::packed_view(out, symbolic_shape());
+  *this = from_buffer(out, symbolic_shape());
   return *this;
 }
 
@@ -202,12 +214,6 @@ SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op) 
     out.push_back(a_one ? db : da);
   }
   return out;
-}
-
-Tensor packed_view(const Buffer& buffer, const SymShape& shape) {
-  int64_t n = static_cast<int64_t>(buffer.size());
-  Tensor flat(buffer_node(buffer, {n}), {n});
-  return flat.shrink({{0, sym_numel(shape)}}).reshape(shape);
 }
 
 Tensor constant_like(ConstValue value, DType dtype, const Tensor& like) {

@@ -17,8 +17,6 @@ SInt sym_numel(const SymShape& s);
 SymShape to_sym(const Shape& s);
 SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);
-/// A tensor of `shape` whose values are packed at the front of `buffer` (sized for the maximum).
-Tensor packed_view(const Buffer& buffer, const SymShape& shape);
 /// How many windows fit along each of `sizes`, one kernel, stride and dilation each; a ShapeError
 /// naming `op` and `input` when they are not positive or a window does not fit.
 std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std::vector<int64_t>& kernel,
@@ -38,6 +36,8 @@ Tensor layout_copy(const Tensor& t);
 /// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.
 Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                   std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding);
+/// Tensor::avg_pool, its errors naming `op` (avg_pool2d reaches it too).
+Tensor avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, const Window& window, bool count_include_pad, const char* op);
 /// The concatenation of (N, C_i, H, W) tensors along their channels, each part stored in channel
 /// blocks by the kernel that computes it, when that is how the result is read best: float parts,
 /// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
@@ -52,18 +52,13 @@ std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, in
 /// key range to skip (a causal mask, a window): over every key two tiled matmuls and a softmax are
 /// faster on this machine's class (the kernel's per-block maximum, rescaling and exponentials
 /// beside its multiply-adds: 8 heads x 1024 x 64 without a mask 11.9 against 8.3 ms, encoder_long
-/// 23% slower), though they hold up to 16 MB of scores (in_query_blocks) where the kernel holds none.
+/// 23% slower), though they hold up to 16 MB of scores (the rule's query blocks) where the kernel
+/// holds none.
 std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen = std::nullopt);
 /// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
 /// innermost (a block of keys is one vector per step of D), the product a plain sum of products
 /// that the attention kernel computes in its own loops.
 Tensor attention_scores(const Tensor& q, const Tensor& kt);
-/// Attention over `queries` whose scores take `score_bytes_per_query` bytes per query, as
-/// `block(first, count)` computes it for queries [first, first + count) (its axis -2): nothing
-/// when all the scores fit in 16 MB; else the blocks, each within that, joined along axis -2, so
-/// no plan holds a long sequence's whole seq x seq matrix.
-std::optional<Tensor> in_query_blocks(int64_t queries, int64_t score_bytes_per_query,
-                                      const std::function<Tensor(int64_t first, int64_t count)>& block);
 /// A transposed convolution's input (N, C, S1..Sn) spread out by `stride` (stride - 1 zeros between
 /// elements) and padded by `reach` (before, after) per spatial axis: what the flipped kernel
 /// (transposed_conv_weight) is convolved with.

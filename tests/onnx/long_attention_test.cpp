@@ -1,7 +1,8 @@
-// Attention chains as PyTorch exports them (MatMul -> Div -> Add -> Where -> Softmax -> MatMul):
-// found in the graph, and run a block of queries at a time when their scores are large and no
-// mask known at build time lets one attention kernel skip keys (onnx/attention_mask_test, through the Tensor graph's attention rule), with
-// the values of plain loops and without the whole score matrix in the plan.
+// Attention as PyTorch exports it (MatMul -> Div -> Add -> Where -> Softmax -> MatMul), imported
+// node by node: the Tensor graph's attention rule runs it a block of queries at a time when its
+// scores are large and no mask known at build time lets one attention kernel skip keys
+// (onnx/attention_mask_test), with the values of plain loops and without the whole score matrix
+// in the plan.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +11,6 @@
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
-#include "onnx/attention_chain.hpp"
 #include "onnx/graph_parts.hpp"
 #include "onnx/onnx_include.hpp"
 #include "tensor/reference.hpp"
@@ -20,8 +20,8 @@ namespace {
 
 // softmax(where(allowed, q kt / scale + padding, -inf)) v over (1, heads, queries, keys) scores:
 // `padding` is (1, 1, 1, keys), one row for every query; `allowed` is (queries, keys), a row each.
-// With `scores_out`, the scores are an output of the graph too; with `wide`, every float is a double.
-std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool scores_out = false, bool wide = false) {
+// With `wide`, every float is a double.
+std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_t d, int64_t dv, bool wide = false) {
   ::onnx::ModelProto m;
   ::onnx::GraphProto* g = start_graph(m, "attention");
   int type = wide ? ::onnx::TensorProto::DOUBLE : ::onnx::TensorProto::FLOAT;
@@ -45,25 +45,13 @@ std::string attention_model(int64_t heads, int64_t queries, int64_t keys, int64_
   set_last_node_int(g, "axis", -1);
   add_node(g, "MatMul", {"probs", "v"}, "out");
   g->add_output()->set_name("out");
-  if (scores_out) g->add_output()->set_name("scaled");
   return m.SerializeAsString();
-}
-
-TEST(OnnxAttentionChain, FoundFromMatMulToMatMulWhenOnlyTheNextNodeReadsEachValue) {
-  ::onnx::ModelProto m;
-  ASSERT_TRUE(m.ParseFromString(attention_model(1, 4, 4, 2, 2)));
-  auto chains = detail::attention_chains(m.graph());
-  ASSERT_EQ(chains.size(), 1u);
-  EXPECT_EQ(chains.at(5).nodes, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(chains.at(5).softmax, 4);
-  ASSERT_TRUE(m.ParseFromString(attention_model(1, 4, 4, 2, 2, /*scores_out=*/true)));
-  EXPECT_TRUE(detail::attention_chains(m.graph()).empty());  // the scores are needed whole
 }
 
 // 2 heads x 1500 x 1500 scores are 18 MB in float32 (blocks of 1376 queries and 124) and 36 MB
 // in float64 (blocks of 672 and 156): with masks given as inputs (no key the kernel could skip),
 // query blocks with each operand's rows, not one attention kernel.
-TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
+TEST(OnnxLongAttention, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
   const int64_t heads = 2, queries = 1500, keys = 1500, d = 4, dv = 3;
   std::vector<float> q = test::data(static_cast<size_t>(heads * queries * d), 1, -0.8, 0.8);
   std::vector<float> kt = test::data(static_cast<size_t>(heads * d * keys), 2, -0.8, 0.8);
@@ -90,7 +78,7 @@ TEST(OnnxAttentionChain, LargeScoresRunInQueryBlocksWithEachOperandsRows) {
       Tensor t = Tensor::from_vector(x, std::move(shape));
       return wide ? t.cast(dtypes::float64) : t;
     };
-    Model model = Model::from_bytes(attention_model(heads, queries, keys, d, dv, false, wide));
+    Model model = Model::from_bytes(attention_model(heads, queries, keys, d, dv, wide));
     std::vector<Tensor> outs = model.build({{"q", given(q, {1, heads, queries, d})},
                                             {"kt", given(kt, {1, heads, d, keys})},
                                             {"v", given(v, {1, heads, keys, dv})},
