@@ -7,6 +7,7 @@ run, and prints one table with ratios.
     python3 bench/compare.py [--anchors ../shared/anchors] [--threads 2]
     python3 bench/compare.py --baseline OLD/build/bench/lathe_bench   # an earlier build, same run
     python3 bench/compare.py --compiler llvm --baseline-compiler clang   # the JIT beside the C backend
+    python3 bench/compare.py --avx2             # as on an AVX2-only CPU: everyone held to AVX2 (below)
 
 The peers come from the shared anchors (bench_numpy_torch.py, stream.c, peak.c) and
 bench/torch_extra.py. The machine is a shared VM whose speed drifts (up to 2x within minutes), so
@@ -15,6 +16,12 @@ default 2; lathe and the baseline swap order every round) with each side's faste
 STREAM before and after; compare ratios, not numbers from another
 day. Missing peers are reported as such, never invented. numpy/torch use the OpenBLAS the
 environment selects: unset OPENBLAS_CORETYPE to let it use its AVX-512 kernels.
+
+--avx2 measures what an AVX2-only CPU (8 float lanes, 16 vector registers) would get, on any x86-64
+CPU with AVX2: lathe compiles for x86-64-v3 and plans for 8 lanes (LATHE_CPU_TARGET, and
+LATHE_TARGET_SHAPE unless set), the FMA peak and STREAM probes are compiled for x86-64-v3, OpenBLAS
+runs its Haswell kernels (OPENBLAS_CORETYPE) and PyTorch its AVX2 ones (ATEN_CPU_CAPABILITY,
+ONEDNN_MAX_CPU_ISA). Caches and clocks stay this CPU's: a real AVX2 machine checks the result.
 """
 import argparse
 import json
@@ -49,13 +56,17 @@ EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 
          "causal attention 8x1024x64", "causal attention 8x4096x64"]
 
 
+# Set by --avx2: what each side's environment adds, and the gcc -march of the probes.
+HELD = {"lathe": {}, "peers": {}, "march": "native"}
+
+
 def run(cmd, env=None, cwd=None):
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     return subprocess.run(cmd, env=env, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
 def lathe_results(binary, threads, compiler=None):
-    env = dict(os.environ, LATHE_THREADS=str(threads))
+    env = dict(os.environ, LATHE_THREADS=str(threads), **HELD["lathe"])
     if compiler:
         env["LATHE_CPU_COMPILER"] = compiler
     out = run([binary, "--benchmark_format=json", "--benchmark_min_time=0.3", "--benchmark_repetitions=3",
@@ -73,6 +84,7 @@ def lathe_results(binary, threads, compiler=None):
 
 def anchor_results(anchors, threads):
     py = "/usr/bin/python3"
+    env = dict(os.environ, **HELD["peers"])
     try:
         subprocess.run([py, "-c", "import numpy, torch"], check=True, capture_output=True)
     except (subprocess.CalledProcessError, FileNotFoundError):
@@ -82,11 +94,11 @@ def anchor_results(anchors, threads):
         js = os.path.join(tmp, "anchors.json")
         only = ",".join(w[1] for w in WORKLOADS if w[1] not in EXTRA) + ",dispatch add 16"
         run([py, os.path.join(anchors, "bench_numpy_torch.py"), "--threads", str(threads), "--lib", "both", "--reps", "5",
-             "--wait-quiet", "2", "--only", only, "--json", js])
+             "--wait-quiet", "2", "--only", only, "--json", js], env=env)
         with open(js) as f:
             data = json.load(f)
         try:
-            extra = run([py, os.path.join(ROOT, "bench", "torch_extra.py"), "--threads", str(threads)])
+            extra = run([py, os.path.join(ROOT, "bench", "torch_extra.py"), "--threads", str(threads)], env=env)
         except subprocess.CalledProcessError as e:
             print(f"bench/torch_extra.py failed ({e.returncode}): its rows have no torch figure", file=sys.stderr)
             extra = "[]"
@@ -105,7 +117,7 @@ def fma_peak(anchors, threads):
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "peak")
         try:
-            run(["gcc", "-O2", "-march=native", "-fopenmp", os.path.join(anchors, "peak.c"), "-o", exe])
+            run(["gcc", "-O2", "-march=" + HELD["march"], "-fopenmp", os.path.join(anchors, "peak.c"), "-o", exe])
             out = run([exe], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
         except (subprocess.CalledProcessError, FileNotFoundError):
             return None
@@ -121,7 +133,7 @@ def stream_bandwidth(anchors, threads):
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "stream")
         try:
-            run(["gcc", "-O3", "-march=native", "-fopenmp", os.path.join(anchors, "stream.c"), "-o", exe])
+            run(["gcc", "-O3", "-march=" + HELD["march"], "-fopenmp", os.path.join(anchors, "stream.c"), "-o", exe])
         except (subprocess.CalledProcessError, FileNotFoundError):
             return {}
         out = run([exe, str(64 * 1024 * 1024), "5"], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
@@ -146,7 +158,12 @@ def main():
     ap.add_argument("--compiler", help="lathe's CPU backend (LATHE_CPU_COMPILER: llvm, clang; default: the build's)")
     ap.add_argument("--baseline-compiler", help="measure the baseline (default: this build) with this CPU backend")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (lathe and the baseline swap order each round)")
+    ap.add_argument("--avx2", action="store_true", help="hold lathe, the peers and the probes to AVX2 (see the top of this file)")
     args = ap.parse_args()
+    if args.avx2:
+        HELD["lathe"] = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
+        HELD["peers"] = {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+        HELD["march"] = "x86-64-v3"
     if args.baseline_compiler and not args.baseline:
         args.baseline = args.binary
 
@@ -176,6 +193,9 @@ def main():
     peak2 = fma_peak(args.anchors, args.threads)  # again after, as STREAM
     peak = max(peak1 or 0, peak2 or 0) or None
 
+    if args.avx2:
+        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in HELD["lathe"].items()) + "; peers " +
+              " ".join(f"{k}={v}" for k, v in HELD["peers"].items()) + "; probes -march=x86-64-v3")
     print(f"# {args.threads} threads; STREAM add (median GB/s, best of before/after): {add_bw}; "
           f"FMA peak (median GFLOP/s, best of before/after): {peak}")
     extra_head, extra_rule = (" baseline | baseline / lathe |", "---|---|") if args.baseline else ("", "")
