@@ -1,7 +1,8 @@
 // The attention rule (tensor/attention_rule): softmax(q @ k.T / s + mask) @ v written with the
 // Tensor API is one attention kernel where the mask, known when the graph is built, restricts the
 // keys (causal, sliding window, padded keys), and stays matmuls and a softmax where it does not
-// (no mask, a mask every key passes, a mask a program can rewrite). Values against plain loops.
+// (no mask, a mask every key passes, a mask a program can rewrite); long scores without a key
+// range run a block of queries at a time. Values against plain loops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -130,6 +131,51 @@ TEST(AttentionRule, ANegativeScaleAfterTheMaskIsNotFollowed) {
   Inputs in;
   Tensor out = in.attend((in.scores() + bias_where(cols() <= rows())) * -1.0);  // -inf becomes +inf: no range
   EXPECT_EQ(attention_kernels(out), 0u);
+}
+
+// Scores past 16 MB with no key range to skip (a mask in an ordinary buffer, one per query and
+// key) run a block of queries at a time: 2 heads x 1500 x 1500 float32 scores are 18 MB; no buffer
+// of the plan holds them whole, each block recomputes the scale and the mask on its rows, and
+// the values are those of plain loops. Below 16 MB (1000 x 1000) the plan holds the scores.
+TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
+  for (int64_t seq : {int64_t{1500}, int64_t{1000}}) {
+    int64_t heads = 2, dim = 4;
+    auto n = static_cast<size_t>(heads * seq * dim);
+    std::vector<float> qd = data(n, 81, -1, 1), kd = data(n, 82, -1, 1), vd = data(n, 83, -1, 1);
+    std::vector<float> mask(static_cast<size_t>(seq * seq));
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j) mask[static_cast<size_t>(i * seq + j)] = (i + 3 * j) % 7 == 0 && j != i ? -kInf : 0.0f;
+    Tensor q = f32(qd, {heads, seq, dim}), k = f32(kd, {heads, seq, dim}), v = f32(vd, {heads, seq, dim});
+    Tensor out = (q.matmul(k.transpose(-1, -2)) / 2.0 + f32(mask, {seq, seq})).softmax(-1).matmul(v);  // 2: sqrt(dim)
+    ExecutionPlan plan = out.prepare();
+    size_t largest = 0, attention = 0;
+    for (const Buffer& b : plan.buffers()) largest = std::max(largest, b.nbytes());
+    for (const PreparedKernel* kernel : plan.prepared_kernels()) attention += kernel_info(*kernel->ast).builds_own_loops;
+    EXPECT_EQ(attention, 0u) << seq;
+    if (seq == 1500) EXPECT_LT(largest, static_cast<size_t>(heads * seq * seq * 4)) << "no whole score matrix";
+    else EXPECT_GE(largest, static_cast<size_t>(heads * seq * seq * 4)) << "small scores are held whole";
+    auto sees = [&](int64_t i, int64_t j) { return mask[static_cast<size_t>(i * seq + j)] == 0.0f; };
+    EXPECT_ALLCLOSE(out.to_vector<float>(), attention_ref(qd, kd, vd, sees, heads, seq, dim), 1e-4, 1e-5) << seq;
+  }
+}
+
+// Long float64 attention under a causal mask of constants (the attention kernel is float32 only)
+// runs in query blocks that each read only the keys up to their last query: less work than over
+// every key, and the values of plain loops.
+TEST(AttentionRule, LongCausalFloat64BlocksReadOnlyTheKeysTheySee) {
+  int64_t heads = 2, seq = 2000, dim = 3;  // 64 MB of scores: four blocks of 512 queries and less
+  auto n = static_cast<size_t>(heads * seq * dim);
+  std::vector<float> qd = data(n, 91, -1, 1), kd = data(n, 92, -1, 1), vd = data(n, 93, -1, 1);
+  auto f64 = [&](const std::vector<float>& x) { return f32(x, {heads, seq, dim}).cast(dtypes::float64); };
+  Tensor sees = Tensor::arange(seq).reshape({1, seq}) <= Tensor::arange(seq).reshape({seq, 1});
+  Tensor scores = f64(qd).matmul(f64(kd).transpose(-1, -2)) / std::sqrt(3.0);
+  Tensor causal = (scores + sees.where(Tensor::full({}, 0.0, dtypes::float64), Tensor::full({}, -kInf, dtypes::float64))).softmax(-1).matmul(f64(vd));
+  Tensor every = scores.softmax(-1).matmul(f64(vd));
+  ExecutionPlan plan = causal.prepare();
+  for (const Buffer& b : plan.buffers()) EXPECT_LT(b.nbytes(), static_cast<size_t>(heads * seq * seq * 8));
+  EXPECT_LT(plan.estimated_work().ops, every.prepare().estimated_work().ops);
+  EXPECT_ALLCLOSE(causal.cast(dtypes::float32).to_vector<float>(),
+                  attention_ref(qd, kd, vd, [](int64_t i, int64_t j) { return j <= i; }, heads, seq, dim), 1e-4, 1e-5);
 }
 
 }  // namespace
