@@ -60,7 +60,7 @@ struct Graph {
 std::vector<std::pair<Copy, UOpPtr>> layout_copies(const Graph& g) {
   std::vector<std::pair<Copy, UOpPtr>> out;
   for (const UOpPtr& u : g.order) {
-    if (u->op() != Ops::CONTIGUOUS || !std::holds_alternative<std::string>(u->arg()) || u->arg_as<std::string>() != kLayoutCopy) continue;
+    if (!is_layout_copy(*u)) continue;
     Copy c{u, {}};
     UOpPtr x = u->src(0);
     for (; relayout_step(*x) && g.readers(x.get()) < 2; x = x->src(0)) c.steps.push_back(x);

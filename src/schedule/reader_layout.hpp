@@ -19,6 +19,8 @@
 // copy of a node wins. Values do not change: the inverse view reads each element where the copy put it.
 #pragma once
 
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "lathe/uop.hpp"
@@ -28,6 +30,12 @@ namespace lathe {
 /// The arg of a layout copy's CONTIGUOUS (tensor's detail::layout_copy): the copied node may be
 /// stored in the copy's layout only. A user's contiguous() has no arg.
 inline constexpr const char* kLayoutCopy = "layout";
+
+/// Whether `u` is a layout copy (a CONTIGUOUS marked kLayoutCopy).
+inline bool is_layout_copy(const UOp& u) {
+  const auto* tag = std::get_if<std::string>(&u.arg());
+  return u.op() == Ops::CONTIGUOUS && tag && *tag == kLayoutCopy;
+}
 
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the
 /// outputs in the same order (rebuilt where something under them changed, labels kept).

@@ -252,8 +252,7 @@ class Rule {
     UOpPtr cur = b->op() == Ops::SHRINK ? b->src(0) : b;
     if (cur->op() != Ops::RESHAPE || cur->src(0)->op() != Ops::PERMUTE) return std::nullopt;
     const UOpPtr &merged = cur, &back = cur->src(0), &copy = back->src(0);
-    const auto* tag = std::get_if<std::string>(&copy->arg());
-    if (copy->op() != Ops::CONTIGUOUS || !tag || *tag != kLayoutCopy || copy->src(0)->op() != Ops::PERMUTE) return std::nullopt;
+    if (!is_layout_copy(*copy) || copy->src(0)->op() != Ops::PERMUTE) return std::nullopt;
     const UOpPtr& to = copy->src(0);
     if (to->src(0)->op() != Ops::RESHAPE || order(back) != inverse_permutation(order(to))) return std::nullopt;
     const UOpPtr& split = to->src(0);
