@@ -19,4 +19,9 @@ struct EnvironmentVariable {
 /// Every environment variable lathe reads (PrepareOptions overrides those a plan can set).
 std::vector<EnvironmentVariable> environment_variables();
 
+/// The machine a prepare with default options plans for, in words: the default device's backend's
+/// Target with LATHE_TARGET_SHAPE and LATHE_THREADS applied (float32 lanes, which are also the
+/// convolutions' channel blocks; registers; caches; threads).
+std::string planned_target();
+
 }  // namespace lathe

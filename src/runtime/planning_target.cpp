@@ -2,6 +2,7 @@
 
 #include "device/backend.hpp"
 #include "device/thread_pool.hpp"
+#include "lathe/info.hpp"
 #include "support/settings.hpp"
 
 namespace lathe {
@@ -25,6 +26,15 @@ Target planning_target(const Target& backend, const PrepareOptions& o) {
 
 Target planning_target(const DeviceSpec& device, const PrepareOptions& o) {
   return planning_target(find_backend(device, o.compiler).compile().target(), o);
+}
+
+std::string planned_target() {
+  Target t = planning_target(DeviceSpec::default_device(), PrepareOptions{});
+  std::string shape = settings::text("LATHE_TARGET_SHAPE").value_or("");
+  return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) + "-byte vectors) x " +
+         std::to_string(t.vector_registers) + " registers, L1 " + std::to_string(t.l1_bytes >> 10) + " KB, L2 " +
+         std::to_string(t.l2_bytes >> 10) + " KB, " + std::to_string(t.threads) + " threads" +
+         (shape.empty() ? "" : " (LATHE_TARGET_SHAPE=" + shape + ")");
 }
 
 }  // namespace lathe
