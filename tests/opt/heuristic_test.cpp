@@ -47,6 +47,7 @@ TEST(Heuristic, MatmulGetsARegisterTileOfVectorsAndRows) {
 // the blocks is still ordered against the rows (column blocks outside, as for one column loop:
 // 15% on 512-2048 square matmuls).
 TEST(Heuristic, ABlockedMatmulWalksColumnBlocksOutsideRows) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor c = test::grid_tensor({512, 256}, 5).matmul(test::grid_tensor({256, 512}, 6));
   int64_t rows = loop_sized(c, 512), blocks = loop_sized(c, 16);
   ASSERT_GE(rows, 0);
@@ -56,6 +57,7 @@ TEST(Heuristic, ABlockedMatmulWalksColumnBlocksOutsideRows) {
 }
 
 TEST(Heuristic, ConvolutionVectorizesOutputChannelsAndUnrollsPixels) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor x = test::grid_tensor({1, 32, 14, 14}, 3), w = test::grid_tensor({64, 32, 3, 3}, 4);
   Tensor y = x.conv2d(w, std::nullopt, {1, 1}, {1, 1});
   std::vector<Opt> opts = opts_for(y, kAvx512);
@@ -180,6 +182,7 @@ TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
 // vectors): the rows above them become rows of the tile too, 2 of them, 16 accumulators (ResNet-50
 // on a 97x113 image: the last stage's 3x3 convolutions 143 -> 216 GFLOP/s).
 TEST(Heuristic, ANarrowConvolutionTakesRowsFromTheLoopAbove) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor y = test::grid_tensor({1, 32, 4, 4}, 3).conv2d(test::grid_tensor({64, 32, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
   std::vector<int64_t> fours;  // the output loops of 4: the image's rows, then its columns
   for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(y))))
@@ -251,6 +254,7 @@ TEST(Heuristic, ImagesAreTileRowsOnlyWhileTheirWindowsFitL1) {
 // output channels, rather than taking one image of the batch each and both reading all of it; a
 // small weight leaves the split on the images.
 TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor x = test::grid_tensor({2, 64, 4, 4}, 5);
   Tensor big = x.conv2d(test::grid_tensor({512, 64, 3, 3}, 6), std::nullopt, {1, 1}, {1, 1});
   int64_t images = loop_sized(big, 2), blocks = loop_sized(big, 16);  // 512 channels: 16 blocks of 32
@@ -272,6 +276,7 @@ TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
 // reduction is one vector. An elementwise loop of 1000 is not padded: its padded lanes would load
 // lane by lane.
 TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor y = test::grid_tensor({1, 32, 3, 5}, 12).conv2d(test::grid_tensor({1000, 32, 1, 1}, 13));
   ExecutionPlan plan = test::one_kernel_plan(y);
   int64_t channels = test::axis_sized(plan, 1000);
@@ -293,6 +298,7 @@ TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
 // convolution reads it: a block of 16 channels fills the lanes (its stores are whole vectors), and
 // the second vector of each row is the next block (the block loop upcast by 2).
 TEST(Heuristic, ABlockedConvolutionTakesTwoChannelBlocksPerRow) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
   Tensor h = test::grid_tensor({1, 16, 8, 8}, 15).conv2d(test::grid_tensor({64, 16, 3, 3}, 16), std::nullopt, {1, 1}, {1, 1}).relu();
   Tensor stored = h.reshape({1, 4, 16, 8, 8}).permute({0, 1, 3, 4, 2}).contiguous();
   ExecutionPlan plan = test::one_kernel_plan(stored);
