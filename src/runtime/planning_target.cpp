@@ -28,8 +28,10 @@ Target planning_target(const DeviceSpec& device, const PrepareOptions& o) {
   return planning_target(find_backend(device, o.compiler).compile().target(), o);
 }
 
+Target default_planning_target() { return planning_target(DeviceSpec::default_device(), PrepareOptions{}); }
+
 std::string planned_target() {
-  Target t = planning_target(DeviceSpec::default_device(), PrepareOptions{});
+  Target t = default_planning_target();
   std::string shape = settings::text("LATHE_TARGET_SHAPE").value_or("");
   return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) + "-byte vectors) x " +
          std::to_string(t.vector_registers) + " registers, L1 " + std::to_string(t.l1_bytes >> 10) + " KB, L2 " +

@@ -21,4 +21,7 @@ Target planning_target(const Target& backend, const PrepareOptions& options);
 /// `options.compiler` names, else the device's first), as planning_target above.
 Target planning_target(const DeviceSpec& device, const PrepareOptions& options);
 
+/// planning_target(the default device, default options): what a plain prepare plans for.
+Target default_planning_target();
+
 }  // namespace lathe

@@ -30,7 +30,8 @@ std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs);
 
 /// The keys each query of `scores` (..., queries, keys, static) sees, where the mask nodes above
 /// its product (as the rule follows them) put -inf at the others whatever the inputs: the flags
-/// are computed now. Nothing when every query sees every key, or no such mask.
+/// are computed now. Nothing when every query sees every key, or no such mask. The rule's own
+/// analysis of a mask, exposed for the tests that check it on ONNX exports' masks.
 std::optional<SeenKeys> seen_keys(const Tensor& scores);
 
 }  // namespace lathe::detail

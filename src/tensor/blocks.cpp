@@ -22,8 +22,6 @@ Blocks blocks_for(const Target& target) {
   return Blocks{lanes >= 4 ? lanes : 0};
 }
 
-Target build_target() { return planning_target(DeviceSpec::default_device(), PrepareOptions{}); }
-
-Blocks build_blocks() { return blocks_for(build_target()); }
+Blocks build_blocks() { return blocks_for(default_planning_target()); }
 
 }  // namespace lathe::detail

@@ -29,11 +29,10 @@ struct Blocks {
 };
 Blocks blocks_for(const Target& target);
 
-/// The Target a graph built now is planned for: the default device's under a prepare's default
-/// options (LATHE_TARGET_SHAPE). The layouts Tensor ops pick read it when they are called; a plan
-/// prepared for another shape runs them unchanged (correct, perhaps slower).
-Target build_target();
-/// blocks_for(build_target()).
+/// The blocks of the Target a graph built now is planned for: the default device's under a
+/// prepare's default options (runtime's default_planning_target, with LATHE_TARGET_SHAPE). The
+/// layouts Tensor ops pick read them when they are called; a plan prepared for another shape runs
+/// them unchanged (correct, perhaps slower).
 Blocks build_blocks();
 
 }  // namespace lathe::detail
