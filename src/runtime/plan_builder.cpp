@@ -9,7 +9,6 @@
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
-#include "runtime/concat_in_place.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/plan_impl.hpp"
 #include "runtime/progress.hpp"
@@ -30,7 +29,7 @@ std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`:
-// inputs, outputs and what they view; never a joined buffer, as concatenations_in_place leaves
+// inputs, outputs and what they view; never a joined buffer, as schedule/buffer_assignment leaves
 // outputs' joins alone): they run once, at prepare. A joined buffer (`part_of`: a part's view ->
 // the buffer its concatenation, or its padded copy, is written into in place) is constant once
 // all its parts are (a padded copy's fill, which reads nothing, runs once and leaves the border).
@@ -80,61 +79,6 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
       impl.feeds_folded.insert({v->base, v->view});
 }
 
-// A node whose buffer is part of another's memory: `elements` of it from `offset` on.
-struct InPlace {
-  UOpPtr base;
-  int64_t offset = 0;
-  int64_t elements = 0;
-};
-
-// The concatenations of `sched` written in place (runtime/concat_in_place.hpp): each part's node
-// (the one a kernel stores, followed through views at offset 0) -> the joined node and the part's
-// offset in it; `joined` receives the items whose kernel is not run. Parts that are inputs,
-// outputs, another concatenation's part already or a padded copy's (either side) are left alone,
-// and so are joined outputs.
-std::unordered_map<const UOp*, InPlace> concatenations_in_place(const Schedule& sched, std::unordered_set<const ScheduleItem*>& joined) {
-  std::unordered_map<const UOp*, InPlace> in_place;
-  std::unordered_map<const UOp*, const ScheduleItem*> item_of;
-  std::unordered_set<const UOp*> padded;
-  for (const ScheduleItem& item : sched.items) item_of[item.bufs[0].get()] = &item;
-  for (const auto& [x, pad] : sched.written_into) padded.insert({x, pad.get()});
-  // The outputs and every node an output views (followed through view items): a part inside the
-  // joined buffer would make two outputs share memory.
-  std::unordered_set<const UOp*> outputs;
-  for (const UOpPtr& o : sched.outputs)
-    for (UOpPtr node = o;;) {
-      outputs.insert(node.get());
-      auto it = item_of.find(node.get());
-      if (it == item_of.end() || !it->second->view_offset) break;
-      node = it->second->bufs[1];
-    }
-  for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset || outputs.count(item.bufs[0].get()) || padded.count(item.bufs[0].get())) continue;
-    std::optional<std::vector<ConcatPart>> parts = concatenated_parts(item.ast);
-    if (!parts) continue;
-    std::vector<std::pair<UOpPtr, int64_t>> roots;
-    for (const ConcatPart& p : *parts) {
-      UOpPtr node = item.bufs.at(p.slot);
-      int64_t n = shape_numel(sched.shapes.at(node.get()));
-      for (auto it = item_of.find(node.get()); it != item_of.end() && it->second->view_offset == 0; it = item_of.find(node.get()))
-        node = it->second->bufs[1];
-      auto it = item_of.find(node.get());
-      bool taken = in_place.count(node.get()) > 0;
-      for (const auto& r : roots) taken = taken || r.first == node;
-      if (it == item_of.end() || it->second->view_offset || outputs.count(node.get()) || padded.count(node.get()) || taken ||
-          shape_numel(sched.shapes.at(node.get())) != n)
-        break;
-      roots.emplace_back(node, p.offset);
-    }
-    if (roots.size() != parts->size()) continue;
-    for (const auto& [node, offset] : roots) in_place[node.get()] = {item.bufs[0], offset, shape_numel(sched.shapes.at(node.get()))};
-    joined.insert(&item);
-  }
-  // A padded copy's producer writes the PAD's memory, laid out as the PAD (schedule/padded_in_place).
-  for (const auto& [x, pad] : sched.written_into) in_place[x] = {pad, 0, shape_numel(sched.shapes.at(pad.get()))};
-  return in_place;
-}
-
 }  // namespace
 
 ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device, const PrepareOptions& options) {
@@ -142,45 +86,48 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   ExecutionPlan::Impl& impl = *plan.impl_;
   impl.device = device;
 
-  std::unordered_set<const ScheduleItem*> joined;
-  std::unordered_map<const UOp*, InPlace> in_place = concatenations_in_place(sched, joined);
-  std::unordered_map<size_t, size_t> view_base;  // a part's buffer -> the joined (or padded) buffer it is a view of
+  std::set<size_t> inputs_or_outputs;
+  // buffer index -> the kernels that wrote it: the last one, or for a joined buffer its parts'
+  std::unordered_map<size_t, std::vector<uint64_t>> writers;
+  // A buffer a kernel writes in place -> the buffer whose memory it is (a join, a padded copy).
+  std::unordered_map<size_t, size_t> written_in_place;
   std::unordered_map<const UOp*, size_t> index_of;
+  // Each stored node's buffer, made when first needed: its own, or a view of its base's memory
+  // where the schedule placed it there (schedule/buffer_assignment).
   std::function<size_t(const UOpPtr&)> buffer_index = [&](const UOpPtr& node) -> size_t {
     if (auto it = index_of.find(node.get()); it != index_of.end()) return it->second;
-    if (auto ip = in_place.find(node.get()); ip != in_place.end()) {
-      size_t base = buffer_index(ip->second.base);
-      const Buffer& joined_buffer = impl.buffers[base];
-      size_t offset_bytes = static_cast<size_t>(ip->second.offset) * joined_buffer.dtype().itemsize();
-      Buffer view = Buffer::view(joined_buffer, offset_bytes, static_cast<size_t>(ip->second.elements), joined_buffer.dtype());
-      size_t vi = impl.buffers.size();
-      impl.buffers.push_back(std::move(view));
-      impl.buffer_ast_ids.push_back(node->id());
-      impl.ast_to_buffer[node->id()] = vi;
-      index_of[node.get()] = vi;
-      view_base[vi] = base;
-      impl.ops.emplace_back(PreparedBufferView{node->id(), base, vi, offset_bytes, {}});
-      impl.launch.push_back(LaunchSize{1, 1, 1});
-      return vi;
-    }
-    Buffer b = node->op() == Ops::BUFFER ? buffer_of(*node)
-                                         : Buffer(node->dtype(), static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), device);
+    const Placement* p = sched.placement(*node);
+    size_t base = p ? buffer_index(p->base) : 0;
     size_t i = impl.buffers.size();
-    impl.buffers.push_back(std::move(b));
+    if (p) {
+      const Buffer& b = impl.buffers[base];
+      size_t offset_bytes = static_cast<size_t>(p->offset) * b.dtype().itemsize();
+      impl.buffers.push_back(Buffer::view(b, offset_bytes, static_cast<size_t>(p->elements), b.dtype()));
+      PreparedBufferView op{node->id(), base, i, offset_bytes, {}};
+      if (p->kind != Placement::Kind::view) {
+        written_in_place[i] = base;
+      } else if (auto w = writers.find(base); w != writers.end()) {
+        op.dependencies = w->second;
+        writers[i] = w->second;  // who reads the view waits for whoever wrote its memory
+      }
+      impl.ops.emplace_back(op);
+      impl.launch.push_back(LaunchSize{1, 1, 1});
+    } else {
+      bool input = node->op() == Ops::BUFFER;
+      impl.buffers.push_back(input ? buffer_of(*node)
+                                   : Buffer(node->dtype(), static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), device));
+      if (input) inputs_or_outputs.insert(i);
+    }
     impl.buffer_ast_ids.push_back(node->id());
     impl.ast_to_buffer[node->id()] = i;
     index_of[node.get()] = i;
     return i;
   };
 
-  std::set<size_t> inputs_or_outputs;
-
-  // buffer index -> the kernels that wrote it: the last one, or for a joined buffer its parts'
-  std::unordered_map<size_t, std::vector<uint64_t>> writers;
   // Every kernel first, all at once: compiling is most of a cold prepare.
   std::vector<KernelRequest> requests;
   for (const ScheduleItem& item : sched.items)
-    if (!item.view_offset && !joined.count(&item)) requests.push_back({item.ast, std::nullopt});
+    if (!item.is_view()) requests.push_back({item.ast, std::nullopt});
   ProgressLine progress(std::chrono::seconds(1));
   std::vector<std::shared_ptr<CachedKernel>> kernels = compile_kernels(requests, device, options, [&](size_t done) {
     progress.show("compiled kernel " + std::to_string(done) + "/" + std::to_string(requests.size()));
@@ -188,26 +135,8 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   progress.done();
   size_t next_kernel = 0;
   for (const ScheduleItem& item : sched.items) {
-    if (joined.count(&item)) continue;  // its parts' kernels wrote it in place
-    if (item.view_offset) {
-      size_t base = buffer_index(item.bufs[1]);
-      if (item.bufs[1]->op() == Ops::BUFFER) inputs_or_outputs.insert(base);
-      const Buffer& b = impl.buffers[base];
-      size_t n = static_cast<size_t>(shape_numel(sched.shapes.at(item.bufs[0].get())));
-      size_t offset_bytes = static_cast<size_t>(*item.view_offset) * b.dtype().itemsize();
-      Buffer view = Buffer::view(b, offset_bytes, n, b.dtype());
-      size_t vi = impl.buffers.size();
-      impl.buffers.push_back(view);
-      impl.buffer_ast_ids.push_back(item.bufs[0]->id());
-      impl.ast_to_buffer[item.bufs[0]->id()] = vi;
-      index_of[item.bufs[0].get()] = vi;
-      PreparedBufferView op{item.bufs[0]->id(), base, vi, offset_bytes, {}};
-      if (auto w = writers.find(base); w != writers.end()) {
-        op.dependencies = w->second;
-        writers[vi] = w->second;  // who reads the view waits for whoever wrote its memory
-      }
-      impl.ops.emplace_back(op);
-      impl.launch.push_back(LaunchSize{1, 1, 1});
+    if (item.is_view()) {
+      buffer_index(item.bufs[0]);
       continue;
     }
     PreparedKernel pk;
@@ -219,7 +148,6 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     for (size_t slot : pk.kernel->globals) {
       const UOpPtr& node = item.bufs.at(slot);
       size_t bi = buffer_index(node);
-      if (node->op() == Ops::BUFFER) inputs_or_outputs.insert(bi);
       pk.buffer_indices.push_back(bi);
       pk.buffer_ids.push_back(impl.buffers[bi].id());
     }
@@ -232,7 +160,8 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     }
     for (size_t pos : pk.output_indices) {
       writers[pk.buffer_indices[pos]] = {pk.id};
-      for (auto b = view_base.find(pk.buffer_indices[pos]); b != view_base.end(); b = view_base.find(b->second)) writers[b->second].push_back(pk.id);
+      for (auto b = written_in_place.find(pk.buffer_indices[pos]); b != written_in_place.end(); b = written_in_place.find(b->second))
+        writers[b->second].push_back(pk.id);
     }
     pk.runtime_vars = variables_of(item.ast);
     for (const RuntimeVar& v : pk.runtime_vars) {
@@ -254,7 +183,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   // latest first, so a view of a view reaches the memory under both.
   for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)
     if (const auto* v = std::get_if<PreparedBufferView>(&*op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
-  fold_constants(impl, inputs_or_outputs, view_base);
+  fold_constants(impl, inputs_or_outputs, written_in_place);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   plan_memory(impl, arena_enabled(options), poison_enabled(options));

@@ -344,6 +344,12 @@ class Decider {
 
 }  // namespace
 
+bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp*, bool>& realized) {
+  if (u.op() == Ops::BUFFER) return true;
+  auto it = realized.find(&u);
+  return &u != root && it != realized.end() && it->second;
+}
+
 bool is_computed(const UOp& u) {
   if (u.dtype() == dtypes::index) return false;  // a symbolic size, not data
   return is_alu(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST || u.op() == Ops::REDUCE_AXIS || u.op() == Ops::GATHER ||

@@ -46,6 +46,10 @@ struct FusionPrices {
 /// or recompute; movement ops are index arithmetic, leaves are buffers and constants.
 bool is_computed(const UOp& u);
 
+/// Whether the kernel that stores `root` reads `u` from memory: a BUFFER, or a node another kernel
+/// stores (marked in `realized`). The one rule the lowering, views and labels share.
+bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp*, bool>& realized);
+
 /// Marks in `realized` the nodes of `order` (a topological order of the whole graph) worth
 /// storing; nodes already marked (outputs, CONTIGUOUS, split reductions) stay stored.
 void choose_realized(const std::vector<UOpPtr>& order, const std::unordered_map<const UOp*, Shape>& shapes,

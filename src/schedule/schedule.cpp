@@ -9,22 +9,17 @@
 #include "ir/rewrite.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
-#include "schedule/padded_in_place.hpp"
-#include "schedule/reader_layout.hpp"
 #include "lathe/error.hpp"
+#include "schedule/buffer_assignment.hpp"
+#include "schedule/reader_layout.hpp"
 #include "schedule/realize.hpp"
+#include "schedule/split_reduction.hpp"
 
 namespace lathe {
 namespace {
 
 UOpPtr index(int64_t v) { return UOp::index_const(v); }
 UOpPtr true_() { return UOp::const_(dtypes::bool_, true); }
-
-Shape strides_of(const Shape& shape) {
-  Shape st(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
-}
 
 bool is_one(const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 1; }
 
@@ -38,21 +33,13 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idx, const SymDims& dims) {
   return lin;
 }
 
-// Whether the kernel that stores `root` reads `u` from memory: a BUFFER, or a node another kernel
-// stores (`realized`). The one rule the lowering, views and labels share.
-bool is_stored(const UOp& u, const UOp* root, const std::unordered_map<const UOp*, bool>& realized) {
-  if (u.op() == Ops::BUFFER) return true;
-  auto it = realized.find(&u);
-  return &u != root && it != realized.end() && it->second;
-}
-
 // Lowers the tensor graph under one realized node to index arithmetic over loop ranges. Sizes
 // are index expressions, so symbolic axes become loops over a variable.
 class KernelLowering {
  public:
   KernelLowering(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
                  std::vector<UOpPtr>& bufs)
-      : root_(root), shapes_(sched.shapes), dims_(sched.sym_shapes), realized_(realized), written_into_(sched.written_into), bufs_(bufs) {}
+      : root_(root), shapes_(sched.shapes), dims_(sched.sym_shapes), realized_(realized), sched_(sched), bufs_(bufs) {}
 
   UOpPtr run() {
     std::vector<UOpPtr> idx = output_loops();
@@ -83,8 +70,8 @@ class KernelLowering {
   // unless null): u's own layout, or the interior of the PAD whose buffer u is written into,
   // each axis shifted by what the PAD adds before it.
   std::pair<UOpPtr, UOpPtr> element_of(size_t slot, const UOpPtr& u, std::vector<UOpPtr> idx, const UOpPtr& valid) const {
-    auto pad = written_into_.find(u.get());
-    const UOpPtr& holder = pad == written_into_.end() ? u : pad->second;
+    const Placement* p = sched_.placement(*u);
+    const UOpPtr& holder = p && p->kind == Placement::Kind::padded_interior ? p->base : u;
     if (holder != u)
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = idx[i] + size_arg(*holder, 2, 2 * i);
     UOpPtr buf = define_global(slot, u->dtype(), shape_numel(shapes_.at(holder.get())));
@@ -314,123 +301,11 @@ class KernelLowering {
   const std::unordered_map<const UOp*, Shape>& shapes_;
   const std::unordered_map<const UOp*, SymDims>& dims_;
   const std::unordered_map<const UOp*, bool>& realized_;
-  const std::unordered_map<const UOp*, UOpPtr>& written_into_;
+  const Schedule& sched_;
   std::vector<UOpPtr>& bufs_;
   int64_t next_axis_ = 0;
   std::map<Key, UOpPtr> memo_;
 };
-
-// A node that is only reshapes and shrinks of a stored buffer, landing on a contiguous range of
-// it, needs no kernel: its buffer is a view. Returns the stored node and the element offset.
-std::optional<std::pair<UOpPtr, int64_t>> contiguous_view(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes,
-                                                          const std::unordered_map<const UOp*, bool>& realized) {
-  std::vector<UOpPtr> chain;
-  UOpPtr u = root;
-  bool copies = false;  // a CONTIGUOUS on the way: a copy asked for
-  while (!is_stored(*u, root.get(), realized)) {
-    if (u->op() == Ops::CONTIGUOUS) {
-      copies = true;
-      u = u->src(0);
-      continue;
-    }
-    if (u->op() != Ops::RESHAPE && u->op() != Ops::SHRINK) return std::nullopt;
-    // A symbolic shrink is a view only as a prefix of the first axis: packed data stays packed.
-    if (u->op() == Ops::SHRINK && u->src().size() > 1) {
-      const Shape& in = shapes.at(u->src(0).get());
-      for (size_t i = 0; i < in.size(); ++i) {
-        const UOpPtr& s = u->src(1 + 2 * i);
-        const UOpPtr& e = u->src(2 + 2 * i);
-        bool zero_start = s->is_const() && const_as_int(s->const_value()) == 0;
-        bool full = e->is_const() && const_as_int(e->const_value()) == in[i];
-        if (!zero_start || (i > 0 && !full)) return std::nullopt;
-      }
-    }
-    chain.push_back(u);
-    u = u->src(0);
-  }
-  // A contiguous copy of a value this schedule already stores is that store: only an input
-  // buffer is copied (the copy must not change with the input).
-  if ((chain.empty() && !copies) || (copies && u->op() == Ops::BUFFER)) return std::nullopt;
-  Shape shape = shapes.at(u.get());
-  Shape strides = strides_of(shape);
-  int64_t offset = 0;
-  auto contiguous = [&] {
-    Shape want = strides_of(shape);
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (shape[i] != 1 && strides[i] != want[i]) return false;
-    return true;
-  };
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const auto& arg = (*it)->arg_as<std::vector<int64_t>>();
-    if ((*it)->op() == Ops::RESHAPE) {
-      if (!contiguous()) return std::nullopt;
-      shape = arg;
-      strides = strides_of(shape);
-      continue;
-    }
-    for (size_t i = 0; i < shape.size(); ++i) {
-      offset += arg[2 * i] * strides[i];
-      shape[i] = arg[2 * i + 1] - arg[2 * i];
-    }
-  }
-  if (!contiguous()) return std::nullopt;
-  return std::make_pair(u, offset);
-}
-
-// A reduction of many elements into few outputs cannot be split across threads by its output
-// loop. It is computed in two kernels instead: partial results over P slices of the reduced
-// elements (threaded over P), then the reduction of the partials.
-constexpr int64_t kSplitMinElements = 1 << 16;
-constexpr int64_t kSplitMaxOutputs = 32;
-
-bool wants_split(const UOpPtr& u, const std::unordered_map<const UOp*, Shape>& shapes,
-                 const std::unordered_map<const UOp*, SymDims>& sym_shapes) {
-  if (u->op() != Ops::REDUCE_AXIS) return false;
-  for (const UOpPtr& d : sym_shapes.at(u->src(0).get()))
-    if (!d->is_const()) return false;  // sizes known only at run time: one kernel
-  const Shape& in = shapes.at(u->src(0).get());
-  int64_t reduced = 1;
-  for (int64_t a : u->arg_as<ReduceArg>().axes) reduced *= in[a];
-  return reduced >= kSplitMinElements && shape_numel(shapes.at(u.get())) <= kSplitMaxOutputs;
-}
-
-int64_t split_factor(int64_t reduced) {
-  for (int64_t p = 1024; p >= 16; --p)
-    if (reduced % p == 0) return p;
-  return 1;
-}
-
-UOpPtr with_shape(Ops op, const UOpPtr& src, std::vector<int64_t> arg, std::unordered_map<const UOp*, Shape>& shapes) {
-  UOpPtr n = UOp::make(op, src->dtype(), {src}, std::move(arg));
-  shapes[n.get()] = node_shape(*n, {&shapes.at(src.get())});
-  return n;
-}
-
-// Rewrites reduction `u` (shape S) as reshape(reduce_P(partials)), where partials reduces the
-// input, its reduced axes moved last and folded to (P, R/P), over the R/P part. Returns
-// {partials, replacement}, or nothing when the reduced size has no suitable factor.
-std::optional<std::pair<UOpPtr, UOpPtr>> split_reduction(const UOpPtr& u, std::unordered_map<const UOp*, Shape>& shapes) {
-  const ReduceArg& ra = u->arg_as<ReduceArg>();
-  const Shape& in = shapes.at(u->src(0).get());
-  std::vector<int64_t> order, keep_shape;
-  int64_t reduced = 1;
-  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
-    if (std::find(ra.axes.begin(), ra.axes.end(), i) == ra.axes.end()) order.push_back(i), keep_shape.push_back(in[i]);
-  for (int64_t a : ra.axes) order.push_back(a), reduced *= in[a];
-  int64_t p = split_factor(reduced);
-  if (p == 1) return std::nullopt;
-  UOpPtr x = u->src(0);
-  if (!std::is_sorted(order.begin(), order.end())) x = with_shape(Ops::PERMUTE, x, order, shapes);
-  std::vector<int64_t> folded = keep_shape;
-  folded.insert(folded.end(), {p, reduced / p});
-  x = with_shape(Ops::RESHAPE, x, folded, shapes);
-  int64_t k = static_cast<int64_t>(keep_shape.size());
-  UOpPtr partials = UOp::make(Ops::REDUCE_AXIS, u->dtype(), {x}, ReduceArg{ra.op, {k + 1}});
-  shapes[partials.get()] = node_shape(*partials, {&shapes.at(x.get())});
-  UOpPtr total = UOp::make(Ops::REDUCE_AXIS, u->dtype(), {partials}, ReduceArg{ra.op, {k}});
-  shapes[total.get()] = node_shape(*total, {&shapes.at(partials.get())});
-  return std::make_pair(partials, with_shape(Ops::RESHAPE, total, shapes.at(u.get()), shapes));
-}
 
 }  // namespace
 
@@ -499,33 +374,24 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   }
   choose_realized(order, sched.shapes, realized);
 
-  // The stored nodes that are views of another's buffer, found once for the items below.
-  std::unordered_map<const UOp*, std::pair<UOpPtr, int64_t>> views;
-  for (const UOpPtr& u : order)
-    if (u->op() != Ops::BUFFER && realized[u.get()])
-      if (auto view = contiguous_view(u, sched.shapes, realized)) views.emplace(u.get(), *view);
-  // A padded copy written in place, unless its producer's reduction is split or a view of the
-  // producer reads it in its own layout.
-  sched.written_into = padded_in_place(order, outputs, sched.sym_shapes, realized);
-  std::erase_if(sched.written_into, [&](const auto& e) { return wants_split(e.second->src(0), sched.shapes, sched.sym_shapes); });
-  for (const auto& [node, view] : views) sched.written_into.erase(view.first.get());
+  sched.placements = place_before_lowering(order, outputs, sched, realized);
   std::unordered_set<const UOp*> filled;  // PADs whose fill went before their producer's kernel
   std::vector<UOpPtr> keep_alive;  // nodes the split made: the shape map keys on their addresses
   for (const UOpPtr& u : order) {
     if (u->op() == Ops::BUFFER || !realized[u.get()] || filled.count(u.get())) continue;
     ScheduleItem item;
     item.labels = fused_labels(u, realized);
-    if (auto pad = sched.written_into.find(u.get()); pad != sched.written_into.end()) {
+    const Placement* placed = sched.placement(*u);
+    if (placed && placed->kind == Placement::Kind::padded_interior) {
       // The PAD's buffer is filled first, then this kernel writes its interior.
       ScheduleItem fill;
-      fill.labels = fused_labels(pad->second, realized);
-      fill.ast = KernelLowering(pad->second, sched, realized, fill.bufs).fill();
+      fill.labels = fused_labels(placed->base, realized);
+      fill.ast = KernelLowering(placed->base, sched, realized, fill.bufs).fill();
       sched.items.push_back(std::move(fill));
-      filled.insert(pad->second.get());
+      filled.insert(placed->base.get());
       item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
-    } else if (auto view = views.find(u.get()); view != views.end()) {
-      item.bufs = {u, view->second.first};
-      item.view_offset = view->second.second;
+    } else if (placed && placed->kind == Placement::Kind::view) {
+      item.bufs = {u, placed->base};
     } else if (auto split = wants_split(u, sched.shapes, sched.sym_shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
       auto [partials, replacement] = *split;
       keep_alive.insert(keep_alive.end(), {partials, replacement});
@@ -550,6 +416,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   sched.keep_alive = std::move(keep_alive);
   sched.outputs = outputs;
   sched.requested = roots;
+  place_concatenations(sched);
   return sched;
 }
 

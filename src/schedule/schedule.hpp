@@ -6,7 +6,8 @@
 // a final reduce), then lowers each stored node to a kernel AST: a SINK of one STORE whose value
 // reads its inputs through index arithmetic over loop RANGEs. Movement ops become that index
 // arithmetic; elementwise chains and the reductions they feed fuse into one kernel. A stored node
-// that is only a contiguous reshape or shrink of another buffer becomes a view of it instead.
+// that is only a contiguous reshape or shrink of another buffer becomes a view of it instead, and
+// where each value lives is decided in one pass (schedule/buffer_assignment).
 #pragma once
 
 #include <map>
@@ -19,17 +20,31 @@
 
 namespace lathe {
 
+/// Where a stored node's value lives when it has no buffer of its own (schedule/buffer_assignment):
+/// `elements` of `base`'s memory from element `offset` on.
+struct Placement {
+  enum class Kind {
+    view,               // a contiguous reshape or shrink of base: no kernel writes it
+    padded_interior,    // written by its kernel into the interior of base, a PAD of it, laid out as base
+    concatenation_run,  // written by its kernel as one run of base, a concatenation of it and others
+  };
+  Kind kind = Kind::view;
+  UOpPtr base;
+  int64_t offset = 0;
+  int64_t elements = 0;
+};
+
 struct ScheduleItem {
   /// SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)), with DEFINE_GLOBAL k reading bufs[k].
-  /// Null for a view.
+  /// Null for a view: no kernel runs.
   UOpPtr ast;
   /// The tensor-graph nodes whose buffers fill the kernel's slots; bufs[0] is the one written.
   /// For a view: {the node, the node whose buffer it views}.
   std::vector<UOpPtr> bufs;
-  /// Set when bufs[0] needs no kernel: it is bufs[1]'s memory from this element on.
-  std::optional<int64_t> view_offset;
   /// The labels (ir/label.hpp) of the graph nodes this kernel computes, sources first.
   std::vector<std::string> labels;
+
+  bool is_view() const { return ast == nullptr; }
 };
 
 struct Schedule {
@@ -40,18 +55,23 @@ struct Schedule {
   std::unordered_map<const UOp*, Shape> shapes;      // maximum sizes: buffers are allocated for these
   std::unordered_map<const UOp*, SymDims> sym_shapes;  // sizes as index expressions
   std::map<std::string, int64_t> var_vals;             // the value each bound variable had
-  /// Stored nodes whose value is written into the interior of a PAD's buffer and read there
-  /// (schedule/padded_in_place): their memory is the PAD's, laid out padded, and the PAD's item,
-  /// before theirs, only fills it with the pad value.
-  std::unordered_map<const UOp*, UOpPtr> written_into;
+  /// Every stored node whose value lives in another's memory, and where (schedule/buffer_assignment);
+  /// every other stored node has a buffer of its own. The runtime allocates from this alone.
+  std::unordered_map<const UOp*, Placement> placements;
   std::vector<UOpPtr> keep_alive;  // nodes made while scheduling, which `shapes` refers to
+
+  /// The placement of `u`'s value, or null when it has a buffer of its own.
+  const Placement* placement(const UOp& u) const {
+    auto it = placements.find(&u);
+    return it == placements.end() ? nullptr : &it->second;
+  }
 };
 
 /// Schedules the computation of `outputs` (tensor-graph nodes).
 Schedule create_schedule(const std::vector<UOpPtr>& outputs);
 
 /// The kernel AST that stores `root`'s value, reading each node of `realized` (other than root)
-/// from a buffer (a node of sched.written_into from the PAD's). `bufs` receives the slot order.
+/// from a buffer (a node placed in a PAD's interior from the PAD's). `bufs` receives the slot order.
 /// Exposed for tests of the lowering.
 struct Schedule;
 UOpPtr lower_kernel(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,

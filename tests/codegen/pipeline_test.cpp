@@ -76,7 +76,7 @@ TEST(Pipeline, PaddedConvolutionHasNoIndexMathAndAtMostItsEdgeGatesInItsInnermos
 TEST(Pipeline, EntryPointAndBufferMetadata) {
   Tensor a = Tensor::rand({3, 5}, 1), b = Tensor::rand({3, 5}, 2);
   ProgramSpec p = build_program(kernel_ast(a * b + 1.0f), kC, {.verify = true});
-  EXPECT_EQ(p.name.substr(0, 5), "E_15_");  // its two loops merged (codegen/merge_loops)
+  EXPECT_EQ(p.name.substr(0, 5), "E_15_");  // its two loops merged (ir/merge_loops)
   EXPECT_NE(p.src.find("void " + p.name + "(void** bufs, const long long* vals)"), std::string::npos) << p.src;
   EXPECT_EQ(p.globals, (std::vector<size_t>{0, 1, 2}));
   EXPECT_EQ(p.outs, (std::vector<size_t>{0}));

@@ -14,7 +14,7 @@ namespace lathe::test {
 inline UOpPtr kernel_ast(const Tensor& t) {
   Schedule s = create_schedule({t.uop()});
   for (auto it = s.items.rbegin(); it != s.items.rend(); ++it)
-    if (!it->view_offset) return simplify(it->ast);
+    if (!it->is_view()) return simplify(it->ast);
   ADD_FAILURE() << "no kernel computes the tensor";
   return nullptr;
 }

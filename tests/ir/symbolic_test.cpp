@@ -119,7 +119,7 @@ TEST(Symbolic, ComparisonsFromBounds) {
 }
 
 // y / d < c is y < c*d for c >= 1, whatever y's sign (truncation makes a negative y / d at most
-// 0): the gate a merged loop leaves (codegen/merge_loops). Checked value by value.
+// 0): the gate a merged loop leaves (ir/merge_loops). Checked value by value.
 TEST(Symbolic, ComparingAQuotientComparesItsDividend) {
   UOpPtr y = var("yq", -40, 40);
   EXPECT_SIMPLIFIES(lt(idiv(y, 8), 3), lt(y, 24));

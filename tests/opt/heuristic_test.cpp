@@ -43,7 +43,7 @@ TEST(Heuristic, MatmulGetsARegisterTileOfVectorsAndRows) {
 }
 
 // A large matmul stores its right operand in column blocks of 32, so its columns are (blocks, 32)
-// loops (codegen/split_loops) and the tile takes a whole block (2 vectors of 16): the loop over
+// loops (ir/split_loops) and the tile takes a whole block (2 vectors of 16): the loop over
 // the blocks is still ordered against the rows (column blocks outside, as for one column loop:
 // 15% on 512-2048 square matmuls).
 TEST(Heuristic, ABlockedMatmulWalksColumnBlocksOutsideRows) {
@@ -63,7 +63,7 @@ TEST(Heuristic, ConvolutionVectorizesOutputChannelsAndUnrollsPixels) {
   std::vector<Opt> opts = opts_for(y, kAvx512);
   ASSERT_GE(opts.size(), 3u) << to_string(opts);
   // 64 channels whose weight is stored in blocks of 32: the loops (2 blocks, 32 channels), no
-  // division between them (codegen/split_loops); a block is two vectors of 16.
+  // division between them (ir/split_loops); a block is two vectors of 16.
   EXPECT_EQ(opts[0], (Opt{OptOp::UPCAST, loop_sized(y, 32), 16})) << to_string(opts);
   EXPECT_EQ(opts[1], (Opt{OptOp::UPCAST, loop_sized(y, 32), 2})) << to_string(opts);
   int64_t width = -1;  // the innermost output loop of 14: the pixels along a row
@@ -98,7 +98,7 @@ TEST(Heuristic, WhatARowReductionStoresAfterItIsVectorizedToo) {
 }
 
 TEST(Heuristic, ElementwiseKernelsVectorizeAlongTheirStores) {
-  Tensor e = test::grid_tensor({64, 48}, 6) * 2.0f;  // one loop of 64 x 48 (codegen/merge_loops)
+  Tensor e = test::grid_tensor({64, 48}, 6) * 2.0f;  // one loop of 64 x 48 (ir/merge_loops)
   EXPECT_EQ(opts_for(e, kAvx512).at(0), (Opt{OptOp::UPCAST, loop_sized(e, 64 * 48), 16}));
   // Transposed: the store is contiguous along the inner output loop, the load is not.
   Tensor t = test::grid_tensor({48, 64}, 7).transpose(0, 1) * 2.0f;
@@ -304,7 +304,7 @@ TEST(Heuristic, ABlockedConvolutionTakesTwoChannelBlocksPerRow) {
   ExecutionPlan plan = test::one_kernel_plan(stored);
   std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
   // The 4 blocks of 16 are (2, 2) loops: the weight's blocks of 32 and the half of one each
-  // block of 16 is (codegen/split_loops). The second vector is the next block of 16.
+  // block of 16 is (ir/split_loops). The second vector is the next block of 16.
   int64_t lanes = test::axis_sized(plan, 16);
   ASSERT_GE(lanes, 0);
   EXPECT_EQ(test::axis_sized(plan, 4), -1);

@@ -223,7 +223,7 @@ TEST(Variables, SymbolicBatchOfAMaxPoolReadsChannelBlocks) {
   int blocked = 0;
   for (const ScheduleItem& item : sched.items) {
     const Shape& s = sched.shapes.at(item.bufs[0].get());
-    blocked += !item.view_offset && s.size() == 5 && s.back() == 16;
+    blocked += !item.is_view() && s.size() == 5 && s.back() == 16;
   }
   EXPECT_EQ(blocked, 1) << "the pooled input stored in channel blocks";
   ExecutionPlan plan = y.prepare();

@@ -39,7 +39,7 @@ TEST(Schedule, LargeConvolutionCopiesItsInputOnlyToPadIt) {
   x.realize(), w1.realize(), w3.realize(), w3_wide.realize();
   auto kernels = [](const Tensor& t) {
     size_t n = 0;
-    for (const ScheduleItem& it : schedule_of(t).items) n += !it.view_offset;
+    for (const ScheduleItem& it : schedule_of(t).items) n += !it.is_view();
     return n;
   };
   EXPECT_EQ(kernels(x.conv2d(w1)), 2u);                                          // weight blocks, convolution
@@ -82,7 +82,7 @@ TEST(Schedule, ContiguousIsARealizePoint) {
   Tensor k = y.contiguous();
   Schedule s = schedule_of(k.permute({1, 0}) + y.exp());
   std::vector<const ScheduleItem*> kernels, views;
-  for (const ScheduleItem& it : s.items) (it.view_offset ? views : kernels).push_back(&it);
+  for (const ScheduleItem& it : s.items) (it.is_view() ? views : kernels).push_back(&it);
   ASSERT_EQ(kernels.size(), 2u);
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(kernels[0]->bufs[0], y.uop());  // the first kernel stores y
@@ -92,7 +92,7 @@ TEST(Schedule, ContiguousIsARealizePoint) {
   EXPECT_EQ(std::find(reads.begin(), reads.end(), x.uop()), reads.end());
   Schedule copy = schedule_of(x.contiguous() + 1.0f);
   size_t copy_kernels = 0;
-  for (const ScheduleItem& it : copy.items) copy_kernels += !it.view_offset;
+  for (const ScheduleItem& it : copy.items) copy_kernels += !it.is_view();
   EXPECT_EQ(copy_kernels, 2u);
 }
 
@@ -147,12 +147,17 @@ TEST(Schedule, ContiguousReshapesAndShrinksOfABufferAreViews) {
   Schedule s = create_schedule({x.reshape({4, 3}).shrink({{1, 3}, {0, 3}}).uop()});
   ASSERT_EQ(s.items.size(), 1u);
   EXPECT_EQ(s.items[0].ast, nullptr);
-  ASSERT_TRUE(s.items[0].view_offset.has_value());
-  EXPECT_EQ(*s.items[0].view_offset, 3);
+  const Placement* view = s.placement(*s.items[0].bufs[0]);
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->kind, Placement::Kind::view);
+  EXPECT_EQ(view->base, x.uop());
+  EXPECT_EQ(view->offset, 3);
+  EXPECT_EQ(view->elements, 6);
   // A column is not contiguous: it needs a kernel.
   Schedule col = create_schedule({x.shrink({{0, 3}, {1, 2}}).uop()});
   ASSERT_EQ(col.items.size(), 1u);
-  EXPECT_FALSE(col.items[0].view_offset.has_value());
+  EXPECT_FALSE(col.items[0].is_view());
+  EXPECT_TRUE(col.placements.empty());
 }
 
 TEST(ExecutionPlanViews, AViewSharesMemoryWithItsBaseAndRunsNoKernel) {
@@ -232,7 +237,7 @@ TEST(Schedule, ElementwiseInputOfAConvolutionIsStoredOnce) {
   EXPECT_EQ(sched.items.back().bufs[0], y.uop());
   EXPECT_EQ(count_ops(sched.items.back().ast, Ops::MAX), 0u);
   for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset || stores_h(item) || item.bufs[0] == y.uop()) continue;  // a view runs nothing
+    if (item.is_view() || stores_h(item) || item.bufs[0] == y.uop()) continue;  // a view runs nothing
     EXPECT_EQ(count_ops(item.ast, Ops::REDUCE), 0u) << "only a layout copy besides";
   }
   ExecutionPlan plan = y.prepare();
@@ -260,7 +265,7 @@ TEST(Schedule, AConvolutionsComputedInputIsStoredOnceInChannelBlocks) {
   Schedule sched = schedule_of(y);
   int blocked = 0, plain = 0;
   for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset) continue;  // a CONTIGUOUS over what another item stores
+    if (item.is_view()) continue;  // a CONTIGUOUS over what another item stores
     const Shape& s = sched.shapes.at(item.bufs[0].get());
     blocked += s == Shape{1, 1, 6, 6, 16};
     plain += s == Shape{1, 16, 6, 6};
@@ -298,7 +303,7 @@ TEST(Schedule, AnOperandOfACopiedElementwiseNodeIsStoredInTheCopysLayout) {
   Schedule sched = schedule_of(y);
   int blocked = 0, plain = 0;
   for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset) continue;
+    if (item.is_view()) continue;
     const Shape& s = sched.shapes.at(item.bufs[0].get());
     blocked += s == Shape{1, 2, 7, 7, 16};
     plain += s == Shape{1, 32, 7, 7};
@@ -320,7 +325,7 @@ TEST(Schedule, AnOperandOfACopiedElementwiseNodeIsStoredInTheCopysLayout) {
   Schedule fused = schedule_of(silu);
   int silu_blocked = 0;
   for (const ScheduleItem& item : fused.items)
-    silu_blocked += !item.view_offset && fused.shapes.at(item.bufs[0].get()) == Shape{1, 2, 7, 7, 16};
+    silu_blocked += !item.is_view() && fused.shapes.at(item.bufs[0].get()) == Shape{1, 2, 7, 7, 16};
   EXPECT_EQ(silu_blocked, 1) << "h * sigmoid(h) stored in blocks, h not stored on its own";
 }
 

@@ -90,7 +90,7 @@ inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
   for (const PreparedKernel* pk : kernels) kernel_of[pk->id] = pk;
   int64_t worst_excess = -1;
   for (const ScheduleItem& item : s.items) {
-    if (item.view_offset) continue;  // a view: no kernel
+    if (item.is_view()) continue;  // a view: no kernel
     auto found = kernel_of.find(item.bufs[0]->id());
     if (found == kernel_of.end()) {  // only a concatenation the plan wrote in place runs no kernel
       auto b = plan.ast_to_buffer_map().find(item.bufs[0]->id());

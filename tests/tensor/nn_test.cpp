@@ -374,15 +374,23 @@ int64_t plan_ops(const Tensor& y) {
   return n;
 }
 
+bool in_blocks(const Shape& s, int64_t lanes) { return s.size() == 5 && s.back() == lanes; }
+
 // How many kernels computing `t` store a buffer in channel blocks of `lanes`, (N, C/B, H, W, B).
 size_t blocked_stores(const Tensor& t, int64_t lanes = 16) {
   Schedule sched = create_schedule({t.uop()});
   size_t n = 0;
-  for (const ScheduleItem& item : sched.items) {
-    if (item.view_offset) continue;
-    const Shape& s = sched.shapes.at(item.bufs[0].get());
-    n += s.size() == 5 && s.back() == lanes;
-  }
+  for (const ScheduleItem& item : sched.items) n += !item.is_view() && in_blocks(sched.shapes.at(item.bufs[0].get()), lanes);
+  return n;
+}
+
+// How many stored values of `t`'s schedule are written as runs of a concatenation stored in
+// channel blocks of `lanes` (schedule/buffer_assignment): the join then needs no kernel.
+size_t runs_of_blocked_joins(const Tensor& t, int64_t lanes = 16) {
+  Schedule sched = create_schedule({t.uop()});
+  size_t n = 0;
+  for (const auto& [node, p] : sched.placements)
+    n += p.kind == Placement::Kind::concatenation_run && in_blocks(sched.shapes.at(node), lanes) && in_blocks(sched.shapes.at(p.base.get()), lanes);
   return n;
 }
 
@@ -457,7 +465,8 @@ TEST(NnConv2d, ChannelBlocksAreTheTargetsLanes) {
     Tensor b = in.conv2d(f32(data(32 * 16 * 9, 128), {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
     Tensor w = f32(data(16 * 48, 129), {16, 48, 1, 1});
     Tensor y = Tensor::cat({a, b}, 1).conv2d(w);
-    EXPECT_EQ(blocked_stores(y, lanes), 4u) << "the computed input, each part and the join, in blocks";
+    EXPECT_EQ(blocked_stores(y, lanes), 3u) << "the computed input and each part, in blocks";
+    EXPECT_EQ(runs_of_blocked_joins(y, lanes), 2u) << "each part writes its run of the join, in blocks";
     Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
     std::vector<float> wy = plain.conv2d(w).to_vector<float>();
     EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(wy.begin(), wy.end()), 1e-4, 1e-4);
@@ -516,7 +525,8 @@ TEST(NnConv2d, ConcatenatedConvolutionsInChannelBlocks) {
   Tensor w = f32(data(16 * 48, 96), {16, 48, 1, 1});
   Tensor joined = Tensor::cat({a, b}, 1);
   Tensor y = joined.conv2d(w);
-  EXPECT_EQ(blocked_stores(y), 4u) << "the computed input, each part and the join, in blocks";
+  EXPECT_EQ(blocked_stores(y), 3u) << "the computed input and each part, in blocks";
+  EXPECT_EQ(runs_of_blocked_joins(y), 2u) << "each part writes its run of the join, in blocks: no joining kernel";
   Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
   std::vector<float> want = plain.to_vector<float>();
   std::vector<double> want_d(want.begin(), want.end());

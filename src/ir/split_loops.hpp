@@ -10,7 +10,7 @@
 // A loop (output or reduction, of static size) is split by a divisor n of its size when the
 // simplified kernel then divides less often by anything reading q or r than it did by anything
 // reading o. The outer loop keeps o's axis, the inner takes the next one (later axes move up one),
-// so the nest is as before. The inverse of codegen/merge_loops, which leaves such a pair apart.
+// so the nest is as before. The inverse of ir/merge_loops, which leaves such a pair apart.
 #pragma once
 
 #include "lathe/uop.hpp"

@@ -1,4 +1,4 @@
-#include "codegen/merge_loops.hpp"
+#include "ir/merge_loops.hpp"
 
 #include <algorithm>
 #include <set>

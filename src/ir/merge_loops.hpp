@@ -32,7 +32,7 @@ bool plain_loop(const UOp& range);
 bool reduction_loop(const std::vector<UOpPtr>& order, const UOp& range);
 
 /// Divisions (IDIV, MOD) in `order` (a toposort) whose operand reads one of `loops`: what merging
-/// loops, and splitting them (codegen/split_loops), must not increase.
+/// loops, and splitting them (ir/split_loops), must not increase.
 size_t divisions_reading(const std::vector<UOpPtr>& order, const std::set<const UOp*>& loops);
 
 }  // namespace lathe

@@ -1,4 +1,4 @@
-// Concatenations written in place (runtime/concat_in_place.hpp): which joining kernels are
+// Concatenations written in place (schedule/concat_in_place.hpp, placed by schedule/buffer_assignment): which joining kernels are
 // recognized, and plans whose parts' kernels write their runs of the joined buffer directly, checked
 // against the plain concatenation of stored parts, in a poisoned arena.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include "codegen/test_kernels.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/arena_check.hpp"
-#include "runtime/concat_in_place.hpp"
+#include "schedule/concat_in_place.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -40,6 +40,30 @@ TEST(ConcatInPlace, OtherKernelsAreNot) {
   EXPECT_FALSE(concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1), part(3, 3)}, 3))).has_value());
   EXPECT_FALSE(concatenated_parts(test::kernel_ast(Tensor::cat({part(3, 1), part(5, 3)}, 1) * 2.0f)).has_value());
   EXPECT_FALSE(concatenated_parts(test::kernel_ast(part(3, 1))).has_value());
+}
+
+// The schedule places each part as a run of the joined buffer, at its offset, and drops the joining
+// kernel; a join that is an output is computed by its kernel.
+TEST(ConcatInPlace, TheSchedulePlacesEachPartAsARunOfTheJoin) {
+  Tensor a = part(3, 41), b = part(5, 43);
+  Tensor joined = Tensor::cat({a, b}, 1);
+  Schedule s = create_schedule({(joined * 2.0f).sum({2, 3}).uop(), joined.sum({1}).uop()});  // the join read twice: stored
+  const Placement* pa = s.placement(*a.uop());
+  const Placement* pb = s.placement(*b.uop());
+  ASSERT_NE(pa, nullptr);
+  ASSERT_NE(pb, nullptr);
+  EXPECT_EQ(pa->kind, Placement::Kind::concatenation_run);
+  EXPECT_EQ(pb->kind, Placement::Kind::concatenation_run);
+  EXPECT_EQ(pa->base, pb->base);
+  EXPECT_EQ(pa->offset, 0);
+  EXPECT_EQ(pa->elements, 3 * 15);
+  EXPECT_EQ(pb->offset, 3 * 15);
+  EXPECT_EQ(pb->elements, 5 * 15);
+  for (const ScheduleItem& item : s.items) EXPECT_NE(item.bufs[0], pa->base) << "the joining kernel is dropped";
+  Schedule out = create_schedule({joined.uop()});
+  EXPECT_EQ(out.placement(*a.uop()), nullptr);
+  EXPECT_EQ(out.placement(*b.uop()), nullptr);
+  EXPECT_FALSE(out.items.back().is_view()) << "an output's join is computed by its kernel";
 }
 
 // Convolutions concatenated, then read by another: the plan runs no joining kernel, the parts'

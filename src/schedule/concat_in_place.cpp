@@ -1,8 +1,9 @@
-#include "runtime/concat_in_place.hpp"
+#include "schedule/concat_in_place.hpp"
 
 #include <algorithm>
 
-#include "codegen/pipeline.hpp"
+#include "ir/merge_loops.hpp"
+#include "ir/split_loops.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "ir/valid.hpp"
@@ -60,7 +61,9 @@ std::optional<std::vector<ConcatPart>> concatenated_parts(const UOpPtr& kernel) 
     ++gated_loads;
   }
   if (stores != 1 || gated_loads < 2) return std::nullopt;
-  UOpPtr ast = optimizer_input(kernel);
+  // Its loops as the optimizer will see them (codegen/pipeline's shaping steps): a loop read only
+  // through a division split, then adjacent loops merged, so the runs are ranges of one loop.
+  UOpPtr ast = merge_adjacent_loops(split_divided_loops(simplify_valid(simplify(kernel))));
   if (ast->op() != Ops::SINK || ast->src(0)->op() != Ops::STORE) return std::nullopt;
   const UOpPtr& st = ast->src(0);
   const UOpPtr& idx = st->src(0);

@@ -1,11 +1,11 @@
-#include "codegen/split_loops.hpp"
+#include "ir/split_loops.hpp"
 
 #include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
 
-#include "codegen/merge_loops.hpp"
+#include "ir/merge_loops.hpp"
 #include "ir/axis.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"

@@ -1,9 +1,9 @@
-// A loop read as a quotient and a remainder is two loops (codegen/split_loops.hpp): which loops
+// A loop read as a quotient and a remainder is two loops (ir/split_loops.hpp): which loops
 // split, which stay, and what the split kernels compute, against plain loops.
 #include <gtest/gtest.h>
 
 #include "codegen/pipeline.hpp"
-#include "codegen/split_loops.hpp"
+#include "ir/split_loops.hpp"
 #include "codegen/test_kernels.hpp"
 #include "ir/toposort.hpp"
 #include "opt/action.hpp"

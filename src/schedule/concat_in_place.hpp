@@ -9,7 +9,9 @@
 // Recognized on the kernel's AST as the optimizer sees it (adjacent loops merged): one output loop
 // m over [0, n), stored at m, whose value is a sum of loads, load k reading buffer k at m - lo_k
 // under a gate that holds exactly for m in [lo_k, hi_k), buffer k holding hi_k - lo_k elements of
-// the output's type, the runs tiling [0, n) in order.
+// the output's type, the runs tiling [0, n) in order. Taken (schedule/buffer_assignment) where
+// each part is computed by a kernel of its own and neither a part nor the join is an output or a
+// padded copy.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,8 @@
-// Adjacent loops as one (codegen/merge_loops.hpp): which loops merge, which stay apart, and what
+// Adjacent loops as one (ir/merge_loops.hpp): which loops merge, which stay apart, and what
 // the merged kernels compute, against plain loops (the unoptimized kernel merges its loops too).
 #include <gtest/gtest.h>
 
-#include "codegen/merge_loops.hpp"
+#include "ir/merge_loops.hpp"
 #include "codegen/pipeline.hpp"
 #include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
