@@ -192,9 +192,10 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     std::fprintf(stderr, "lathe: schedule of %zu kernels (%zu on constants, run at prepare), %zu views, %zu buffers\n",
                  plan.prepared_kernels().size(), impl.folded.size(), impl.ops.size() - plan.prepared_kernels().size(), impl.buffers.size());
     for (const PreparedKernel* k : plan.prepared_kernels())
-      std::fprintf(stderr, "  %-40s %zu buffers, %lld ops, %lld index ops, %lld bytes touched, %lld bytes loaded and stored\n",
+      std::fprintf(stderr, "  %-40s %zu buffers, %lld ops, %lld index ops, %lld bytes touched, %lld bytes loaded and stored; [%s]\n",
                    k->kernel->entry_point.c_str(), k->buffer_indices.size(), static_cast<long long>(k->work.ops),
-                   static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds));
+                   static_cast<long long>(k->work.index_ops), static_cast<long long>(k->work.mem), static_cast<long long>(k->work.lds),
+                   k->kernel->opts.c_str());
   }
   impl.refresh_pointers();
   impl.run_ops(impl.folded, nullptr);  // what depends only on constants, once
