@@ -10,8 +10,8 @@
 //
 // Taken where the producer is a computed node the schedule stores, neither it nor the PAD is an
 // output, both have static shapes, and the pad value is a constant; a producer padded twice is
-// written into the first PAD. create_schedule also leaves out a producer whose reduction it
-// splits in two kernels and one that a view reads in its own layout.
+// written into the first PAD. These are candidates: schedule/buffer_assignment also leaves out a
+// producer whose reduction is split in two kernels and one that a view reads in its own layout.
 #pragma once
 
 #include <unordered_map>
