@@ -73,10 +73,19 @@ struct KernelInfo {
   friend bool operator==(const KernelInfo&, const KernelInfo&) = default;
 };
 
+/// A CONTIGUOUS's argument: why the copy is stored. A layout copy (the Tensor front end's, of a
+/// value in the order a reader wants: a convolution's input in channel blocks) may become the one
+/// place the value is stored, read by its other readers too (schedule/reader_layout); a copy a user
+/// asks for (contiguous()) is left as it is and has no argument.
+struct CopyArg {
+  bool layout = false;
+  friend bool operator==(const CopyArg&, const CopyArg&) = default;
+};
+
 /// A node's non-source payload. Constants use the ConstValue alternatives (bool, int64_t,
 /// uint64_t, double) matching their dtype. Doubles compare and hash by bit pattern.
 using Arg = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>, Ops,
-                         VarArg, ReduceArg, AttentionArg, KernelInfo>;
+                         VarArg, ReduceArg, AttentionArg, KernelInfo, CopyArg>;
 
 bool arg_equal(const Arg& a, const Arg& b);
 /// The KernelInfo of the kernel `ast` (a SINK): its argument, or the default when it has none.

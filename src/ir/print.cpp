@@ -34,6 +34,8 @@ std::string arg_to_string(const Arg& a) {
                  std::to_string(k.end_step) + "i + " + std::to_string(k.end) + "))";
         } else if constexpr (std::is_same_v<T, KernelInfo>) {
           return v.builds_own_loops ? "builds its own loops" : "";
+        } else if constexpr (std::is_same_v<T, CopyArg>) {
+          return v.layout ? "layout" : "";
         } else {
           return const_to_string(v);
         }

@@ -73,9 +73,11 @@ void write_arg(ByteWriter& w, const Arg& a) {
         } else if constexpr (std::is_same_v<T, AttentionArg>) {
           w.num<uint8_t>(v.keys.has_value());
           if (v.keys) w.ints({v.keys->begin_step, v.keys->begin, v.keys->end_step, v.keys->end});
-        } else {
-          static_assert(std::is_same_v<T, KernelInfo>);
+        } else if constexpr (std::is_same_v<T, KernelInfo>) {
           w.num<uint8_t>(v.builds_own_loops);
+        } else {
+          static_assert(std::is_same_v<T, CopyArg>);
+          w.num<uint8_t>(v.layout);
         }
       },
       a);
@@ -121,10 +123,11 @@ Arg read_arg(ByteReader& r) {
       v.builds_own_loops = r.num<uint8_t>() != 0;
       return v;
     }
+    case 12: return CopyArg{.layout = r.num<uint8_t>() != 0};
     default: throw Error("serialized graph holds an argument of unknown kind");
   }
 }
-static_assert(std::variant_size_v<Arg> == 12, "read_arg reads every kind of Arg");
+static_assert(std::variant_size_v<Arg> == 13, "read_arg reads every kind of Arg");
 
 }  // namespace
 

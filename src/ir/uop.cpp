@@ -91,6 +91,8 @@ class HashWriter {
             }
           } else if constexpr (std::is_same_v<T, KernelInfo>) {
             pod(static_cast<uint8_t>(v.builds_own_loops));
+          } else if constexpr (std::is_same_v<T, CopyArg>) {
+            pod(static_cast<uint8_t>(v.layout));
           } else if constexpr (std::is_same_v<T, bool>) {
             pod(static_cast<uint8_t>(v));
           } else {

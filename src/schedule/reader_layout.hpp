@@ -1,7 +1,7 @@
 // A node stored once, in the layout a reader copies it to.
 //
 // A kernel that reads a computed node x in another layout asks for a copy of it:
-// CONTIGUOUS(PERMUTE/RESHAPE ... (x)) marked "layout" (tensor/tensor_util.hpp's layout_copy; a
+// CONTIGUOUS(PERMUTE/RESHAPE ... (x)) whose CopyArg says layout (tensor/tensor_util.hpp's layout_copy; a
 // user's contiguous() is left alone), as a convolution does for its input in channel blocks
 // (tensor/nn.cpp: (N, C/16, H, W, 16)). The kernel that computes x then stores it in that layout
 // directly. But when x has other readers (a residual block's output feeds the next block's
@@ -27,14 +27,11 @@
 
 namespace lathe {
 
-/// The arg of a layout copy's CONTIGUOUS (tensor's detail::layout_copy): the copied node may be
-/// stored in the copy's layout only. A user's contiguous() has no arg.
-inline constexpr const char* kLayoutCopy = "layout";
-
-/// Whether `u` is a layout copy (a CONTIGUOUS marked kLayoutCopy).
+/// Whether `u` is a layout copy (tensor's detail::layout_copy: a CONTIGUOUS whose CopyArg says
+/// layout): the copied node may be stored in the copy's layout only. A user's contiguous() is not.
 inline bool is_layout_copy(const UOp& u) {
-  const auto* tag = std::get_if<std::string>(&u.arg());
-  return u.op() == Ops::CONTIGUOUS && tag && *tag == kLayoutCopy;
+  const auto* copy = std::get_if<CopyArg>(&u.arg());
+  return u.op() == Ops::CONTIGUOUS && copy && copy->layout;
 }
 
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the

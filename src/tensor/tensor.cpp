@@ -10,7 +10,6 @@
 #include "ir/label.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
-#include "schedule/reader_layout.hpp"
 #include "schedule/schedule.hpp"
 #include "tensor/attention_rule.hpp"
 #include "schedule/shape.hpp"
@@ -302,7 +301,7 @@ Tensor Tensor::bitcast(DType dt) const {
 Tensor Tensor::contiguous() const { return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop_}), shape_, sym_); }
 
 Tensor detail::layout_copy(const Tensor& t) {
-  return Tensor(UOp::make(Ops::CONTIGUOUS, t.dtype(), {t.uop()}, std::string(kLayoutCopy)), t.shape(), sym_entries(t.symbolic_shape()));
+  return Tensor(UOp::make(Ops::CONTIGUOUS, t.dtype(), {t.uop()}, CopyArg{.layout = true}), t.shape(), sym_entries(t.symbolic_shape()));
 }
 
 }  // namespace lathe

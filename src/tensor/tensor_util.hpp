@@ -30,7 +30,7 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
 /// `t` stored in the layout its view describes, for the kernels that read it that way (a
-/// convolution's input in channel blocks): a CONTIGUOUS marked kLayoutCopy (schedule/reader_layout.hpp).
+/// convolution's input in channel blocks): a CONTIGUOUS whose CopyArg says layout (schedule/reader_layout.hpp).
 Tensor layout_copy(const Tensor& t);
 /// Max pooling of (N, C, H, W) with padding (before, after) on the rows and on the columns (the
 /// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.

@@ -31,6 +31,8 @@ std::vector<UOpPtr> every_kind() {
                 AttentionArg{AttentionKeys{1, -4, 1, 1}}),
       UOp::make(Ops::ATTENTION, dtypes::float32, {UOp::const_(dtypes::float32, 3.0), UOp::const_(dtypes::float32, 2.0)}, AttentionArg{}),
       UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::NOOP, dtypes::void_)}, KernelInfo{.builds_own_loops = true}),
+      UOp::make(Ops::CONTIGUOUS, dtypes::float32, {UOp::const_(dtypes::float32, 1.0)}, CopyArg{.layout = true}),
+      UOp::make(Ops::CONTIGUOUS, dtypes::float32, {UOp::const_(dtypes::float32, 1.0)}, CopyArg{}),
       UOp::make(Ops::INDEX, buf->dtype(), {buf, shared}),
       local,
       UOp::make(Ops::VECTORIZE, dtypes::int32.vec(3), {UOp::const_(dtypes::int32, 1), UOp::const_(dtypes::int32, -2), UOp::const_(dtypes::int32, 3)}),
