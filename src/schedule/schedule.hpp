@@ -1,13 +1,6 @@
-// The scheduler: turns a tensor graph into an ordered list of kernels and buffer views.
-//
-// It decides which nodes are stored to buffers (realize points: the outputs, BUFFERs,
-// CONTIGUOUS, reductions whose result is read again across the axis they reduced or from more
-// than one place, and large reductions into few outputs, which split into threaded partials and
-// a final reduce), then lowers each stored node to a kernel AST: a SINK of one STORE whose value
-// reads its inputs through index arithmetic over loop RANGEs. Movement ops become that index
-// arithmetic; elementwise chains and the reductions they feed fuse into one kernel. A stored node
-// that is only a contiguous reshape or shrink of another buffer becomes a view of it instead, and
-// where each value lives is decided in one pass (schedule/buffer_assignment).
+// A Schedule: what the scheduler (schedule/create_schedule) gives the runtime. An ordered list of
+// kernel ASTs and buffer views, the graph node behind each buffer slot, every node's sizes, the
+// values bound to variables, and where each stored value lives (schedule/buffer_assignment).
 #pragma once
 
 #include <map>
@@ -66,15 +59,5 @@ struct Schedule {
     return it == placements.end() ? nullptr : &it->second;
   }
 };
-
-/// Schedules the computation of `outputs` (tensor-graph nodes).
-Schedule create_schedule(const std::vector<UOpPtr>& outputs);
-
-/// The kernel AST that stores `root`'s value, reading each node of `realized` (other than root)
-/// from a buffer (a node placed in a PAD's interior from the PAD's). `bufs` receives the slot order.
-/// Exposed for tests of the lowering.
-struct Schedule;
-UOpPtr lower_kernel(const UOpPtr& root, const Schedule& sched, const std::unordered_map<const UOp*, bool>& realized,
-                    std::vector<UOpPtr>& bufs);
 
 }  // namespace lathe

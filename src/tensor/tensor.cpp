@@ -10,7 +10,7 @@
 #include "ir/label.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "tensor/attention_rule.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"

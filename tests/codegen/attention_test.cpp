@@ -9,7 +9,7 @@
 
 #include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "ir/symbolic.hpp"
 #include "lathe/lathe.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 
 namespace lathe::test {
 

@@ -6,7 +6,7 @@
 
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {

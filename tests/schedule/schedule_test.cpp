@@ -4,7 +4,7 @@
 
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "schedule/work_budget.hpp"
 #include "tensor/reference.hpp"
 

@@ -16,7 +16,7 @@
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/plan_builder.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 
 namespace lathe::test {
 

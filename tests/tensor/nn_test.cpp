@@ -9,7 +9,7 @@
 #include "codegen/test_kernels.hpp"
 #include "ir/step.hpp"
 #include "ir/toposort.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
 

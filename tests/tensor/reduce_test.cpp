@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "ir/toposort.hpp"
-#include "schedule/schedule.hpp"
+#include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
