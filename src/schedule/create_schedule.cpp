@@ -92,7 +92,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
       filled.insert(placed->base.get());
       item.ast = strip_binds(lower_kernel(u, sched, realized, item.bufs), sched.var_vals);
     } else if (placed && placed->kind == Placement::Kind::view) {
-      item.bufs = {u, placed->base};
+      item.bufs = {u};
     } else if (auto split = wants_split(u, sched.shapes, sched.sym_shapes) ? split_reduction(u, sched.shapes) : std::nullopt) {
       auto [partials, replacement] = *split;
       keep_alive.insert(keep_alive.end(), {partials, replacement});

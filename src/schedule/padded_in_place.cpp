@@ -11,11 +11,6 @@ bool is_static(const SymDims& dims) {
   return std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); });
 }
 
-bool stored(const UOp& u, const std::unordered_map<const UOp*, bool>& realized) {
-  auto it = realized.find(&u);
-  return it != realized.end() && it->second;
-}
-
 }  // namespace
 
 std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>& order,
@@ -25,10 +20,10 @@ std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>
   std::unordered_map<const UOp*, UOpPtr> into;
   for (const UOpPtr& pad : order) {
     // A PAD with symbolic amounts carries them as sources after the pad value.
-    if (pad->op() != Ops::PAD || pad->src().size() != 2 || !stored(*pad, realized) || pad->src(1)->op() != Ops::CONST)
+    if (pad->op() != Ops::PAD || pad->src().size() != 2 || !is_stored(*pad, nullptr, realized) || pad->src(1)->op() != Ops::CONST)
       continue;
     const UOpPtr& x = pad->src(0);
-    if (!is_computed(*x) || !stored(*x, realized) || into.count(x.get())) continue;
+    if (!is_computed(*x) || !is_stored(*x, nullptr, realized) || into.count(x.get())) continue;
     if (std::find(outputs.begin(), outputs.end(), pad) != outputs.end() ||
         std::find(outputs.begin(), outputs.end(), x) != outputs.end())
       continue;

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lathe/uop.hpp"
@@ -32,7 +32,7 @@ struct ScheduleItem {
   /// Null for a view: no kernel runs.
   UOpPtr ast;
   /// The tensor-graph nodes whose buffers fill the kernel's slots; bufs[0] is the one written.
-  /// For a view: {the node, the node whose buffer it views}.
+  /// For a view: {the node} (what it views is its Schedule::placements entry).
   std::vector<UOpPtr> bufs;
   /// The labels (ir/label.hpp) of the graph nodes this kernel computes, sources first.
   std::vector<std::string> labels;

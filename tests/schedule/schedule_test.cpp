@@ -86,7 +86,12 @@ TEST(Schedule, ContiguousIsARealizePoint) {
   ASSERT_EQ(kernels.size(), 2u);
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(kernels[0]->bufs[0], y.uop());  // the first kernel stores y
-  EXPECT_EQ(views[0]->bufs, (std::vector<UOpPtr>{k.uop(), y.uop()}));
+  EXPECT_EQ(views[0]->bufs, std::vector<UOpPtr>{k.uop()});
+  const Placement* view = s.placement(*k.uop());
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->kind, Placement::Kind::view);
+  EXPECT_EQ(view->base, y.uop());  // the CONTIGUOUS is y's memory
+  EXPECT_EQ(view->offset, 0);
   const std::vector<UOpPtr>& reads = kernels[1]->bufs;  // the second reads y, never x: no x * 2 again
   EXPECT_NE(std::find(reads.begin(), reads.end(), y.uop()), reads.end());
   EXPECT_EQ(std::find(reads.begin(), reads.end(), x.uop()), reads.end());
