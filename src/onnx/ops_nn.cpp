@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <optional>
 
@@ -88,8 +87,7 @@ V max_pool_with_indices(const OpContext& c) {
   if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
   Window window = window_of(c, x.shape(), kernel);
   const std::vector<int64_t>&strides = window.stride, &dil = window.dilation;
-  double lowest = x.dtype().is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(x.dtype().min());
-  Tensor win = x.windows(kernel, window, lowest);  // (N, C, OH, OW, KH, KW)
+  Tensor win = x.windows(kernel, window, const_as_double(x.dtype().min()));  // (N, C, OH, OW, KH, KW)
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];
   win = win.reshape({n, ch, oh, ow, kernel[0] * kernel[1]});
   Tensor k = win.argmax(4).cast(dtypes::int64);  // the first maximum, as ONNX Runtime picks it

@@ -1,9 +1,12 @@
 #include "tensor/attention_rule.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "device/buffer_registry.hpp"
 #include "ir/substitute.hpp"
@@ -57,6 +60,23 @@ class Rule {
  private:
   const Shape& shape(const UOpPtr& u) const { return shapes_.at(u.get()); }
   Tensor tensor(const UOpPtr& u) const { return Tensor(u, shape(u)); }
+
+  // Whether every node between `low` and `high` (each that reads `low`, directly or not, and that
+  // `high` reads) is read by nodes between them or by `high` alone. The readers are counted once,
+  // for the whole graph, on the first question.
+  bool read_only_inside(const UOpPtr& low, const UOpPtr& high) {
+    if (readers_.empty())
+      for (const UOpPtr& u : toposort(sink_))
+        for (const UOpPtr& s : u->src()) readers_[s.get()].push_back(u.get());
+    std::unordered_set<const UOp*> between{low.get()};
+    for (const UOpPtr& u : toposort(high))
+      if (std::any_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return between.count(s.get()) > 0; })) between.insert(u.get());
+    for (const UOp* u : between)
+      if (u != high.get())
+        for (const UOp* reader : readers_[u])
+          if (!between.count(reader)) return false;
+    return true;
+  }
 
   // Whether `u` is made of constants alone (the same on every run of the plan). Sources first, in
   // order, not by recursion: a graph may be deeper than the stack.
@@ -112,37 +132,48 @@ class Rule {
       if (!scores || shape(*scores).size() != n - 1) continue;
       Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
       if (std::optional<UOpPtr> stored = stored_as(cols)) values = tensor(*stored);
-      // The mask's flags are computed where they are read: for the attention kernel (float32) or
-      // for the keys blocks of queries skip.
-      bool large = shape_numel(shape(*scores)) * (*scores)->dtype().itemsize() > kScoreBytes;
-      std::optional<SeenKeys> seen = r->dtype() == dtypes::float32 || large ? seen_keys_of(*scores) : std::nullopt;
-      std::optional<AttentionKeys> keys = seen && r->dtype() == dtypes::float32 ? key_range(*seen, shape(*scores).back()) : std::nullopt;
+      // The mask's flags (a plan of their own where the mask is made of constants) are computed
+      // once, and only where read: for the attention kernel (float32), or for the keys the blocks
+      // of queries skip once those blocks are found.
+      std::optional<std::optional<SeenKeys>> seen;
+      auto seen_keys = [&]() -> const std::optional<SeenKeys>& {
+        if (!seen) seen = seen_keys_of(*scores);
+        return *seen;
+      };
+      // Rewritten only where nothing else reads a value between the product and `r` (the scores,
+      // the softmax): another reader would need them whole, computed a second time.
+      bool alone = read_only_inside(mask_nodes(*scores).product, r);
+      std::optional<AttentionKeys> keys =
+          alone && r->dtype() == dtypes::float32 && seen_keys() ? key_range(*seen_keys(), shape(*scores).back()) : std::nullopt;
       // Over every key the matmuls are faster than the attention kernel.
       if (std::optional<Tensor> one = keys ? attention(Tensor(keys_innermost(*scores), shape(*scores)), values, keys) : std::nullopt)
         return one->reshape(rs).uop();
-      if (std::optional<Tensor> blocks = in_query_blocks(*scores, values, seen)) return blocks->reshape(rs).uop();
+      if (std::optional<Tensor> blocks = in_query_blocks(r, *scores, values, seen_keys)) return blocks->reshape(rs).uop();
       return std::nullopt;
     }
     return std::nullopt;
   }
 
-  // softmax(scores) @ values a block of queries at a time where the scores (..., Q, K) would take
+  // softmax(scores) @ values (`r`) a block of queries at a time where the scores (..., Q, K) would take
   // more than kScoreBytes, so no plan holds a long sequence's whole score matrix: each block's
   // scores computed again from its rows of the queries and of every operand of the nodes between
   // their product with the keys and the scores (a scale, a mask given as an input), joined along
   // the queries; where a mask known at build time shuts keys out (`seen`), a block reads only the
-  // keys some query of it sees. Nothing where they fit, or no such product is found.
-  std::optional<Tensor> in_query_blocks(const UOpPtr& scores, const Tensor& values, const std::optional<SeenKeys>& seen) {
+  // keys some query of it sees. Nothing where they fit, no such product is found, or a value
+  // between the product and `r` is read elsewhere too.
+  std::optional<Tensor> in_query_blocks(const UOpPtr& r, const UOpPtr& scores, const Tensor& values,
+                                        const std::function<const std::optional<SeenKeys>&()>& seen_keys) {
     const Shape& s = shape(scores);
     int64_t queries = s[s.size() - 2];
     if (queries == 0) return std::nullopt;
     int64_t per_query = shape_numel(s) / queries * scores->dtype().itemsize();
     if (per_query * queries <= kScoreBytes) return std::nullopt;
     std::optional<Chain> chain = chain_to_product(scores);
-    if (!chain) return std::nullopt;
+    if (!chain || !read_only_inside(chain->product, r)) return std::nullopt;
     int64_t rows = std::max<int64_t>(1, kScoreBytes / std::max<int64_t>(per_query, 1));
     if (rows >= kQueryRowMultiple) rows -= rows % kQueryRowMultiple;
     int64_t keys = s.back();
+    const std::optional<SeenKeys>& seen = seen_keys();
     std::vector<Tensor> parts;
     for (int64_t first = 0; first < queries; first += rows) {
       int64_t count = std::min(rows, queries - first);
@@ -163,6 +194,7 @@ class Rule {
   // scores come through), and that product's operands: q (..., Q, D), kt (..., D, K).
   struct Chain {
     std::vector<MaskStep> steps;
+    UOpPtr product;
     Tensor q, kt;
   };
   static bool step_op(Ops op) {
@@ -178,7 +210,7 @@ class Rule {
     UOpPtr cur = scores;
     for (int depth = kMostStepsToProduct; depth >= 0; --depth) {
       if (std::optional<std::pair<Tensor, Tensor>> ops = product_operands(cur)) {
-        c.q = ops->first, c.kt = ops->second;
+        c.product = cur, c.q = ops->first, c.kt = ops->second;
         return c;
       }
       if (depth == 0 || !step_op(cur->op())) return std::nullopt;
@@ -338,6 +370,7 @@ class Rule {
   UOpPtr sink_;
   std::unordered_map<const UOp*, Shape> shapes_;
   std::unordered_map<const UOp*, bool> known_;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> readers_;  // each node's readers in the graph
 };
 
 }  // namespace

@@ -476,7 +476,7 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
                           std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding) {
   require_nchw(input, "max_pool2d");
   DType dt = input.dtype();
-  double lowest = dt.is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dt.min());
+  double lowest = const_as_double(dt.min());  // -inf for floats
   std::vector<std::pair<SInt, SInt>> pads{{0, 0}, {0, 0}, {rows_padding.first, rows_padding.second}, {columns_padding.first, columns_padding.second}};
   // An input a kernel computes, in whole channel blocks, is read in them (as a convolution reads
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of

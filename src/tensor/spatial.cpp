@@ -4,7 +4,6 @@
 // folded into a 2-D convolution (the windows along the leading axes become batch and channels).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "tensor/tensor_util.hpp"
 
@@ -157,8 +156,7 @@ Tensor Tensor::max_pool(const std::vector<int64_t>& kernel, const Window& window
   if (kernel.size() == 1 && !dilated) return unsqueeze(2).max_pool({1, kernel[0]}, with_unit_height(g)).squeeze(2);
   if (kernel.size() == 2 && !dilated)  // the 2-D pool reads its input in channel blocks where it can
     return detail::max_pool2d(*this, {kernel[0], kernel[1]}, {g.stride[0], g.stride[1]}, g.padding[0], g.padding[1]);
-  double lowest = dtype().is_float() ? -std::numeric_limits<double>::infinity() : const_as_double(dtype().min());
-  return windows_for(*this, kernel, g, lowest, "max_pool").max(last_axes(kernel.size()));
+  return windows_for(*this, kernel, g, const_as_double(dtype().min()), "max_pool").max(last_axes(kernel.size()));
 }
 
 Tensor Tensor::avg_pool(const std::vector<int64_t>& kernel, const Window& window, bool count_include_pad) const {
@@ -171,16 +169,17 @@ Tensor detail::avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, con
   Tensor sum = windows_for(x, kernel, g, 0, op).sum(axes);
   DType dtype = x.dtype();
   DType out = dtype.is_float() ? dtype : dtypes::default_float;
-  if (count_include_pad) {
+  // Every tap counts where the padding does or where there is none (each window then lies inside).
+  if (count_include_pad || !any_padding(g.padding)) {
     int64_t taps = 1;
     for (int64_t k : kernel) taps *= k;
     return (sum.cast(out) / static_cast<double>(taps)).cast(dtype);
   }
   // Divided by the share of each window inside the input: the same for every batch entry (and the
-  // batch may be symbolic).
-  Shape one_batch = x.shape();
-  one_batch[0] = 1;
-  Tensor inside = windows_for(Tensor::ones(one_batch, out), kernel, g, 0, op).sum(axes);
+  // batch may be symbolic) and every channel.
+  Shape one_image = x.shape();
+  one_image[0] = 1, one_image[1] = 1;
+  Tensor inside = windows_for(Tensor::ones(one_image, out), kernel, g, 0, op).sum(axes);
   return (sum.cast(out) / inside).cast(dtype);
 }
 

@@ -1,7 +1,6 @@
 // Helpers shared by the files that implement Tensor's ops.
 #pragma once
 
-#include <functional>
 #include <optional>
 
 #include "lathe/tensor.hpp"

@@ -159,6 +159,41 @@ TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
   }
 }
 
+// A value between the product and the result that something else reads too (the probabilities
+// returned beside the output, as a model returning its attention weights does; the scores summed)
+// is computed once, whole: neither the attention kernel nor blocks of queries compute the scores
+// a second time. Short causal scores: no attention kernel. Long scores with a mask in a buffer:
+// the plan does less work than the blocks plus the other reader would, and no more than the plain
+// graph; the values of plain loops.
+TEST(AttentionRule, ScoresReadElsewhereAreComputedOnce) {
+  Inputs in;
+  Tensor probabilities = (in.scores() + bias_where(cols() <= rows())).softmax(-1);
+  Tensor out = probabilities.matmul(f32(in.v, in.shape));
+  ExecutionPlan both = Tensor::prepare({out, probabilities});
+  size_t attention = 0;
+  for (const PreparedKernel* kernel : both.prepared_kernels()) attention += kernel_info(*kernel->ast).builds_own_loops;
+  EXPECT_EQ(attention, 0u) << "the probabilities are computed whole anyway";
+  both.execute();
+  EXPECT_ALLCLOSE(both.output_buffer_at(0)->to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t i, int64_t j) { return j <= i; }),
+                  1e-4, 1e-5);
+
+  int64_t heads = 2, seq = 1500, dim = 4;  // 18 MB of scores: blocks of queries when read only by the softmax
+  auto n = static_cast<size_t>(heads * seq * dim);
+  std::vector<float> qd = data(n, 101, -1, 1), kd = data(n, 102, -1, 1), vd = data(n, 103, -1, 1);
+  std::vector<float> mask(static_cast<size_t>(seq * seq));
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = 0; j < seq; ++j) mask[static_cast<size_t>(i * seq + j)] = (i + 3 * j) % 7 == 0 && j != i ? -kInf : 0.0f;
+  Tensor q = f32(qd, {heads, seq, dim}), k = f32(kd, {heads, seq, dim}), v = f32(vd, {heads, seq, dim});
+  Tensor scores = q.matmul(k.transpose(-1, -2)) / 2.0 + f32(mask, {seq, seq});
+  Tensor long_out = scores.softmax(-1).matmul(v), total = scores.sum({-1});
+  ExecutionPlan shared = Tensor::prepare({long_out, total});
+  int64_t blocked = long_out.prepare().estimated_work().ops, side = total.prepare().estimated_work().ops;
+  EXPECT_LT(shared.estimated_work().ops, blocked + side) << "the scores are not computed twice";
+  shared.execute();
+  auto sees = [&](int64_t i, int64_t j) { return mask[static_cast<size_t>(i * seq + j)] == 0.0f; };
+  EXPECT_ALLCLOSE(shared.output_buffer_at(0)->to_vector<float>(), attention_ref(qd, kd, vd, sees, heads, seq, dim), 1e-4, 1e-5);
+}
+
 // Long float64 attention under a causal mask of constants (the attention kernel is float32 only)
 // runs in query blocks that each read only the keys up to their last query: less work than over
 // every key, and the values of plain loops.

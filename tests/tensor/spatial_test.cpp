@@ -199,12 +199,20 @@ void check_pool(int64_t n, int64_t c, const Geometry& g, uint64_t seed) {
   EXPECT_ALLCLOSE(mx.to_vector<float>(), pool_ref(x, n * c, g, true, false), 0, 0);
   EXPECT_ALLCLOSE(t.avg_pool(g.kernel, g.window()).to_vector<float>(), pool_ref(x, n * c, g, false, false), 1e-5, 1e-6);
   EXPECT_ALLCLOSE(t.avg_pool(g.kernel, g.window(), true).to_vector<float>(), pool_ref(x, n * c, g, false, true), 1e-5, 1e-6);
+  // An input a kernel computes: the 2-D max pool reads it in channel blocks where the channels
+  // fill whole blocks of the target's lanes (tensor/nn.cpp; the structure is NnConv2d's test).
+  std::vector<float> twice(x);
+  for (float& v : twice) v *= 2.0f;
+  for (const char* lanes : {"8", "16"}) {
+    test::ScopedTargetShape shape(lanes);
+    EXPECT_ALLCLOSE((t * 2.0f).max_pool(g.kernel, g.window()).to_vector<float>(), pool_ref(twice, n * c, g, true, false), 0, 0) << lanes;
+  }
 }
 
 TEST(SpatialPool, OneTwoAndThreeAxes) {
   check_pool(2, 3, {{9}, {3}, {2}, {1}, {{1, 1}}}, 30);
   check_pool(1, 2, {{8}, {2}, {3}, {2}, {{0, 1}}}, 31);
-  check_pool(1, 32, {{7, 9}, {3, 3}, {2, 2}, {1, 1}, {{1, 1}, {1, 0}}}, 32);  // the 2-D pool's channel blocks
+  check_pool(1, 32, {{7, 9}, {3, 3}, {2, 2}, {1, 1}, {{1, 1}, {1, 0}}}, 32);  // 32 channels: whole blocks at 8 and 16 lanes
   check_pool(1, 2, {{7, 8}, {3, 2}, {1, 2}, {2, 3}, {{2, 1}, {0, 2}}}, 33);  // dilated
   check_pool(2, 1, {{5, 4, 6}, {2, 3, 2}, {2, 1, 2}, {1, 1, 1}, {{1, 0}, {1, 1}, {0, 1}}}, 34);
 }
