@@ -133,6 +133,15 @@ TEST(AttentionRule, ANegativeScaleAfterTheMaskIsNotFollowed) {
   EXPECT_EQ(attention_kernels(out), 0u);
 }
 
+// A seq x seq mask of 0 and -inf with no key range to fit: keys shut here and there, never a
+// query's own.
+std::vector<float> scattered_mask(int64_t seq) {
+  std::vector<float> mask(static_cast<size_t>(seq * seq));
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = 0; j < seq; ++j) mask[static_cast<size_t>(i * seq + j)] = (i + 3 * j) % 7 == 0 && j != i ? -kInf : 0.0f;
+  return mask;
+}
+
 // Scores past 16 MB with no key range to skip (a mask in an ordinary buffer, one per query and
 // key) run a block of queries at a time: 2 heads x 1500 x 1500 float32 scores are 18 MB; no buffer
 // of the plan holds them whole, each block recomputes the scale and the mask on its rows, and
@@ -142,9 +151,7 @@ TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
     int64_t heads = 2, dim = 4;
     auto n = static_cast<size_t>(heads * seq * dim);
     std::vector<float> qd = data(n, 81, -1, 1), kd = data(n, 82, -1, 1), vd = data(n, 83, -1, 1);
-    std::vector<float> mask(static_cast<size_t>(seq * seq));
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) mask[static_cast<size_t>(i * seq + j)] = (i + 3 * j) % 7 == 0 && j != i ? -kInf : 0.0f;
+    std::vector<float> mask = scattered_mask(seq);
     Tensor q = f32(qd, {heads, seq, dim}), k = f32(kd, {heads, seq, dim}), v = f32(vd, {heads, seq, dim});
     Tensor out = (q.matmul(k.transpose(-1, -2)) / 2.0 + f32(mask, {seq, seq})).softmax(-1).matmul(v);  // 2: sqrt(dim)
     ExecutionPlan plan = out.prepare();
@@ -180,9 +187,7 @@ TEST(AttentionRule, ScoresReadElsewhereAreComputedOnce) {
   int64_t heads = 2, seq = 1500, dim = 4;  // 18 MB of scores: blocks of queries when read only by the softmax
   auto n = static_cast<size_t>(heads * seq * dim);
   std::vector<float> qd = data(n, 101, -1, 1), kd = data(n, 102, -1, 1), vd = data(n, 103, -1, 1);
-  std::vector<float> mask(static_cast<size_t>(seq * seq));
-  for (int64_t i = 0; i < seq; ++i)
-    for (int64_t j = 0; j < seq; ++j) mask[static_cast<size_t>(i * seq + j)] = (i + 3 * j) % 7 == 0 && j != i ? -kInf : 0.0f;
+  std::vector<float> mask = scattered_mask(seq);
   Tensor q = f32(qd, {heads, seq, dim}), k = f32(kd, {heads, seq, dim}), v = f32(vd, {heads, seq, dim});
   Tensor scores = q.matmul(k.transpose(-1, -2)) / 2.0 + f32(mask, {seq, seq});
   Tensor long_out = scores.softmax(-1).matmul(v), total = scores.sum({-1});
