@@ -61,7 +61,7 @@ struct Window {
   std::vector<int64_t> stride = {};                       ///< pools: empty means the kernel's size
   std::vector<std::pair<int64_t, int64_t>> padding = {};  ///< (before, after), at least 0
   std::vector<int64_t> dilation = {};
-  bool ceil_mode = false;  ///< pools: the end padded so a last, partial window is kept
+  bool ceil_mode = false;  ///< pools: the end padded so a last, partial window is kept (unless it would start in the end padding)
 };
 
 class Tensor {

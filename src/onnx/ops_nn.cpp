@@ -47,14 +47,20 @@ std::vector<int64_t> spatial_pads(const OpContext& c, const Shape& in, const std
 }
 
 // The Window of a convolution or pool over `in` with `kernel`: its strides, dilations and pads
-// (or auto_pad), and ceil_mode.
+// (or auto_pad); a pool's ceil_mode is its own (pool_window_of).
 Window window_of(const OpContext& c, const Shape& in, const std::vector<int64_t>& kernel) {
   size_t n = kernel.size();
   std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = spatial_pads(c, in, kernel, strides, dil);
-  Window w{strides, {}, dil, c.attr_i("ceil_mode", 0) != 0};
+  Window w{strides, {}, dil};
   for (size_t i = 0; i < n; ++i) w.padding.emplace_back(pads[i], pads[i + n]);
+  return w;
+}
+
+Window pool_window_of(const OpContext& c, const Shape& in, const std::vector<int64_t>& kernel) {
+  Window w = window_of(c, in, kernel);
+  w.ceil_mode = c.attr_i("ceil_mode", 0) != 0;
   return w;
 }
 
@@ -66,14 +72,13 @@ Tensor conv(const OpContext& c) {
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
   Window win = window_of(c, x.shape(), std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()));
-  win.ceil_mode = false;  // not a Conv attribute
   return x.conv(w, bias, win, c.attr_i("group", 1));
 }
 
 Tensor pool(const OpContext& c, bool is_max) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
-  Window win = window_of(c, x.shape(), kernel);
+  Window win = pool_window_of(c, x.shape(), kernel);
   return is_max ? x.max_pool(kernel, win) : x.avg_pool(kernel, win, c.attr_i("count_include_pad", 0) != 0);
 }
 
@@ -84,8 +89,7 @@ V max_pool_with_indices(const OpContext& c) {
   if (x.ndim() != 4 || x.is_symbolic()) c.fail("MaxPool's indices output needs a static (N, C, H, W) input");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   if (kernel.size() != 2) c.fail("kernel_shape must have 2 entries");
-  if (c.attr_i("ceil_mode", 0)) c.fail("ceil_mode with the indices output is not supported");
-  Window window = window_of(c, x.shape(), kernel);
+  Window window = pool_window_of(c, x.shape(), kernel);
   const std::vector<int64_t>&strides = window.stride, &dil = window.dilation;
   Tensor win = x.windows(kernel, window, const_as_double(x.dtype().min()));  // (N, C, OH, OW, KH, KW)
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], oh = win.shape()[2], ow = win.shape()[3];

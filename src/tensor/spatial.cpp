@@ -62,15 +62,18 @@ std::vector<int64_t> spatial_sizes(const Tensor& x, const std::string& what) {
   return out;
 }
 
-// With ceil_mode, each axis' end padded further so a last, partial window is kept.
+// With ceil_mode, each axis' end padded further so a last, partial window is kept, unless that
+// window would start in the end padding (PyTorch's and ONNX Runtime's rule: a 5-wide axis padded
+// by 1 on each side in windows of 2 at stride 2 has 3 windows, not 4 of which the last reads only
+// padding).
 Pads pool_padding(const std::vector<int64_t>& sizes, const std::vector<int64_t>& kernel, const Window& w) {
   Pads p = w.padding;
   if (!w.ceil_mode) return p;
   for (size_t i = 0; i < kernel.size(); ++i) {
     int64_t size = sizes[i] + p[i].first + p[i].second, span = w.dilation[i] * (kernel[i] - 1) + 1;
     if (size < span) continue;  // no window fits: the windows' own check says so
-    int64_t rem = (size - span) % w.stride[i];
-    if (rem != 0) p[i].second += w.stride[i] - rem;
+    int64_t rem = (size - span) % w.stride[i], last_start = ((size - span) / w.stride[i] + 1) * w.stride[i];
+    if (rem != 0 && last_start < sizes[i] + p[i].first) p[i].second += w.stride[i] - rem;
   }
   return p;
 }

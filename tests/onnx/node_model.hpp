@@ -46,6 +46,13 @@ struct NodeModel {
     a->set_f(static_cast<float>(f));
     return *this;
   }
+  NodeModel& attr_i(const std::string& name, int64_t v) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(v);
+    return *this;
+  }
   NodeModel& attr_ints(const std::string& name, const std::vector<int64_t>& v) {
     auto* a = node->add_attribute();
     a->set_name(name);

@@ -231,6 +231,26 @@ TEST(SpatialPool, CeilModeKeepsTheLastPartialWindow) {
   EXPECT_EQ(one.shape(), (Shape{1, 1, 5}));
 }
 
+// ...but not a window that would start in the end padding: a 5-wide axis padded by 1 on each
+// side has 3 windows of 2 at stride 2, not 4 (PyTorch and ONNX Runtime 1.30 give these values).
+TEST(SpatialPool, CeilModeDropsAWindowThatStartsInTheEndPadding) {
+  std::vector<float> x(25);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  Tensor t = f32(x, {1, 1, 5, 5});
+  Window ceil{.stride = {2, 2}, .padding = {{1, 1}, {1, 1}}, .ceil_mode = true};
+  Tensor y = t.max_pool({2, 2}, ceil);
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
+  EXPECT_ALLCLOSE(y.to_vector<float>(), (std::vector<float>{0, 2, 4, 10, 12, 14, 20, 22, 24}), 0, 0);
+  EXPECT_ALLCLOSE(t.avg_pool({2, 2}, ceil).to_vector<float>(), (std::vector<float>{0, 1.5f, 3.5f, 7.5f, 9, 11, 17.5f, 19, 21}), 1e-6, 1e-6);
+  EXPECT_ALLCLOSE(t.avg_pool({2, 2}, ceil, true).to_vector<float>(), (std::vector<float>{0, 0.75f, 1.75f, 3.75f, 9, 11, 8.75f, 19, 21}), 1e-6, 1e-6);
+  // One axis, and a window that starts in the input and ends past the padding is kept (6 + 1 + 1
+  // in windows of 3 at stride 2: starts 0, 2, 4 and 6, the last on the input's last element).
+  Tensor one = f32(data(6, 37), {1, 1, 6}).max_pool({3}, Window{.stride = {2}, .padding = {{1, 1}}, .ceil_mode = true});
+  EXPECT_EQ(one.shape(), (Shape{1, 1, 4}));
+  Tensor two = f32(data(5, 38), {1, 1, 5}).max_pool({2}, Window{.stride = {3}, .padding = {{0, 1}}, .ceil_mode = true});
+  EXPECT_EQ(two.shape(), (Shape{1, 1, 2})) << "starts 0 and 3; 6 lies in the end padding";
+}
+
 TEST(SpatialPool, IntegersAndDefaultStride) {
   std::vector<int32_t> x{5, -3, 9, 1, -7, 2, 8, 0, -1};
   Tensor t = Tensor::from_vector(x, {1, 1, 9});
