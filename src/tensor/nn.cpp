@@ -38,6 +38,12 @@ const std::vector<int64_t> kChannelsInBlockLast = {0, 1, 2, 3, 5, 6, 7, 8, 4};
 bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) {
   return lanes != 0 && channels % lanes == 0 && !x.is_realized() && x.dtype().is_float();
 }
+// Multiply-adds per input element (output channels per group x taps / stride area) from which a
+// large convolution copies a stored input (a graph's input, not computed by a kernel that could
+// write it in blocks) into channel blocks first: the copy, a read and a write of each element, is
+// then small beside the convolution, whose blocked kernel keeps output channels in vector lanes
+// (PyTorch's oneDNN convolution reorders an NCHW input the same way).
+constexpr int64_t kBlockCopyMacs = 64;
 // Multiply-adds (over the whole batch of matrices) from which a matmul stores its right operand in
 // column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
@@ -398,7 +404,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // where the output channels have a block (their lanes): with 9 or 3 the lanes are pixels, and
   // those are contiguous only in the unblocked input.
   int64_t cb = blocks.lanes;  // the input's channel block
-  bool blocked = large && computed_in_blocks(*this, cg, cb) && (!padded || through_padding) && blocks.stored(og) != 0;
+  bool copied = is_realized() && dtype().is_float() && cb != 0 && cg % cb == 0 && og * kh * kw >= kBlockCopyMacs * stride.first * stride.second;
+  bool blocked = large && (computed_in_blocks(*this, cg, cb) || copied) && (!padded || through_padding) && blocks.stored(og) != 0;
   Tensor xw;
   if (blocked) {
     Tensor x = stored_in_split_blocks(*this, 1, cb, 1)

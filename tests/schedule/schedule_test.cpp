@@ -33,18 +33,21 @@ TEST(Schedule, ElementwiseChainIsOneKernelReadingEachInputOnce) {
 // A large convolution reads its weight in output-channel blocks (one copy kernel) and a stored
 // copy of its input only where that input is not stored already: padded, it is copied with its
 // padding; a stored input without padding is read in place.
-TEST(Schedule, LargeConvolutionCopiesItsInputOnlyToPadIt) {
+// A large convolution copies a stored input to pad it, or into channel blocks where each input
+// element feeds many multiply-adds; otherwise it reads it where it lies.
+TEST(Schedule, LargeConvolutionCopiesAStoredInputToPadItOrIntoBlocks) {
   Tensor x = Tensor::rand({1, 32, 9, 9}, 1), w1 = Tensor::rand({64, 32, 1, 1}, 2), w3 = Tensor::rand({64, 32, 3, 3}, 3),
-         w3_wide = Tensor::rand({256, 32, 3, 3}, 4);
-  x.realize(), w1.realize(), w3.realize(), w3_wide.realize();
+         w3_wide = Tensor::rand({256, 32, 3, 3}, 4), w1_narrow = Tensor::rand({16, 32, 1, 1}, 5);
+  x.realize(), w1.realize(), w3.realize(), w3_wide.realize(), w1_narrow.realize();
   auto kernels = [](const Tensor& t) {
     size_t n = 0;
     for (const ScheduleItem& it : schedule_of(t).items) n += !it.is_view();
     return n;
   };
-  EXPECT_EQ(kernels(x.conv2d(w1)), 2u);                                          // weight blocks, convolution
+  EXPECT_EQ(kernels(x.conv2d(w1_narrow)), 2u);                                   // weight blocks, convolution
+  EXPECT_EQ(kernels(x.conv2d(w1)), 3u);                                          // and the input in blocks (64 per element)
   EXPECT_EQ(kernels(x.conv2d(w3_wide, std::nullopt, {1, 1}, {1, 1})), 3u);      // and the padded input
-  EXPECT_EQ(kernels(x.conv2d(w3, std::nullopt, {1, 1}, {1, 1})), 2u);           // read through its padding
+  EXPECT_EQ(kernels(x.conv2d(w3, std::nullopt, {1, 1}, {1, 1})), 3u);           // in blocks, read through its padding
   EXPECT_EQ(kernels((x * 2.0f).conv2d(w1)), 3u);                                 // a computed input is stored once
 }
 
@@ -331,7 +334,7 @@ TEST(Schedule, AnOperandOfACopiedElementwiseNodeIsStoredInTheCopysLayout) {
   int silu_blocked = 0;
   for (const ScheduleItem& item : fused.items)
     silu_blocked += !item.is_view() && fused.shapes.at(item.bufs[0].get()) == Shape{1, 2, 7, 7, 16};
-  EXPECT_EQ(silu_blocked, 1) << "h * sigmoid(h) stored in blocks, h not stored on its own";
+  EXPECT_EQ(silu_blocked, 2) << "x copied into blocks for h's convolution, h * sigmoid(h) stored in blocks, h not stored on its own";
 }
 
 // gather is one indexed load per output, not a one-hot compare-and-sum over the table: the kernel
