@@ -168,21 +168,31 @@ Tensor Tensor::avg_pool(const std::vector<int64_t>& kernel, const Window& window
 
 Tensor detail::avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, const Window& window, bool count_include_pad, const char* op) {
   Window g = pool_window(x, kernel, window, op);
+  Window as_stated = window;  // the padding asked for, without what ceil_mode adds
+  as_stated.ceil_mode = false;
+  Pads stated = pool_window(x, kernel, as_stated, op).padding;
   std::vector<int64_t> axes = last_axes(kernel.size());
   Tensor sum = windows_for(x, kernel, g, 0, op).sum(axes);
   DType dtype = x.dtype();
   DType out = dtype.is_float() ? dtype : dtypes::default_float;
-  // Every tap counts where the padding does or where there is none (each window then lies inside).
-  if (count_include_pad || !any_padding(g.padding)) {
+  // Every tap counts where the padding does and ceil_mode added none, or where there is no
+  // padding at all (each window then lies inside).
+  if ((count_include_pad && g.padding == stated) || !any_padding(g.padding)) {
     int64_t taps = 1;
     for (int64_t k : kernel) taps *= k;
     return (sum.cast(out) / static_cast<double>(taps)).cast(dtype);
   }
-  // Divided by the share of each window inside the input: the same for every batch entry (and the
-  // batch may be symbolic) and every channel.
-  Shape one_image = x.shape();
-  one_image[0] = 1, one_image[1] = 1;
-  Tensor inside = windows_for(Tensor::ones(one_image, out), kernel, g, 0, op).sum(axes);
+  // Divided by the taps of each window inside what counts: the input, with count_include_pad its
+  // stated padding too, never what ceil_mode adds (PyTorch's and ONNX Runtime's divisors). The
+  // same for every batch entry (and the batch may be symbolic) and every channel.
+  Shape counted = x.shape();
+  counted[0] = 1, counted[1] = 1;
+  Window rest = g;
+  for (size_t i = 0; i < kernel.size() && count_include_pad; ++i) {
+    counted[2 + i] += stated[i].first + stated[i].second;
+    rest.padding[i] = {g.padding[i].first - stated[i].first, g.padding[i].second - stated[i].second};
+  }
+  Tensor inside = windows_for(Tensor::ones(counted, out), kernel, rest, 0, op).sum(axes);
   return (sum.cast(out) / inside).cast(dtype);
 }
 

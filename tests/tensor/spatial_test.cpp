@@ -251,6 +251,25 @@ TEST(SpatialPool, CeilModeDropsAWindowThatStartsInTheEndPadding) {
   EXPECT_EQ(two.shape(), (Shape{1, 1, 2})) << "starts 0 and 3; 6 lies in the end padding";
 }
 
+// An average over a window that ceil_mode extends past the padding divides by the taps inside
+// what counts (the input, with count_include_pad its stated padding too), not by what ceil_mode
+// adds: PyTorch's values.
+TEST(SpatialPool, CeilModeAverageCountsNoTapOfTheAddedEnd) {
+  std::vector<float> x(36);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  Tensor t = f32(x, {1, 1, 6, 6});
+  Window ceil{.stride = {2, 2}, .padding = {{1, 1}, {1, 1}}, .ceil_mode = true};
+  EXPECT_ALLCLOSE(t.avg_pool({3, 3}, ceil, true).to_vector<float>(),
+                  (std::vector<float>{1.5555556f, 3.3333333f, 4.6666667f, 2.6666667f, 8.3333333f, 14, 16, 8.5f, 16.333333f, 26, 28, 14.5f,
+                                      10.166667f, 16, 17, 8.75f}),
+                  1e-5, 1e-5);
+  EXPECT_ALLCLOSE(t.avg_pool({3, 3}, ceil).to_vector<float>(),
+                  (std::vector<float>{3.5f, 5, 7, 8, 12.5f, 14, 16, 17, 24.5f, 26, 28, 29, 30.5f, 32, 34, 35}), 1e-5, 1e-5);
+  Tensor row = f32(std::vector<float>{0, 1, 2, 3, 4, 5, 6}, {1, 1, 7});
+  EXPECT_ALLCLOSE(row.avg_pool({2}, Window{.stride = {2}, .ceil_mode = true}, true).to_vector<float>(),
+                  (std::vector<float>{0.5f, 2.5f, 4.5f, 6}), 1e-6, 1e-6) << "no stated padding: the last window holds one element";
+}
+
 TEST(SpatialPool, IntegersAndDefaultStride) {
   std::vector<int32_t> x{5, -3, 9, 1, -7, 2, 8, 0, -1};
   Tensor t = Tensor::from_vector(x, {1, 1, 9});
