@@ -58,12 +58,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
-  std::vector<const SymDims*> src_dims;
-  for (const UOpPtr& u : order) {
+  // A node's sizes as index expressions, from its sources' (each added before it).
+  auto add_sym_shape = [&, src_dims = std::vector<const SymDims*>{}](const UOpPtr& u) mutable {
+    if (sched.sym_shapes.count(u.get())) return;
     src_dims.clear();
     for (const UOpPtr& s : u->src()) src_dims.push_back(&sched.sym_shapes.at(s.get()));
     sched.sym_shapes.emplace(u.get(), node_sym_shape(*u, src_dims, sched.shapes.at(u.get())));
-  }
+  };
+  for (const UOpPtr& u : order) add_sym_shape(u);
 
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;
@@ -97,12 +99,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots) {
       auto [partials, replacement] = *split;
       keep_alive.insert(keep_alive.end(), {partials, replacement});
       realized[partials.get()] = true;
-      for (const UOpPtr& n : toposort(replacement)) {
-        if (sched.sym_shapes.count(n.get())) continue;
-        std::vector<const SymDims*> sd;
-        for (const UOpPtr& s : n->src()) sd.push_back(&sched.sym_shapes.at(s.get()));
-        sched.sym_shapes.emplace(n.get(), node_sym_shape(*n, sd, sched.shapes.at(n.get())));
-      }
+      for (const UOpPtr& n : toposort(replacement)) add_sym_shape(n);
       ScheduleItem first;
       first.ast = strip_binds(lower_kernel(partials, sched, realized, first.bufs), sched.var_vals);
       first.labels = item.labels;  // both kernels compute u

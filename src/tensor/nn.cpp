@@ -33,11 +33,11 @@ constexpr int64_t kPaddingReadChannels = 8;
 // taps). The view that takes (N, G, 1, C/B, B, OH, OW, KH, KW) to that order.
 const std::vector<int64_t> kChannelsInBlockLast = {0, 1, 2, 3, 5, 6, 7, 8, 4};
 
+// Whether `x` can be read in channel blocks of `lanes`: a float whose `channels` they divide.
+bool in_whole_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return lanes != 0 && channels % lanes == 0 && x.dtype().is_float(); }
 // Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: an input that a
 // convolution, a max pool or a concatenation of channels has its producer store in blocks.
-bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) {
-  return lanes != 0 && channels % lanes == 0 && !x.is_realized() && x.dtype().is_float();
-}
+bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return in_whole_blocks(x, channels, lanes) && !x.is_realized(); }
 // Multiply-adds per input element (output channels per group x taps / stride area) from which a
 // large convolution copies a stored input (a graph's input, not computed by a kernel that could
 // write it in blocks) into channel blocks first: the copy, a read and a write of each element, is
@@ -404,8 +404,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   // where the output channels have a block (their lanes): with 9 or 3 the lanes are pixels, and
   // those are contiguous only in the unblocked input.
   int64_t cb = blocks.lanes;  // the input's channel block
-  bool copied = is_realized() && dtype().is_float() && cb != 0 && cg % cb == 0 && og * kh * kw >= kBlockCopyMacs * stride.first * stride.second;
-  bool blocked = large && (computed_in_blocks(*this, cg, cb) || copied) && (!padded || through_padding) && blocks.stored(og) != 0;
+  // A stored input is read in blocks too where each of its elements feeds enough multiply-adds to
+  // pay for copying it into them.
+  bool pays = !is_realized() || og * kh * kw >= kBlockCopyMacs * stride.first * stride.second;
+  bool blocked = large && in_whole_blocks(*this, cg, cb) && pays && (!padded || through_padding) && blocks.stored(og) != 0;
   Tensor xw;
   if (blocked) {
     Tensor x = stored_in_split_blocks(*this, 1, cb, 1)
