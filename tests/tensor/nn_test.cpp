@@ -443,9 +443,10 @@ TEST(NnConv2d, ComputedInputInChannelBlocks) {
 }
 
 // A stored input (a graph's input) whose elements each feed at least 64 multiply-adds (output
-// channels x taps / stride area) is copied into channel blocks for a large convolution, as a
-// computed one is stored in them: through its padding, strided, a batch; with fewer, or channels
-// the block does not divide, it is read where it lies. Every value matches plain loops.
+// channels x taps / stride area), with output channels that fill a vector, is copied into channel
+// blocks for a large convolution, as a computed one is stored in them: through its padding,
+// strided, a batch; with fewer, or channels the block does not divide, it is read where it lies.
+// Every value matches plain loops.
 TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
   for (int64_t lanes : {8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
@@ -457,6 +458,8 @@ TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
     EXPECT_EQ(blocked({.n = 1, .c = 32, .h = 6, .w = 7, .o = 48, .kh = 1, .kw = 1}, 93), 0u) << "48 per element";
     EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 7, .w = 5, .o = 4, .kh = 3, .kw = 3, .padding = {1, 1}}, 94), 0u) << "36 per element";
     EXPECT_EQ(blocked({.n = 1, .c = 20, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}}, 95), 0u) << "20 channels";
+    EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 7, .w = 5, .o = 8, .kh = 3, .kw = 3, .padding = {1, 1}}, 96), lanes == 8 ? 1u : 0u)
+        << "8 output channels fill a vector at 8 lanes, half of one at 16";
   }
 }
 
