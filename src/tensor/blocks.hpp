@@ -8,6 +8,7 @@
 
 #include "lathe/plan.hpp"
 #include "lathe/target.hpp"
+#include "lathe/tensor.hpp"
 
 namespace lathe::detail {
 
@@ -34,5 +35,12 @@ Blocks blocks_for(const Target& target);
 /// layouts Tensor ops pick read them when they are called; a plan prepared for another shape runs
 /// them unchanged (correct, perhaps slower).
 Blocks build_blocks();
+
+/// `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
+/// memory, the block index at position `outer_at` among the other axes; viewed in t's shape with
+/// that axis split (n/B, B), so a kernel indexes blocks and lanes without dividing a merged index
+/// back into them. A vector kernel then loads a block of B along `axis` from one run of memory.
+/// For a constant `t` (a model's weight) the copy is made once, at prepare.
+Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at);
 
 }  // namespace lathe::detail

@@ -8,6 +8,7 @@
 #include "schedule/shape.hpp"
 #include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
+#include "tensor/winograd.hpp"
 
 namespace lathe {
 namespace {
@@ -59,34 +60,17 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
   return {a, b};
 }
 
-// `t` stored with its axis `axis` split into (n/B, B): the B elements of a block innermost in
-// memory, the block index at position `outer_at` among the other axes; viewed in t's shape with
-// that axis split (n/B, B), so a kernel indexes blocks and lanes without dividing a merged index
-// back into them. A vector kernel then loads a block of B along `axis` from one run of memory.
-// For a constant `t` (a model's weight) the copy is made once, at prepare.
-Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
-  SymShape split = t.symbolic_shape();
-  split[static_cast<size_t>(axis)] = SInt(split[static_cast<size_t>(axis)].value() / block);
-  split.insert(split.begin() + axis + 1, SInt(block));
-  std::vector<int64_t> order;  // the other axes, the block index among them, the block's lanes last
-  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
-    if (i != axis && i != axis + 1) order.push_back(i);
-  order.insert(order.begin() + outer_at, axis);
-  order.push_back(axis + 1);
-  return detail::layout_copy(t.reshape(split).permute(order)).permute(inverse_permutation(order));
-}
-
 // The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with
 // zeros to a multiple of it; the view leaves the padding out.
 Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
   int64_t n = t.shape()[static_cast<size_t>(axis)], extra = (n + block - 1) / block * block - n;
-  if (extra == 0) return stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
+  if (extra == 0) return detail::stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
   std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(t.ndim()), {SInt(0), SInt(0)});
   pads[static_cast<size_t>(axis)].second = SInt(extra);
   Tensor padded = t.pad(pads);
   std::vector<std::pair<SInt, SInt>> keep;
   for (int64_t d : t.shape()) keep.emplace_back(SInt(0), SInt(d));
-  return stored_in_split_blocks(padded, axis, block, outer_at).reshape(padded.symbolic_shape()).shrink(keep);
+  return detail::stored_in_split_blocks(padded, axis, block, outer_at).reshape(padded.symbolic_shape()).shrink(keep);
 }
 
 // The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
@@ -317,7 +301,7 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
     Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
     Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
     bool largest = i + 1 == parts.size();
-    if (!largest && computed_in_blocks(y, o, lanes)) y = stored_in_split_blocks(y, 1, lanes, 1).reshape(y.symbolic_shape());
+    if (!largest && computed_in_blocks(y, o, lanes)) y = detail::stored_in_split_blocks(y, 1, lanes, 1).reshape(y.symbolic_shape());
     y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
     out = out ? *out + y : y;
   }
@@ -333,10 +317,10 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& weight, const std::op
                         std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                         std::pair<int64_t, int64_t> dilation, int64_t lanes, const std::vector<int64_t>& out_hw) {
   int64_t c = input.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3];
-  Tensor x = stored_in_split_blocks(input, 1, lanes, 1)
+  Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1)
                  .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
-  Tensor w = stored_in_split_blocks(weight.reshape({c, kh, kw}), 0, lanes, 0);  // (C/B, B, KH, KW)
+  Tensor w = detail::stored_in_split_blocks(weight.reshape({c, kh, kw}), 0, lanes, 0);  // (C/B, B, KH, KW)
   SymShape out_shape = input.symbolic_shape();
   out_shape[2] = out_hw[0], out_shape[3] = out_hw[1];
   Tensor out = (win * w.reshape({1, c / lanes, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape(out_shape);
@@ -384,6 +368,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   int64_t lanes = std::min<int64_t>(blocks.output_channels(c), blocks.lanes);
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
+  if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
+    return detail::winograd_conv2d(*this, weight, bias, padding, blocks.lanes);
   // A large convolution reads each input element many times: it reads a stored input, so no
   // fused work is repeated in its innermost loop, and its weight stored with the output channels
   // innermost, so a block of output channels is one vector load per tap. (For a constant weight,
@@ -411,7 +397,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   bool blocked = large && in_whole_blocks(*this, cg, cb) && pays && (!padded || through_padding) && blocks.stored(og) != 0;
   Tensor xw;
   if (blocked) {
-    Tensor x = stored_in_split_blocks(*this, 1, cb, 1)
+    Tensor x = detail::stored_in_split_blocks(*this, 1, cb, 1)
                    .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
     Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
     xw = win.reshape({batch, groups, 1, cg / cb, cb, oh, ow, kh, kw}).permute(kChannelsInBlockLast);
@@ -474,7 +460,7 @@ std::optional<Tensor> detail::cat_in_channel_blocks(const std::vector<Tensor>& p
   std::vector<Tensor> blocks;
   int64_t c = 0;
   for (const Tensor& p : parts) {
-    blocks.push_back(stored_in_split_blocks(p, 1, lanes, 1));
+    blocks.push_back(detail::stored_in_split_blocks(p, 1, lanes, 1));
     c += p.shape()[1];
   }
   Shape s = parts[0].shape();
@@ -494,7 +480,7 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   int64_t c = input.shape()[1], lanes = build_blocks().lanes;
   if (computed_in_blocks(input, c, lanes)) {
     pads.insert(pads.begin() + 2, {0, 0});
-    Tensor x = stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
+    Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
     Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});
     SymShape blocked = out.symbolic_shape();  // a batch exported as dynamic stays symbolic
     return out.reshape(SymShape{blocked[0], SInt(c), blocked[3], blocked[4]});

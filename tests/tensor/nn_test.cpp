@@ -10,12 +10,15 @@
 #include "ir/step.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/create_schedule.hpp"
+#include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
 namespace {
 
+using test::ConvArgs;
+using test::conv_ref;
 using test::data;
 using test::f32;
 
@@ -307,42 +310,6 @@ TEST(NnLayernorm, PermutedInput) {
 }
 
 // ---- conv2d -----------------------------------------------------------------------------------------
-
-struct ConvArgs {
-  int64_t n, c, h, w, o, kh, kw;
-  std::pair<int64_t, int64_t> stride{1, 1}, padding{0, 0}, dilation{1, 1};
-  int64_t groups = 1;
-  bool bias = false;
-  bool computed = false;  // the input is computed (2x), not a stored buffer
-};
-
-std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<float>& wt, const std::vector<float>& b,
-                             const ConvArgs& a, int64_t& oh, int64_t& ow) {
-  auto [sh, sw] = a.stride;
-  auto [ph, pw] = a.padding;
-  auto [dh, dw] = a.dilation;
-  oh = (a.h + 2 * ph - dh * (a.kh - 1) - 1) / sh + 1;
-  ow = (a.w + 2 * pw - dw * (a.kw - 1) - 1) / sw + 1;
-  int64_t cg = a.c / a.groups, og = a.o / a.groups;
-  std::vector<double> out;
-  for (int64_t n = 0; n < a.n; ++n)
-    for (int64_t o = 0; o < a.o; ++o)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t xo = 0; xo < ow; ++xo) {
-          double acc = a.bias ? b[o] : 0.0;
-          int64_t g = o / og;
-          for (int64_t ci = 0; ci < cg; ++ci)
-            for (int64_t ky = 0; ky < a.kh; ++ky)
-              for (int64_t kx = 0; kx < a.kw; ++kx) {
-                int64_t iy = y * sh - ph + ky * dh, ix = xo * sw - pw + kx * dw;
-                if (iy < 0 || iy >= a.h || ix < 0 || ix >= a.w) continue;
-                acc += double(x[((n * a.c + g * cg + ci) * a.h + iy) * a.w + ix]) *
-                       wt[((o * cg + ci) * a.kh + ky) * a.kw + kx];
-              }
-          out.push_back(acc);
-        }
-  return out;
-}
 
 Tensor check_conv(const ConvArgs& a, uint64_t seed) {
   auto x = data(static_cast<size_t>(a.n * a.c * a.h * a.w), seed);

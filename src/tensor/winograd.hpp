@@ -1,0 +1,63 @@
+// A 3x3 convolution of stride 1 by Winograd's minimal filtering, F(4x4, 3x3): each 4x4 block
+// of output pixels ("tile") from a 6x6 window of the input, with 36 multiply-adds per (tile,
+// input channel, output channel) where the direct method does 144. Written as plain Tensor math,
+// each step a kernel the scheduler fuses and the optimizer tiles as any other:
+//
+//   input transform   V = Bᵀ d B      per tile and input channel, d its 6x6 window
+//   weight transform  U = G g Gᵀ      per (output, input) channel, g its 3x3 kernel: a constant
+//                                     weight's is computed once, at prepare
+//   product           M = Σ_c U V    36 matrix products (K x C) . (C x tiles), one per point
+//   output transform  Y = Aᵀ M A      per tile and output channel, fused into what reads Y
+//
+// The transforms are sums of the window's rows and columns scaled by the matrices' constants;
+// every step reads and writes channels in vector lanes (the input in channel blocks, the product
+// with output channels innermost). The interpolation points are 0, ±1, ±2 (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", 2015): float32 results differ from the direct
+// method's by a few units in the fifth significant digit at 512 channels (tests/tensor/winograd_test).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "lathe/tensor.hpp"
+
+namespace lathe::detail {
+
+/// A convolution's facts the choice between the direct method and Winograd's reads.
+struct WinogradCase {
+  int64_t batch, in_channels, out_channels, out_h, out_w;
+  int64_t lanes;  // the Target's float32 lanes
+};
+
+/// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
+/// of 8's, 64 to 512 channels, at 8 and at 16 lanes; tests/tensor/winograd_test holds the cases).
+/// Each method's multiply-adds overlap with reading its weight, so it takes the longer of the two;
+/// Winograd's weight is 4x the direct one's (36 points for 9 taps), which decides a deep layer on
+/// a small image (512 channels at 7x7: 38 MB read for 4 tiles).
+struct WinogradPrices {
+  double fma_units = 2;              // vector multiply-adds a core issues per cycle
+  double direct_efficiency = 0.9;    // the share of that peak a direct convolution's register tiles reach
+  double product_efficiency = 0.55;  // the share the 36 products reach (short sums over the channels)
+  double weight_value = 1;           // per float of weight read (from memory: a large layer's is not in cache)
+  double transform_value = 2;        // per transformed value (36 per tile and channel, in and out): memory-bound passes
+  double kernel = 20000;             // the transforms' and the product's kernels beside the direct one's
+};
+
+/// Estimated cycles of the direct method and of Winograd's for `c`.
+double direct_cycles(const WinogradCase& c, const WinogradPrices& p = {});
+double winograd_cycles(const WinogradCase& c, const WinogradPrices& p = {});
+
+/// Whether Tensor::conv2d computes a convolution by winograd_conv2d: a float32 3x3 of stride 1 and
+/// dilation 1, one group, both channel counts in whole vector blocks, a weight computed from
+/// constants (its transform is then made once, at prepare), and fewer estimated cycles (a symbolic
+/// batch counted at its largest).
+bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                   std::pair<int64_t, int64_t> dilation, int64_t groups, int64_t lanes);
+
+/// The convolution of x (N, C, H, W) with weight (K, C, 3, 3), stride 1, `padding` zeros on each
+/// side, as above; the input read in channel blocks of `lanes` (C a multiple of it). Any sizes:
+/// tiles past the output's edge read zeros and are cut off.
+Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                       std::pair<int64_t, int64_t> padding, int64_t lanes);
+
+}  // namespace lathe::detail
