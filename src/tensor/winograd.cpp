@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "device/buffer_registry.hpp"
+#include "support/settings.hpp"
 #include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -93,7 +94,7 @@ double winograd_cycles(const WinogradCase& c, const WinogradPrices& p) {
 
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, int64_t lanes) {
-  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0) return false;
+  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return false;
   int64_t c = x.shape()[1], k = weight.shape()[0];
   if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
       dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)

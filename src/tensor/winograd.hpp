@@ -50,7 +50,7 @@ double winograd_cycles(const WinogradCase& c, const WinogradPrices& p = {});
 /// Whether Tensor::conv2d computes a convolution by winograd_conv2d: a float32 3x3 of stride 1 and
 /// dilation 1, one group, both channel counts in whole vector blocks, a weight computed from
 /// constants (its transform is then made once, at prepare), and fewer estimated cycles (a symbolic
-/// batch counted at its largest).
+/// batch counted at its largest); never with LATHE_WINOGRAD=0.
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, int64_t lanes);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
@@ -126,7 +127,7 @@ TEST(Winograd, ErrorAtResNetWidthsIsBoundedAgainstFloat64) {
 // 1.5-2x faster at 56x56 to 14x14, 2-3x slower for 512 channels at 7x7, where it reads 38 MB of
 // weight for 4 tiles; at a batch of 8 the tiles pay for it); never for what it does not compute
 // (a stride, a dilation, groups, a 5x5 or float16) nor for a weight that is not constant, whose
-// transform would run every time.
+// transform would run every time, nor with LATHE_WINOGRAD=0.
 TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   auto pays = [](int64_t n, int64_t c, int64_t hw, int64_t lanes, bool constant_weight = true, DType dt = dtypes::float32,
                  std::pair<int64_t, int64_t> stride = {1, 1}, std::pair<int64_t, int64_t> dilation = {1, 1}, int64_t groups = 1,
@@ -151,6 +152,9 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     EXPECT_FALSE(pays(1, 64, 56, lanes, true, dtypes::float32, {1, 1}, {1, 1}, 1, 5));
     EXPECT_FALSE(pays(1, 8, 4, lanes)) << "one tile: the transforms' kernels cost more than they save";
   }
+  ::setenv("LATHE_WINOGRAD", "0", 1);
+  EXPECT_FALSE(pays(1, 64, 56, 8)) << "LATHE_WINOGRAD=0";
+  ::unsetenv("LATHE_WINOGRAD");
   EXPECT_TRUE(pays(1, 40, 56, 8));
   EXPECT_FALSE(pays(1, 40, 56, 16)) << "40 channels are not whole 16-lane blocks";
 }
