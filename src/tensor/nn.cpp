@@ -435,12 +435,14 @@ Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std:
 
 namespace {
 
-// A part computed by a kernel of its own: a reduction's result (reshaped) under elementwise ops
-// (a bias, an activation, a residual sum), looked for a few nodes deep.
-bool reduction_result(const UOpPtr& x, int depth = 8) {
+// A part computed by a kernel of its own: a reduction's result (reshaped, permuted, cut or
+// broadcast) under elementwise ops (a bias, an activation, a residual sum, Winograd's output
+// transform: two sums of six products with its matrix, 21 nodes deep), looked for a few nodes deep.
+bool reduction_result(const UOpPtr& x, int depth = 24) {
   if (depth == 0) return false;
   if (x->op() == Ops::REDUCE_AXIS) return true;
-  if (x->op() == Ops::RESHAPE || x->op() == Ops::PERMUTE) return reduction_result(x->src(0), depth - 1);
+  if (x->op() == Ops::RESHAPE || x->op() == Ops::PERMUTE || x->op() == Ops::SHRINK || x->op() == Ops::EXPAND)
+    return reduction_result(x->src(0), depth - 1);
   if (!is_alu(x->op()) && x->op() != Ops::CAST) return false;
   return std::any_of(x->src().begin(), x->src().end(), [&](const UOpPtr& s) { return reduction_result(s, depth - 1); });
 }

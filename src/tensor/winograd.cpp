@@ -35,23 +35,29 @@ Tensor constant_matrix(const double (&m)[R][S]) {
 }
 
 // t with its axis `from` (S long) mapped by m to its axis `to` (1 long, R after): the sum over s
-// of t's slice s times m's column s, broadcast along `to`. An elementwise sum of S terms, which
-// the kernel computing it evaluates once per element, its channels in vector lanes.
+// of t's slice s times m's column s, broadcast along `to`. An elementwise sum of S terms, added
+// in pairs (a shallow tree: short dependency chains in the kernel), which the kernel computing
+// it evaluates once per element, its channels in vector lanes.
 template <int R, int S>
 Tensor transformed(const Tensor& t, int64_t from, int64_t to, const double (&m)[R][S]) {
   Tensor coefficients = constant_matrix(m);
   SymShape all = t.symbolic_shape();
   Shape column(static_cast<size_t>(t.ndim()), 1);
   column[static_cast<size_t>(to)] = R;
-  std::optional<Tensor> sum;
+  std::vector<Tensor> terms;
   for (int64_t s = 0; s < S; ++s) {
     std::vector<std::pair<SInt, SInt>> slice;
     for (const SInt& d : all) slice.emplace_back(SInt(0), d);
     slice[static_cast<size_t>(from)] = {SInt(s), SInt(s + 1)};
-    Tensor term = t.shrink(slice) * coefficients.shrink({{0, R}, {s, s + 1}}).reshape(column);
-    sum = sum ? *sum + term : term;
+    terms.push_back(t.shrink(slice) * coefficients.shrink({{0, R}, {s, s + 1}}).reshape(column));
   }
-  return *sum;
+  while (terms.size() > 1) {
+    std::vector<Tensor> sums;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) sums.push_back(terms[i] + terms[i + 1]);
+    if (terms.size() % 2) sums.push_back(terms.back());
+    terms = std::move(sums);
+  }
+  return terms[0];
 }
 
 // Whether every buffer `t` is computed from is a constant (a model's weight, a cast or scaling

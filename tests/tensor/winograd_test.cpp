@@ -9,6 +9,7 @@
 
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
+#include "tensor/tensor_util.hpp"
 #include "tensor/winograd.hpp"
 
 namespace lathe {
@@ -183,6 +184,29 @@ TEST(Winograd, ChosenByConv2dForAConstantWeight) {
     EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(relu.begin(), relu.end()), 1e-5, 1e-4);
     EXPECT_ALLCLOSE(z.to_vector<float>(), ref_z, 1e-5, 2e-4);
   }
+}
+
+// A Winograd convolution's output joined with another convolution's along the channels (a
+// SqueezeNet fire module's expand 1x1 and 3x3) is a concatenation of channel blocks, each part
+// stored in blocks by the kernel computing it, as for two direct convolutions; the values match.
+TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
+  test::ScopedTargetShape shape("16");
+  ConvArgs a{.n = 1, .c = 64, .h = 27, .w = 27, .o = 128, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 80);
+  Tensor in = f32(d.x, {1, 64, 27, 27}) * 0.5f;
+  ASSERT_TRUE(detail::winograd_pays(in, constant(d.w, {128, 64, 3, 3}), {1, 1}, {1, 1}, {1, 1}, 1, 16));
+  Tensor three = in.conv2d(constant(d.w, {128, 64, 3, 3}), constant(d.b, {128}), {1, 1}, {1, 1}).relu();
+  Tensor one = in.conv2d(constant(std::vector<float>(d.w.begin(), d.w.begin() + 64 * 64), {64, 64, 1, 1})).relu();
+  std::optional<Tensor> joined = detail::cat_in_channel_blocks({one, three}, 1);
+  ASSERT_TRUE(joined.has_value());
+  for (float& v : d.x) v *= 0.5f;
+  int64_t oh = 0, ow = 0;
+  std::vector<double> ref = conv_ref(d.x, d.w, d.b, a, oh, ow);
+  std::vector<float> got = joined->to_vector<float>();
+  std::vector<float> part(got.begin() + 64 * oh * ow, got.end());
+  double scale = 0;
+  for (double& v : ref) v = std::max(0.0, v), scale = std::max(scale, v);
+  EXPECT_ALLCLOSE(part, ref, 0, 1e-5 * scale);
 }
 
 }  // namespace
