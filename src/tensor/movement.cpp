@@ -431,13 +431,18 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     pieces.push_back(t.cast(dt).pad(p));
     offset += t.shape()[a];
   }
-  while (pieces.size() > 1) {
+  return detail::sum_in_pairs(std::move(pieces));
+}
+
+Tensor detail::sum_in_pairs(std::vector<Tensor> terms) {
+  if (terms.empty()) throw Error("sum_in_pairs: no terms");
+  while (terms.size() > 1) {
     std::vector<Tensor> next;
-    for (size_t i = 0; i + 1 < pieces.size(); i += 2) next.push_back(pieces[i] + pieces[i + 1]);
-    if (pieces.size() % 2) next.push_back(pieces.back());
-    pieces = std::move(next);
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
   }
-  return pieces[0];
+  return terms[0];
 }
 
 Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t axis) {

@@ -28,6 +28,9 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
+/// The sum of `terms` (at least one, one shape) added in pairs, then pairs of those: a tree log2(n)
+/// deep, so the kernel computing it has short dependency chains and a walk of its graph few levels.
+Tensor sum_in_pairs(std::vector<Tensor> terms);
 /// `t` stored in the layout its view describes, for the kernels that read it that way (a
 /// convolution's input in channel blocks): a CONTIGUOUS whose CopyArg says layout (schedule/reader_layout.hpp).
 Tensor layout_copy(const Tensor& t);

@@ -51,13 +51,7 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const double (&m)[
     slice[static_cast<size_t>(from)] = {SInt(s), SInt(s + 1)};
     terms.push_back(t.shrink(slice) * coefficients.shrink({{0, R}, {s, s + 1}}).reshape(column));
   }
-  while (terms.size() > 1) {
-    std::vector<Tensor> sums;
-    for (size_t i = 0; i + 1 < terms.size(); i += 2) sums.push_back(terms[i] + terms[i + 1]);
-    if (terms.size() % 2) sums.push_back(terms.back());
-    terms = std::move(sums);
-  }
-  return terms[0];
+  return sum_in_pairs(std::move(terms));
 }
 
 // Whether every buffer `t` is computed from is a constant (a model's weight, a cast or scaling
