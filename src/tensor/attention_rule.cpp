@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "device/buffer_registry.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/reader_layout.hpp"
@@ -78,24 +77,8 @@ class Rule {
     return true;
   }
 
-  // Whether `u` is made of constants alone (the same on every run of the plan). Sources first, in
-  // order, not by recursion: a graph may be deeper than the stack.
-  bool known(const UOpPtr& u) {
-    if (auto it = known_.find(u.get()); it != known_.end()) return it->second;
-    for (const UOpPtr& n : toposort(u, [this](const UOp& x) { return !known_.count(&x); })) {
-      if (known_.count(n.get())) continue;
-      bool k;
-      if (n->is_const()) k = true;
-      else if (n->op() == Ops::BUFFER) k = buffer_of(*n).is_constant();
-      else if (n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND || n->src().empty()) k = false;
-      else {
-        k = true;
-        for (const UOpPtr& src : n->src()) k = k && known_.at(src.get());
-      }
-      known_.emplace(n.get(), k);
-    }
-    return known_.at(u.get());
-  }
+  // Whether `u` is made of constants alone (the same on every run of the plan).
+  bool known(const UOpPtr& u) { return detail::made_of_constants(u, known_); }
 
   // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum; x.
   std::optional<UOpPtr> softmax_input(const UOpPtr& p) const {

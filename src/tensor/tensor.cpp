@@ -8,6 +8,7 @@
 #include "device/buffer_registry.hpp"
 #include "ir/eval.hpp"
 #include "ir/label.hpp"
+#include "ir/toposort.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
 #include "schedule/create_schedule.hpp"
@@ -147,6 +148,23 @@ const Tensor& Tensor::label(const std::string& name) const {
 Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uop_) : Buffer(); }
 
 bool Tensor::is_realized() const { return uop_->op() == Ops::BUFFER; }
+
+bool detail::made_of_constants(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !memo.count(&x); })) {
+    if (memo.count(n.get())) continue;
+    bool k;
+    if (n->is_const()) k = true;
+    else if (n->op() == Ops::BUFFER) k = buffer_of(*n).is_constant();
+    else if (n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND || n->src().empty()) k = false;
+    else {
+      k = true;
+      for (const UOpPtr& src : n->src()) k = k && memo.at(src.get());
+    }
+    memo.emplace(n.get(), k);
+  }
+  return memo.at(u.get());
+}
 
 std::string Tensor::to_string() const {
   return "Tensor(shape=" + shape_to_string(symbolic_shape()) + ", dtype=" + dtype().name() + (is_realized() ? ")" : ", lazy)");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 
 #include "lathe/tensor.hpp"
 
@@ -28,6 +29,11 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
+/// Whether `u` is made of constants alone (constant buffers, a model's weights, and what is computed
+/// from them: the same on every run of a plan, which computes it once, at prepare). `memo` keeps
+/// the answers for the nodes seen, so a caller asking about many nodes walks each once; sources
+/// first, in order, not by recursion (a graph may be deeper than the stack).
+bool made_of_constants(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo);
 /// The sum of `terms` (at least one, one shape) added in pairs, then pairs of those: a tree log2(n)
 /// deep, so the kernel computing it has short dependency chains and a walk of its graph few levels.
 Tensor sum_in_pairs(std::vector<Tensor> terms);

@@ -1,10 +1,9 @@
 #include "tensor/winograd.hpp"
 
 #include <algorithm>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
-#include "device/buffer_registry.hpp"
 #include "support/settings.hpp"
 #include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
@@ -22,8 +21,9 @@ constexpr double kOutput[4][6] = {  // Aᵀ: 6 points to 4 outputs
     {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
 constexpr int64_t kTile = 4, kWindow = 6, kPoints = kWindow * kWindow;
 
-// A transform matrix as a constant float32 tensor: a plan reads it as a constant, so what is
-// computed from it and a constant weight is computed once, at prepare.
+// A transform matrix as a constant float32 tensor, made once per convolution for both of its
+// passes: a plan reads it as a constant, so what is computed from it and a constant weight is
+// computed once, at prepare.
 template <int R, int S>
 Tensor constant_matrix(const double (&m)[R][S]) {
   std::vector<float> v;
@@ -34,43 +34,23 @@ Tensor constant_matrix(const double (&m)[R][S]) {
   return t;
 }
 
-// t with its axis `from` (S long) mapped by m to its axis `to` (1 long, R after): the sum over s
-// of t's slice s times m's column s, broadcast along `to`. An elementwise sum of S terms, added
-// in pairs (a shallow tree: short dependency chains in the kernel), which the kernel computing
-// it evaluates once per element, its channels in vector lanes.
-template <int R, int S>
-Tensor transformed(const Tensor& t, int64_t from, int64_t to, const double (&m)[R][S]) {
-  Tensor coefficients = constant_matrix(m);
+// t with its axis `from` (S long) mapped by m, a constant (R, S) matrix, to its axis `to` (1 long,
+// R after): the sum over s of t's slice s times m's column s, broadcast along `to`. An elementwise
+// sum of S terms, added in pairs (a shallow tree: short dependency chains in the kernel), which
+// the kernel computing it evaluates once per element, its channels in vector lanes.
+Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
+  int64_t r = m.shape()[0], s_len = m.shape()[1];
   SymShape all = t.symbolic_shape();
   Shape column(static_cast<size_t>(t.ndim()), 1);
-  column[static_cast<size_t>(to)] = R;
+  column[static_cast<size_t>(to)] = r;
   std::vector<Tensor> terms;
-  for (int64_t s = 0; s < S; ++s) {
+  for (int64_t s = 0; s < s_len; ++s) {
     std::vector<std::pair<SInt, SInt>> slice;
     for (const SInt& d : all) slice.emplace_back(SInt(0), d);
     slice[static_cast<size_t>(from)] = {SInt(s), SInt(s + 1)};
-    terms.push_back(t.shrink(slice) * coefficients.shrink({{0, R}, {s, s + 1}}).reshape(column));
+    terms.push_back(t.shrink(slice) * m.shrink({{0, r}, {s, s + 1}}).reshape(column));
   }
   return sum_in_pairs(std::move(terms));
-}
-
-// Whether every buffer `t` is computed from is a constant (a model's weight, a cast or scaling
-// of one): then a plan computes what depends on t alone once, at prepare.
-bool from_constants(const Tensor& t) {
-  std::vector<const UOp*> todo{t.uop().get()};
-  std::unordered_set<const UOp*> seen;
-  while (!todo.empty()) {
-    const UOp* u = todo.back();
-    todo.pop_back();
-    if (!seen.insert(u).second) continue;
-    if (u->op() == Ops::BUFFER) {
-      if (!buffer_of(*u).is_constant()) return false;
-      continue;
-    }
-    if (u->op() == Ops::DEFINE_VAR) return false;
-    for (const UOpPtr& s : u->src()) todo.push_back(s.get());
-  }
-  return true;
 }
 
 int64_t tiles_along(int64_t n) { return (n + kTile - 1) / kTile; }
@@ -100,7 +80,8 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
       dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
     return false;
   if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return false;
-  if (!from_constants(weight)) return false;  // else its transform would run every time
+  std::unordered_map<const UOp*, bool> memo;
+  if (!made_of_constants(weight.uop(), memo)) return false;  // else its transform would run every time
   WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes};
   return facts.out_h > 0 && facts.out_w > 0 && winograd_cycles(facts) < direct_cycles(facts);
 }
@@ -120,15 +101,16 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
                        .permute({0, 3, 4, 5, 6, 1, 2})
                        .reshape({n, th, tw, kWindow, 1, kWindow, 1, c});
   // V (N, tiles, 36, C): Bᵀ along the window's rows, then along its columns.
-  Tensor v = transformed(transformed(windows, 3, 4, kInput), 5, 6, kInput).reshape({n, tiles, kPoints, c});
+  Tensor bt = constant_matrix(kInput), g6 = constant_matrix(kWeight), at = constant_matrix(kOutput);
+  Tensor v = transformed(transformed(windows, 3, 4, bt), 5, 6, bt).reshape({n, tiles, kPoints, c});
   // U (36, C, K), stored: Gᵀ along the kernel's rows, then its columns.
   Tensor g = weight.permute({2, 3, 1, 0}).reshape({3, 1, 3, 1, c, k});
-  Tensor u = transformed(transformed(g, 0, 1, kWeight), 2, 3, kWeight).reshape({kPoints, c, k}).contiguous();
+  Tensor u = transformed(transformed(g, 0, 1, g6), 2, 3, g6).reshape({kPoints, c, k}).contiguous();
   // M (36, N, tiles, K): one product per point over the input channels, output channels innermost.
   Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({kPoints, 1, 1, c, k})).sum({3});
   // Y: Aᵀ along the points' rows, then columns: (N, TH, TW, 4, 4, K), to (N, K, 4TH, 4TW), cut to the output.
   Tensor points = m.permute({1, 2, 0, 3}).reshape({n, th, tw, kWindow, 1, kWindow, 1, k});
-  Tensor y = transformed(transformed(points, 3, 4, kOutput), 5, 6, kOutput)
+  Tensor y = transformed(transformed(points, 3, 4, at), 5, 6, at)
                  .reshape({n, th, tw, kTile, kTile, k})
                  .permute({0, 5, 1, 3, 2, 4})
                  .reshape({n, k, kTile * th, kTile * tw})
