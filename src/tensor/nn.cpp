@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <unordered_set>
 
 #include "schedule/shape.hpp"
 #include "tensor/blocks.hpp"
@@ -437,14 +438,25 @@ namespace {
 
 // A part computed by a kernel of its own: a reduction's result (reshaped, permuted, cut or
 // broadcast) under elementwise ops (a bias, an activation, a residual sum, Winograd's output
-// transform: two sums of six products with its matrix, 21 nodes deep), looked for a few nodes deep.
-bool reduction_result(const UOpPtr& x, int depth = 24) {
-  if (depth == 0) return false;
-  if (x->op() == Ops::REDUCE_AXIS) return true;
-  if (x->op() == Ops::RESHAPE || x->op() == Ops::PERMUTE || x->op() == Ops::SHRINK || x->op() == Ops::EXPAND)
-    return reduction_result(x->src(0), depth - 1);
-  if (!is_alu(x->op()) && x->op() != Ops::CAST) return false;
-  return std::any_of(x->src().begin(), x->src().end(), [&](const UOpPtr& s) { return reduction_result(s, depth - 1); });
+// transform: two sums of six products with its matrix, 21 nodes deep), looked for at most
+// kPartDepth nodes deep. Breadth first, each node once: a graph that shares its nodes (x * x + x)
+// has paths that double with every level.
+constexpr int kPartDepth = 24;
+bool reduction_result(const UOpPtr& x) {
+  std::vector<const UOp*> level{x.get()};
+  std::unordered_set<const UOp*> seen{x.get()};
+  for (int depth = 0; depth < kPartDepth && !level.empty(); ++depth) {
+    std::vector<const UOp*> next;
+    for (const UOp* u : level) {
+      if (u->op() == Ops::REDUCE_AXIS) return true;
+      bool view = u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE || u->op() == Ops::SHRINK || u->op() == Ops::EXPAND;
+      if (!view && !is_alu(u->op()) && u->op() != Ops::CAST) continue;
+      for (size_t i = 0; i < (view ? 1 : u->src().size()); ++i)
+        if (seen.insert(u->src(i).get()).second) next.push_back(u->src(i).get());
+    }
+    level = std::move(next);
+  }
+  return false;
 }
 
 }  // namespace
