@@ -49,6 +49,12 @@ constexpr int64_t kBlockCopyMacs = 64;
 // Multiply-adds (over the whole batch of matrices) from which a matmul stores its right operand in
 // column blocks.
 constexpr int64_t kLargeMatmul = int64_t{1} << 24;
+// Rows of the left operand from which the right one is stored in column blocks: the copy, made
+// each run, is then small beside the product; a constant's copy, made once at prepare, pays from
+// fewer rows (each step of K otherwise jumps a whole row of the weight: 12 KB at 3072 columns,
+// which maps every step's lines to the same few cache sets).
+constexpr int64_t kMatmulRows = 64;
+constexpr int64_t kConstantMatmulRows = 16;
 
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
@@ -78,13 +84,22 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
 // columns is contiguous along K, so the kernel streams it from one run of memory (unblocked,
 // each step of K jumps a whole row; a transposed operand, Kᵀ in attention, is read across its
 // rows and the product becomes a dot product per output). Each matrix of a batch is copied once,
-// so a batch of small products (8 heads of 32 features) counts whole.
-Tensor with_column_blocks(const Tensor& b, const SInt& rows) {
+// so a batch of small products (8 heads of 32 features) counts whole. The rows are all the rows of
+// `a` that meet one of b's matrices: a 2-D weight under a (1, 7, 7, 768) activation (ConvNeXt's
+// last stage) meets 49 rows, not 7.
+Tensor with_column_blocks(const Tensor& a, const Tensor& b) {
   if (b.is_symbolic()) return b;
-  int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back(), m = rows.max();
+  int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back();
   int64_t blk = detail::build_blocks().stored(n);
   int64_t batch = b.numel() / std::max<int64_t>(k * n, 1);  // b's own matrices: one copy each
-  if (blk == 0 || m < 64 || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
+  const SymShape& as = a.symbolic_shape();
+  int64_t a_rows = 1;  // every row of a, at the most its symbolic sizes take
+  for (size_t i = 0; i + 1 < as.size(); ++i) a_rows *= as[i].max();
+  int64_t m = std::max(as[as.size() - 2].max(), a_rows / std::max<int64_t>(batch, 1));
+  // A weight's copy is made once, at prepare: it pays from fewer rows than a copy made each run.
+  std::unordered_map<const UOp*, bool> memo;
+  int64_t min_rows = detail::made_of_constants(b.uop(), memo) ? kConstantMatmulRows : kMatmulRows;
+  if (blk == 0 || m < min_rows || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
 
@@ -104,7 +119,7 @@ Tensor Tensor::matmul(const Tensor& other) const {
       throw ShapeError("matmul: batch dimensions of " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()) +
                        " cannot be broadcast together");
   }
-  b = with_column_blocks(b, a.symbolic_shape()[static_cast<size_t>(a.ndim() - 2)]);  // before widening: int8 stays int8
+  b = with_column_blocks(a, b);  // before widening: int8 stays int8
   std::tie(a, b) = widen_for_products(a, b);
   // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);

@@ -10,6 +10,7 @@
 #include "ir/step.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/create_schedule.hpp"
+#include "tensor/blocks.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
@@ -188,6 +189,31 @@ TEST(NnMatmul, ColumnsStoredInPaddedBlocks) {
   Tensor p = Tensor::from_vector(ai, {64, 300}).matmul(Tensor::from_vector(bi, {300, 1000}));
   std::vector<int32_t> q = detail::broadcast_alu(Ops::IDIV, {Tensor::full({64, 1000}, int64_t{1000}, dtypes::int32), p}, "idiv").to_vector<int32_t>();
   for (size_t i = 0; i < q.size(); i += 97) EXPECT_EQ(q[i], got[i] == 0 ? 0 : 1000 / got[i]) << i;
+}
+
+// A constant weight (a model's Linear) under an activation of 7 x 7 rows of 384 features, as in
+// ConvNeXt's last stage: each matrix of the weight meets 49 rows (the activation's batch axes
+// count), and its copy in column blocks is made at prepare, so it is stored in blocks from fewer
+// rows than a weight computed each run. The plan holds the copy, its columns padded to the block;
+// a weight that is not constant is read in place at these rows. Values are those of plain loops.
+TEST(NnMatmul, ConstantWeightUnderBatchedRowsIsStoredInColumnBlocks) {
+  int64_t k = 384, n = 1001;  // no block divides 1001: the copy's columns are padded
+  auto x = data(49 * k, 28), w = data(k * n, 29);
+  int64_t blk = detail::build_blocks().stored(n);
+  ASSERT_GT(blk, 0);
+  size_t blocked = static_cast<size_t>(k * ((n + blk - 1) / blk * blk));
+  auto holds_blocked_copy = [&](const ExecutionPlan& plan) {
+    for (const Buffer& b : plan.buffers())
+      if (b.size() == blocked) return true;
+    return false;
+  };
+  for (bool constant : {true, false}) {
+    Tensor weight = f32(w, {k, n});
+    if (constant) weight.buffer().set_constant();
+    Tensor y = f32(x, {1, 7, 7, k}).matmul(weight);
+    EXPECT_EQ(holds_blocked_copy(y.prepare()), constant) << (constant ? "constant" : "computed") << " weight";
+    EXPECT_ALLCLOSE(y.to_vector<float>(), matmul_ref(x, w, 1, false, false, 49, k, n), 1e-4, 1e-4);
+  }
 }
 
 // Attention's scores over 8 heads of 32 features, Q @ K^T: K^T reads K across its rows, so each
