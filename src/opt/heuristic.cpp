@@ -191,7 +191,10 @@ class Planner {
           int w = a.hot ? 4 : a.store ? 2 : 1;
           score += s == 1 ? w : -w;
         }
-        if (score <= 0 || (padded && (!hot_vector || hot_lane_by_lane))) continue;
+        // A padded loop is taken for its hot vector load alone: what counts against it is read or
+        // stored once per output (the stores and a residual of an NCHW output, a bias clamped in
+        // its padded lanes), beside a reduction's worth of vector loads.
+        if (padded ? !hot_vector || hot_lane_by_lane : score <= 0) continue;
         std::tuple<int, int, bool, int64_t> key{lanes, score, !l.reduce, l.axis};
         if (!best || key > best_key) best = VectorAxis{l, lanes, padded}, best_key = key;
       }
