@@ -80,8 +80,10 @@ class Rule {
   // Whether `u` is made of constants alone (the same on every run of the plan).
   bool known(const UOpPtr& u) { return detail::made_of_constants(u, known_); }
 
-  // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum; x.
+  // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum (its
+  // float32 values below the smallest normal taken as 0 after); x.
   std::optional<UOpPtr> softmax_input(const UOpPtr& p) const {
+    if (p->op() == Ops::WHERE && p->src(0)->op() == Ops::CMPLT && p->src(0)->src(0) == p->src(2)) return softmax_input(p->src(2));
     size_t rank = shape(p).size();
     if (p->op() != Ops::FDIV || p->src(1)->op() != Ops::EXPAND) return std::nullopt;
     const UOpPtr &e = p->src(0), &sum = p->src(1)->src(0);

@@ -133,7 +133,14 @@ Tensor Tensor::softmax(int64_t axis) const {
   int64_t a = detail::normalize_axis(axis, ndim(), "softmax");
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor e = (x - x.max({a}, true)).exp();
-  return e / e.sum({a}, true);
+  Tensor p = e / e.sum({a}, true);
+  // float32 probabilities below the smallest normal number are stored as 0 (they differ from the
+  // exact ones by less than 1.2e-38): a subnormal one makes every multiply that reads it take the
+  // x86 cores' slow path (Swin-T's shifted windows mask scores by -100, e^-100 is subnormal: the
+  // product with the values ran 90x slower than on the unmasked blocks).
+  if (p.dtype() != dtypes::float32) return p;
+  return (p < Tensor::scalar_like(p, static_cast<double>(std::numeric_limits<float>::min()), true))
+      .where(Tensor::scalar_like(p, 0.0, true), p);
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {

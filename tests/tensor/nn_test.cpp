@@ -283,6 +283,23 @@ TEST(NnSoftmax, TransposedInputAndSizeOneAxis) {
   EXPECT_ALLCLOSE(f32(x, {12, 1}).softmax().to_vector<float>(), std::vector<float>(12, 1.0f), 1e-6, 1e-6);
 }
 
+// float32 probabilities below the smallest normal number are stored as 0, so nothing that reads
+// them multiplies subnormal numbers (x86's slow path); the others are the exact ones. e^-88 / sum
+// is subnormal (6e-39), e^-87 / sum is not (1.6e-38). Float64 keeps its tiny values.
+TEST(NnSoftmax, SubnormalFloat32ProbabilitiesAreZero) {
+  std::vector<float> x{0.0f, -100.0f, -88.0f, -87.0f, -50.0f, -1e30f};
+  std::vector<float> p = f32(x, {1, 6}).softmax().to_vector<float>();
+  std::vector<double> ref = softmax_ref(x, 1, 6, 1, false);
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_NE(std::fpclassify(p[i]), FP_SUBNORMAL) << i << ": " << p[i];
+    if (ref[i] < std::numeric_limits<float>::min()) EXPECT_EQ(p[i], 0.0f) << i;
+    else EXPECT_NEAR(p[i], ref[i], 1e-5 * ref[i]) << i;
+  }
+  EXPECT_GT(p[3], 0.0f) << "e^-87: the smallest normal number's neighbour, kept";
+  std::vector<double> p64 = f32(x, {1, 6}).cast(dtypes::float64).softmax().to_vector<double>();
+  EXPECT_GT(p64[1], 0.0) << "e^-100 in float64";
+}
+
 TEST(NnSoftmax, Float64) {
   std::vector<double> x{0.1, 0.2, 0.7, -3.0};
   double m = 0.7, s = 0;
