@@ -514,6 +514,10 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of
   // channels is one vector load per tap. The padding is read through, on the blocks.
   int64_t c = input.shape()[1], lanes = build_blocks().lanes;
+  // Half a register where a whole one does not divide the channels (24 at 16 lanes, as the
+  // depthwise convolutions after it read them): else the pool reads across the channels of an
+  // unblocked input to store its blocks.
+  if (lanes >= 8 && c % lanes != 0 && c % (lanes / 2) == 0) lanes /= 2;
   if (computed_in_blocks(input, c, lanes)) {
     pads.insert(pads.begin() + 2, {0, 0});
     Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
