@@ -22,6 +22,13 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMostValueVectors = 4;  // a row's value accumulators held in registers
 constexpr int64_t kMostRows = 8;
+// At least this many query rows share each block's key and value loads, even where their
+// accumulators do not all fit the registers: with one row every load feeds one multiply-add and
+// the loads bound the kernel, while a row's spilled accumulators cost a load and a store in L1 per
+// block of 16 keys (gpt_long's attention at 8 lanes and 16 registers, where the registers hold
+// one row: 44-50 ms a kernel with 1 row, 32-38 with 3 to 6, 41-50 with 8; at 4 lanes 1 and 4
+// rows measure the same).
+constexpr int64_t kMinRows = 4;
 constexpr int64_t kRegistersForTemporaries = 6;      // beside the accumulators: a key row, a value vector, exp2's terms
 // The running state of a group of tiles is kept in L1 beside a block of keys and values: a third
 // of it. Keys and values (taken as twice the values) of one head that a core's L2 holds are read
@@ -89,7 +96,7 @@ class FlashKernel {
     // A row holds its value accumulators and a block's scores (a 16-key block: two registers of 8 lanes).
     int64_t lanes = t.lanes(dtypes::float32);
     int64_t per_row = vectors_ * ceil_div(value_lanes_, lanes) + ceil_div(kAttentionKeyBlock, lanes);
-    rows_ = std::clamp<int64_t>((t.vector_registers - kRegistersForTemporaries) / per_row, 1, kMostRows);
+    rows_ = std::clamp<int64_t>((t.vector_registers - kRegistersForTemporaries) / per_row, kMinRows, kMostRows);
     rows_ = std::min(rows_, queries_n_);
   }
 
