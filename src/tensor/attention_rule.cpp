@@ -83,7 +83,11 @@ class Rule {
   // softmax(x, last axis) as Tensor::softmax builds it: exp2((x - max(x)) * log2 e) / its sum (its
   // float32 values below the smallest normal taken as 0 after); x.
   std::optional<UOpPtr> softmax_input(const UOpPtr& p) const {
-    if (p->op() == Ops::WHERE && p->src(0)->op() == Ops::CMPLT && p->src(0)->src(0) == p->src(2)) return softmax_input(p->src(2));
+    // That flush exactly, where(p < the smallest normal float, 0, p): a program's own threshold on
+    // the probabilities is another graph, which this kernel would not compute.
+    if (p->op() == Ops::WHERE && p->src(0)->op() == Ops::CMPLT && p->src(0)->src(0) == p->src(2) &&
+        constant_value(p->src(0)->src(1)) == static_cast<double>(std::numeric_limits<float>::min()) && constant_value(p->src(1)) == 0.0)
+      return softmax_input(p->src(2));
     size_t rank = shape(p).size();
     if (p->op() != Ops::FDIV || p->src(1)->op() != Ops::EXPAND) return std::nullopt;
     const UOpPtr &e = p->src(0), &sum = p->src(1)->src(0);

@@ -93,6 +93,27 @@ TEST(AttentionRule, PaddedKeysAfterAScaleAreOneKernel) {
   EXPECT_ALLCLOSE(out.to_vector<float>(), attention_ref(q2, in.k, in.v, [&](int64_t, int64_t j) { return j < valid; }), 1e-4, 1e-5);
 }
 
+// The rule looks through the softmax's own flush of subnormal probabilities (Tensor::softmax),
+// and only through it: a program's threshold on the probabilities (here: those below 0.05 dropped)
+// is computed as written, not taken for that flush.
+TEST(AttentionRule, AThresholdOnTheProbabilitiesIsNotTheSoftmaxsFlush) {
+  Inputs in;
+  Tensor p = (in.scores() + bias_where(cols() <= rows())).softmax(-1);
+  Tensor out = (p < Tensor::full({}, 0.05)).where(Tensor::full({}, 0.0), p).matmul(f32(in.v, in.shape));
+  EXPECT_EQ(attention_kernels(out), 0u);
+  std::vector<float> probs = p.to_vector<float>();
+  std::vector<double> want(in.v.size(), 0.0);
+  for (int64_t bh = 0; bh < kBatch * kHeads; ++bh)
+    for (int64_t i = 0; i < kSeq; ++i)
+      for (int64_t j = 0; j < kSeq; ++j) {
+        float w = probs[static_cast<size_t>((bh * kSeq + i) * kSeq + j)];
+        if (w < 0.05f) continue;
+        for (int64_t d = 0; d < kDim; ++d)
+          want[static_cast<size_t>((bh * kSeq + i) * kDim + d)] += static_cast<double>(w) * in.v[static_cast<size_t>((bh * kSeq + j) * kDim + d)];
+      }
+  EXPECT_ALLCLOSE(out.to_vector<float>(), want, 1e-4, 1e-5);
+}
+
 TEST(AttentionRule, WithoutARestrictingMaskStaysMatmuls) {
   Inputs in;
   Tensor plain = in.attend(in.scores());
