@@ -1,5 +1,7 @@
 #include "tensor/blocks.hpp"
 
+#include <algorithm>
+
 #include "runtime/planning_target.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
@@ -12,6 +14,8 @@ int64_t Blocks::output_channels(int64_t n) const {
     if (n % b == 0) return b;
   return 0;
 }
+
+int64_t Blocks::activations(int64_t n) const { return std::min(output_channels(n), lanes); }
 
 int64_t Blocks::stored(int64_t n) const {
   int64_t b = output_channels(n);

@@ -22,6 +22,10 @@ struct Blocks {
   /// A weight's output-channel block for `n` channels: two registers, one or half of one (32, 16
   /// or 8 at 16 lanes), the widest that divides n; 0 when none does.
   int64_t output_channels(int64_t n) const;
+  /// The channel block an activation of `n` channels that a depthwise convolution or a max pool
+  /// reads is stored in: one register, or half of one where a whole one does not divide n (24
+  /// channels at 16 lanes: 8); 0 when neither does.
+  int64_t activations(int64_t n) const;
   /// The block `n` output channels are stored in: output_channels(n), or one register with the
   /// channels padded by zeros to a multiple of it where none divides n and the padding adds at
   /// most an eighth (1000 classes at 16 lanes: 1008). A kernel padding its channel loop to the

@@ -96,10 +96,11 @@ Tensor with_column_blocks(const Tensor& a, const Tensor& b) {
   int64_t a_rows = 1;  // every row of a, at the most its symbolic sizes take
   for (size_t i = 0; i + 1 < as.size(); ++i) a_rows *= as[i].max();
   int64_t m = std::max(as[as.size() - 2].max(), a_rows / std::max<int64_t>(batch, 1));
+  if (blk == 0 || m < kConstantMatmulRows || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
   // A weight's copy is made once, at prepare: it pays from fewer rows than a copy made each run.
+  // (Asked last: the walk visits all of b's graph, which for an activation is the model so far.)
   std::unordered_map<const UOp*, bool> memo;
-  int64_t min_rows = detail::made_of_constants(b.uop(), memo) ? kConstantMatmulRows : kMatmulRows;
-  if (blk == 0 || m < min_rows || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
+  if (m < kMatmulRows && !detail::made_of_constants(b.uop(), memo)) return b;
   return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
 }
 
@@ -388,7 +389,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
   detail::Blocks blocks = detail::build_blocks();
-  int64_t lanes = std::min<int64_t>(blocks.output_channels(c), blocks.lanes);
+  int64_t lanes = blocks.activations(c);
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
   if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
@@ -513,11 +514,10 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   // An input a kernel computes, in whole channel blocks, is read in them (as a convolution reads
   // it): the kernel that computes it stores each pixel's block as one vector, and a block of
   // channels is one vector load per tap. The padding is read through, on the blocks.
-  int64_t c = input.shape()[1], lanes = build_blocks().lanes;
-  // Half a register where a whole one does not divide the channels (24 at 16 lanes, as the
-  // depthwise convolutions after it read them): else the pool reads across the channels of an
-  // unblocked input to store its blocks.
-  if (lanes >= 8 && c % lanes != 0 && c % (lanes / 2) == 0) lanes /= 2;
+  // Half a register where a whole one does not divide the channels (24 at 16 lanes), as a
+  // depthwise convolution reads them: else the pool reads across the channels of an unblocked
+  // input to store the blocks its readers want.
+  int64_t c = input.shape()[1], lanes = build_blocks().activations(c);
   if (computed_in_blocks(input, c, lanes)) {
     pads.insert(pads.begin() + 2, {0, 0});
     Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)

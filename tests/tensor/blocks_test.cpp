@@ -38,6 +38,18 @@ TEST(Blocks, OutputChannelsTwoRegistersOneOrHalf) {
   EXPECT_EQ(none.stored(64), 0);
 }
 
+// An activation a depthwise convolution or a max pool reads: one register, or half of one.
+TEST(Blocks, ActivationsOneRegisterOrHalf) {
+  detail::Blocks wide = blocks_of(64), avx2 = blocks_of(32), none = blocks_of(8);
+  EXPECT_EQ(wide.activations(64), 16) << "never two registers";
+  EXPECT_EQ(wide.activations(24), 8);
+  EXPECT_EQ(wide.activations(12), 0);
+  EXPECT_EQ(avx2.activations(24), 8);
+  EXPECT_EQ(avx2.activations(12), 4);
+  EXPECT_EQ(avx2.activations(6), 0);
+  EXPECT_EQ(none.activations(64), 0);
+}
+
 // Channels no register divides are padded to whole registers when that adds at most an eighth.
 TEST(Blocks, StoredPadsToARegisterByAtMostAnEighth) {
   detail::Blocks wide = blocks_of(64), avx2 = blocks_of(32);
