@@ -62,14 +62,21 @@ Tensor one_kernel(const Tensor& q, const Tensor& k, const Tensor& v, bool causal
   return out.value_or(Tensor());
 }
 
+// At every target shape: 16 lanes and 32 registers, 8 and 4 lanes with 16 registers, where a
+// tile's rows (at least 4) spill their accumulators (80 values at 8 lanes: 4 vectors a row).
 TEST_P(AttentionKernel, AgreesWithPlainLoops) {
   const Case& c = GetParam();
   auto q = data(static_cast<size_t>(c.batch * c.queries * c.d), 1), k = data(static_cast<size_t>(c.batch * c.keys * c.d), 2),
        v = data(static_cast<size_t>(c.batch * c.keys * c.dv), 3);
-  Tensor out = one_kernel(f32(q, {c.batch, c.queries, c.d}), f32(k, {c.batch, c.keys, c.d}), f32(v, {c.batch, c.keys, c.dv}), c.causal);
-  ASSERT_EQ(out.shape(), (Shape{c.batch, c.queries, c.dv}));
-  if (c.queries * c.keys > 4 * std::max(c.queries * c.d, c.keys * std::max(c.d, c.dv))) expect_one_kernel(out, c.batch * c.queries * c.keys);
-  EXPECT_ALLCLOSE(out.to_vector<float>(), reference(q, k, v, c, [&](int64_t i, int64_t j) { return !c.causal || j <= i; }), 1e-4, 1e-5);
+  std::vector<double> want = reference(q, k, v, c, [&](int64_t i, int64_t j) { return !c.causal || j <= i; });
+  for (const char* lanes : {"16", "8", "4"}) {
+    test::ScopedTargetShape shape(lanes);
+    SCOPED_TRACE(std::string(lanes) + " lanes");
+    Tensor out = one_kernel(f32(q, {c.batch, c.queries, c.d}), f32(k, {c.batch, c.keys, c.d}), f32(v, {c.batch, c.keys, c.dv}), c.causal);
+    ASSERT_EQ(out.shape(), (Shape{c.batch, c.queries, c.dv}));
+    if (c.queries * c.keys > 4 * std::max(c.queries * c.d, c.keys * std::max(c.d, c.dv))) expect_one_kernel(out, c.batch * c.queries * c.keys);
+    EXPECT_ALLCLOSE(out.to_vector<float>(), want, 1e-4, 1e-5);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
