@@ -23,6 +23,9 @@ class Compiler {
   virtual const std::string& identity() const = 0;
   /// Throws CompileError with the compiler's output when it fails.
   virtual CompiledSpec compile(const ProgramSpec& spec) const = 0;
+  /// The machine code compile() makes of `spec`, as assembly text (DEBUG=6; the spill audit,
+  /// bench/spills.py); empty where the compiler cannot say. Not cached.
+  virtual std::string assembly(const ProgramSpec& /*spec*/) const { return {}; }
   /// The machine the code it builds runs on (every stage plans for it; lathe/target.hpp).
   virtual Target target() const { return {}; }
   /// Throws Error naming what this machine lacks when the code it builds cannot run here (built

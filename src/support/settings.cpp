@@ -12,7 +12,7 @@ const std::vector<Variable>& variables() {
   static const std::vector<Variable> all = {
       {"DEBUG", "once per process",
        "on stderr; 1: each kernel's name, time, GFLOP/s and GB/s at every execute; 2: also a schedule summary at prepare (each "
-       "kernel's buffers, work and the optimizer's actions); 3: also each kernel's AST after the optimizer; 4: also each kernel's generated source; 5: also the kernel after every codegen step"},
+       "kernel's buffers, work and the optimizer's actions); 3: also each kernel's AST after the optimizer; 4: also each kernel's generated source; 5: also the kernel after every codegen step; 6: also each kernel's machine code (the LLVM backend's assembly)"},
       {"LATHE_DEVICE", "at every prepare", "the device plans run on: CPU (default); CUDA[:n] parses, but this build has no CUDA backend"},
       {"LATHE_THREADS", "once per process", "the most threads a CPU kernel is split across, the calling thread included (default: the hardware threads)"},
       {"LATHE_CPU_COMPILER", "at every kernel compile", "the CPU backend: llvm (LLVM's in-process JIT, the default where built with LLVM) or clang (a C compiler)"},

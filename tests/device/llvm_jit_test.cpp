@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "codegen/render_llvm.hpp"
@@ -14,6 +15,7 @@
 #include "device/add_one.hpp"
 #include "device/temp_cache_dir.hpp"
 #include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
@@ -355,6 +357,46 @@ TEST(CpuBackends, LlvmAndClangAgree) {
   ASSERT_EQ(l.size(), c.size());
   for (size_t i = 0; i < l.size(); ++i) EXPECT_NEAR(l[i], c[i], 1e-5f * std::abs(c[i])) << i;
 }
+
+// DEBUG=6 and bench/spills.py read the machine code through assembly(): the same pipeline as the
+// object code, printed with LLVM's comments (where loops are, what spills).
+TEST_F(LlvmJit, AssemblyIsTheKernelsMachineCode) {
+  std::string text = LlvmCompiler::get().assembly(add_one_kernel("k_asm"));
+  EXPECT_NE(text.find("k_asm:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("k_asm:"), text.rfind("k_asm:")) << "one entry point:\n" << text;
+}
+
+#if defined(__x86_64__)
+// The vector registers of `assembly` (x86) stored to the stack or read back from it.
+size_t vector_spills(const std::string& assembly) {
+  size_t n = 0;
+  std::istringstream lines(assembly);
+  for (std::string line; std::getline(lines, line);)
+    n += (line.find("Spill") != std::string::npos || line.find("Reload") != std::string::npos) && line.find("mm") != std::string::npos;
+  return n;
+}
+
+// The optimizer's register tile for a matmul (rows x vectors, accumulators and operands within
+// the register file) spills nothing, in the code for each x86 width it plans for: 4 lanes and 8
+// with 16 registers (SSE, AVX2), 16 with 32 (AVX-512). Compiled for that CPU, whatever this one is.
+TEST(LlvmCompiler, AMatmulsRegisterTileSpillsNothingAtEveryX86Width) {
+  for (auto [lanes, cpu] : {std::pair{"4", "x86-64-v2"}, std::pair{"8", "x86-64-v3"}, std::pair{"16", "x86-64-v4"}}) {
+    SCOPED_TRACE(std::string(lanes) + " lanes, " + cpu);
+    test::ScopedTargetShape shape(lanes);
+    Tensor a = Tensor::rand({192, 256}, 1), b = Tensor::rand({256, 320}, 2).realize();
+    ExecutionPlan plan = Tensor::prepare({a.matmul(b)}, {.compiler = "llvm"});
+    const PreparedKernel* product = nullptr;
+    for (const PreparedKernel* k : plan.prepared_kernels())
+      if (k->kernel->entry_point.rfind("r_", 0) == 0) product = k;
+    ASSERT_NE(product, nullptr);
+    ProgramSpec spec(product->kernel->entry_point, product->kernel->code, DeviceSpec{}, product->ast);
+    std::string text = LlvmCompiler(cpu).assembly(spec);
+    EXPECT_TRUE(text.find("fmadd") != std::string::npos || text.find("mulps") != std::string::npos) << text;  // SSE has no FMA
+    EXPECT_NE(text.find("Inner Loop Header"), std::string::npos) << text;
+    EXPECT_EQ(vector_spills(text), 0u) << text;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace lathe

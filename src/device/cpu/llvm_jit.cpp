@@ -59,6 +59,7 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& cpu, cons
   if (!t) throw CompileError("LLVM has no target for " + triple + ": " + err);
   llvm::TargetOptions options;
   options.AllowFPOpFusion = llvm::FPOpFusion::Standard;  // fused where an instruction says `contract`
+  options.MCOptions.AsmVerbose = true;  // assembly text (DEBUG=6) says where loops are and what spills; objects do not change
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(triple, cpu, features, options, llvm::Reloc::PIC_,
                                                                  llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
   if (!tm) throw CompileError("LLVM cannot build for the CPU '" + cpu + "'");
@@ -91,8 +92,9 @@ const char* const kPasses =
     "vector-combine,instcombine<no-verify-fixpoint>,loop-unroll<O2>,instcombine<no-verify-fixpoint>,loop-mssa(licm),"
     "simplifycfg)";
 
-// IR text -> optimised module -> object file bytes.
-std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src, const std::string& cpu, const std::string& features) {
+// IR text -> optimised module -> object file bytes (or, `kind` AssemblyFile, assembly text).
+std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src, const std::string& cpu, const std::string& features,
+                                llvm::CodeGenFileType kind = llvm::CodeGenFileType::ObjectFile) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
   std::unique_ptr<llvm::Module> m = llvm::parseAssembly(llvm::MemoryBufferRef(src, name), diag, ctx);
@@ -126,7 +128,7 @@ std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src,
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream os(object);
   llvm::legacy::PassManager codegen;
-  if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+  if (tm->addPassesToEmitFile(codegen, os, nullptr, kind))
     throw CompileError("LLVM cannot emit object code for the CPU '" + cpu + "'");
   codegen.run(*m);
   return std::vector<uint8_t>(object.begin(), object.end());
@@ -185,6 +187,11 @@ CompiledSpec LlvmCompiler::compile(const ProgramSpec& spec) const {
       spec.name, cached_kernel(identity_, spec.src, ".o", [&] { return compile_ir(spec.name, spec.src, cpu_, features_); }), spec.ast);
   c.src = spec.src;  // the IR it was built from (the seed: a JIT backend carries its source)
   return c;
+}
+
+std::string LlvmCompiler::assembly(const ProgramSpec& spec) const {
+  std::vector<uint8_t> text = compile_ir(spec.name, spec.src, cpu_, features_, llvm::CodeGenFileType::AssemblyFile);
+  return std::string(text.begin(), text.end());
 }
 
 std::unique_ptr<Program> load_llvm_program(const CompiledSpec& compiled, size_t num_vals, bool threaded, bool one_launch_at_a_time) {

@@ -28,6 +28,10 @@ class LlvmCompiler final : public Compiler {
   /// CompileError with LLVM's diagnostic when the IR does not parse or verify.
   CompiledSpec compile(const ProgramSpec& spec) const override;
 
+  /// The same pipeline's assembly for `spec`, as LLVM prints it (a comment marks each spill and
+  /// reload, and each innermost loop's header).
+  std::string assembly(const ProgramSpec& spec) const override;
+
   Target target() const override { return target_; }
 
   /// Throws Error naming the features LLVM finds this machine lacks for the target CPU.
