@@ -73,14 +73,19 @@ Tensor Tensor::gelu() const {
 
 Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
 
-// Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-symmetric.
+// erf(x) = x P(x^2) / Q(x^2), P and Q of degree 5, on |x| <= 3.925 (x is clamped there: beyond
+// it float32's erf is +-1): a rational fit (scripts/fit-erf.py) whose largest absolute error is
+// 1.7e-8, 2.9e-7 evaluated in float32 (the exp-based formula it replaces: 1.5e-7 and 4.9e-7).
+// Twelve multiply-adds and a division, no exp: a GELU after a matmul costs a fraction of what
+// it did (ConvNeXt's Linear layers).
 Tensor Tensor::erf() const {
   Tensor x = as_float(*this);
-  Tensor ax = x.abs();
-  Tensor t = 1.0 / (1.0 + 0.3275911 * ax);
-  Tensor poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t;
-  Tensor y = 1.0 - poly * (-(ax * ax)).exp();
-  return x.sign() * y;
+  Tensor xc = x.clip(-3.925, 3.925), t = xc * xc;
+  Tensor p = ((((2.030597677110318e-06 * t + 0.000287470992948691) * t + 0.0038762960716292845) * t + 0.05308424768291111) * t +
+              0.19297464041205814) * t + 1.1283790203976878;
+  Tensor q = ((((3.8027493617991005e-05 * t + 0.0011897028941956734) * t + 0.015188332645022869) * t + 0.11516796871516123) * t +
+              0.5043509658113667) * t + 1.0;
+  return (x != x).where(x, (xc * p / q).clip(-1.0, 1.0));  // the clamp would take NaN to a bound
 }
 
 Tensor Tensor::trunc() const {
