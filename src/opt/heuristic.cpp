@@ -414,10 +414,13 @@ class Planner {
   }
 
   // A reduction along the vector axis: the output loops that some hot load does not depend on
-  // while another does (the rows and columns of A @ B^T) each take up to 4 positions; with none,
-  // the reduction keeps several partial sums.
+  // while another does (the rows and columns of A @ B^T) each take up to 4 positions, as many
+  // partial-sum vectors as the register budget holds (4 x 4 at 32 registers, 4 x 2 at 16: 4 x 4
+  // spilled a vector per multiply-add at 8 lanes); with none, the reduction keeps several
+  // partial sums.
   void reduce_tile(const std::vector<UOpPtr>& hot, int64_t axis, int64_t outer_size) {
     int upcasts = 0;
+    int64_t room = budget_;
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend() && upcasts < 2; ++it) {
       const Loop& r = *it;
@@ -425,8 +428,8 @@ class Planner {
       bool some_not = false, some = false;
       for (const UOpPtr& o : hot) (stride(o, r) == 0 ? some_not : some) = true;
       if (!some_not || !some) continue;
-      int64_t n = divisor_up_to(r.size, 4);
-      if (n > 1 && apply({OptOp::UPCAST, r.axis, n})) ++upcasts;
+      int64_t n = divisor_up_to(r.size, std::min<int64_t>(4, room));
+      if (n > 1 && apply({OptOp::UPCAST, r.axis, n})) ++upcasts, room /= n;
     }
     if (upcasts == 0 && outer_size >= 8) {
       int64_t n = outer_size % 4 == 0 ? 4 : outer_size % 2 == 0 ? 2 : 1;
