@@ -40,11 +40,8 @@ UOpPtr exp2(const UOpPtr& x) {
   UOpPtr underflows = lt(x, f(-150));
   UOpPtr xc = where(underflows, f(0), where(lt(f(128), x), f(128), x));
   // n = round(xc), halves up: xc + 150.5 is positive (xc >= -150), so converting it to an integer
-  // truncates it down, to floor(xc + 0.5) + 150. An add, two conversions and an integer subtract,
-  // where rounding by sign (a compare and a select), truncating (four more, with a range check
-  // where the target has no rounding instruction) and converting took eight or more. (Rounding
-  // by adding and subtracting 1.5 * 2^23 would take three, but a C compiler allowed to
-  // reassociate, as the C backend's is, cancels the two.)
+  // truncates it down, to floor(xc + 0.5) + 150. (Not x + 1.5 * 2^23 - 1.5 * 2^23: the C
+  // backend's -fassociative-math cancels the two.)
   UOpPtr ni = cast(xc + f(150.5), dtypes::int32) - i(150);
   UOpPtr n = cast(ni, dtypes::float32);
   UOpPtr p = horner(xc - n, {1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2,
