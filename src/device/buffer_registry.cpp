@@ -48,4 +48,6 @@ Buffer buffer_of(const UOp& node) {
   return it->second;
 }
 
+bool is_constant_buffer(const UOp& node) { return buffer_of(node).is_constant(); }
+
 }  // namespace lathe

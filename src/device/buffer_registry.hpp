@@ -15,4 +15,7 @@ UOpPtr buffer_node(const Buffer& buffer, const std::vector<int64_t>& shape);
 /// The buffer a BUFFER node names; throws InternalError if none is registered.
 Buffer buffer_of(const UOp& node);
 
+/// Whether the buffer a BUFFER node names holds a constant (Buffer::is_constant: a model's weight).
+bool is_constant_buffer(const UOp& node);
+
 }  // namespace lathe

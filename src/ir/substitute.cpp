@@ -1,7 +1,9 @@
 #include "ir/substitute.hpp"
 
+#include "ir/label.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/toposort.hpp"
 
 namespace lathe {
 
@@ -13,6 +15,26 @@ UOpPtr substitute(const UOpPtr& root, const Substitution& map) {
                                      return it == mp.end() ? nullptr : it->second;
                                    }}});
   return graph_rewrite(root, pm, const_cast<Substitution*>(&map), Direction::TopDown);
+}
+
+std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap) {
+  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  std::unordered_map<const UOp*, UOpPtr> now;  // each node as rebuilt
+  for (const UOpPtr& u : toposort(sink)) {
+    std::vector<UOpPtr> src;
+    bool changed = false;
+    for (const UOpPtr& s : u->src()) {
+      UOpPtr n = swap(*u, s, now.at(s.get()));
+      changed |= n != s;
+      src.push_back(std::move(n));
+    }
+    UOpPtr made = changed ? UOp::make(u->op(), u->dtype(), std::move(src), u->arg()) : u;
+    if (changed)
+      for (const std::string& l : labels_of(*u)) add_label(made, l);
+    now.emplace(u.get(), std::move(made));
+  }
+  const UOpPtr& out = now.at(sink.get());
+  return std::vector<UOpPtr>(out->src().begin(), out->src().end());
 }
 
 UOpPtr relist_reductions(const UOpPtr& root, const LoopLists& with) {

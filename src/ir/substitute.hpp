@@ -1,6 +1,7 @@
 // Replacing nodes in a graph: every occurrence of a key of `map` under `root` becomes its value.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -11,6 +12,13 @@ namespace lathe {
 using Substitution = std::unordered_map<const UOp*, UOpPtr>;
 
 UOpPtr substitute(const UOpPtr& root, const Substitution& map);
+
+/// The graph of `outputs` with each node's sources replaced as `swap` says: it gets the reading
+/// node, the source as it was and the source as rebuilt, and returns what the node reads now
+/// (source_now to keep it). A rebuilt node keeps its labels (ir/label.hpp), as the kernels that
+/// compute it are named by them. The outputs in order, rebuilt where something under them changed.
+using SourceSwap = std::function<UOpPtr(const UOp& reader, const UOpPtr& source, const UOpPtr& source_now)>;
+std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap);
 
 /// Each reduction's loop list with every loop that is a key of `with` replaced, in its place, by
 /// the loops of its value (none: the loop leaves the list). Only the lists change: where the loop

@@ -1,6 +1,7 @@
 #include "runtime/planning_target.hpp"
 
 #include "device/backend.hpp"
+#include "device/buffer_registry.hpp"
 #include "device/thread_pool.hpp"
 #include "lathe/info.hpp"
 #include "support/settings.hpp"
@@ -29,6 +30,12 @@ Target planning_target(const DeviceSpec& device, const PrepareOptions& o) {
 }
 
 Target default_planning_target() { return planning_target(DeviceSpec::default_device(), PrepareOptions{}); }
+
+ScheduleContext schedule_context(const DeviceSpec& device, const PrepareOptions& options) {
+  return ScheduleContext{planning_target(device, options), is_constant_buffer};
+}
+
+ScheduleContext default_schedule_context() { return schedule_context(DeviceSpec::default_device(), PrepareOptions{}); }
 
 std::string planned_target() {
   Target t = default_planning_target();

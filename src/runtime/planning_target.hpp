@@ -6,6 +6,7 @@
 #include "lathe/device.hpp"
 #include "lathe/plan.hpp"
 #include "lathe/target.hpp"
+#include "schedule/create_schedule.hpp"
 
 namespace lathe {
 
@@ -23,5 +24,11 @@ Target planning_target(const DeviceSpec& device, const PrepareOptions& options);
 
 /// planning_target(the default device, default options): what a plain prepare plans for.
 Target default_planning_target();
+
+/// What a schedule for `device` under `options` is planned for: planning_target's Target, and the
+/// device's registry telling which buffers hold constants.
+ScheduleContext schedule_context(const DeviceSpec& device, const PrepareOptions& options);
+/// schedule_context(the default device, default options).
+ScheduleContext default_schedule_context();
 
 }  // namespace lathe

@@ -9,6 +9,7 @@
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
 #include "schedule/buffer_assignment.hpp"
+#include "schedule/column_blocks.hpp"
 #include "schedule/lowering.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/realize.hpp"
@@ -50,10 +51,12 @@ std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_m
 
 }  // namespace
 
-Schedule create_schedule(const std::vector<UOpPtr>& roots) {
+Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext& context) {
   SimplifyMemo memo;
   Schedule sched;
-  std::vector<UOpPtr> outputs = read_relayouts_from_copies(roots);
+  // Where values are stored: the layouts their readers want, then each value stored once.
+  std::vector<UOpPtr> outputs = store_columns_in_blocks(roots, context.target, context.constant);
+  outputs = read_relayouts_from_copies(outputs);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);

@@ -12,11 +12,21 @@
 
 #include <vector>
 
+#include "lathe/target.hpp"
+#include "schedule/constants.hpp"
 #include "schedule/schedule.hpp"
 
 namespace lathe {
 
-/// Schedules the computation of `outputs` (tensor-graph nodes).
-Schedule create_schedule(const std::vector<UOpPtr>& outputs);
+/// What a schedule is planned for: the machine its kernels run on (the plan's Target: the layouts
+/// values are stored in follow from its vector lanes) and which BUFFER nodes hold constants (a
+/// copy of one in another layout is made once, at prepare). runtime/planning_target makes it.
+struct ScheduleContext {
+  Target target;
+  IsConstantBuffer constant;
+};
+
+/// Schedules the computation of `outputs` (tensor-graph nodes) for `context`.
+Schedule create_schedule(const std::vector<UOpPtr>& outputs, const ScheduleContext& context);
 
 }  // namespace lathe

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/label.hpp"
+#include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/realize.hpp"
 #include "schedule/shape.hpp"
@@ -69,27 +69,6 @@ std::vector<std::pair<Copy, UOpPtr>> layout_copies(const Graph& g) {
   return out;
 }
 
-// The graph of `sink` with each node's sources replaced as `swap` says (node -> source -> new
-// source), labels kept; the outputs in order.
-std::vector<UOpPtr> rebuilt(const UOpPtr& sink, const std::vector<UOpPtr>& order,
-                            const std::function<UOpPtr(const UOp& reader, const UOpPtr& source, const UOpPtr& source_now)>& swap) {
-  std::unordered_map<const UOp*, UOpPtr> now;  // each node as rebuilt
-  for (const UOpPtr& u : order) {
-    std::vector<UOpPtr> src;
-    bool changed = false;
-    for (const UOpPtr& s : u->src()) {
-      UOpPtr n = swap(*u, s, now.at(s.get()));
-      changed |= n != s;
-      src.push_back(std::move(n));
-    }
-    UOpPtr made = changed ? UOp::make(u->op(), u->dtype(), std::move(src), u->arg()) : u;
-    if (changed)
-      for (const std::string& l : labels_of(*u)) add_label(made, l);
-    now.emplace(u.get(), std::move(made));
-  }
-  return std::vector<UOpPtr>(now.at(sink.get())->src().begin(), now.at(sink.get())->src().end());
-}
-
 // A layout copy of an elementwise node asks for the same copy of each operand of its shape and
 // dtype that is computed and read elsewhere too (EfficientNet's squeeze-and-excitation: a
 // depthwise convolution's output is pooled and scaled, and the scaled value is copied into channel
@@ -128,7 +107,7 @@ std::vector<UOpPtr> copy_operands_of_elementwise(const std::vector<UOpPtr>& outp
           shapes.at(s.get()) == shapes.at(x) && read_elsewhere(*x, s))
         copied.emplace(x, s.get());
   if (copied.empty()) return outputs;
-  return rebuilt(g.sink, g.order, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+  return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
     return copied.count({&reader, source.get()}) ? view_of_copy(through.at(&reader), source_now, shapes) : source_now;
   });
 }
@@ -149,7 +128,7 @@ std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& given)
   if (copies.empty()) return outputs;
 
   std::unordered_map<const UOp*, Shape> shapes = graph_shapes(g.sink);
-  return rebuilt(g.sink, g.order, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+  return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
     auto c = copies.find(source.get());
     return c != copies.end() && &reader != c->second.steps.back().get() ? view_of_copy(c->second, source_now, shapes) : source_now;
   });

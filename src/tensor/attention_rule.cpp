@@ -10,7 +10,6 @@
 
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
-#include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -120,7 +119,6 @@ class Rule {
       std::optional<UOpPtr> scores = softmax_input(row->src(0));
       if (!scores || shape(*scores).size() != n - 1) continue;
       Tensor values = tensor(cols).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);  // (..., K, D)
-      if (std::optional<UOpPtr> stored = stored_as(cols)) values = tensor(*stored);
       // The mask's flags (a plan of their own where the mask is made of constants) are computed
       // once, and only where read: for the attention kernel (float32), or for the keys the blocks
       // of queries skip once those blocks are found.
@@ -233,7 +231,7 @@ class Rule {
 
   // The operands of `cur`, a product of queries and keys in Tensor::matmul's form, (..., Q, K):
   // RESHAPE(sum over the last axis of (..., Q, 1, D) x (..., 1, K, D) expanded), as q (..., Q, D)
-  // and kt (..., D, K) (kt the keys themselves where the product reads a layout copy of them).
+  // and kt (..., D, K).
   std::optional<std::pair<Tensor, Tensor>> product_operands(const UOpPtr& cur) const {
     if (cur->op() != Ops::RESHAPE) return std::nullopt;
     const UOpPtr& sum = cur->src(0);
@@ -245,7 +243,6 @@ class Rule {
       if (qs->op() != Ops::EXPAND || ks->op() != Ops::EXPAND || shape(qs->src(0))[n - 2] != 1 || shape(ks->src(0))[n - 3] != 1) continue;
       Tensor q = tensor(qs->src(0)).squeeze(static_cast<int64_t>(n - 2));
       Tensor kt = tensor(ks->src(0)).squeeze(static_cast<int64_t>(n - 3)).transpose(-1, -2);
-      if (std::optional<UOpPtr> stored = stored_as(ks->src(0))) kt = tensor(*stored);
       return std::make_pair(q, kt);
     }
     return std::nullopt;
@@ -260,30 +257,6 @@ class Rule {
     Tensor blocked = attention_scores(ops->first, ops->second);
     if (blocked.shape() != shape(cur)) return scores;
     return substitute(scores, Substitution{{cur.get(), blocked.uop()}});
-  }
-
-  // The node a matmul operand's view (RESHAPE(PERMUTE(b)): b transposed, unsqueezed) shows when b
-  // is a layout copy's view (the matmul's column blocks, tensor/nn.cpp's stored_in_blocks: views
-  // [PAD] RESHAPE PERMUTE of t, the copy, PERMUTE back, RESHAPE back [SHRINK]): t, whose values b
-  // has. The attention kernel reads t itself; the copy would only add a kernel.
-  std::optional<UOpPtr> stored_as(const UOpPtr& view) const {
-    auto order = [](const UOpPtr& u) { return u->arg_as<std::vector<int64_t>>(); };
-    if (view->op() != Ops::RESHAPE || view->src(0)->op() != Ops::PERMUTE) return std::nullopt;
-    const UOpPtr& b = view->src(0)->src(0);
-    UOpPtr cur = b->op() == Ops::SHRINK ? b->src(0) : b;
-    if (cur->op() != Ops::RESHAPE || cur->src(0)->op() != Ops::PERMUTE) return std::nullopt;
-    const UOpPtr &merged = cur, &back = cur->src(0), &copy = back->src(0);
-    if (!is_layout_copy(*copy) || copy->src(0)->op() != Ops::PERMUTE) return std::nullopt;
-    const UOpPtr& to = copy->src(0);
-    if (to->src(0)->op() != Ops::RESHAPE || order(back) != inverse_permutation(order(to))) return std::nullopt;
-    const UOpPtr& split = to->src(0);
-    UOpPtr t = split->src(0)->op() == Ops::PAD ? split->src(0)->src(0) : split->src(0);
-    if (shape_of(split->src(0)) != shape_of(merged) || shape_of(t) != shape_of(b)) return std::nullopt;
-    return t;
-  }
-  Shape shape_of(const UOpPtr& u) const {
-    auto it = shapes_.find(u.get());
-    return it == shapes_.end() ? Shape{} : it->second;
   }
 
   // The mask's nodes over the scores' product, from `scores` down: each an Add, Sub, Mul, Div,

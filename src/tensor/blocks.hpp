@@ -1,38 +1,16 @@
-// The blocks the Tensor front end stores values in for the kernels that read them: a large
-// convolution's input channels, its weight's output channels, a matmul's columns, attention's
-// keys. Each is one vector register of the Target the graph is planned for (16 float32 on
-// AVX-512, 8 on AVX2, 4 on SSE and NEON), so a kernel loads a block with one instruction.
+// The blocks the Tensor front end still stores values in when it builds the graph: a large
+// convolution's input channels and its weight's output channels, a max pool's or a concatenation's
+// channels (schedule/blocks.hpp says their widths). A matmul's column blocks are chosen later, by
+// the schedule, for the Target the plan is prepared for (schedule/column_blocks.hpp).
 #pragma once
 
 #include <cstdint>
 
 #include "lathe/plan.hpp"
-#include "lathe/target.hpp"
 #include "lathe/tensor.hpp"
+#include "schedule/blocks.hpp"
 
 namespace lathe::detail {
-
-/// The block widths, from `target`.
-struct Blocks {
-  /// The float32 lanes of one vector register: the activations' channel block (N, C/B, H, W, B)
-  /// and attention's key block. 0 where the lanes are fewer than 4 (a block that narrow saves
-  /// nothing a copy costs): then no value is stored in channel blocks.
-  int64_t lanes = 0;
-
-  /// A weight's output-channel block for `n` channels: two registers, one or half of one (32, 16
-  /// or 8 at 16 lanes), the widest that divides n; 0 when none does.
-  int64_t output_channels(int64_t n) const;
-  /// The channel block an activation of `n` channels that a depthwise convolution or a max pool
-  /// reads is stored in: one register, or half of one where a whole one does not divide n (24
-  /// channels at 16 lanes: 8); 0 when neither does.
-  int64_t activations(int64_t n) const;
-  /// The block `n` output channels are stored in: output_channels(n), or one register with the
-  /// channels padded by zeros to a multiple of it where none divides n and the padding adds at
-  /// most an eighth (1000 classes at 16 lanes: 1008). A kernel padding its channel loop to the
-  /// lanes (opt/action's PADTO) then reads its padded lanes inside the buffer.
-  int64_t stored(int64_t n) const;
-};
-Blocks blocks_for(const Target& target);
 
 /// The blocks of the Target a graph built now is planned for: the default device's under a
 /// prepare's default options (runtime's default_planning_target, with LATHE_TARGET_SHAPE). The

@@ -46,16 +46,6 @@ bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) { retu
 // then small beside the convolution, whose blocked kernel keeps output channels in vector lanes
 // (PyTorch's oneDNN convolution reorders an NCHW input the same way).
 constexpr int64_t kBlockCopyMacs = 64;
-// Multiply-adds (over the whole batch of matrices) from which a matmul stores its right operand in
-// column blocks.
-constexpr int64_t kLargeMatmul = int64_t{1} << 24;
-// Rows of the left operand from which the right one is stored in column blocks: the copy, made
-// each run, is then small beside the product; a constant's copy, made once at prepare, pays from
-// fewer rows (each step of K otherwise jumps a whole row of the weight: 12 KB at 3072 columns,
-// which maps every step's lines to the same few cache sets).
-constexpr int64_t kMatmulRows = 64;
-constexpr int64_t kConstantMatmulRows = 16;
-
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -80,30 +70,6 @@ Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t ou
   return detail::stored_in_split_blocks(padded, axis, block, outer_at).reshape(padded.symbolic_shape()).shrink(keep);
 }
 
-// The right operand (..., K, N) of a large matmul, stored as (..., N/B, K, B): a block of B
-// columns is contiguous along K, so the kernel streams it from one run of memory (unblocked,
-// each step of K jumps a whole row; a transposed operand, Kᵀ in attention, is read across its
-// rows and the product becomes a dot product per output). Each matrix of a batch is copied once,
-// so a batch of small products (8 heads of 32 features) counts whole. The rows are all the rows of
-// `a` that meet one of b's matrices: a 2-D weight under a (1, 7, 7, 768) activation (ConvNeXt's
-// last stage) meets 49 rows, not 7.
-Tensor with_column_blocks(const Tensor& a, const Tensor& b) {
-  if (b.is_symbolic()) return b;
-  int64_t k = b.shape()[static_cast<size_t>(b.ndim() - 2)], n = b.shape().back();
-  int64_t blk = detail::build_blocks().stored(n);
-  int64_t batch = b.numel() / std::max<int64_t>(k * n, 1);  // b's own matrices: one copy each
-  const SymShape& as = a.symbolic_shape();
-  int64_t a_rows = 1;  // every row of a, at the most its symbolic sizes take
-  for (size_t i = 0; i + 1 < as.size(); ++i) a_rows *= as[i].max();
-  int64_t m = std::max(as[as.size() - 2].max(), a_rows / std::max<int64_t>(batch, 1));
-  if (blk == 0 || m < kConstantMatmulRows || k < 16 || n < 64 || batch * m * n * k < kLargeMatmul) return b;
-  // A weight's copy is made once, at prepare: it pays from fewer rows than a copy made each run.
-  // (Asked last: the walk visits all of b's graph, which for an activation is the model so far.)
-  std::unordered_map<const UOp*, bool> memo;
-  if (m < kMatmulRows && !detail::made_of_constants(b.uop(), memo)) return b;
-  return stored_in_blocks(b, b.ndim() - 1, blk, b.ndim() - 2);
-}
-
 }  // namespace
 
 Tensor Tensor::matmul(const Tensor& other) const {
@@ -120,9 +86,9 @@ Tensor Tensor::matmul(const Tensor& other) const {
       throw ShapeError("matmul: batch dimensions of " + shape_to_string(shape_) + " @ " + shape_to_string(other.shape()) +
                        " cannot be broadcast together");
   }
-  b = with_column_blocks(a, b);  // before widening: int8 stays int8
   std::tie(a, b) = widen_for_products(a, b);
-  // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k.
+  // (..., n, k) @ (..., k, m): multiply as (..., n, 1, k) * (..., 1, m, k) and sum over k. (The
+  // schedule stores a large product's right operand in column blocks: schedule/column_blocks.)
   Tensor prod = a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3);
   Tensor r = prod.sum({-1});
   if (ndim() == 1) r = r.squeeze(-2);
@@ -388,7 +354,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
-  detail::Blocks blocks = detail::build_blocks();
+  Blocks blocks = detail::build_blocks();
   int64_t lanes = blocks.activations(c);
   if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
     return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);

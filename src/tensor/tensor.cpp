@@ -11,9 +11,11 @@
 #include "ir/toposort.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
-#include "tensor/attention_rule.hpp"
+#include "schedule/constants.hpp"
 #include "schedule/shape.hpp"
+#include "tensor/attention_rule.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
@@ -150,20 +152,7 @@ Buffer Tensor::buffer() const { return uop_->op() == Ops::BUFFER ? buffer_of(*uo
 bool Tensor::is_realized() const { return uop_->op() == Ops::BUFFER; }
 
 bool detail::made_of_constants(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo) {
-  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-  for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !memo.count(&x); })) {
-    if (memo.count(n.get())) continue;
-    bool k;
-    if (n->is_const()) k = true;
-    else if (n->op() == Ops::BUFFER) k = buffer_of(*n).is_constant();
-    else if (n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND || n->src().empty()) k = false;
-    else {
-      k = true;
-      for (const UOpPtr& src : n->src()) k = k && memo.at(src.get());
-    }
-    memo.emplace(n.get(), k);
-  }
-  return memo.at(u.get());
+  return lathe::made_of_constants(u, is_constant_buffer, memo);
 }
 
 std::string Tensor::to_string() const {
@@ -191,7 +180,8 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
   roots = detail::attention_as_one_node(roots);
-  return PlanBuilder::build(create_schedule(roots), DeviceSpec::default_device(), options);
+  DeviceSpec device = DeviceSpec::default_device();
+  return PlanBuilder::build(create_schedule(roots, schedule_context(device, options)), device, options);
 }
 
 // ---- broadcasting and binary ops ------------------------------------------------------------------

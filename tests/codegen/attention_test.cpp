@@ -12,6 +12,7 @@
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -44,7 +45,7 @@ std::vector<double> reference(const std::vector<float>& q, const std::vector<flo
 
 // The plan for `out` has one attention kernel, and none of its buffers holds `scores` floats.
 void expect_one_kernel(const Tensor& out, int64_t scores) {
-  Schedule s = create_schedule({out.uop()});
+  Schedule s = create_schedule({out.uop()}, default_schedule_context());
   int attention = 0;
   for (const ScheduleItem& item : s.items) attention += item.ast && kernel_info(*item.ast).builds_own_loops;
   EXPECT_EQ(attention, 1);

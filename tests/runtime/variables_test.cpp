@@ -8,6 +8,7 @@
 #include "lathe/lathe.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -219,7 +220,7 @@ TEST(Variables, SymbolicBatchOfAMaxPoolReadsChannelBlocks) {
   Tensor x = (Tensor::from_vector(xs, {max_b, c, h, w}).shrink({{0, b.bind(2)}, {0, c}, {0, h}, {0, w}}) * 2.0f).relu();
   Tensor y = x.max_pool2d({3, 3}, std::make_pair(int64_t{2}, int64_t{2}), {1, 1});
   EXPECT_EQ(y.symbolic_shape()[0].to_string(), "b=2");
-  Schedule sched = create_schedule({y.uop()});
+  Schedule sched = create_schedule({y.uop()}, default_schedule_context());
   int blocked = 0;
   for (const ScheduleItem& item : sched.items) {
     const Shape& s = sched.shapes.at(item.bufs[0].get());
@@ -248,7 +249,7 @@ TEST(Variables, ReshapingASymbolicBatchTakesNoRemainder) {
   std::vector<float> xs = grid_data(max_b * c * h * w, 15);
   Tensor x = Tensor::from_vector(xs, {max_b * c * h * w}).shrink({{0, (b.bind(2) * (c * h * w))}});
   Tensor y = (x.reshape({b.bind(2), SInt(c), SInt(h), SInt(w)}) + 1.0f).pad({{0, 0}, {0, 0}, {1, 1}, {2, 0}});
-  Schedule sched = create_schedule({y.uop()});
+  Schedule sched = create_schedule({y.uop()}, default_schedule_context());
   for (const ScheduleItem& item : sched.items)
     for (const UOpPtr& u : toposort(item.ast)) EXPECT_NE(u->op(), Ops::MOD) << to_string(*u);
   ExecutionPlan plan = y.prepare();

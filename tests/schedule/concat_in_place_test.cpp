@@ -8,6 +8,7 @@
 #include "runtime/arena_check.hpp"
 #include "schedule/concat_in_place.hpp"
 #include "tensor/reference.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -47,7 +48,7 @@ TEST(ConcatInPlace, OtherKernelsAreNot) {
 TEST(ConcatInPlace, TheSchedulePlacesEachPartAsARunOfTheJoin) {
   Tensor a = part(3, 41), b = part(5, 43);
   Tensor joined = Tensor::cat({a, b}, 1);
-  Schedule s = create_schedule({(joined * 2.0f).sum({2, 3}).uop(), joined.sum({1}).uop()});  // the join read twice: stored
+  Schedule s = create_schedule({(joined * 2.0f).sum({2, 3}).uop(), joined.sum({1}).uop()}, default_schedule_context());  // the join read twice: stored
   const Placement* pa = s.placement(*a.uop());
   const Placement* pb = s.placement(*b.uop());
   ASSERT_NE(pa, nullptr);
@@ -60,7 +61,7 @@ TEST(ConcatInPlace, TheSchedulePlacesEachPartAsARunOfTheJoin) {
   EXPECT_EQ(pb->offset, 3 * 15);
   EXPECT_EQ(pb->elements, 5 * 15);
   for (const ScheduleItem& item : s.items) EXPECT_NE(item.bufs[0], pa->base) << "the joining kernel is dropped";
-  Schedule out = create_schedule({joined.uop()});
+  Schedule out = create_schedule({joined.uop()}, default_schedule_context());
   EXPECT_EQ(out.placement(*a.uop()), nullptr);
   EXPECT_EQ(out.placement(*b.uop()), nullptr);
   EXPECT_FALSE(out.items.back().is_view()) << "an output's join is computed by its kernel";

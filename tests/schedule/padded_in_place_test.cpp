@@ -10,6 +10,7 @@
 #include "runtime/arena_check.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -51,7 +52,7 @@ struct Block {
 
 TEST(PaddedInPlace, AConvolutionWritesIntoItsReadersPaddedBuffer) {
   Block b;
-  Schedule s = create_schedule({b.y(b.h).uop()});
+  Schedule s = create_schedule({b.y(b.h).uop()}, default_schedule_context());
   std::unordered_map<const UOp*, UOpPtr> padded = written_into(s);
   ASSERT_EQ(padded.size(), 1u);
   auto into = padded.find(b.h.uop().get());
@@ -97,7 +98,7 @@ TEST(PaddedInPlace, ThePlanFillsTheBorderOnceAndMatchesAPlainCopy) {
   plan.release_intermediate_buffers(nullptr);
   plan.execute();
   EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-3, 1e-4);
-  UOpPtr pad = written_into(create_schedule({y.uop()})).at(b.h.uop().get());
+  UOpPtr pad = written_into(create_schedule({y.uop()}, default_schedule_context())).at(b.h.uop().get());
   Buffer* padded = plan.buffer_mut_by_id(pad->id());
   ASSERT_NE(padded, nullptr);
   std::vector<float> junk(padded->size(), std::nanf(""));
@@ -126,7 +127,7 @@ TEST(PaddedInPlace, APadValueOnUnevenSidesAndAnotherReader) {
   Tensor prod = a.matmul(w) * 0.5f;
   Tensor padded = prod.pad({{1, 2}, {3, 0}}, 7.5).contiguous();
   Tensor twice = prod * 2.0f;
-  Schedule s = create_schedule({padded.uop(), twice.uop()});
+  Schedule s = create_schedule({padded.uop(), twice.uop()}, default_schedule_context());
   EXPECT_EQ(written_into(s).count(prod.uop().get()), 1u);
   ExecutionPlan plan = Tensor::prepare({padded, twice});
   plan.execute();
@@ -149,9 +150,9 @@ TEST(PaddedInPlace, OutputsAndViewsKeepTheProducersLayout) {
   Tensor a = test::random_tensor({32, 64}, 7), w = test::random_tensor({64, 48}, 8);
   Tensor prod = a.matmul(w) * 0.5f;
   Tensor padded = prod.pad({{1, 1}, {1, 1}}).contiguous() + 1.0f;
-  EXPECT_TRUE(written_into(create_schedule({padded.uop(), prod.uop()})).empty());
+  EXPECT_TRUE(written_into(create_schedule({padded.uop(), prod.uop()}, default_schedule_context())).empty());
   Tensor rows = prod.reshape({32 * 48}).shrink({{48, 96}});  // a view: the second row
-  Schedule s = create_schedule({padded.uop(), rows.uop()});
+  Schedule s = create_schedule({padded.uop(), rows.uop()}, default_schedule_context());
   EXPECT_TRUE(written_into(s).empty());
   ExecutionPlan plan = Tensor::prepare({padded, rows});
   plan.execute();

@@ -7,6 +7,7 @@
 #include "schedule/create_schedule.hpp"
 #include "schedule/work_budget.hpp"
 #include "tensor/reference.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -17,7 +18,7 @@ size_t count_ops(const UOpPtr& root, Ops op) {
   return n;
 }
 
-Schedule schedule_of(const Tensor& t) { return create_schedule({t.uop()}); }
+Schedule schedule_of(const Tensor& t) { return create_schedule({t.uop()}, default_schedule_context()); }
 
 TEST(Schedule, ElementwiseChainIsOneKernelReadingEachInputOnce) {
   Tensor a = Tensor::rand({8, 8}, 1), b = Tensor::rand({8, 8}, 2), c = Tensor::rand({8}, 3);
@@ -152,7 +153,7 @@ namespace {
 
 TEST(Schedule, ContiguousReshapesAndShrinksOfABufferAreViews) {
   Tensor x = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
-  Schedule s = create_schedule({x.reshape({4, 3}).shrink({{1, 3}, {0, 3}}).uop()});
+  Schedule s = create_schedule({x.reshape({4, 3}).shrink({{1, 3}, {0, 3}}).uop()}, default_schedule_context());
   ASSERT_EQ(s.items.size(), 1u);
   EXPECT_EQ(s.items[0].ast, nullptr);
   const Placement* view = s.placement(*s.items[0].bufs[0]);
@@ -162,7 +163,7 @@ TEST(Schedule, ContiguousReshapesAndShrinksOfABufferAreViews) {
   EXPECT_EQ(view->offset, 3);
   EXPECT_EQ(view->elements, 6);
   // A column is not contiguous: it needs a kernel.
-  Schedule col = create_schedule({x.shrink({{0, 3}, {1, 2}}).uop()});
+  Schedule col = create_schedule({x.shrink({{0, 3}, {1, 2}}).uop()}, default_schedule_context());
   ASSERT_EQ(col.items.size(), 1u);
   EXPECT_FALSE(col.items[0].is_view());
   EXPECT_TRUE(col.placements.empty());
@@ -192,7 +193,7 @@ TEST(Schedule, LargeReductionToFewOutputsSplitsIntoPartials) {
   std::vector<float> data(n);
   for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(i % 7);  // integer sums stay exact in float
   Tensor x = Tensor::from_vector(data, {n});
-  Schedule s = create_schedule({x.sum().uop()});
+  Schedule s = create_schedule({x.sum().uop()}, default_schedule_context());
   size_t kernels = 0;
   for (const ScheduleItem& item : s.items) kernels += item.ast != nullptr;
   EXPECT_EQ(kernels, 2u);  // partial sums, then their sum (the reshape to a scalar is a view)
@@ -211,7 +212,7 @@ TEST(Schedule, LargeReductionToFewOutputsSplitsIntoPartials) {
 
 TEST(Schedule, SmallReductionsStayOneKernel) {
   Tensor x = Tensor::rand({1000}, 1);
-  EXPECT_EQ(create_schedule({x.sum().uop()}).items.size(), 1u);
+  EXPECT_EQ(create_schedule({x.sum().uop()}, default_schedule_context()).items.size(), 1u);
 }
 
 }  // namespace
@@ -226,7 +227,7 @@ TEST(Schedule, DeepElementwiseChainsLowerWithoutRecursion) {
   Tensor x = Tensor::from_vector(xs, {4});
   Tensor y = x;
   for (int i = 0; i < 20000; ++i) y = i % 2 ? y * 1.0f : y + 0.5f;
-  Schedule s = create_schedule({y.uop()});
+  Schedule s = create_schedule({y.uop()}, default_schedule_context());
   ASSERT_EQ(s.items.size(), 1u);
   ASSERT_NE(s.items[0].ast, nullptr);
 }
@@ -288,7 +289,7 @@ TEST(Schedule, AConvolutionsComputedInputIsStoredOnceInChannelBlocks) {
   // A user's contiguous() of a transpose is a copy like any other: its node's other reader does
   // not read the transposed copy.
   Tensor r = (Tensor::from_vector(xv, {16, 36}) * 2.0f).relu();
-  Schedule copied = create_schedule({r.transpose(0, 1).contiguous().uop(), (r + 1.0f).uop()});
+  Schedule copied = create_schedule({r.transpose(0, 1).contiguous().uop(), (r + 1.0f).uop()}, default_schedule_context());
   for (const ScheduleItem& item : copied.items) {
     if (item.bufs[0] != copied.outputs[1]) continue;
     for (const UOpPtr& b : item.bufs) EXPECT_NE(copied.shapes.at(b.get()), (Shape{36, 16})) << to_string(*b);

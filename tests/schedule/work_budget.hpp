@@ -17,6 +17,7 @@
 #include "lathe/lathe.hpp"
 #include "runtime/plan_builder.hpp"
 #include "schedule/create_schedule.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe::test {
 
@@ -70,7 +71,7 @@ struct BudgetReport {
 inline BudgetReport work_budget(const std::vector<Tensor>& outputs) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
-  Schedule s = create_schedule(roots);
+  Schedule s = create_schedule(roots, default_schedule_context());
   ExecutionPlan plan = PlanBuilder::build(s, DeviceSpec{});
   BudgetReport r;
   r.graph = graph_ops(s.outputs, s);  // the graph as scheduled (schedule/reader_layout may rebuild it)

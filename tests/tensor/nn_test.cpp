@@ -14,6 +14,7 @@
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -389,7 +390,7 @@ bool in_blocks(const Shape& s, int64_t lanes) { return s.size() == 5 && s.back()
 
 // How many kernels computing `t` store a buffer in channel blocks of `lanes`, (N, C/B, H, W, B).
 size_t blocked_stores(const Tensor& t, int64_t lanes = 16) {
-  Schedule sched = create_schedule({t.uop()});
+  Schedule sched = create_schedule({t.uop()}, default_schedule_context());
   size_t n = 0;
   for (const ScheduleItem& item : sched.items) n += !item.is_view() && in_blocks(sched.shapes.at(item.bufs[0].get()), lanes);
   return n;
@@ -398,7 +399,7 @@ size_t blocked_stores(const Tensor& t, int64_t lanes = 16) {
 // How many stored values of `t`'s schedule are written as runs of a concatenation stored in
 // channel blocks of `lanes` (schedule/buffer_assignment): the join then needs no kernel.
 size_t runs_of_blocked_joins(const Tensor& t, int64_t lanes = 16) {
-  Schedule sched = create_schedule({t.uop()});
+  Schedule sched = create_schedule({t.uop()}, default_schedule_context());
   size_t n = 0;
   for (const auto& [node, p] : sched.placements)
     n += p.kind == Placement::Kind::concatenation_run && in_blocks(sched.shapes.at(node), lanes) && in_blocks(sched.shapes.at(p.base.get()), lanes);

@@ -9,6 +9,7 @@
 #include "ir/toposort.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
+#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
@@ -548,7 +549,7 @@ TEST(ReduceFusion, SharedReductionIsComputedOnce) {
   Tensor s = x.sum({1});
   Tensor y = s * 2.0f + s * 3.0f;
   size_t reduces = 0;
-  for (const ScheduleItem& k : create_schedule({y.uop()}).items)
+  for (const ScheduleItem& k : create_schedule({y.uop()}, default_schedule_context()).items)
     if (k.ast)
       for (const UOpPtr& u : toposort(k.ast)) reduces += u->op() == Ops::REDUCE;
   EXPECT_EQ(reduces, 1u);  // summed once, whether stored or fused

@@ -1,0 +1,239 @@
+#include "schedule/column_blocks.hpp"
+
+#include <optional>
+#include <unordered_map>
+
+#include "ir/substitute.hpp"
+#include "ir/toposort.hpp"
+#include "schedule/blocks.hpp"
+#include "schedule/reader_layout.hpp"
+#include "schedule/shape.hpp"
+
+namespace lathe {
+namespace {
+
+// An operand of a product seen down to its base: the nodes walked (the operand first) and, for
+// each axis of the base, the product's axis it is read along (-1: an axis of size 1 the views
+// drop or broadcast).
+struct OperandView {
+  std::vector<UOpPtr> steps;
+  UOpPtr base;
+  std::vector<int64_t> axis_in_product;
+};
+
+// The sizes of `s` other than 1, in order.
+Shape without_ones(const Shape& s) {
+  Shape out;
+  for (int64_t d : s)
+    if (d != 1) out.push_back(d);
+  return out;
+}
+
+// `operand` walked down through EXPAND, PERMUTE, casts and RESHAPEs that only add or drop axes of
+// size 1; its base is the first node that is none of those.
+OperandView view_of(const UOpPtr& operand, const std::unordered_map<const UOp*, Shape>& shapes) {
+  OperandView v;
+  std::vector<int64_t> axes(shapes.at(operand.get()).size());
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  UOpPtr cur = operand;
+  for (;;) {
+    const Shape& out = shapes.at(cur.get());
+    if (cur->op() == Ops::CAST) {
+    } else if (cur->op() == Ops::EXPAND) {
+      const Shape& in = shapes.at(cur->src(0).get());
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i] == 1 && out[i] != 1) axes[i] = -1;
+    } else if (cur->op() == Ops::PERMUTE) {
+      const auto& order = cur->arg_as<std::vector<int64_t>>();
+      std::vector<int64_t> below(axes.size());
+      for (size_t i = 0; i < order.size(); ++i) below[static_cast<size_t>(order[i])] = axes[i];
+      axes = std::move(below);
+    } else if (cur->op() == Ops::RESHAPE && cur->src().size() == 1) {
+      const Shape& in = shapes.at(cur->src(0).get());
+      if (without_ones(in) != without_ones(out)) break;
+      std::vector<int64_t> below;
+      size_t j = 0;
+      for (int64_t d : in) {
+        if (d == 1) {
+          below.push_back(-1);
+          continue;
+        }
+        while (out[j] == 1) ++j;
+        below.push_back(axes[j++]);
+      }
+      axes = std::move(below);
+    } else {
+      break;
+    }
+    v.steps.push_back(cur);
+    cur = cur->src(0);
+  }
+  v.base = cur;
+  v.axis_in_product = std::move(axes);
+  return v;
+}
+
+// Whether `u` is a view of a layout copy: a copy already made for a reader.
+bool views_a_layout_copy(UOpPtr u) {
+  while (op_has(u->op(), kMovement)) u = u->src(0);
+  return is_layout_copy(*u);
+}
+
+// Whether a variable is under `u` (a symbolic size, or a value bound at run time).
+bool has_variables(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !memo.count(&x); })) {
+    if (memo.count(n.get())) continue;
+    bool v = n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND;
+    for (const UOpPtr& s : n->src()) v = v || memo.at(s.get());
+    memo.emplace(n.get(), v);
+  }
+  return memo.at(u.get());
+}
+
+// `x` (of shape `s`) stored with its axis `axis` in blocks of `block`, the block index at
+// `outer_at` among the other axes and the block's elements innermost, viewed back as `s`. An axis
+// the block does not divide is padded with zeros first; the view leaves them out.
+UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t axis, int64_t block, size_t outer_at) {
+  DType dt = x->dtype();
+  int64_t n = s[axis], extra = (n + block - 1) / block * block - n;
+  UOpPtr v = x;
+  Shape whole = s;
+  if (extra) {
+    std::vector<int64_t> pads(2 * s.size(), 0);
+    pads[2 * axis + 1] = extra;
+    v = UOp::make(Ops::PAD, dt, {v, UOp::const_(dt, 0.0)}, pads);
+    whole[axis] += extra;
+  }
+  Shape split = whole;
+  split[axis] = whole[axis] / block;
+  split.insert(split.begin() + static_cast<int64_t>(axis) + 1, block);
+  std::vector<int64_t> order;  // the other axes, the block index among them, the block's elements last
+  for (size_t i = 0; i < split.size(); ++i)
+    if (i != axis && i != axis + 1) order.push_back(static_cast<int64_t>(i));
+  order.insert(order.begin() + static_cast<int64_t>(outer_at), static_cast<int64_t>(axis));
+  order.push_back(static_cast<int64_t>(axis) + 1);
+  v = UOp::make(Ops::RESHAPE, dt, {v}, split);
+  v = UOp::make(Ops::PERMUTE, dt, {v}, order);
+  v = UOp::make(Ops::CONTIGUOUS, dt, {v}, CopyArg{.layout = true});
+  v = UOp::make(Ops::PERMUTE, dt, {v}, inverse_permutation(order));
+  v = UOp::make(Ops::RESHAPE, dt, {v}, whole);
+  if (!extra) return v;
+  std::vector<int64_t> keep;
+  for (int64_t d : s) keep.insert(keep.end(), {0, d});
+  return UOp::make(Ops::SHRINK, dt, {v}, keep);
+}
+
+class Rule {
+ public:
+  Rule(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant, const ColumnBlockPrices& prices)
+      : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)), blocks_(blocks_for(target)),
+        constant_(constant), prices_(prices) {}
+
+  // The products' operands read from copies: (product, which operand) -> the operand as it reads
+  // the copy, built over the base as rebuilt.
+  std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
+    if (blocks_.lanes == 0) return outputs;
+    std::unordered_map<const UOp*, std::pair<size_t, OperandView>> blocked;  // MUL -> operand
+    for (const UOpPtr& u : toposort(sink_))
+      if (const UOp* product = product_summed(*u))
+        if (std::optional<std::pair<size_t, OperandView>> w = columns_operand(*u, *product)) blocked.emplace(product, std::move(*w));
+    if (blocked.empty()) return outputs;
+    return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+      auto it = blocked.find(&reader);
+      if (it == blocked.end() || reader.src(it->second.first) != source) return source_now;
+      const OperandView& w = it->second.second;
+      return read_from_blocks(w, now_of(w.base, source, source_now));
+    });
+  }
+
+ private:
+  // The product a sum over its last axis reduces (through the cast to the sum's wider type, as
+  // float16's sum in float32), or null.
+  static const UOp* product_summed(const UOp& u) {
+    if (u.op() != Ops::REDUCE_AXIS || u.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
+    const UOp* p = u.src(0).get();
+    if (p->op() == Ops::CAST) p = p->src(0).get();
+    return p->op() == Ops::MUL ? p : nullptr;
+  }
+
+  // The operand of `product`, which the sum `u` reduces, whose columns are stored in blocks, as
+  // (which operand, its view), where the prices accept it.
+  std::optional<std::pair<size_t, OperandView>> columns_operand(const UOp& u, const UOp& product) {
+    const Shape& ps = shapes_.at(&product);
+    size_t rank = ps.size();
+    if (rank < 2 || u.arg_as<ReduceArg>().axes != std::vector<int64_t>{static_cast<int64_t>(rank - 1)}) return std::nullopt;
+    OperandView views[2] = {view_of(product.src(0), shapes_), view_of(product.src(1), shapes_)};
+    auto reads = [&](const OperandView& v, int64_t axis) {
+      for (int64_t a : v.axis_in_product)
+        if (a == axis) return true;
+      return false;
+    };
+    int64_t k_axis = static_cast<int64_t>(rank) - 1, n_axis = k_axis - 1;
+    for (size_t i = 0; i < 2; ++i) {
+      OperandView& w = views[i];
+      if (!reads(w, k_axis) || !reads(w, n_axis) || reads(views[1 - i], n_axis)) continue;
+      if (worth_blocks(w, ps)) return std::make_pair(i, std::move(w));
+    }
+    return std::nullopt;
+  }
+
+  bool worth_blocks(const OperandView& w, const Shape& product) {
+    int64_t k = product.back(), n = product[product.size() - 2];
+    int64_t blk = blocks_.stored(n);
+    if (blk == 0 || k < prices_.reduction || n < prices_.columns) return false;
+    int64_t work = shape_numel(product);
+    int64_t batch = shape_numel(shapes_.at(w.base.get())) / (k * n);  // w's own matrices: one copy each
+    int64_t rows = work / (k * n * std::max<int64_t>(batch, 1));      // the rows of x that meet one of them
+    if (rows < prices_.constant_rows || work < prices_.most_work || views_a_layout_copy(w.base) || has_variables(w.base, variables_))
+      return false;
+    // Asked last: for a computed w the walk visits its graph, which for an activation is the model so far.
+    return rows >= prices_.rows || made_of_constants(w.base, constant_, constants_);
+  }
+
+  // The operand `w` reading `base_now` (its base as rebuilt) from a copy in column blocks.
+  UOpPtr read_from_blocks(const OperandView& w, const UOpPtr& base_now) const {
+    const Shape& s = shapes_.at(w.base.get());
+    const Shape& product = shapes_.at(w.steps.front().get());
+    size_t n_at = 0, k_at = 0;
+    for (size_t a = 0; a < s.size(); ++a) {
+      if (w.axis_in_product[a] == static_cast<int64_t>(product.size()) - 2) n_at = a;
+      if (w.axis_in_product[a] == static_cast<int64_t>(product.size()) - 1) k_at = a;
+    }
+    // The block index goes where K is among the other axes: (..., N/B, K, B) for (..., K, N),
+    // and for a transposed base (..., N, K) too.
+    UOpPtr v = stored_in_blocks(base_now, s, n_at, blocks_.stored(s[n_at]), k_at < n_at ? k_at : k_at - 1);
+    for (auto it = w.steps.rbegin(); it != w.steps.rend(); ++it) {
+      std::vector<UOpPtr> src{v};
+      src.insert(src.end(), (*it)->src().begin() + 1, (*it)->src().end());
+      v = UOp::make((*it)->op(), (*it)->dtype(), std::move(src), (*it)->arg());
+    }
+    return v;
+  }
+
+  // The base as rebuilt: the operand's source as rebuilt when the operand is the base itself,
+  // else the base's own rebuilt node (rebuild visits sources first, so it is known).
+  UOpPtr now_of(const UOpPtr& base, const UOpPtr& source, const UOpPtr& source_now) const {
+    if (base == source) return source_now;
+    // The steps between were rebuilt over the base as rebuilt: walk them down.
+    UOpPtr cur = source_now;
+    for (UOpPtr old = source; old != base; old = old->src(0)) cur = cur->src(0);
+    return cur;
+  }
+
+  UOpPtr sink_;
+  std::unordered_map<const UOp*, Shape> shapes_;
+  Blocks blocks_;
+  IsConstantBuffer constant_;
+  ColumnBlockPrices prices_;
+  std::unordered_map<const UOp*, bool> constants_, variables_;
+};
+
+}  // namespace
+
+std::vector<UOpPtr> store_columns_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant,
+                                            const ColumnBlockPrices& prices) {
+  return Rule(outputs, target, constant, prices).run(outputs);
+}
+
+}  // namespace lathe

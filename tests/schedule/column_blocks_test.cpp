@@ -1,0 +1,174 @@
+// A product's right operand is stored in column blocks of the Target the schedule is planned for
+// (schedule/column_blocks.hpp), whichever way the product was written, and the values are those
+// of plain loops at every block width.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/toposort.hpp"
+#include "lathe/lathe.hpp"
+#include "runtime/planning_target.hpp"
+#include "schedule/create_schedule.hpp"
+#include "schedule/reader_layout.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+ScheduleContext planned_for(int lanes, IsConstantBuffer constant = nullptr) {
+  ScheduleContext c = default_schedule_context();
+  c.target.vector_bytes = 4 * lanes;
+  if (constant) c.constant = std::move(constant);
+  return c;
+}
+
+// What the schedule of `ys` stores in layout copies: each copy's shape and dtype.
+std::vector<std::pair<Shape, DType>> copies(const std::vector<Tensor>& ys, const ScheduleContext& context) {
+  std::vector<UOpPtr> roots;
+  for (const Tensor& y : ys) roots.push_back(y.uop());
+  Schedule s = create_schedule(roots, context);
+  std::vector<std::pair<Shape, DType>> out;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, s.outputs)))
+    if (is_layout_copy(*u)) out.emplace_back(s.shapes.at(u.get()), u->dtype());
+  return out;
+}
+std::vector<std::pair<Shape, DType>> copies(const Tensor& y, const ScheduleContext& context) { return copies(std::vector<Tensor>{y}, context); }
+
+// a (batch x m x k) @ b (k x n, or batch x k x n), by plain loops.
+std::vector<double> product_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, bool b_batched, int64_t m, int64_t k,
+                                int64_t n) {
+  std::vector<double> out;
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += double(a[static_cast<size_t>((z * m + i) * k + p)]) * double(b[static_cast<size_t>((b_batched ? z * k * n : 0) + p * n + j)]);
+        out.push_back(acc);
+      }
+  return out;
+}
+
+std::vector<float> run(const Tensor& y, int lanes) {
+  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
+  plan.execute();
+  return plan.output_buffer()->to_vector<float>();
+}
+
+// 260 columns: a block of 4 divides them; 8 and 16 pad them with zeros to 264 and 272. The copy is
+// (N/B, K, B) for the Target the schedule is planned for, and every width computes the product.
+TEST(ColumnBlocks, ALargeProductsRightOperandIsStoredInBlocksOfTheTargetsLanes) {
+  int64_t m = 256, k = 256, n = 260;
+  auto a = test::data(static_cast<size_t>(m * k), 1), b = test::data(static_cast<size_t>(k * n), 2);
+  Tensor y = test::f32(a, {m, k}).matmul(test::f32(b, {k, n}));
+  std::vector<double> want = product_ref(a, b, 1, false, m, k, n);
+  for (int lanes : {4, 8, 16}) {
+    int64_t blocks = (n + lanes - 1) / lanes;
+    EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{blocks, k, lanes}, dtypes::float32}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
+  }
+}
+
+// The plan's Target decides, not the one the graph was built under: one graph prepared for two
+// shapes holds a copy padded to each one's block.
+TEST(ColumnBlocks, EachPlanStoresTheBlocksOfItsOwnTarget) {
+  int64_t m = 256, k = 256, n = 260;
+  Tensor y = Tensor::rand({m, k}, 3).realize().matmul(Tensor::rand({k, n}, 4).realize());
+  for (int lanes : {8, 16}) {
+    ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
+    size_t padded = static_cast<size_t>(k * ((n + lanes - 1) / lanes * lanes));
+    bool holds = false;
+    for (const Buffer& buf : plan.buffers()) holds |= buf.size() == padded;
+    EXPECT_TRUE(holds) << lanes << " lanes: a copy of " << padded << " elements";
+  }
+}
+
+// The same product written as plain math, as einsum or a user would, gets the same copy.
+TEST(ColumnBlocks, APlainSumOfProductsGetsTheBlocksMatmulGets) {
+  int64_t m = 128, k = 384, n = 512;
+  auto a = test::data(static_cast<size_t>(m * k), 5), b = test::data(static_cast<size_t>(k * n), 6);
+  Tensor x = test::f32(a, {m, k}), w = test::f32(b, {k, n});
+  Tensor plain = (x.unsqueeze(1) * w.transpose(0, 1).unsqueeze(0)).sum({2});
+  for (int lanes : {8, 16}) {
+    auto want = copies(x.matmul(w), planned_for(lanes));
+    ASSERT_EQ(want.size(), 1u);
+    EXPECT_EQ(copies(plain, planned_for(lanes)), want) << lanes << " lanes";
+  }
+  EXPECT_ALLCLOSE(run(plain, 8), product_ref(a, b, 1, false, m, k, n), 1e-4, 1e-4);
+}
+
+// Q @ K^T over 12 heads reads K across its rows: each head's K is copied once into blocks of keys,
+// (heads, keys / B, features, B). The heads count in the product's size (each alone is small).
+TEST(ColumnBlocks, ATransposedOperandIsCopiedIntoBlocksAlongItsRows) {
+  int64_t heads = 12, m = 128, keys = 500, d = 32;
+  auto q = test::data(static_cast<size_t>(heads * m * d), 7), kv = test::data(static_cast<size_t>(heads * keys * d), 8);
+  Tensor y = test::f32(q, {heads, m, d}).matmul(test::f32(kv, {heads, keys, d}).transpose(-1, -2));
+  std::vector<float> kt(kv.size());  // K^T as (heads, d, keys), for the reference
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < keys; ++i)
+      for (int64_t j = 0; j < d; ++j) kt[static_cast<size_t>((h * d + j) * keys + i)] = kv[static_cast<size_t>((h * keys + i) * d + j)];
+  std::vector<double> want = product_ref(q, kt, heads, true, m, d, keys);
+  for (int lanes : {4, 8, 16}) {
+    int64_t blocks = (keys + lanes - 1) / lanes;
+    EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, lanes}, dtypes::float32}})) << lanes;
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
+  }
+}
+
+// An int8 weight is copied as int8 (the product widens it to int32 after the copy), its padded
+// columns' zeros computed and never stored.
+TEST(ColumnBlocks, IntegersAreCopiedBeforeTheyAreWidened) {
+  int64_t m = 96, k = 200, n = 1000;
+  std::vector<int8_t> ai(static_cast<size_t>(m * k)), bi(static_cast<size_t>(k * n));
+  for (size_t i = 0; i < ai.size(); ++i) ai[i] = static_cast<int8_t>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < bi.size(); ++i) bi[i] = static_cast<int8_t>(static_cast<int>(i % 5) - 2);
+  Tensor y = Tensor::from_vector(ai, {m, k}).matmul(Tensor::from_vector(bi, {k, n}));
+  EXPECT_EQ(copies(y, planned_for(16)), (std::vector<std::pair<Shape, DType>>{{{63, k, 16}, dtypes::int8}}));
+  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse("16")});
+  plan.execute();
+  std::vector<int32_t> got = plan.output_buffer()->to_vector<int32_t>();
+  for (int64_t i = 0; i < m; i += 13)
+    for (int64_t j = 0; j < n; j += 37) {
+      int64_t want = 0;
+      for (int64_t p = 0; p < k; ++p) want += int64_t{ai[static_cast<size_t>(i * k + p)]} * bi[static_cast<size_t>(p * n + j)];
+      EXPECT_EQ(got[static_cast<size_t>(i * n + j)], want) << i << " " << j;
+    }
+}
+
+// Where the copy would cost more than it saves, the operand is read in place: a small product,
+// a short sum, few columns, a computed operand under few rows (a constant one, copied once at
+// prepare, pays from fewer), a Target too narrow for blocks.
+TEST(ColumnBlocks, OperandsReadInPlaceWhereTheCopyDoesNotPay) {
+  auto none = std::vector<std::pair<Shape, DType>>{};
+  Tensor small = Tensor::rand({64, 64}, 1).matmul(Tensor::rand({64, 64}, 2));
+  EXPECT_EQ(copies(small, planned_for(16)), none) << "2^18 multiply-adds";
+  Tensor short_sum = Tensor::rand({4096, 8}, 1).matmul(Tensor::rand({8, 1024}, 2));
+  EXPECT_EQ(copies(short_sum, planned_for(16)), none) << "K = 8";
+  Tensor narrow = Tensor::rand({4096, 128}, 1).matmul(Tensor::rand({128, 32}, 2));
+  EXPECT_EQ(copies(narrow, planned_for(16)), none) << "32 columns";
+  Tensor few_rows = Tensor::rand({32, 1024}, 1).matmul(Tensor::rand({1024, 1024}, 2).realize());
+  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return false; })), none) << "32 rows of a weight computed each run";
+  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return true; })).size(), 1u) << "32 rows of a constant weight";
+  Tensor large = Tensor::rand({256, 256}, 1).matmul(Tensor::rand({256, 256}, 2));
+  EXPECT_EQ(copies(large, planned_for(1)), none) << "one lane: no blocks";
+}
+
+// A row vector under a batch of 8 weights, broadcast: each weight meets one row, read in place;
+// the same weights under 128 rows each are copied. Values are those of plain loops either way.
+TEST(ColumnBlocks, RowsCountPerMatrixOfTheOperand) {
+  int64_t batch = 8, k = 512, n = 4096;
+  auto b = test::data(static_cast<size_t>(batch * k * n), 9);
+  Tensor w = test::f32(b, {batch, k, n});
+  auto a1 = test::data(static_cast<size_t>(k), 10);
+  Tensor one = test::f32(a1, {1, 1, k}).matmul(w);
+  EXPECT_TRUE(copies(one, planned_for(16)).empty());
+  auto a = test::data(static_cast<size_t>(batch * 128 * k), 11);
+  Tensor many = test::f32(a, {batch, 128, k}).matmul(w);
+  EXPECT_EQ(copies(many, planned_for(16)).size(), 1u);
+  std::vector<float> a_rep;
+  for (int64_t z = 0; z < batch; ++z) a_rep.insert(a_rep.end(), a1.begin(), a1.end());
+  EXPECT_ALLCLOSE(run(one, 16), product_ref(a_rep, b, batch, true, 1, k, n), 1e-4, 1e-4);
+}
+
+}  // namespace
+}  // namespace lathe
