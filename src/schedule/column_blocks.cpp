@@ -16,7 +16,7 @@ namespace {
 // each axis of the base, the product's axis it is read along (-1: an axis of size 1 the views
 // drop or broadcast).
 struct OperandView {
-  std::vector<UOpPtr> steps;
+  std::vector<UOpPtr> steps;  // the operand, of the product's shape, first
   UOpPtr base;
   std::vector<int64_t> axis_in_product;
 };
@@ -130,8 +130,8 @@ class Rule {
       : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)), blocks_(blocks_for(target)),
         constant_(constant), prices_(prices) {}
 
-  // The products' operands read from copies: (product, which operand) -> the operand as it reads
-  // the copy, built over the base as rebuilt.
+  // `outputs` with each product's operand the prices accept read from its copy in blocks, built
+  // over its base as rebuilt.
   std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
     if (blocks_.lanes == 0) return outputs;
     std::unordered_map<const UOp*, std::pair<size_t, OperandView>> blocked;  // MUL -> operand
@@ -172,7 +172,7 @@ class Rule {
     int64_t k_axis = static_cast<int64_t>(rank) - 1, n_axis = k_axis - 1;
     for (size_t i = 0; i < 2; ++i) {
       OperandView& w = views[i];
-      if (!reads(w, k_axis) || !reads(w, n_axis) || reads(views[1 - i], n_axis)) continue;
+      if (w.steps.empty() || !reads(w, k_axis) || !reads(w, n_axis) || reads(views[1 - i], n_axis)) continue;
       if (worth_blocks(w, ps)) return std::make_pair(i, std::move(w));
     }
     return std::nullopt;

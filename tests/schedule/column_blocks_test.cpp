@@ -34,21 +34,6 @@ std::vector<std::pair<Shape, DType>> copies(const std::vector<Tensor>& ys, const
 }
 std::vector<std::pair<Shape, DType>> copies(const Tensor& y, const ScheduleContext& context) { return copies(std::vector<Tensor>{y}, context); }
 
-// a (batch x m x k) @ b (k x n, or batch x k x n), by plain loops.
-std::vector<double> product_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, bool b_batched, int64_t m, int64_t k,
-                                int64_t n) {
-  std::vector<double> out;
-  for (int64_t z = 0; z < batch; ++z)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p)
-          acc += double(a[static_cast<size_t>((z * m + i) * k + p)]) * double(b[static_cast<size_t>((b_batched ? z * k * n : 0) + p * n + j)]);
-        out.push_back(acc);
-      }
-  return out;
-}
-
 std::vector<float> run(const Tensor& y, int lanes) {
   ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
   plan.execute();
@@ -61,7 +46,7 @@ TEST(ColumnBlocks, ALargeProductsRightOperandIsStoredInBlocksOfTheTargetsLanes) 
   int64_t m = 256, k = 256, n = 260;
   auto a = test::data(static_cast<size_t>(m * k), 1), b = test::data(static_cast<size_t>(k * n), 2);
   Tensor y = test::f32(a, {m, k}).matmul(test::f32(b, {k, n}));
-  std::vector<double> want = product_ref(a, b, 1, false, m, k, n);
+  std::vector<double> want = test::matmul_ref(a, b, 1, false, false, m, k, n);
   for (int lanes : {4, 8, 16}) {
     int64_t blocks = (n + lanes - 1) / lanes;
     EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{blocks, k, lanes}, dtypes::float32}})) << lanes << " lanes";
@@ -94,7 +79,7 @@ TEST(ColumnBlocks, APlainSumOfProductsGetsTheBlocksMatmulGets) {
     ASSERT_EQ(want.size(), 1u);
     EXPECT_EQ(copies(plain, planned_for(lanes)), want) << lanes << " lanes";
   }
-  EXPECT_ALLCLOSE(run(plain, 8), product_ref(a, b, 1, false, m, k, n), 1e-4, 1e-4);
+  EXPECT_ALLCLOSE(run(plain, 8), test::matmul_ref(a, b, 1, false, false, m, k, n), 1e-4, 1e-4);
 }
 
 // Q @ K^T over 12 heads reads K across its rows: each head's K is copied once into blocks of keys,
@@ -107,7 +92,7 @@ TEST(ColumnBlocks, ATransposedOperandIsCopiedIntoBlocksAlongItsRows) {
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < keys; ++i)
       for (int64_t j = 0; j < d; ++j) kt[static_cast<size_t>((h * d + j) * keys + i)] = kv[static_cast<size_t>((h * keys + i) * d + j)];
-  std::vector<double> want = product_ref(q, kt, heads, true, m, d, keys);
+  std::vector<double> want = test::matmul_ref(q, kt, heads, true, true, m, d, keys);
   for (int lanes : {4, 8, 16}) {
     int64_t blocks = (keys + lanes - 1) / lanes;
     EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, lanes}, dtypes::float32}})) << lanes;
@@ -165,9 +150,29 @@ TEST(ColumnBlocks, RowsCountPerMatrixOfTheOperand) {
   auto a = test::data(static_cast<size_t>(batch * 128 * k), 11);
   Tensor many = test::f32(a, {batch, 128, k}).matmul(w);
   EXPECT_EQ(copies(many, planned_for(16)).size(), 1u);
-  std::vector<float> a_rep;
-  for (int64_t z = 0; z < batch; ++z) a_rep.insert(a_rep.end(), a1.begin(), a1.end());
-  EXPECT_ALLCLOSE(run(one, 16), product_ref(a_rep, b, batch, true, 1, k, n), 1e-4, 1e-4);
+  EXPECT_ALLCLOSE(run(one, 16), test::matmul_ref(a1, b, batch, false, true, 1, k, n), 1e-4, 1e-4);
+}
+
+// Rows counted at their largest: an activation with a symbolic batch keeps its weight's blocks, and
+// every bound value computes the product. An operand with a symbolic size (keys up to a bound
+// length) is read in place.
+TEST(ColumnBlocks, ASymbolicRowCountKeepsTheBlocksASymbolicOperandIsReadInPlace) {
+  int64_t most = 256, k = 256, n = 260;
+  auto a = test::data(static_cast<size_t>(most * k), 12), b = test::data(static_cast<size_t>(k * n), 13);
+  Variable rows("rows", 1, most);
+  Tensor y = test::f32(a, {most, k}).shrink({{0, rows.bind(100)}, {0, k}}).matmul(test::f32(b, {k, n}));
+  EXPECT_EQ(copies(y, planned_for(16)), (std::vector<std::pair<Shape, DType>>{{{17, k, 16}, dtypes::float32}}));
+  std::vector<double> want = test::matmul_ref(a, b, 1, false, false, most, k, n);
+  ExecutionPlan plan = y.prepare();
+  for (int64_t t : {int64_t{1}, int64_t{100}, most}) {
+    plan.execute_with_vars({{"rows", t}});
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (int64_t i = 0; i < t * n; i += 7) ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)], 1e-4 * (1 + std::abs(want[static_cast<size_t>(i)]))) << t << " rows, " << i;
+  }
+  Variable len("len", 1, 512);
+  Tensor keys = Tensor::rand({512, k}, 14).shrink({{0, len.bind(300)}, {0, k}});
+  Tensor scores = Tensor::rand({most, k}, 15).matmul(keys.transpose(0, 1));
+  EXPECT_TRUE(copies(scores, planned_for(16)).empty());
 }
 
 }  // namespace

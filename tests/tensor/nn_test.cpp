@@ -23,27 +23,11 @@ using test::ConvArgs;
 using test::conv_ref;
 using test::data;
 using test::f32;
+using test::matmul_ref;
 
 constexpr double kRtol = 1e-5, kAtol = 1e-5;
 
 // ---- matmul -------------------------------------------------------------------------------------
-
-/// (batch, n, k) @ (batch, k, m) for contiguous row-major data, batch given per operand (0 or 1 for
-/// broadcasting a single matrix).
-template <class T>
-std::vector<double> matmul_ref(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, bool a_batched, bool b_batched,
-                               int64_t n, int64_t k, int64_t m) {
-  std::vector<double> out;
-  for (int64_t z = 0; z < batch; ++z)
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < m; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p)
-          acc += double(a[(a_batched ? z * n * k : 0) + i * k + p]) * double(b[(b_batched ? z * k * m : 0) + p * m + j]);
-        out.push_back(acc);
-      }
-  return out;
-}
 
 TEST(NnMatmul, TwoD) {
   auto a = data(12, 1), b = data(20, 2);

@@ -196,6 +196,23 @@ std::vector<double> attention_row(const float* q_row, int64_t keys, int64_t d, i
   return out;
 }
 
+/// (batch, n, k) @ (batch, k, m) for contiguous row-major data, batch given per operand (0 or 1 for
+/// broadcasting a single matrix).
+template <class T>
+inline std::vector<double> matmul_ref(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, bool a_batched, bool b_batched,
+                               int64_t n, int64_t k, int64_t m) {
+  std::vector<double> out;
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += double(a[(a_batched ? z * n * k : 0) + i * k + p]) * double(b[(b_batched ? z * k * m : 0) + p * m + j]);
+        out.push_back(acc);
+      }
+  return out;
+}
+
 /// Pooling of `n` planes of h x w (batch and channels in a row) over a kh x kw window with stride
 /// (sh, sw) and padding top, bottom, left, right: the maximum (padding is -inf) or the mean over
 /// all kh * kw taps (padding counts as 0).
