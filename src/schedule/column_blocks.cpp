@@ -3,6 +3,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/label.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/blocks.hpp"
@@ -29,8 +30,8 @@ Shape without_ones(const Shape& s) {
   return out;
 }
 
-// `operand` walked down through EXPAND, PERMUTE, casts and RESHAPEs that only add or drop axes of
-// size 1; its base is the first node that is none of those.
+// `operand` walked down through EXPAND, PERMUTE, widening casts and RESHAPEs that only add or drop
+// axes of size 1; its base is the first node that is none of those.
 OperandView view_of(const UOpPtr& operand, const std::unordered_map<const UOp*, Shape>& shapes) {
   OperandView v;
   std::vector<int64_t> axes(shapes.at(operand.get()).size());
@@ -39,6 +40,8 @@ OperandView view_of(const UOpPtr& operand, const std::unordered_map<const UOp*, 
   for (;;) {
     const Shape& out = shapes.at(cur.get());
     if (cur->op() == Ops::CAST) {
+      // The same axes; a narrowing cast is the base (its narrower values are the ones copied).
+      if (cur->src(0)->dtype().itemsize() > cur->dtype().itemsize()) break;
     } else if (cur->op() == Ops::EXPAND) {
       const Shape& in = shapes.at(cur->src(0).get());
       for (size_t i = 0; i < in.size(); ++i)
@@ -91,44 +94,55 @@ bool has_variables(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo) 
   return memo.at(u.get());
 }
 
-// `x` (of shape `s`) stored with its axis `axis` in blocks of `block`, the block index at
-// `outer_at` among the other axes and the block's elements innermost, viewed back as `s`. An axis
-// the block does not divide is padded with zeros first; the view leaves them out.
-UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t axis, int64_t block, size_t outer_at) {
+// `x` (of shape `s`) stored as (the other axes in order, N/B, K, B): its axis `n` in blocks of
+// `block`, the block index before `k`, the block's elements innermost; viewed back as `s`, the copy
+// and its views labelled `labels`. N where the block does not divide it is padded with zeros
+// first; the view leaves them out.
+UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, size_t k, int64_t block,
+                        const std::vector<std::string>& labels) {
   DType dt = x->dtype();
-  int64_t n = s[axis], extra = (n + block - 1) / block * block - n;
+  int64_t extra = (s[n] + block - 1) / block * block - s[n];
+  auto make = [&](Ops op, std::vector<UOpPtr> src, Arg arg) {
+    UOpPtr u = UOp::make(op, dt, std::move(src), std::move(arg));
+    for (const std::string& l : labels) add_label(u, l);
+    return u;
+  };
   UOpPtr v = x;
   Shape whole = s;
   if (extra) {
     std::vector<int64_t> pads(2 * s.size(), 0);
-    pads[2 * axis + 1] = extra;
-    v = UOp::make(Ops::PAD, dt, {v, UOp::const_(dt, 0.0)}, pads);
-    whole[axis] += extra;
+    pads[2 * n + 1] = extra;
+    v = make(Ops::PAD, {v, UOp::const_(dt, 0.0)}, pads);
+    whole[n] += extra;
   }
-  Shape split = whole;
-  split[axis] = whole[axis] / block;
-  split.insert(split.begin() + static_cast<int64_t>(axis) + 1, block);
-  std::vector<int64_t> order;  // the other axes, the block index among them, the block's elements last
-  for (size_t i = 0; i < split.size(); ++i)
-    if (i != axis && i != axis + 1) order.push_back(static_cast<int64_t>(i));
-  order.insert(order.begin() + static_cast<int64_t>(outer_at), static_cast<int64_t>(axis));
-  order.push_back(static_cast<int64_t>(axis) + 1);
-  v = UOp::make(Ops::RESHAPE, dt, {v}, split);
-  v = UOp::make(Ops::PERMUTE, dt, {v}, order);
-  v = UOp::make(Ops::CONTIGUOUS, dt, {v}, CopyArg{.layout = true});
-  v = UOp::make(Ops::PERMUTE, dt, {v}, inverse_permutation(order));
-  v = UOp::make(Ops::RESHAPE, dt, {v}, whole);
+  Shape split = whole;  // N as (N/B, B) at n, n + 1
+  split[n] = whole[n] / block;
+  split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
+  auto at = [&](size_t a) { return static_cast<int64_t>(a > n ? a + 1 : a); };  // a base axis in `split`
+  std::vector<int64_t> order;
+  for (size_t a = 0; a < s.size(); ++a)
+    if (a != n && a != k) order.push_back(at(a));
+  order.insert(order.end(), {static_cast<int64_t>(n), at(k), static_cast<int64_t>(n) + 1});
+  v = make(Ops::RESHAPE, {v}, split);
+  v = make(Ops::PERMUTE, {v}, order);
+  v = make(Ops::CONTIGUOUS, {v}, CopyArg{.layout = true});
+  v = make(Ops::PERMUTE, {v}, inverse_permutation(order));
+  v = make(Ops::RESHAPE, {v}, whole);
   if (!extra) return v;
   std::vector<int64_t> keep;
   for (int64_t d : s) keep.insert(keep.end(), {0, d});
-  return UOp::make(Ops::SHRINK, dt, {v}, keep);
+  return make(Ops::SHRINK, {v}, keep);
 }
 
 class Rule {
  public:
-  Rule(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant, const ColumnBlockPrices& prices)
-      : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)), blocks_(blocks_for(target)),
-        constant_(constant), prices_(prices) {}
+  Rule(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant,
+       const ColumnBlockPrices& prices)
+      : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
+        shapes_(graph_shapes(sink_)),
+        blocks_(blocks_for(target)),
+        constant_(constant),
+        prices_(prices) {}
 
   // `outputs` with each product's operand the prices accept read from its copy in blocks, built
   // over its base as rebuilt.
@@ -137,19 +151,20 @@ class Rule {
     std::unordered_map<const UOp*, std::pair<size_t, OperandView>> blocked;  // MUL -> operand
     for (const UOpPtr& u : toposort(sink_))
       if (const UOp* product = product_summed(*u))
-        if (std::optional<std::pair<size_t, OperandView>> w = columns_operand(*u, *product)) blocked.emplace(product, std::move(*w));
+        if (std::optional<std::pair<size_t, OperandView>> w = columns_operand(*u, *product))
+          blocked.emplace(product, std::move(*w));
     if (blocked.empty()) return outputs;
     return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
       auto it = blocked.find(&reader);
       if (it == blocked.end() || reader.src(it->second.first) != source) return source_now;
       const OperandView& w = it->second.second;
-      return read_from_blocks(w, now_of(w.base, source, source_now));
+      return read_from_blocks(w, reader, now_of(w.base, source, source_now));
     });
   }
 
  private:
-  // The product a sum over its last axis reduces (through the cast to the sum's wider type, as
-  // float16's sum in float32), or null.
+  // The product a sum reduces (through the cast to the sum's wider type, as float16's sum in
+  // float32), or null.
   static const UOp* product_summed(const UOp& u) {
     if (u.op() != Ops::REDUCE_AXIS || u.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
     const UOp* p = u.src(0).get();
@@ -162,7 +177,8 @@ class Rule {
   std::optional<std::pair<size_t, OperandView>> columns_operand(const UOp& u, const UOp& product) {
     const Shape& ps = shapes_.at(&product);
     size_t rank = ps.size();
-    if (rank < 2 || u.arg_as<ReduceArg>().axes != std::vector<int64_t>{static_cast<int64_t>(rank - 1)}) return std::nullopt;
+    if (rank < 2 || u.arg_as<ReduceArg>().axes != std::vector<int64_t>{static_cast<int64_t>(rank - 1)})
+      return std::nullopt;
     OperandView views[2] = {view_of(product.src(0), shapes_), view_of(product.src(1), shapes_)};
     auto reads = [&](const OperandView& v, int64_t axis) {
       for (int64_t a : v.axis_in_product)
@@ -185,37 +201,35 @@ class Rule {
     int64_t work = shape_numel(product);
     int64_t batch = shape_numel(shapes_.at(w.base.get())) / (k * n);  // w's own matrices: one copy each
     int64_t rows = work / (k * n * std::max<int64_t>(batch, 1));      // the rows of x that meet one of them
-    if (rows < prices_.constant_rows || work < prices_.most_work || views_a_layout_copy(w.base) || has_variables(w.base, variables_))
-      return false;
-    // Asked last: for a computed w the walk visits its graph, which for an activation is the model so far.
+    if (rows < prices_.constant_rows || work < prices_.most_work || views_a_layout_copy(w.base)) return false;
+    // Asked last, each walk memoised: they visit w's graph, which for an activation is the model so far.
+    if (has_variables(w.base, variables_)) return false;
     return rows >= prices_.rows || made_of_constants(w.base, constant_, constants_);
   }
 
-  // The operand `w` reading `base_now` (its base as rebuilt) from a copy in column blocks.
-  UOpPtr read_from_blocks(const OperandView& w, const UOpPtr& base_now) const {
+  // The operand `w` of `product` reading `base_now` (its base as rebuilt) from a copy in column
+  // blocks; the copy labelled as the product is (the kernel that makes it is named for it).
+  UOpPtr read_from_blocks(const OperandView& w, const UOp& product, const UOpPtr& base_now) const {
     const Shape& s = shapes_.at(w.base.get());
-    const Shape& product = shapes_.at(w.steps.front().get());
+    int64_t rank = static_cast<int64_t>(shapes_.at(&product).size());
     size_t n_at = 0, k_at = 0;
     for (size_t a = 0; a < s.size(); ++a) {
-      if (w.axis_in_product[a] == static_cast<int64_t>(product.size()) - 2) n_at = a;
-      if (w.axis_in_product[a] == static_cast<int64_t>(product.size()) - 1) k_at = a;
+      if (w.axis_in_product[a] == rank - 2) n_at = a;
+      if (w.axis_in_product[a] == rank - 1) k_at = a;
     }
-    // The block index goes where K is among the other axes: (..., N/B, K, B) for (..., K, N),
-    // and for a transposed base (..., N, K) too.
-    UOpPtr v = stored_in_blocks(base_now, s, n_at, blocks_.stored(s[n_at]), k_at < n_at ? k_at : k_at - 1);
+    UOpPtr v = stored_in_blocks(base_now, s, n_at, k_at, blocks_.stored(s[n_at]), labels_of(product));
     for (auto it = w.steps.rbegin(); it != w.steps.rend(); ++it) {
       std::vector<UOpPtr> src{v};
       src.insert(src.end(), (*it)->src().begin() + 1, (*it)->src().end());
       v = UOp::make((*it)->op(), (*it)->dtype(), std::move(src), (*it)->arg());
+      for (const std::string& l : labels_of(**it)) add_label(v, l);
     }
     return v;
   }
 
-  // The base as rebuilt: the operand's source as rebuilt when the operand is the base itself,
-  // else the base's own rebuilt node (rebuild visits sources first, so it is known).
-  UOpPtr now_of(const UOpPtr& base, const UOpPtr& source, const UOpPtr& source_now) const {
-    if (base == source) return source_now;
-    // The steps between were rebuilt over the base as rebuilt: walk them down.
+  // The base as rebuilt: the steps between the operand and its base were rebuilt over it, so it
+  // is as many sources down from the operand as rebuilt.
+  static UOpPtr now_of(const UOpPtr& base, const UOpPtr& source, const UOpPtr& source_now) {
     UOpPtr cur = source_now;
     for (UOpPtr old = source; old != base; old = old->src(0)) cur = cur->src(0);
     return cur;
@@ -231,8 +245,8 @@ class Rule {
 
 }  // namespace
 
-std::vector<UOpPtr> store_columns_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant,
-                                            const ColumnBlockPrices& prices) {
+std::vector<UOpPtr> store_columns_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target,
+                                            const IsConstantBuffer& constant, const ColumnBlockPrices& prices) {
   return Rule(outputs, target, constant, prices).run(outputs);
 }
 

@@ -1,7 +1,5 @@
 #include "tensor/blocks.hpp"
 
-#include <algorithm>
-
 #include "runtime/planning_target.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"

@@ -58,7 +58,8 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
 }
 
 // The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with
-// zeros to a multiple of it; the view leaves the padding out.
+// zeros to a multiple of it; the view leaves the padding out. (The schedule's column blocks build
+// such a copy on the graph itself: schedule/column_blocks.cpp.)
 Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
   int64_t n = t.shape()[static_cast<size_t>(axis)], extra = (n + block - 1) / block * block - n;
   if (extra == 0) return detail::stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());

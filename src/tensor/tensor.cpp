@@ -8,7 +8,6 @@
 #include "device/buffer_registry.hpp"
 #include "ir/eval.hpp"
 #include "ir/label.hpp"
-#include "ir/toposort.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
 #include "runtime/planning_target.hpp"

@@ -9,10 +9,10 @@
 
 #include "codegen/attention.hpp"
 #include "lathe/lathe.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
-#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "ir/symbolic.hpp"
 #include "lathe/lathe.hpp"
-#include "schedule/create_schedule.hpp"
 #include "runtime/planning_target.hpp"
+#include "schedule/create_schedule.hpp"
 
 namespace lathe::test {
 

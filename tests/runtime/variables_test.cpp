@@ -6,9 +6,9 @@
 
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
-#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {

@@ -8,6 +8,7 @@
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/planning_target.hpp"
+#include "schedule/blocks.hpp"
 #include "schedule/create_schedule.hpp"
 #include "schedule/reader_layout.hpp"
 #include "tensor/reference.hpp"
@@ -32,7 +33,9 @@ std::vector<std::pair<Shape, DType>> copies(const std::vector<Tensor>& ys, const
     if (is_layout_copy(*u)) out.emplace_back(s.shapes.at(u.get()), u->dtype());
   return out;
 }
-std::vector<std::pair<Shape, DType>> copies(const Tensor& y, const ScheduleContext& context) { return copies(std::vector<Tensor>{y}, context); }
+std::vector<std::pair<Shape, DType>> copies(const Tensor& y, const ScheduleContext& context) {
+  return copies(std::vector<Tensor>{y}, context);
+}
 
 std::vector<float> run(const Tensor& y, int lanes) {
   ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
@@ -49,9 +52,14 @@ TEST(ColumnBlocks, ALargeProductsRightOperandIsStoredInBlocksOfTheTargetsLanes) 
   std::vector<double> want = test::matmul_ref(a, b, 1, false, false, m, k, n);
   for (int lanes : {4, 8, 16}) {
     int64_t blocks = (n + lanes - 1) / lanes;
-    EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{blocks, k, lanes}, dtypes::float32}})) << lanes << " lanes";
+    EXPECT_EQ(copies(y, planned_for(lanes)),
+              (std::vector<std::pair<Shape, DType>>{{{blocks, k, lanes}, dtypes::float32}}))
+        << lanes << " lanes";
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
   }
+  // float16 sums in float32 (a cast between the sum and the product); the copy stays float16.
+  Tensor half = test::f32(a, {m, k}).cast(dtypes::float16).matmul(test::f32(b, {k, n}).cast(dtypes::float16));
+  EXPECT_EQ(copies(half, planned_for(16)), (std::vector<std::pair<Shape, DType>>{{{17, k, 16}, dtypes::float16}}));
 }
 
 // The plan's Target decides, not the one the graph was built under: one graph prepared for two
@@ -68,12 +76,12 @@ TEST(ColumnBlocks, EachPlanStoresTheBlocksOfItsOwnTarget) {
   }
 }
 
-// The same product written as plain math, as einsum or a user would, gets the same copy.
+// The same product written as plain math, its operands the other way round, gets the same copy.
 TEST(ColumnBlocks, APlainSumOfProductsGetsTheBlocksMatmulGets) {
   int64_t m = 128, k = 384, n = 512;
   auto a = test::data(static_cast<size_t>(m * k), 5), b = test::data(static_cast<size_t>(k * n), 6);
   Tensor x = test::f32(a, {m, k}), w = test::f32(b, {k, n});
-  Tensor plain = (x.unsqueeze(1) * w.transpose(0, 1).unsqueeze(0)).sum({2});
+  Tensor plain = (w.transpose(0, 1).unsqueeze(0) * x.unsqueeze(1)).sum({2});
   for (int lanes : {8, 16}) {
     auto want = copies(x.matmul(w), planned_for(lanes));
     ASSERT_EQ(want.size(), 1u);
@@ -91,17 +99,46 @@ TEST(ColumnBlocks, ATransposedOperandIsCopiedIntoBlocksAlongItsRows) {
   std::vector<float> kt(kv.size());  // K^T as (heads, d, keys), for the reference
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < keys; ++i)
-      for (int64_t j = 0; j < d; ++j) kt[static_cast<size_t>((h * d + j) * keys + i)] = kv[static_cast<size_t>((h * keys + i) * d + j)];
+      for (int64_t j = 0; j < d; ++j)
+        kt[static_cast<size_t>((h * d + j) * keys + i)] = kv[static_cast<size_t>((h * keys + i) * d + j)];
   std::vector<double> want = test::matmul_ref(q, kt, heads, true, true, m, d, keys);
   for (int lanes : {4, 8, 16}) {
     int64_t blocks = (keys + lanes - 1) / lanes;
-    EXPECT_EQ(copies(y, planned_for(lanes)), (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, lanes}, dtypes::float32}})) << lanes;
+    EXPECT_EQ(copies(y, planned_for(lanes)),
+              (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, lanes}, dtypes::float32}}))
+        << lanes;
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
   }
 }
 
-// An int8 weight is copied as int8 (the product widens it to int32 after the copy), its padded
-// columns' zeros computed and never stored.
+// Attention's P @ V with V split into heads, (B, T, H, D) read as (B, H, T, D): the copy keeps the
+// batch and heads outside and each block of features contiguous along the keys it sums,
+// (B, H, D/b, T, b), b the Target's block for 64 features.
+TEST(ColumnBlocks, TheOtherAxesStayOutsideTheBlocks) {
+  int64_t batch = 2, t = 160, heads = 8, d = 64;
+  auto p = test::data(static_cast<size_t>(batch * heads * t * t), 16),
+       v = test::data(static_cast<size_t>(batch * t * heads * d), 17);
+  Tensor values = test::f32(v, {batch, t, heads * d}).reshape({batch, t, heads, d}).transpose(1, 2);
+  Tensor y = test::f32(p, {batch, heads, t, t}).matmul(values);
+  std::vector<float> v_heads(v.size());  // V as (B, H, T, D), for the reference
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t j = 0; j < d; ++j)
+          v_heads[static_cast<size_t>(((b * heads + h) * t + i) * d + j)] =
+              v[static_cast<size_t>(((b * t + i) * heads + h) * d + j)];
+  std::vector<double> want = test::matmul_ref(p, v_heads, batch * heads, true, true, t, t, d);
+  for (int lanes : {4, 8, 16}) {
+    int64_t blk = blocks_for(planned_for(lanes).target).stored(d);
+    EXPECT_EQ(copies(y, planned_for(lanes)),
+              (std::vector<std::pair<Shape, DType>>{{{batch, heads, d / blk, t, blk}, dtypes::float32}}))
+        << lanes;
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
+  }
+}
+
+// An int8 weight is copied as int8 (the product widens it to int32 after the copy), its columns
+// padded with zeros in the copy; the product's padded columns are computed and never stored.
 TEST(ColumnBlocks, IntegersAreCopiedBeforeTheyAreWidened) {
   int64_t m = 96, k = 200, n = 1000;
   std::vector<int8_t> ai(static_cast<size_t>(m * k)), bi(static_cast<size_t>(k * n));
@@ -115,7 +152,8 @@ TEST(ColumnBlocks, IntegersAreCopiedBeforeTheyAreWidened) {
   for (int64_t i = 0; i < m; i += 13)
     for (int64_t j = 0; j < n; j += 37) {
       int64_t want = 0;
-      for (int64_t p = 0; p < k; ++p) want += int64_t{ai[static_cast<size_t>(i * k + p)]} * bi[static_cast<size_t>(p * n + j)];
+      for (int64_t p = 0; p < k; ++p)
+        want += int64_t{ai[static_cast<size_t>(i * k + p)]} * bi[static_cast<size_t>(p * n + j)];
       EXPECT_EQ(got[static_cast<size_t>(i * n + j)], want) << i << " " << j;
     }
 }
@@ -132,8 +170,10 @@ TEST(ColumnBlocks, OperandsReadInPlaceWhereTheCopyDoesNotPay) {
   Tensor narrow = Tensor::rand({4096, 128}, 1).matmul(Tensor::rand({128, 32}, 2));
   EXPECT_EQ(copies(narrow, planned_for(16)), none) << "32 columns";
   Tensor few_rows = Tensor::rand({32, 1024}, 1).matmul(Tensor::rand({1024, 1024}, 2).realize());
-  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return false; })), none) << "32 rows of a weight computed each run";
-  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return true; })).size(), 1u) << "32 rows of a constant weight";
+  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return false; })), none)
+      << "32 rows of a weight computed each run";
+  EXPECT_EQ(copies(few_rows, planned_for(16, [](const UOp&) { return true; })).size(), 1u)
+      << "32 rows of a constant weight";
   Tensor large = Tensor::rand({256, 256}, 1).matmul(Tensor::rand({256, 256}, 2));
   EXPECT_EQ(copies(large, planned_for(1)), none) << "one lane: no blocks";
 }
@@ -163,11 +203,14 @@ TEST(ColumnBlocks, ASymbolicRowCountKeepsTheBlocksASymbolicOperandIsReadInPlace)
   Tensor y = test::f32(a, {most, k}).shrink({{0, rows.bind(100)}, {0, k}}).matmul(test::f32(b, {k, n}));
   EXPECT_EQ(copies(y, planned_for(16)), (std::vector<std::pair<Shape, DType>>{{{17, k, 16}, dtypes::float32}}));
   std::vector<double> want = test::matmul_ref(a, b, 1, false, false, most, k, n);
-  ExecutionPlan plan = y.prepare();
+  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse("16")});
   for (int64_t t : {int64_t{1}, int64_t{100}, most}) {
     plan.execute_with_vars({{"rows", t}});
     std::vector<float> got = plan.output_buffer()->to_vector<float>();
-    for (int64_t i = 0; i < t * n; i += 7) ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)], 1e-4 * (1 + std::abs(want[static_cast<size_t>(i)]))) << t << " rows, " << i;
+    for (int64_t i = 0; i < t * n; i += 7)
+      ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)],
+                  1e-4 * (1 + std::abs(want[static_cast<size_t>(i)])))
+          << t << " rows, " << i;
   }
   Variable len("len", 1, 512);
   Tensor keys = Tensor::rand({512, k}, 14).shrink({{0, len.bind(300)}, {0, k}});

@@ -6,9 +6,9 @@
 #include "codegen/test_kernels.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/arena_check.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/concat_in_place.hpp"
 #include "tensor/reference.hpp"
-#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {

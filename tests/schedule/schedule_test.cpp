@@ -4,10 +4,10 @@
 
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
 #include "schedule/work_budget.hpp"
 #include "tensor/reference.hpp"
-#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {

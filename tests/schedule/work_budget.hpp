@@ -16,8 +16,8 @@
 #include "ir/toposort.hpp"
 #include "lathe/lathe.hpp"
 #include "runtime/plan_builder.hpp"
-#include "schedule/create_schedule.hpp"
 #include "runtime/planning_target.hpp"
+#include "schedule/create_schedule.hpp"
 
 namespace lathe::test {
 

@@ -130,9 +130,10 @@ TEST(AttentionRule, WithoutARestrictingMaskStaysMatmuls) {
   EXPECT_ALLCLOSE(written.to_vector<float>(), attention_ref(in.q, in.k, in.v, [](int64_t i, int64_t j) { return j <= i; }), 1e-4, 1e-5);
 }
 
-// Products large enough that matmul stores its right operands in column blocks: the attention
-// kernel reads the keys and values themselves, so the plan is the key-block copy of the keys, the
-// mask (on constants, run at prepare) and the attention kernel; no column-block copies.
+// Products large enough that the schedule would store their right operands in column blocks
+// (schedule/column_blocks): the attention rule takes them first, and the attention kernel reads the
+// keys and values themselves, so the plan is the key-block copy of the keys, the mask (on
+// constants, run at prepare) and the attention kernel; no column-block copies.
 TEST(AttentionRule, ReadsTheOperandsNotTheMatmulsColumnBlocks) {
   int64_t heads = 4, seq = 256, dim = 64;
   auto n = static_cast<size_t>(heads * seq * dim);

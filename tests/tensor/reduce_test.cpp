@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "ir/toposort.hpp"
+#include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
-#include "runtime/planning_target.hpp"
 
 namespace lathe {
 namespace {
