@@ -33,6 +33,13 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from compare import fma_peak  # noqa: E402
 
 
+def clean_env():
+    """The environment without the settings that would choose lathe's actions or memory (BEAM,
+    NOOPT, a trace, poisoning, the arena): a developer's shell must not change what is measured
+    (the test suite clears them too)."""
+    return {k: v for k, v in os.environ.items() if k not in ("BEAM", "NOOPT", "LATHE_TRACE", "LATHE_POISON", "LATHE_ARENA")}
+
+
 def cases(dirs):
     for d in dirs:
         if os.path.exists(os.path.join(d, "model.onnx")):
@@ -99,8 +106,7 @@ def main():
     print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'GFLOP/s':>8} {'% peak':>6} {'prep ms':>8} "
           f"{'ORT prep':>8} {'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
 
-    # The developer's shell must not choose lathe's actions here (the test suite clears them too).
-    clean = {k: v for k, v in os.environ.items() if k not in ("BEAM", "NOOPT", "LATHE_TRACE", "LATHE_POISON", "LATHE_ARENA")}
+    clean = clean_env()
 
     def first_prepare(binary, model, feeds, t, cache):
         """Load, build and prepare into an empty kernel cache: what ORT's session creation does."""

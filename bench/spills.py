@@ -10,14 +10,18 @@ median time from the same run's profile.
     /usr/bin/python3 bench/spills.py build/models/resnet18/model.onnx --shape 8
 
 --shape 8 plans for an AVX2 CPU (8 float lanes, 16 registers) and builds for x86-64-v3, so the
-machine code is what such a CPU would run; --shape 16 plans for AVX-512 (x86-64-v4). The kernel
-cache is off for the run (a cached kernel is not compiled, so its code would not be printed).
+machine code is what such a CPU would run; --shape 16 plans for AVX-512 (x86-64-v4), which lathe
+builds only on a CPU that can run it. DEBUG=6 prints every level below it too (each kernel's graph
+after every codegen step): kernel times are per kernel and unaffected, the compile is slower.
 """
 import argparse
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_models import clean_env  # noqa: E402
 
 CPUS = {"4": "x86-64-v2", "8": "x86-64-v3", "16": "x86-64-v4"}
 LABEL = re.compile(r"^\.?L?(BB\d+_\d+):|^# %bb\.\d+:")
@@ -66,13 +70,14 @@ def main():
     ap.add_argument("--threads", default="2")
     ap.add_argument("--iters", default="10")
     args = ap.parse_args()
-    env = dict(os.environ, DEBUG="6", LATHE_CACHE="0")
+    env = dict(clean_env(), DEBUG="6")
     if args.shape:
         if args.shape not in CPUS:
             sys.exit(f"--shape {args.shape}: expected one of {', '.join(CPUS)}")
         env["LATHE_TARGET_SHAPE"] = args.shape
         env["LATHE_CPU_TARGET"] = CPUS[args.shape]
-    run = subprocess.run([args.lathe, "bench", args.model, "--threads", args.threads, "--iters", args.iters, "--profile"],
+    run = subprocess.run([args.lathe, "bench", args.model, "--compiler", "llvm", "--threads", args.threads, "--iters", args.iters,
+                          "--profile"],
                          capture_output=True, text=True, env=env)
     if run.returncode != 0:
         sys.exit(f"lathe bench failed:\n{run.stderr[-2000:]}")
@@ -89,16 +94,24 @@ def main():
         if m:
             total = float(m.group(1))
     if not code:
-        sys.exit("no machine code printed: is lathe built with LLVM and LATHE_CPU_COMPILER unset?")
+        sys.exit("no machine code printed: is lathe built with LLVM?")
+
+    def time_of(name):
+        """The profile's time of kernel `name` (the profile clips a long name to 29 characters and '...')."""
+        if name in times:
+            return times[name]
+        clipped = [t for n, t in times.items() if n.endswith("...") and name.startswith(n[:-3])]
+        return sum(clipped)
+
     rows = [(count_spills(asm), name) for name, asm in code.items()]
     spilling = [r for r in rows if r[0][1] > 0]
-    share = sum(times.get(name, 0.0) for _, name in spilling)
+    share = sum(time_of(name) for _, name in spilling)
     print(f"{args.model} at shape {args.shape or 'native'}: {len(spilling)} of {len(rows)} kernels spill in a loop, "
           f"{sum(1 for r in rows if r[0][0])} in an innermost loop; they take {share:.0f} of {total:.0f} us "
           f"({100 * share / total if total else 0:.1f}%)")
     print(f"  {'kernel':40} {'innermost':>9} {'in loops':>8} {'all':>5} {'us':>10}")
-    for (inner, looped, all_), name in sorted(spilling, key=lambda r: -times.get(r[1], 0.0)):
-        print(f"  {name:40} {inner:9} {looped:8} {all_:5} {times.get(name, 0.0):10.1f}")
+    for (inner, looped, all_), name in sorted(spilling, key=lambda r: -time_of(r[1])):
+        print(f"  {name:40} {inner:9} {looped:8} {all_:5} {time_of(name):10.1f}")
 
 
 if __name__ == "__main__":

@@ -82,18 +82,6 @@ bool views_a_layout_copy(UOpPtr u) {
   return is_layout_copy(*u);
 }
 
-// Whether a variable is under `u` (a symbolic size, or a value bound at run time).
-bool has_variables(const UOpPtr& u, std::unordered_map<const UOp*, bool>& memo) {
-  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-  for (const UOpPtr& n : toposort(u, [&](const UOp& x) { return !memo.count(&x); })) {
-    if (memo.count(n.get())) continue;
-    bool v = n->op() == Ops::DEFINE_VAR || n->op() == Ops::BIND;
-    for (const UOpPtr& s : n->src()) v = v || memo.at(s.get());
-    memo.emplace(n.get(), v);
-  }
-  return memo.at(u.get());
-}
-
 // `x` (of shape `s`) stored as (the other axes in order, N/B, K, B): its axis `n` in blocks of
 // `block`, the block index before `k`, the block's elements innermost; viewed back as `s`, the copy
 // and its views labelled `labels`. N where the block does not divide it is padded with zeros
@@ -134,11 +122,18 @@ UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, size_t k, int64_t bl
   return make(Ops::SHRINK, {v}, keep);
 }
 
+// A product's operand stored in column blocks: which of the two, and its view.
+struct Blocked {
+  size_t operand;
+  OperandView view;
+};
+
 class Rule {
  public:
   Rule(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant,
        const ColumnBlockPrices& prices)
-      : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
+      : outputs_(outputs),
+        sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
         shapes_(graph_shapes(sink_)),
         blocks_(blocks_for(target)),
         constant_(constant),
@@ -146,18 +141,17 @@ class Rule {
 
   // `outputs` with each product's operand the prices accept read from its copy in blocks, built
   // over its base as rebuilt.
-  std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
-    if (blocks_.lanes == 0) return outputs;
-    std::unordered_map<const UOp*, std::pair<size_t, OperandView>> blocked;  // MUL -> operand
+  std::vector<UOpPtr> run() {
+    if (blocks_.lanes == 0) return outputs_;
+    std::unordered_map<const UOp*, Blocked> blocked;  // by the MUL
     for (const UOpPtr& u : toposort(sink_))
       if (const UOp* product = product_summed(*u))
-        if (std::optional<std::pair<size_t, OperandView>> w = columns_operand(*u, *product))
-          blocked.emplace(product, std::move(*w));
-    if (blocked.empty()) return outputs;
-    return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+        if (std::optional<Blocked> w = columns_operand(*u, *product)) blocked.emplace(product, std::move(*w));
+    if (blocked.empty()) return outputs_;
+    return rebuild(outputs_, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
       auto it = blocked.find(&reader);
-      if (it == blocked.end() || reader.src(it->second.first) != source) return source_now;
-      const OperandView& w = it->second.second;
+      if (it == blocked.end() || reader.src(it->second.operand) != source) return source_now;
+      const OperandView& w = it->second.view;
       return read_from_blocks(w, reader, now_of(w.base, source, source_now));
     });
   }
@@ -172,9 +166,9 @@ class Rule {
     return p->op() == Ops::MUL ? p : nullptr;
   }
 
-  // The operand of `product`, which the sum `u` reduces, whose columns are stored in blocks, as
-  // (which operand, its view), where the prices accept it.
-  std::optional<std::pair<size_t, OperandView>> columns_operand(const UOp& u, const UOp& product) {
+  // The operand of `product`, which the sum `u` reduces, whose columns are stored in blocks, where
+  // the prices accept it.
+  std::optional<Blocked> columns_operand(const UOp& u, const UOp& product) {
     const Shape& ps = shapes_.at(&product);
     size_t rank = ps.size();
     if (rank < 2 || u.arg_as<ReduceArg>().axes != std::vector<int64_t>{static_cast<int64_t>(rank - 1)})
@@ -189,7 +183,7 @@ class Rule {
     for (size_t i = 0; i < 2; ++i) {
       OperandView& w = views[i];
       if (w.steps.empty() || !reads(w, k_axis) || !reads(w, n_axis) || reads(views[1 - i], n_axis)) continue;
-      if (worth_blocks(w, ps)) return std::make_pair(i, std::move(w));
+      if (worth_blocks(w, ps)) return Blocked{i, std::move(w)};
     }
     return std::nullopt;
   }
@@ -235,6 +229,7 @@ class Rule {
     return cur;
   }
 
+  std::vector<UOpPtr> outputs_;
   UOpPtr sink_;
   std::unordered_map<const UOp*, Shape> shapes_;
   Blocks blocks_;
@@ -247,7 +242,7 @@ class Rule {
 
 std::vector<UOpPtr> store_columns_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target,
                                             const IsConstantBuffer& constant, const ColumnBlockPrices& prices) {
-  return Rule(outputs, target, constant, prices).run(outputs);
+  return Rule(outputs, target, constant, prices).run();
 }
 
 }  // namespace lathe

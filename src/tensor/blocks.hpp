@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "lathe/plan.hpp"
 #include "lathe/tensor.hpp"
 #include "schedule/blocks.hpp"
 

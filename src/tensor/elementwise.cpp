@@ -73,9 +73,12 @@ Tensor Tensor::gelu() const {
 
 Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
 
-// erf(x) = x P(x^2) / Q(x^2), P and Q of degree 5, on |x| <= 3.925 (x is clamped there: beyond
-// it float32's erf is +-1): a rational fit (scripts/fit-erf.py) whose largest absolute error is
-// 1.7e-8, 2.9e-7 evaluated in float32 (the exp-based formula it replaces: 1.5e-7 and 4.9e-7).
+// erf(x) = x P(x^2) / Q(x^2), P and Q of degree 5, on |x| <= 3.925 (x clamped there): a rational
+// fit (scripts/fit-erf.py) whose largest absolute error is 1.7e-8, about 3.3e-7 evaluated in
+// float32 (the exp-based formula it replaces: 1.5e-7 and 4.9e-7). Beyond the clamp float32's erf
+// is +-1 (erf(3.925) is 1 - 2.8e-8, nearer 1 than the float below it), and that is set, not left
+// to the fit: in float32 the fit rounds to 1 or to the float below it depending on whether the CPU
+// fuses its multiply-adds. float64 keeps the fit's value there (within 1.7e-8; 1 would be 2.8e-8).
 // Twelve multiply-adds and a division, no exp: a GELU after a matmul costs a fraction of what
 // it did (ConvNeXt's Linear layers).
 Tensor Tensor::erf() const {
@@ -85,7 +88,9 @@ Tensor Tensor::erf() const {
               0.19297464041205814) * t + 1.1283790203976878;
   Tensor q = ((((3.8027493617991005e-05 * t + 0.0011897028941956734) * t + 0.015188332645022869) * t + 0.11516796871516123) * t +
               0.5043509658113667) * t + 1.0;
-  return (x != x).where(x, (xc * p / q).clip(-1.0, 1.0));  // the clamp would take NaN to a bound
+  Tensor fit = (xc * p / q).clip(-1.0, 1.0);
+  if (x.dtype() != dtypes::float64) fit = (x.abs() >= 3.925).where(x.sign(), fit);
+  return (x != x).where(x, fit);  // the clamp would take NaN to a bound
 }
 
 Tensor Tensor::trunc() const {

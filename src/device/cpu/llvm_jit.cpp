@@ -129,7 +129,8 @@ std::vector<uint8_t> compile_ir(const std::string& name, const std::string& src,
   llvm::raw_svector_ostream os(object);
   llvm::legacy::PassManager codegen;
   if (tm->addPassesToEmitFile(codegen, os, nullptr, kind))
-    throw CompileError("LLVM cannot emit object code for the CPU '" + cpu + "'");
+    throw CompileError(std::string("LLVM cannot emit ") + (kind == llvm::CodeGenFileType::AssemblyFile ? "assembly" : "object code") +
+                       " for the CPU '" + cpu + "'");
   codegen.run(*m);
   return std::vector<uint8_t>(object.begin(), object.end());
 }
