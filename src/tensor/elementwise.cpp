@@ -89,7 +89,8 @@ Tensor Tensor::erf() const {
   Tensor q = ((((3.8027493617991005e-05 * t + 0.0011897028941956734) * t + 0.015188332645022869) * t + 0.11516796871516123) * t +
               0.5043509658113667) * t + 1.0;
   Tensor fit = (xc * p / q).clip(-1.0, 1.0);
-  if (x.dtype() != dtypes::float64) fit = (x.abs() >= 3.925).where(x.sign(), fit);
+  if (x.dtype() != dtypes::float64)  // xc is +-3.925 exactly at the clamp: two compares and two selects
+    fit = (xc >= 3.925).where(scalar_like(x, 1.0, false), (xc <= -3.925).where(scalar_like(x, -1.0, false), fit));
   return (x != x).where(x, fit);  // the clamp would take NaN to a bound
 }
 
