@@ -17,7 +17,22 @@ UOpPtr substitute(const UOpPtr& root, const Substitution& map) {
   return graph_rewrite(root, pm, const_cast<Substitution*>(&map), Direction::TopDown);
 }
 
-std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap) {
+const UOpPtr& Rebuilt::now(const UOpPtr& u) const {
+  auto it = to_.find(u.get());
+  return it == to_.end() ? u : it->second;
+}
+
+void Rebuilt::record(const UOpPtr& from, const UOpPtr& to) {
+  if (to_.insert_or_assign(from.get(), to).second) from_.push_back(from);
+}
+
+void Rebuilt::then(const Rebuilt& next) {
+  for (auto& [from, to] : to_) to = next.now(to);
+  for (const UOpPtr& from : next.from_)
+    if (to_.emplace(from.get(), next.now(from)).second) from_.push_back(from);
+}
+
+std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap, Rebuilt* rebuilt) {
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   std::unordered_map<const UOp*, UOpPtr> now;  // each node as rebuilt
   for (const UOpPtr& u : toposort(sink)) {
@@ -29,8 +44,10 @@ std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap
       src.push_back(std::move(n));
     }
     UOpPtr made = changed ? UOp::make(u->op(), u->dtype(), std::move(src), u->arg()) : u;
-    if (changed)
+    if (changed) {
       for (const std::string& l : labels_of(*u)) add_label(made, l);
+      if (rebuilt && u != sink) rebuilt->record(u, made);
+    }
     now.emplace(u.get(), std::move(made));
   }
   const UOpPtr& out = now.at(sink.get());

@@ -177,8 +177,11 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
     size_t i = buffer_index(sched.outputs[k]);
     impl.outputs.push_back(i);
     inputs_or_outputs.insert(i);
-    if (k < sched.requested.size()) impl.ast_to_buffer.emplace(sched.requested[k]->id(), i);
   }
+  // A node of the caller's graph that the schedule rebuilt (its layout rules) answers to the
+  // buffer of the node in its place: an output's, or an intermediate's.
+  for (const auto& [from, to] : sched.becomes.map())
+    if (auto it = impl.ast_to_buffer.find(to->id()); it != impl.ast_to_buffer.end()) impl.ast_to_buffer.emplace(from->id(), it->second);
   // A buffer that an output (or input) views is kept with it, never released as an intermediate;
   // latest first, so a view of a view reaches the memory under both.
   for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)

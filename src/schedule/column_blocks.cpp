@@ -1,5 +1,6 @@
 #include "schedule/column_blocks.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -82,11 +83,11 @@ bool views_a_layout_copy(UOpPtr u) {
   return is_layout_copy(*u);
 }
 
-// `x` (of shape `s`) stored as (the other axes in order, N/B, K, B): its axis `n` in blocks of
-// `block`, the block index before `k`, the block's elements innermost; viewed back as `s`, the copy
-// and its views labelled `labels`. N where the block does not divide it is padded with zeros
-// first; the view leaves them out.
-UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, size_t k, int64_t block,
+// `x` (of shape `s`) stored with its axis `n` in blocks of `block`: its axes in the order `order`,
+// where `n` stands for the block index, then the block's elements innermost; viewed back as `s`,
+// the copy and its views labelled `labels`. N where the block does not divide it is padded with
+// zeros first; the view leaves them out.
+UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, const std::vector<size_t>& order, int64_t block,
                         const std::vector<std::string>& labels) {
   DType dt = x->dtype();
   int64_t extra = (s[n] + block - 1) / block * block - s[n];
@@ -106,15 +107,13 @@ UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, size_t k, int64_t bl
   Shape split = whole;  // N as (N/B, B) at n, n + 1
   split[n] = whole[n] / block;
   split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
-  auto at = [&](size_t a) { return static_cast<int64_t>(a > n ? a + 1 : a); };  // a base axis in `split`
-  std::vector<int64_t> order;
-  for (size_t a = 0; a < s.size(); ++a)
-    if (a != n && a != k) order.push_back(at(a));
-  order.insert(order.end(), {static_cast<int64_t>(n), at(k), static_cast<int64_t>(n) + 1});
+  std::vector<int64_t> permutation;
+  for (size_t a : order) permutation.push_back(static_cast<int64_t>(a > n ? a + 1 : a));  // a base axis in `split`
+  permutation.push_back(static_cast<int64_t>(n) + 1);
   v = make(Ops::RESHAPE, {v}, split);
-  v = make(Ops::PERMUTE, {v}, order);
+  v = make(Ops::PERMUTE, {v}, permutation);
   v = make(Ops::CONTIGUOUS, {v}, CopyArg{.layout = true});
-  v = make(Ops::PERMUTE, {v}, inverse_permutation(order));
+  v = make(Ops::PERMUTE, {v}, inverse_permutation(permutation));
   v = make(Ops::RESHAPE, {v}, whole);
   if (!extra) return v;
   std::vector<int64_t> keep;
@@ -122,22 +121,38 @@ UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, size_t k, int64_t bl
   return make(Ops::SHRINK, {v}, keep);
 }
 
-// A product's operand stored in column blocks: which of the two, and its view.
+// A product's operand stored in column blocks: which of the two, its view, the product's axis
+// its columns run along, and the block.
 struct Blocked {
   size_t operand;
   OperandView view;
+  int64_t column;
+  int64_t block;
+  std::vector<int64_t> summed;  // the product's axes its sum reduces
 };
+
+// Whether operand `v` is read along the product's axis `axis`.
+bool reads(const OperandView& v, int64_t axis) {
+  return std::find(v.axis_in_product.begin(), v.axis_in_product.end(), axis) != v.axis_in_product.end();
+}
+
+// Whether `u` is a buffer seen through reshapes: a stored value, as a model's weight.
+bool stored_value(UOpPtr u) {
+  while (u->op() == Ops::RESHAPE && u->src().size() == 1) u = u->src(0);
+  return u->op() == Ops::BUFFER;
+}
 
 class Rule {
  public:
   Rule(const std::vector<UOpPtr>& outputs, const Target& target, const IsConstantBuffer& constant,
-       const ColumnBlockPrices& prices)
+       const ColumnBlockPrices& prices, Rebuilt* rebuilt)
       : outputs_(outputs),
         sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
         shapes_(graph_shapes(sink_)),
         blocks_(blocks_for(target)),
         constant_(constant),
-        prices_(prices) {}
+        prices_(prices),
+        rebuilt_(rebuilt) {}
 
   // `outputs` with each product's operand the prices accept read from its copy in blocks, built
   // over its base as rebuilt.
@@ -151,9 +166,8 @@ class Rule {
     return rebuild(outputs_, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
       auto it = blocked.find(&reader);
       if (it == blocked.end() || reader.src(it->second.operand) != source) return source_now;
-      const OperandView& w = it->second.view;
-      return read_from_blocks(w, reader, now_of(w.base, source, source_now));
-    });
+      return read_from_blocks(it->second, reader, now_of(it->second.view.base, source, source_now));
+    }, rebuilt_);
   }
 
  private:
@@ -167,51 +181,98 @@ class Rule {
   }
 
   // The operand of `product`, which the sum `u` reduces, whose columns are stored in blocks, where
-  // the prices accept it.
+  // the prices accept it. Two forms: a matrix product sums over the last axis only, and its
+  // columns are the axis before it; a filter (a convolution) sums over several axes, and its
+  // columns are the one kept axis that the operand reads and the other does not (the output
+  // channels). A sum over one axis that is not the last (Winograd's products per point) is neither.
   std::optional<Blocked> columns_operand(const UOp& u, const UOp& product) {
     const Shape& ps = shapes_.at(&product);
-    size_t rank = ps.size();
-    if (rank < 2 || u.arg_as<ReduceArg>().axes != std::vector<int64_t>{static_cast<int64_t>(rank - 1)})
-      return std::nullopt;
+    int64_t rank = static_cast<int64_t>(ps.size());
+    const std::vector<int64_t>& summed = u.arg_as<ReduceArg>().axes;
+    bool matrix = summed == std::vector<int64_t>{rank - 1};
+    if (rank < 2 || (!matrix && summed.size() < 2)) return std::nullopt;
     OperandView views[2] = {view_of(product.src(0), shapes_), view_of(product.src(1), shapes_)};
-    auto reads = [&](const OperandView& v, int64_t axis) {
-      for (int64_t a : v.axis_in_product)
-        if (a == axis) return true;
-      return false;
-    };
-    int64_t k_axis = static_cast<int64_t>(rank) - 1, n_axis = k_axis - 1;
     for (size_t i = 0; i < 2; ++i) {
       OperandView& w = views[i];
-      if (w.steps.empty() || !reads(w, k_axis) || !reads(w, n_axis) || reads(views[1 - i], n_axis)) continue;
-      if (worth_blocks(w, ps)) return Blocked{i, std::move(w)};
+      if (w.steps.empty()) continue;
+      std::optional<int64_t> column = matrix ? matrix_columns(w, views[1 - i], rank) : filter_columns(w, views[1 - i], summed, rank);
+      if (!column) continue;
+      int64_t block = matrix ? matrix_block(w, ps) : filter_block(w, ps, *column, summed);
+      if (block && !views_a_layout_copy(w.base) && !has_variables(w.base, variables_))
+        return Blocked{i, std::move(w), *column, block, summed};
     }
     return std::nullopt;
   }
 
-  bool worth_blocks(const OperandView& w, const Shape& product) {
+  // A matrix product's columns: the axis before the summed last one, read by w and not by x.
+  static std::optional<int64_t> matrix_columns(const OperandView& w, const OperandView& x, int64_t rank) {
+    if (!reads(w, rank - 1) || !reads(w, rank - 2) || reads(x, rank - 2)) return std::nullopt;
+    return rank - 2;
+  }
+
+  // A filter's columns: the one kept axis w reads and x does not, given w reads a summed axis.
+  static std::optional<int64_t> filter_columns(const OperandView& w, const OperandView& x,
+                                               const std::vector<int64_t>& summed, int64_t rank) {
+    std::optional<int64_t> column;
+    bool sums = false;
+    for (int64_t a = 0; a < rank; ++a) {
+      bool is_summed = std::find(summed.begin(), summed.end(), a) != summed.end();
+      if (is_summed) sums = sums || reads(w, a);
+      else if (reads(w, a) && !reads(x, a)) {
+        if (column) return std::nullopt;
+        column = a;
+      }
+    }
+    if (!sums) return std::nullopt;
+    return column;
+  }
+
+  // A matrix product's block (0: not stored in blocks), by ColumnBlockPrices.
+  int64_t matrix_block(const OperandView& w, const Shape& product) {
     int64_t k = product.back(), n = product[product.size() - 2];
     int64_t blk = blocks_.stored(n);
-    if (blk == 0 || k < prices_.reduction || n < prices_.columns) return false;
+    if (blk == 0 || k < prices_.reduction || n < prices_.columns) return 0;
     int64_t work = shape_numel(product);
     int64_t batch = shape_numel(shapes_.at(w.base.get())) / (k * n);  // w's own matrices: one copy each
     int64_t rows = work / (k * n * std::max<int64_t>(batch, 1));      // the rows of x that meet one of them
-    if (rows < prices_.constant_rows || work < prices_.most_work || views_a_layout_copy(w.base)) return false;
-    // Asked last, each walk memoised: they visit w's graph, which for an activation is the model so far.
-    if (has_variables(w.base, variables_)) return false;
-    return rows >= prices_.rows || made_of_constants(w.base, constant_, constants_);
+    if (rows < prices_.constant_rows || work < prices_.most_work) return 0;
+    // Asked last, memoised: it visits w's graph, which for an activation is the model so far.
+    return rows >= prices_.rows || made_of_constants(w.base, constant_, constants_) ? blk : 0;
   }
 
-  // The operand `w` of `product` reading `base_now` (its base as rebuilt) from a copy in column
-  // blocks; the copy labelled as the product is (the kernel that makes it is named for it).
-  UOpPtr read_from_blocks(const OperandView& w, const UOp& product, const UOpPtr& base_now) const {
+  // A filter's block (0: not stored in blocks): where each output pixel's group takes enough
+  // multiply-adds, or the filter is a stored value with a few columns (with OIHW, a 3-channel stem
+  // or a group of 8 channels has no loop that both its weight and its output read in order, and
+  // runs scalar: 35x slower). The block is Blocks::stored of the columns, or all of them.
+  int64_t filter_block(const OperandView& w, const Shape& product, int64_t column, const std::vector<int64_t>& summed) const {
+    int64_t columns = product[static_cast<size_t>(column)], work = columns;
+    for (int64_t a : summed)
+      if (reads(w, a)) work *= product[static_cast<size_t>(a)];
+    bool worth = (work >= prices_.filter_work && columns > 1) || (columns >= prices_.stored_filter_columns && stored_value(w.base));
+    if (!worth) return 0;
+    int64_t blk = blocks_.stored(columns);
+    return blk ? blk : columns;
+  }
+
+  // The operand `b.view` of `product` reading `base_now` (its base as rebuilt) from a copy in
+  // column blocks, its axes in the product's order with the block index before the first summed
+  // one; the copy labelled as the product is (the kernel that makes it is named for it).
+  UOpPtr read_from_blocks(const Blocked& b, const UOp& product, const UOpPtr& base_now) const {
+    const OperandView& w = b.view;
     const Shape& s = shapes_.at(w.base.get());
-    int64_t rank = static_cast<int64_t>(shapes_.at(&product).size());
-    size_t n_at = 0, k_at = 0;
-    for (size_t a = 0; a < s.size(); ++a) {
-      if (w.axis_in_product[a] == rank - 2) n_at = a;
-      if (w.axis_in_product[a] == rank - 1) k_at = a;
-    }
-    UOpPtr v = stored_in_blocks(base_now, s, n_at, k_at, blocks_.stored(s[n_at]), labels_of(product));
+    const std::vector<int64_t>& summed = b.summed;
+    std::vector<size_t> order(s.size());
+    for (size_t a = 0; a < s.size(); ++a) order[a] = a;
+    std::stable_sort(order.begin(), order.end(), [&](size_t p, size_t q) { return w.axis_in_product[p] < w.axis_in_product[q]; });
+    size_t n_at = 0;
+    for (size_t a = 0; a < s.size(); ++a)
+      if (w.axis_in_product[a] == b.column) n_at = a;
+    order.erase(std::find(order.begin(), order.end(), n_at));
+    auto first_summed = std::find_if(order.begin(), order.end(), [&](size_t a) {
+      return std::find(summed.begin(), summed.end(), w.axis_in_product[a]) != summed.end();
+    });
+    order.insert(first_summed, n_at);
+    UOpPtr v = stored_in_blocks(base_now, s, n_at, order, b.block, labels_of(product));
     for (auto it = w.steps.rbegin(); it != w.steps.rend(); ++it) {
       std::vector<UOpPtr> src{v};
       src.insert(src.end(), (*it)->src().begin() + 1, (*it)->src().end());
@@ -236,13 +297,15 @@ class Rule {
   IsConstantBuffer constant_;
   ColumnBlockPrices prices_;
   std::unordered_map<const UOp*, bool> constants_, variables_;
+  Rebuilt* rebuilt_;
 };
 
 }  // namespace
 
 std::vector<UOpPtr> store_columns_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target,
-                                            const IsConstantBuffer& constant, const ColumnBlockPrices& prices) {
-  return Rule(outputs, target, constant, prices).run();
+                                            const IsConstantBuffer& constant, const ColumnBlockPrices& prices,
+                                            Rebuilt* rebuilt) {
+  return Rule(outputs, target, constant, prices, rebuilt).run();
 }
 
 }  // namespace lathe

@@ -55,8 +55,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   SimplifyMemo memo;
   Schedule sched;
   // Where values are stored: the layouts their readers want, then each value stored once.
-  std::vector<UOpPtr> outputs = store_columns_in_blocks(roots, context.target, context.constant);
-  outputs = read_relayouts_from_copies(outputs);
+  std::vector<UOpPtr> outputs = store_columns_in_blocks(roots, context.target, context.constant, {}, &sched.becomes);
+  outputs = read_relayouts_from_copies(outputs, &sched.becomes);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
@@ -116,7 +116,6 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   }
   sched.keep_alive = std::move(keep_alive);
   sched.outputs = outputs;
-  sched.requested = roots;
   place_concatenations(sched);
   return sched;
 }

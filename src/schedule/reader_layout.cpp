@@ -75,7 +75,7 @@ std::vector<std::pair<Copy, UOpPtr>> layout_copies(const Graph& g) {
 // blocks for the projection): that operand is then stored once, in the copy's layout, by the
 // kernel that computes it (read_relayouts_from_copies), and the elementwise kernel reads and
 // stores the layout rather than transposing.
-std::vector<UOpPtr> copy_operands_of_elementwise(const std::vector<UOpPtr>& outputs) {
+std::vector<UOpPtr> copy_operands_of_elementwise(const std::vector<UOpPtr>& outputs, Rebuilt* rebuilt) {
   Graph g(outputs);
   std::unordered_map<const UOp*, Copy> through;  // elementwise node -> the copy its operands get
   for (auto& [c, x] : layout_copies(g))
@@ -109,13 +109,14 @@ std::vector<UOpPtr> copy_operands_of_elementwise(const std::vector<UOpPtr>& outp
   if (copied.empty()) return outputs;
   return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
     return copied.count({&reader, source.get()}) ? view_of_copy(through.at(&reader), source_now, shapes) : source_now;
-  });
+  }, rebuilt);
 }
 
 }  // namespace
 
-std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& given) {
-  std::vector<UOpPtr> outputs = copy_operands_of_elementwise(given);
+std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& given, Rebuilt* rebuilt) {
+  Rebuilt first;
+  std::vector<UOpPtr> outputs = copy_operands_of_elementwise(given, rebuilt ? &first : nullptr);
   Graph g(outputs);
   std::unordered_map<const UOp*, Copy> copies;
   for (auto& [c, x] : layout_copies(g)) {
@@ -125,13 +126,19 @@ std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& given)
     if (c.steps.empty() || !is_computed(*data) || g.outs.count(x.get()) || g.readers(x.get()) < 2 || copies.count(x.get())) continue;
     copies.emplace(x.get(), std::move(c));
   }
-  if (copies.empty()) return outputs;
-
-  std::unordered_map<const UOp*, Shape> shapes = graph_shapes(g.sink);
-  return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
-    auto c = copies.find(source.get());
-    return c != copies.end() && &reader != c->second.steps.back().get() ? view_of_copy(c->second, source_now, shapes) : source_now;
-  });
+  Rebuilt second;
+  if (!copies.empty()) {
+    std::unordered_map<const UOp*, Shape> shapes = graph_shapes(g.sink);
+    outputs = rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+      auto c = copies.find(source.get());
+      return c != copies.end() && &reader != c->second.steps.back().get() ? view_of_copy(c->second, source_now, shapes) : source_now;
+    }, rebuilt ? &second : nullptr);
+  }
+  if (rebuilt) {
+    first.then(second);
+    rebuilt->then(first);
+  }
+  return outputs;
 }
 
 }  // namespace lathe

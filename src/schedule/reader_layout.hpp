@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/substitute.hpp"
 #include "lathe/uop.hpp"
 
 namespace lathe {
@@ -35,7 +36,8 @@ inline bool is_layout_copy(const UOp& u) {
 }
 
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the
-/// outputs in the same order (rebuilt where something under them changed, labels kept).
-std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& outputs);
+/// outputs in the same order (rebuilt where something under them changed, labels kept, and
+/// recorded in `rebuilt` where given).
+std::vector<UOpPtr> read_relayouts_from_copies(const std::vector<UOpPtr>& outputs, Rebuilt* rebuilt = nullptr);
 
 }  // namespace lathe

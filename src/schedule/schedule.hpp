@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/substitute.hpp"
 #include "lathe/uop.hpp"
 #include "schedule/shape.hpp"
 
@@ -43,8 +44,6 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;  // in an order that respects every dependency
   std::vector<UOpPtr> outputs;      // the nodes holding each requested output, in order
-  std::vector<UOpPtr> requested;    // the requested nodes, in order: an output's node may be rebuilt
-                                    // (schedule/reader_layout), and its buffer answers to both ids
   std::unordered_map<const UOp*, Shape> shapes;      // maximum sizes: buffers are allocated for these
   std::unordered_map<const UOp*, SymDims> sym_shapes;  // sizes as index expressions
   std::map<std::string, int64_t> var_vals;             // the value each bound variable had
@@ -52,6 +51,10 @@ struct Schedule {
   /// every other stored node has a buffer of its own. The runtime allocates from this alone.
   std::unordered_map<const UOp*, Placement> placements;
   std::vector<UOpPtr> keep_alive;  // nodes made while scheduling, which `shapes` refers to
+  /// The requested graph's nodes that the layout rules rebuilt (schedule/column_blocks,
+  /// schedule/reader_layout) and what is in their place: `becomes.now(t.uop())` is the node that
+  /// holds tensor t's value in this schedule.
+  Rebuilt becomes;
 
   /// The placement of `u`'s value, or null when it has a buffer of its own.
   const Placement* placement(const UOp& u) const {

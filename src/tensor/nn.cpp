@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "schedule/column_blocks.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
@@ -15,8 +16,9 @@ namespace lathe {
 namespace {
 
 // Multiply-adds per output pixel of a group (its output channels x input channels x taps) from
-// which a convolution stores its input and weight in the layouts its kernel reads fastest.
-constexpr int64_t kLargeConvolution = 512;
+// which a convolution reads its input in the layout its kernel reads fastest: the figure from which
+// the schedule stores its weight in blocks of output channels (schedule/column_blocks).
+constexpr int64_t kLargeConvolution = ColumnBlockPrices{}.filter_work;
 // A padded convolution whose input elements each feed fewer multiply-adds than this (output
 // channels x taps / stride area) reads its padding through gates rather than a padded copy, given
 // at least kPaddingReadChannels input channels per group (ResNet-18 on AVX-512: the 56x56 and
@@ -362,13 +364,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
     return detail::winograd_conv2d(*this, weight, bias, padding, blocks.lanes);
   // A large convolution reads each input element many times: it reads a stored input, so no
-  // fused work is repeated in its innermost loop, and its weight stored with the output channels
-  // innermost, so a block of output channels is one vector load per tap. (For a constant weight,
-  // that copy is made once, at prepare.) Its padding is read through (zero outside the image)
-  // where copying the padded input would cost much next to the convolution: where each input
-  // element feeds fewer than kPaddedCopyMacs multiply-adds and there are enough input channels for
-  // the per-pixel gates the tile keeps (codegen/gate_bounds turns the row gates into loop bounds).
-  // Elsewhere it reads a padded copy, with no gate at all.
+  // fused work is repeated in its innermost loop (the schedule stores its weight with the output
+  // channels innermost, so a block of output channels is one vector load per tap). Its padding is
+  // read through (zero outside the image) where copying the padded input would cost much next to
+  // the convolution: where each input element feeds fewer than kPaddedCopyMacs multiply-adds and
+  // there are enough input channels for the per-pixel gates the tile keeps (codegen/gate_bounds
+  // turns the row gates into loop bounds). Elsewhere it reads a padded copy, with no gate at all.
   bool large = og * cg * kh * kw >= kLargeConvolution;
   bool padded = padding.first != 0 || padding.second != 0;
   bool through_padding = padded && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
@@ -399,21 +400,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     Tensor win = windows_of(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
     xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   }
-  // A stored weight (a model's constant: the copy is made once, at prepare) is laid out so even
-  // for a small convolution: with OIHW, a 3-channel stem or a group of 8 channels has no loop
-  // that both its weight and its output read in order, and runs scalar (35x slower).
-  if (blocked) {
-    // (G, OG/B, CG/CB, KH, KW, CB, B): what the innermost loop over a block's input channels
-    // reads is one contiguous run.
-    int64_t b = blocks.stored(og);
-    Tensor w = weight.reshape({groups, og, cg / cb, cb, kh, kw}).permute({0, 1, 2, 4, 5, 3});
-    ww = stored_in_blocks(w, 1, b, 1).reshape({1, groups, og, cg / cb, 1, 1, kh, kw, cb});
-  } else if ((large && og > 1) || (og >= 4 && weight.is_realized())) {
-    // (G, OG/B, CG, KH, KW, B): a block of B output channels is contiguous for every tap, and the
-    // block's whole weight is one contiguous run (B from Blocks::stored; else B = OG).
-    int64_t b = blocks.stored(og) ? blocks.stored(og) : og;
-    ww = stored_in_blocks(ww.reshape({groups, og, cg, kh, kw}), 1, b, 1).reshape({1, groups, og, cg, 1, 1, kh, kw});
-  }
+  // The weight is read in the product's order ((G, OG, CG/CB, KH, KW, CB) over blocked input); the
+  // schedule stores it in blocks of output channels (schedule/column_blocks).
+  if (blocked)
+    ww = weight.reshape({groups, og, cg / cb, cb, kh, kw}).permute({0, 1, 2, 4, 5, 3}).reshape({1, groups, og, cg / cb, 1, 1, kh, kw, cb});
   std::tie(xw, ww) = widen_for_products(xw, ww);
   Tensor out = (xw * ww).sum(blocked ? std::vector<int64_t>{3, 6, 7, 8} : std::vector<int64_t>{3, 6, 7}).reshape({batch, o, oh, ow});
   return bias ? out + bias->reshape({1, o, 1, 1}) : out;

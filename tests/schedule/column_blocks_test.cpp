@@ -1,4 +1,4 @@
-// A product's right operand is stored in column blocks of the Target the schedule is planned for
+// A product's operand w is stored in column blocks of the Target the schedule is planned for
 // (schedule/column_blocks.hpp), whichever way the product was written, and the values are those
 // of plain loops at every block width.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "schedule/blocks.hpp"
 #include "schedule/create_schedule.hpp"
 #include "schedule/reader_layout.hpp"
+#include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -216,6 +217,67 @@ TEST(ColumnBlocks, ASymbolicRowCountKeepsTheBlocksASymbolicOperandIsReadInPlace)
   Tensor keys = Tensor::rand({512, k}, 14).shrink({{0, len.bind(300)}, {0, k}});
   Tensor scores = Tensor::rand({most, k}, 15).matmul(keys.transpose(0, 1));
   EXPECT_TRUE(copies(scores, planned_for(16)).empty());
+}
+
+// A convolution's filter is stored in blocks of its output channels, (O/B, C, KH, KW, B) over an
+// input read unblocked (3 channels: no block holds them): a block of output channels is one vector
+// load for every tap. 20 channels: blocks of 4 divide them; wider ones pad them with zeros.
+TEST(ColumnBlocks, AFiltersOutputChannelsAreStoredInBlocksOfTheTargetsLanes) {
+  test::ConvArgs a{.n = 2, .c = 3, .h = 11, .w = 13, .o = 20, .kh = 5, .kw = 5, .stride = {2, 2}, .padding = {2, 2}};
+  auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 18), wt = test::data(static_cast<size_t>(a.o * a.c * a.kh * a.kw), 19);
+  Tensor y = test::f32(x, {a.n, a.c, a.h, a.w}).conv2d(test::f32(wt, {a.o, a.c, a.kh, a.kw}), std::nullopt, a.stride, a.padding);
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(x, wt, {}, a, oh, ow);
+  for (int lanes : {4, 8, 16}) {
+    int64_t blk = blocks_for(planned_for(lanes).target).stored(a.o);
+    if (blk == 0) blk = a.o;
+    EXPECT_EQ(copies(y, planned_for(lanes)),
+              (std::vector<std::pair<Shape, DType>>{{{(a.o + blk - 1) / blk, a.c, a.kh, a.kw, blk}, dtypes::float32}}))
+        << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
+  }
+}
+
+// Over an input read in channel blocks of CB, the filter sums over (C/CB, KH, KW, CB) in that
+// order, and its copy keeps that order inside each block of output channels:
+// (1 group, O/B, C/CB, KH, KW, CB, B), beside the input's own copy, (N, C/CB, H, W, CB). The plan's
+// Target sets B, whatever set CB.
+TEST(ColumnBlocks, AFilterOverBlockedInputKeepsTheOrderItIsSummedIn) {
+  test::ConvArgs a{.n = 1, .c = 32, .h = 15, .w = 15, .o = 48, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}};
+  auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 20), wt = test::data(static_cast<size_t>(a.o * a.c * a.kh * a.kw), 21);
+  Tensor input = test::f32(x, {a.n, a.c, a.h, a.w}) * 1.0f;  // computed: its kernel stores it in blocks
+  Tensor y = input.conv2d(test::f32(wt, {a.o, a.c, a.kh, a.kw}), std::nullopt, a.stride, a.padding);
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(x, wt, {}, a, oh, ow);
+  int64_t cb = blocks_for(default_planning_target()).lanes;  // the input's block, chosen when conv2d was called
+  for (int lanes : {4, 8, 16}) {
+    int64_t blk = blocks_for(planned_for(lanes).target).stored(a.o);
+    EXPECT_EQ(copies(y, planned_for(lanes)),
+              (std::vector<std::pair<Shape, DType>>{{{a.n, a.c / cb, a.h, a.w, cb}, dtypes::float32},
+                                                    {{1, (a.o + blk - 1) / blk, a.c / cb, a.kh, a.kw, cb, blk}, dtypes::float32}}))
+        << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
+  }
+}
+
+// A grouped filter with 4 output channels a group and little work per pixel (4 x 8 x 3 x 3) is
+// stored in blocks where it is a stored value (a model's weight, copied once at prepare), and read
+// in place where it is computed each run; 2 output channels a group are read in place either way.
+TEST(ColumnBlocks, ASmallFilterIsStoredInBlocksOnlyWhereItIsAStoredValue) {
+  for (int64_t o : {16, 8}) {
+    test::ConvArgs a{.n = 2, .c = 32, .h = 9, .w = 7, .o = o, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 4};
+    auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 22), wt = test::data(static_cast<size_t>(a.o * 8 * a.kh * a.kw), 23);
+    Tensor stored = test::f32(wt, {a.o, 8, a.kh, a.kw});
+    Tensor computed = stored * 1.0f;
+    int64_t oh = 0, ow = 0;
+    std::vector<double> want = test::conv_ref(x, wt, {}, a, oh, ow);
+    for (const Tensor& w : {stored, computed}) {
+      Tensor y = test::f32(x, {a.n, a.c, a.h, a.w}).conv2d(w, std::nullopt, a.stride, a.padding, a.dilation, a.groups);
+      size_t want_copies = o == 16 && w.is_realized() ? 1 : 0;
+      EXPECT_EQ(copies(y, planned_for(8)).size(), want_copies) << o << " channels, " << (w.is_realized() ? "stored" : "computed");
+      EXPECT_ALLCLOSE(run(y, 8), want, 1e-4, 1e-4);
+    }
+  }
 }
 
 }  // namespace

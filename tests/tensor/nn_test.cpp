@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <tuple>
 
 #include "codegen/test_kernels.hpp"
@@ -11,6 +12,7 @@
 #include "ir/toposort.hpp"
 #include "runtime/planning_target.hpp"
 #include "schedule/create_schedule.hpp"
+#include "schedule/shape.hpp"
 #include "tensor/blocks.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
@@ -372,11 +374,19 @@ int64_t plan_ops(const Tensor& y) {
 
 bool in_blocks(const Shape& s, int64_t lanes) { return s.size() == 5 && s.back() == lanes; }
 
-// How many kernels computing `t` store a buffer in channel blocks of `lanes`, (N, C/B, H, W, B).
+// How many kernels computing `t` store an activation of its graph (an (N, C, H, W) node) in channel
+// blocks of `lanes`, (N, C/B, H, W, B). (Not a weight stored in blocks of output channels,
+// (O/B, C, KH, KW, B), which has the same rank.)
 size_t blocked_stores(const Tensor& t, int64_t lanes = 16) {
+  std::set<Shape> activations;
+  for (const auto& [node, shape] : graph_shapes(t.uop()))
+    if (shape.size() == 4) activations.insert(shape);
   Schedule sched = create_schedule({t.uop()}, default_schedule_context());
   size_t n = 0;
-  for (const ScheduleItem& item : sched.items) n += !item.is_view() && in_blocks(sched.shapes.at(item.bufs[0].get()), lanes);
+  for (const ScheduleItem& item : sched.items) {
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    n += !item.is_view() && in_blocks(s, lanes) && activations.count(Shape{s[0], s[1] * s[4], s[2], s[3]});
+  }
   return n;
 }
 
