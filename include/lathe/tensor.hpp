@@ -163,6 +163,14 @@ class Tensor {
   Tensor sin() const;
   Tensor cos() const;
   Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(double exponent) const;
   Tensor maximum(const Tensor& other) const;

@@ -42,19 +42,6 @@ OpFn variadic(const char* name) {
   };
 }
 
-// Cephes atanf: reduce |x| to [0, tan(pi/8)] with pi/2 - atan(1/x) and pi/4 + atan((x-1)/(x+1)),
-// then a degree-9 odd polynomial; about 1e-7 absolute.
-Tensor atan(const Tensor& x0) {
-  Tensor x = x0.dtype().is_float() ? x0 : x0.cast(dtypes::float32);
-  Tensor ax = x.abs();
-  Tensor big = ax > 2.414213562373095, mid = (ax > 0.4142135623730950).logical_and(big.logical_not());
-  Tensor t = big.where(-1.0 / ax, mid.where((ax - 1.0) / (ax + 1.0), ax));
-  Tensor base = big.where(like(x, 1.5707963267948966), mid.where(like(x, 0.7853981633974483), like(x, 0)));
-  Tensor z = t * t;
-  Tensor y = base + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t;
-  return (x < 0.0f).where(-y, y).cast(x.dtype());
-}
-
 }  // namespace
 
 void register_elementwise_ops(std::map<std::string, OpFn>& t) {
@@ -106,14 +93,14 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["Cos"] = unary([](const OpContext&, const Tensor& x) { return x.cos(); });
   t["Tan"] = unary([](const OpContext&, const Tensor& x) { return x.tan(); });
   t["Tanh"] = unary([](const OpContext&, const Tensor& x) { return x.tanh(); });
-  t["Sinh"] = unary([](const OpContext&, const Tensor& x) { return (x.exp() - (-x).exp()) * 0.5; });
-  t["Cosh"] = unary([](const OpContext&, const Tensor& x) { return (x.exp() + (-x).exp()) * 0.5; });
-  t["Asinh"] = unary([](const OpContext&, const Tensor& x) { return (x + (x * x + 1.0).sqrt()).log(); });
-  t["Acosh"] = unary([](const OpContext&, const Tensor& x) { return (x + (x * x - 1.0).sqrt()).log(); });
-  t["Atanh"] = unary([](const OpContext&, const Tensor& x) { return ((1.0 + x) / (1.0 - x)).log() * 0.5; });
-  t["Atan"] = unary([](const OpContext&, const Tensor& x) { return atan(x); });
-  t["Asin"] = unary([](const OpContext&, const Tensor& x) { return atan(x / (1.0 - x * x).sqrt()); });
-  t["Acos"] = unary([](const OpContext&, const Tensor& x) { return (1.5707963267948966 - atan(x / (1.0 - x * x).sqrt())).cast(x.dtype()); });
+  t["Sinh"] = unary([](const OpContext&, const Tensor& x) { return x.sinh(); });
+  t["Cosh"] = unary([](const OpContext&, const Tensor& x) { return x.cosh(); });
+  t["Asinh"] = unary([](const OpContext&, const Tensor& x) { return x.asinh(); });
+  t["Acosh"] = unary([](const OpContext&, const Tensor& x) { return x.acosh(); });
+  t["Atanh"] = unary([](const OpContext&, const Tensor& x) { return x.atanh(); });
+  t["Atan"] = unary([](const OpContext&, const Tensor& x) { return x.atan(); });
+  t["Asin"] = unary([](const OpContext&, const Tensor& x) { return x.asin(); });
+  t["Acos"] = unary([](const OpContext&, const Tensor& x) { return x.acos(); });
   t["Shrink"] = unary([](const OpContext& c, const Tensor& x) {
     double l = c.attr_f("lambd", 0.5), b = c.attr_f("bias", 0.0);
     return (x < like(x, -l)).where(x + like(x, b), (x > like(x, l)).where(x - like(x, b), like(x, 0))).cast(x.dtype());

@@ -10,6 +10,14 @@ namespace {
 // Transcendentals of integers and bools compute in the default float type, as in tinygrad.
 Tensor as_float(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::default_float); }
 
+// c[0] t^n + c[1] t^(n-1) + ... + c[n], by Horner's rule: n multiply-adds.
+Tensor horner(const Tensor& t, std::initializer_list<double> c) {
+  const double* k = c.begin();
+  Tensor acc = *k++ * t;
+  for (; k + 1 != c.end(); ++k) acc = (acc + *k) * t;
+  return acc + *k;
+}
+
 void require_int_or_bool(const Tensor& t, const char* op) {
   if (!t.dtype().is_int() && !t.dtype().is_bool())
     throw DTypeError(std::string(op) + ": needs an integer or bool tensor, not " + t.dtype().name());
@@ -84,14 +92,53 @@ Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
 Tensor Tensor::erf() const {
   Tensor x = as_float(*this);
   Tensor xc = x.clip(-3.925, 3.925), t = xc * xc;
-  Tensor p = ((((2.030597677110318e-06 * t + 0.000287470992948691) * t + 0.0038762960716292845) * t + 0.05308424768291111) * t +
-              0.19297464041205814) * t + 1.1283790203976878;
-  Tensor q = ((((3.8027493617991005e-05 * t + 0.0011897028941956734) * t + 0.015188332645022869) * t + 0.11516796871516123) * t +
-              0.5043509658113667) * t + 1.0;
+  Tensor p = horner(t, {2.030597677110318e-06, 0.000287470992948691, 0.0038762960716292845, 0.05308424768291111,
+                        0.19297464041205814, 1.1283790203976878});
+  Tensor q = horner(t, {3.8027493617991005e-05, 0.0011897028941956734, 0.015188332645022869, 0.11516796871516123,
+                        0.5043509658113667, 1.0});
   Tensor fit = (xc * p / q).clip(-1.0, 1.0);
   if (x.dtype() != dtypes::float64)  // xc is +-3.925 exactly at the clamp: two compares and two selects
     fit = (xc >= 3.925).where(scalar_like(x, 1.0, false), (xc <= -3.925).where(scalar_like(x, -1.0, false), fit));
   return (x != x).where(x, fit);  // the clamp would take NaN to a bound
+}
+
+// Cephes' atanf: |x| reduced to [0, tan(pi/8)] by atan(x) = pi/2 - atan(1/x) above tan(3pi/8) and
+// pi/4 + atan((x-1)/(x+1)) above tan(pi/8), then an odd polynomial of degree 9: within 1e-7 of
+// the true value (in float64 too: it is a fit).
+Tensor Tensor::atan() const {
+  Tensor x = as_float(*this), ax = x.abs();
+  Tensor big = ax > 2.414213562373095, mid = (ax > 0.4142135623730950).logical_and(big.logical_not());
+  Tensor t = big.where(-1.0 / ax, mid.where((ax - 1.0) / (ax + 1.0), ax));
+  Tensor base = big.where(scalar_like(x, std::numbers::pi / 2, false), mid.where(scalar_like(x, std::numbers::pi / 4, false), scalar_like(x, 0, false)));
+  Tensor z = t * t;
+  Tensor y = base + horner(z, {8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1}) * z * t + t;
+  return (x < 0).where(-y, y);
+}
+
+Tensor Tensor::asin() const {
+  Tensor x = as_float(*this);
+  return (x / (1.0 - x * x).sqrt()).atan();  // +-1: x / 0 is +-inf, whose atan is +-pi/2
+}
+
+Tensor Tensor::acos() const { return std::numbers::pi / 2 - asin(); }
+Tensor Tensor::sinh() const { return (exp() - (-as_float(*this)).exp()) * 0.5; }
+Tensor Tensor::cosh() const { return (exp() + (-as_float(*this)).exp()) * 0.5; }
+
+// Odd, from |x|: log(x + sqrt(x^2 + 1)) of a negative x would subtract nearly equal numbers.
+Tensor Tensor::asinh() const {
+  Tensor x = as_float(*this), ax = x.abs();
+  Tensor y = (ax + (ax * ax + 1.0).sqrt()).log();
+  return (x < 0).where(-y, y);
+}
+
+Tensor Tensor::acosh() const {
+  Tensor x = as_float(*this);
+  return (x + (x * x - 1.0).sqrt()).log();
+}
+
+Tensor Tensor::atanh() const {
+  Tensor x = as_float(*this);
+  return ((1.0 + x) / (1.0 - x)).log() * 0.5;
 }
 
 Tensor Tensor::trunc() const {
