@@ -178,8 +178,17 @@ class Tensor {
   Tensor relu() const;
   Tensor sigmoid() const;
   Tensor tanh() const;
-  Tensor gelu() const;
+  Tensor gelu() const;  // the tanh approximation, as tinygrad's
   Tensor silu() const;
+  Tensor softplus() const;  // log(1 + e^x), without overflow for large x
+  Tensor softsign() const;
+  Tensor mish() const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor celu(double alpha = 1.0) const;
+  Tensor selu(double alpha = 1.6732632423543772, double gamma = 1.0507009873554805) const;
+  Tensor leaky_relu(double slope = 0.01) const;
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;  // clip(alpha x + beta, 0, 1)
+  Tensor hardswish() const;
   Tensor erf() const;
   Tensor floor() const;
   Tensor ceil() const;

@@ -112,8 +112,8 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
   t["Round"] = unary([](const OpContext&, const Tensor& x) { return x.round(); });
   t["Sign"] = unary([](const OpContext&, const Tensor& x) { return x.sign(); });
   t["Erf"] = unary([](const OpContext&, const Tensor& x) { return x.erf(); });
-  t["Softplus"] = unary([](const OpContext&, const Tensor& x) { return (x.exp() + 1.0).log(); });
-  t["Softsign"] = unary([](const OpContext&, const Tensor& x) { return x / (x.abs() + 1.0); });
+  t["Softplus"] = unary([](const OpContext&, const Tensor& x) { return x.softplus(); });
+  t["Softsign"] = unary([](const OpContext&, const Tensor& x) { return x.softsign(); });
   t["IsNaN"] = unary([](const OpContext&, const Tensor& x) { return x != x; });
   t["IsInf"] = unary([](const OpContext& c, const Tensor& x) {
     double inf = std::numeric_limits<double>::infinity();
@@ -124,26 +124,18 @@ void register_elementwise_ops(std::map<std::string, OpFn>& t) {
     if (n) return neg;
     return Tensor::zeros(x.shape(), dtypes::bool_);
   });
-  t["Elu"] = unary([](const OpContext& c, const Tensor& x) {
-    return (x < 0.0f).where((x.exp() - 1.0) * c.attr_f("alpha", 1.0), x);
-  });
-  t["Celu"] = unary([](const OpContext& c, const Tensor& x) {
-    double a = c.attr_f("alpha", 1.0);
-    return x.relu() + ((x / a).exp() - 1.0).minimum(like(x, 0)) * a;
-  });
+  t["Elu"] = unary([](const OpContext& c, const Tensor& x) { return x.elu(c.attr_f("alpha", 1.0)); });
+  t["Celu"] = unary([](const OpContext& c, const Tensor& x) { return x.celu(c.attr_f("alpha", 1.0)); });
   t["Selu"] = unary([](const OpContext& c, const Tensor& x) {
-    double a = c.attr_f("alpha", 1.67326319217681884765625), g = c.attr_f("gamma", 1.05070102214813232421875);
-    return (x <= 0.0f).where((x.exp() - 1.0) * a, x) * g;
+    return x.selu(c.attr_f("alpha", 1.67326319217681884765625), c.attr_f("gamma", 1.05070102214813232421875));
   });
-  t["LeakyRelu"] = unary([](const OpContext& c, const Tensor& x) { return (x < 0.0f).where(x * c.attr_f("alpha", 0.01), x); });
+  t["LeakyRelu"] = unary([](const OpContext& c, const Tensor& x) { return x.leaky_relu(c.attr_f("alpha", 0.01)); });
   t["ThresholdedRelu"] = unary([](const OpContext& c, const Tensor& x) {
     return (x > like(x, c.attr_f("alpha", 1.0))).where(x, like(x, 0));
   });
-  t["HardSigmoid"] = unary([](const OpContext& c, const Tensor& x) {
-    return (x * c.attr_f("alpha", 0.2) + c.attr_f("beta", 0.5)).clip(0, 1).cast(x.dtype());
-  });
-  t["HardSwish"] = unary([](const OpContext&, const Tensor& x) { return x * (x * (1.0 / 6) + 0.5).clip(0, 1).cast(x.dtype()); });
-  t["Mish"] = unary([](const OpContext&, const Tensor& x) { return x * (x.exp() + 1.0).log().tanh(); });
+  t["HardSigmoid"] = unary([](const OpContext& c, const Tensor& x) { return x.hardsigmoid(c.attr_f("alpha", 0.2), c.attr_f("beta", 0.5)); });
+  t["HardSwish"] = unary([](const OpContext&, const Tensor& x) { return x.hardswish(); });
+  t["Mish"] = unary([](const OpContext&, const Tensor& x) { return x.mish(); });
   t["Gelu"] = unary([](const OpContext& c, const Tensor& x) {
     if (c.attr_s("approximate", "none") == "tanh") return x.gelu();
     return x * 0.5 * ((x * (1.0 / std::sqrt(2.0))).erf() + 1.0);

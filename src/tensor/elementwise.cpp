@@ -81,6 +81,43 @@ Tensor Tensor::gelu() const {
 
 Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
 
+// max(x, 0) + log(1 + e^-|x|): e^x itself overflows float32 from 89 on.
+Tensor Tensor::softplus() const {
+  Tensor x = as_float(*this);
+  return x.relu() + ((-x.abs()).exp() + 1.0).log();
+}
+
+Tensor Tensor::softsign() const {
+  Tensor x = as_float(*this);
+  return x / (x.abs() + 1.0);
+}
+
+Tensor Tensor::mish() const { return as_float(*this) * softplus().tanh(); }
+
+Tensor Tensor::elu(double alpha) const {
+  Tensor x = as_float(*this);
+  return (x < 0).where((x.exp() - 1.0) * alpha, x);
+}
+
+Tensor Tensor::celu(double alpha) const {
+  if (alpha == 0) throw Error("celu: alpha must not be 0 (it divides x)");
+  Tensor x = as_float(*this);
+  return x.relu() + ((x / alpha).exp() - 1.0).minimum(scalar_like(x, 0, false)) * alpha;
+}
+
+Tensor Tensor::selu(double alpha, double gamma) const {
+  Tensor x = as_float(*this);
+  return (x <= 0).where((x.exp() - 1.0) * alpha, x) * gamma;
+}
+
+Tensor Tensor::leaky_relu(double slope) const {
+  Tensor x = as_float(*this);
+  return (x < 0).where(x * slope, x);
+}
+
+Tensor Tensor::hardsigmoid(double alpha, double beta) const { return (as_float(*this) * alpha + beta).clip(0, 1); }
+Tensor Tensor::hardswish() const { return as_float(*this) * hardsigmoid(); }
+
 // erf(x) = x P(x^2) / Q(x^2), P and Q of degree 5, on |x| <= 3.925 (x clamped there): a rational
 // fit (scripts/fit-erf.py) whose largest absolute error is 1.7e-8, about 3.3e-7 evaluated in
 // float32 (the exp-based formula it replaces: 1.5e-7 and 4.9e-7). Beyond the clamp float32's erf

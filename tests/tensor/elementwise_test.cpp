@@ -308,6 +308,16 @@ const UnaryCase kUnaryCases[] = {
     {"tanh", [](const Tensor& t) { return t.tanh(); }, [](double x) { return std::tanh(x); }, -10, 10, 1e-4, 1e-6},
     {"gelu", [](const Tensor& t) { return t.gelu(); }, gelu_ref, -6, 6, 1e-4, 1e-6},
     {"silu", [](const Tensor& t) { return t.silu(); }, [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, 1e-4, 1e-6},
+    {"softplus", [](const Tensor& t) { return t.softplus(); }, [](double x) { return std::log1p(std::exp(x)); }, -20, 120, 1e-5, 1e-6},
+    {"softsign", [](const Tensor& t) { return t.softsign(); }, [](double x) { return x / (1 + std::fabs(x)); }, -10, 10, 1e-5, 1e-6},
+    {"mish", [](const Tensor& t) { return t.mish(); }, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -10, 10, 1e-4, 1e-5},
+    {"elu", [](const Tensor& t) { return t.elu(); }, [](double x) { return x < 0 ? std::expm1(x) : x; }, -5, 5, 1e-4, 1e-6},
+    {"celu", [](const Tensor& t) { return t.celu(0.7); }, [](double x) { return x < 0 ? 0.7 * std::expm1(x / 0.7) : x; }, -5, 5, 1e-4, 1e-6},
+    {"selu", [](const Tensor& t) { return t.selu(); },
+     [](double x) { return 1.0507009873554805 * (x <= 0 ? 1.6732632423543772 * std::expm1(x) : x); }, -5, 5, 1e-4, 1e-6},
+    {"leaky_relu", [](const Tensor& t) { return t.leaky_relu(0.1); }, [](double x) { return x < 0 ? 0.1 * x : x; }, -5, 5, kRtol, kAtol},
+    {"hardsigmoid", [](const Tensor& t) { return t.hardsigmoid(); }, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
+    {"hardswish", [](const Tensor& t) { return t.hardswish(); }, [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
     {"erf", [](const Tensor& t) { return t.erf(); }, [](double x) { return std::erf(x); }, -4, 4, 1e-5, 1e-6},
     {"floor", [](const Tensor& t) { return t.floor(); }, [](double x) { return std::floor(x); }, -10, 10, 0, 0},
     {"ceil", [](const Tensor& t) { return t.ceil(); }, [](double x) { return std::ceil(x); }, -10, 10, 0, 0},
@@ -393,6 +403,21 @@ TEST_P(UnaryFloat32, Float64IsPrecise) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, UnaryFloat32, ::testing::ValuesIn(kUnaryCases),
                          [](const ::testing::TestParamInfo<UnaryCase>& info) { return std::string(info.param.name); });
+
+// celu divides x by alpha: 0 is refused, naming the op.
+TEST(ElementwiseUnary, CeluOfZeroAlphaIsAnError) {
+  Tensor x = f32({1.0f, -1.0f}, {2});
+  EXPECT_THROW(
+      {
+        try {
+          (void)x.celu(0.0);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("celu"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+}
 
 TEST(ElementwiseUnary, BFloat16Arithmetic) {
   auto a = data(32, 40, -4, 4), b = data(32, 41, 0.5, 4);
