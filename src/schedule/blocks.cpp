@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/label.hpp"
+
 namespace lathe {
 
 int64_t Blocks::output_channels(int64_t n) const {
@@ -22,6 +24,40 @@ int64_t Blocks::stored(int64_t n) const {
 Blocks blocks_for(const Target& target) {
   int64_t lanes = target.lanes(dtypes::float32);
   return Blocks{lanes >= 4 ? lanes : 0};
+}
+
+UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::vector<size_t>& order, int64_t block,
+                        const std::vector<std::string>& labels) {
+  DType dt = x->dtype();
+  int64_t extra = (s[n] + block - 1) / block * block - s[n];
+  auto make = [&](Ops op, std::vector<UOpPtr> src, Arg arg) {
+    UOpPtr u = UOp::make(op, dt, std::move(src), std::move(arg));
+    for (const std::string& l : labels) add_label(u, l);
+    return u;
+  };
+  UOpPtr v = x;
+  Shape whole = s;
+  if (extra) {
+    std::vector<int64_t> pads(2 * s.size(), 0);
+    pads[2 * n + 1] = extra;
+    v = make(Ops::PAD, {v, UOp::const_(dt, 0.0)}, pads);
+    whole[n] += extra;
+  }
+  Shape split = whole;  // N as (N/B, B) at n, n + 1
+  split[n] = whole[n] / block;
+  split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
+  std::vector<int64_t> permutation;
+  for (size_t a : order) permutation.push_back(static_cast<int64_t>(a > n ? a + 1 : a));  // a base axis in `split`
+  permutation.push_back(static_cast<int64_t>(n) + 1);
+  v = make(Ops::RESHAPE, {v}, split);
+  v = make(Ops::PERMUTE, {v}, permutation);
+  v = make(Ops::CONTIGUOUS, {v}, CopyArg{.layout = true});
+  v = make(Ops::PERMUTE, {v}, inverse_permutation(permutation));
+  v = make(Ops::RESHAPE, {v}, whole);
+  if (!extra) return v;
+  std::vector<int64_t> keep;
+  for (int64_t d : s) keep.insert(keep.end(), {0, d});
+  return make(Ops::SHRINK, {v}, keep);
 }
 
 }  // namespace lathe

@@ -5,8 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "lathe/target.hpp"
+#include "lathe/uop.hpp"
+#include "schedule/shape.hpp"
 
 namespace lathe {
 
@@ -31,5 +35,13 @@ struct Blocks {
   int64_t stored(int64_t n) const;
 };
 Blocks blocks_for(const Target& target);
+
+/// `x` (of shape `s`) stored once with its axis `n` in blocks of `block`, viewed back as `s`: the
+/// copy (a layout copy, schedule/reader_layout.hpp) holds x's axes in the order `order`, where `n`
+/// stands for the block index, then the block's elements innermost. Where the block does not
+/// divide the axis it is padded with zeros first, and the view leaves them out. The copy and its
+/// views are labelled `labels`. (A matmul's columns: order (..., n, k) gives (..., N/B, K, B).)
+UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::vector<size_t>& order, int64_t block,
+                        const std::vector<std::string>& labels = {});
 
 }  // namespace lathe

@@ -83,44 +83,6 @@ bool views_a_layout_copy(UOpPtr u) {
   return is_layout_copy(*u);
 }
 
-// `x` (of shape `s`) stored with its axis `n` in blocks of `block`: its axes in the order `order`,
-// where `n` stands for the block index, then the block's elements innermost; viewed back as `s`,
-// the copy and its views labelled `labels`. N where the block does not divide it is padded with
-// zeros first; the view leaves them out.
-UOpPtr stored_in_blocks(const UOpPtr& x, Shape s, size_t n, const std::vector<size_t>& order, int64_t block,
-                        const std::vector<std::string>& labels) {
-  DType dt = x->dtype();
-  int64_t extra = (s[n] + block - 1) / block * block - s[n];
-  auto make = [&](Ops op, std::vector<UOpPtr> src, Arg arg) {
-    UOpPtr u = UOp::make(op, dt, std::move(src), std::move(arg));
-    for (const std::string& l : labels) add_label(u, l);
-    return u;
-  };
-  UOpPtr v = x;
-  Shape whole = s;
-  if (extra) {
-    std::vector<int64_t> pads(2 * s.size(), 0);
-    pads[2 * n + 1] = extra;
-    v = make(Ops::PAD, {v, UOp::const_(dt, 0.0)}, pads);
-    whole[n] += extra;
-  }
-  Shape split = whole;  // N as (N/B, B) at n, n + 1
-  split[n] = whole[n] / block;
-  split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
-  std::vector<int64_t> permutation;
-  for (size_t a : order) permutation.push_back(static_cast<int64_t>(a > n ? a + 1 : a));  // a base axis in `split`
-  permutation.push_back(static_cast<int64_t>(n) + 1);
-  v = make(Ops::RESHAPE, {v}, split);
-  v = make(Ops::PERMUTE, {v}, permutation);
-  v = make(Ops::CONTIGUOUS, {v}, CopyArg{.layout = true});
-  v = make(Ops::PERMUTE, {v}, inverse_permutation(permutation));
-  v = make(Ops::RESHAPE, {v}, whole);
-  if (!extra) return v;
-  std::vector<int64_t> keep;
-  for (int64_t d : s) keep.insert(keep.end(), {0, d});
-  return make(Ops::SHRINK, {v}, keep);
-}
-
 // A product's operand stored in column blocks: which of the two, its view, the product's axis
 // its columns run along, and the block.
 struct Blocked {

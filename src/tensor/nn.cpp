@@ -59,20 +59,6 @@ std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
   return {a, b};
 }
 
-// The same copy viewed back in t's shape. An axis `block` does not divide is stored padded with
-// zeros to a multiple of it; the view leaves the padding out. (The schedule's column blocks build
-// such a copy on the graph itself: schedule/column_blocks.cpp.)
-Tensor stored_in_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
-  int64_t n = t.shape()[static_cast<size_t>(axis)], extra = (n + block - 1) / block * block - n;
-  if (extra == 0) return detail::stored_in_split_blocks(t, axis, block, outer_at).reshape(t.symbolic_shape());
-  std::vector<std::pair<SInt, SInt>> pads(static_cast<size_t>(t.ndim()), {SInt(0), SInt(0)});
-  pads[static_cast<size_t>(axis)].second = SInt(extra);
-  Tensor padded = t.pad(pads);
-  std::vector<std::pair<SInt, SInt>> keep;
-  for (int64_t d : t.shape()) keep.emplace_back(SInt(0), SInt(d));
-  return detail::stored_in_split_blocks(padded, axis, block, outer_at).reshape(padded.symbolic_shape()).shrink(keep);
-}
-
 }  // namespace
 
 Tensor Tensor::matmul(const Tensor& other) const {
@@ -512,7 +498,12 @@ std::optional<Tensor> detail::attention(const Tensor& scores, const Tensor& valu
 }
 
 Tensor detail::attention_scores(const Tensor& q, const Tensor& kt) {
-  Tensor blocked = stored_in_blocks(kt, kt.ndim() - 1, kAttentionKeyBlock, kt.ndim() - 2);  // (..., keys / 16, D, 16)
+  // (..., keys / 16, D, 16): the keys' axis in blocks, its block index before D.
+  size_t rank = static_cast<size_t>(kt.ndim());
+  std::vector<size_t> order;
+  for (size_t a = 0; a + 2 < rank; ++a) order.push_back(a);
+  order.insert(order.end(), {rank - 1, rank - 2});
+  Tensor blocked(stored_in_blocks(kt.uop(), kt.shape(), rank - 1, order, kAttentionKeyBlock), kt.shape());
   return (q.unsqueeze(-1) * blocked.unsqueeze(-3)).sum({-2});
 }
 

@@ -65,7 +65,7 @@ std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, in
 std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen = std::nullopt);
 /// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
 /// innermost (a block of keys is one vector per step of D), the product a plain sum of products
-/// that the attention kernel computes in its own loops.
+/// that the attention kernel computes in its own loops. Static shapes (the attention rule's).
 Tensor attention_scores(const Tensor& q, const Tensor& kt);
 /// A transposed convolution's input (N, C, S1..Sn) spread out by `stride` (stride - 1 zeros between
 /// elements) and padded by `reach` (before, after) per spatial axis: what the flipped kernel

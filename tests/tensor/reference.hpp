@@ -196,8 +196,8 @@ std::vector<double> attention_row(const float* q_row, int64_t keys, int64_t d, i
   return out;
 }
 
-/// (batch, n, k) @ (batch, k, m) for contiguous row-major data, batch given per operand (0 or 1 for
-/// broadcasting a single matrix).
+/// (batch, n, k) @ (batch, k, m) for contiguous row-major data; an operand not `_batched` is one
+/// matrix broadcast over the batch.
 template <class T>
 inline std::vector<double> matmul_ref(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, bool a_batched, bool b_batched,
                                int64_t n, int64_t k, int64_t m) {
