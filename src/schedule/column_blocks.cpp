@@ -8,74 +8,12 @@
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/blocks.hpp"
+#include "schedule/operand_view.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
 
 namespace lathe {
 namespace {
-
-// An operand of a product seen down to its base: the nodes walked (the operand first) and, for
-// each axis of the base, the product's axis it is read along (-1: an axis of size 1 the views
-// drop or broadcast).
-struct OperandView {
-  std::vector<UOpPtr> steps;  // the operand, of the product's shape, first
-  UOpPtr base;
-  std::vector<int64_t> axis_in_product;
-};
-
-// The sizes of `s` other than 1, in order.
-Shape without_ones(const Shape& s) {
-  Shape out;
-  for (int64_t d : s)
-    if (d != 1) out.push_back(d);
-  return out;
-}
-
-// `operand` walked down through EXPAND, PERMUTE, widening casts and RESHAPEs that only add or drop
-// axes of size 1; its base is the first node that is none of those.
-OperandView view_of(const UOpPtr& operand, const std::unordered_map<const UOp*, Shape>& shapes) {
-  OperandView v;
-  std::vector<int64_t> axes(shapes.at(operand.get()).size());
-  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-  UOpPtr cur = operand;
-  for (;;) {
-    const Shape& out = shapes.at(cur.get());
-    if (cur->op() == Ops::CAST) {
-      // The same axes; a narrowing cast is the base (its narrower values are the ones copied).
-      if (cur->src(0)->dtype().itemsize() > cur->dtype().itemsize()) break;
-    } else if (cur->op() == Ops::EXPAND) {
-      const Shape& in = shapes.at(cur->src(0).get());
-      for (size_t i = 0; i < in.size(); ++i)
-        if (in[i] == 1 && out[i] != 1) axes[i] = -1;
-    } else if (cur->op() == Ops::PERMUTE) {
-      const auto& order = cur->arg_as<std::vector<int64_t>>();
-      std::vector<int64_t> below(axes.size());
-      for (size_t i = 0; i < order.size(); ++i) below[static_cast<size_t>(order[i])] = axes[i];
-      axes = std::move(below);
-    } else if (cur->op() == Ops::RESHAPE && cur->src().size() == 1) {
-      const Shape& in = shapes.at(cur->src(0).get());
-      if (without_ones(in) != without_ones(out)) break;
-      std::vector<int64_t> below;
-      size_t j = 0;
-      for (int64_t d : in) {
-        if (d == 1) {
-          below.push_back(-1);
-          continue;
-        }
-        while (out[j] == 1) ++j;
-        below.push_back(axes[j++]);
-      }
-      axes = std::move(below);
-    } else {
-      break;
-    }
-    v.steps.push_back(cur);
-    cur = cur->src(0);
-  }
-  v.base = cur;
-  v.axis_in_product = std::move(axes);
-  return v;
-}
 
 // Whether `u` is a view of a layout copy: a copy already made for a reader.
 bool views_a_layout_copy(UOpPtr u) {
@@ -92,11 +30,6 @@ struct Blocked {
   int64_t block;
   std::vector<int64_t> summed;  // the product's axes its sum reduces
 };
-
-// Whether operand `v` is read along the product's axis `axis`.
-bool reads(const OperandView& v, int64_t axis) {
-  return std::find(v.axis_in_product.begin(), v.axis_in_product.end(), axis) != v.axis_in_product.end();
-}
 
 // Whether `u` is a buffer seen through reshapes: a stored value, as a model's weight.
 bool stored_value(UOpPtr u) {
@@ -170,23 +103,6 @@ class Rule {
   static std::optional<int64_t> matrix_columns(const OperandView& w, const OperandView& x, int64_t rank) {
     if (!reads(w, rank - 1) || !reads(w, rank - 2) || reads(x, rank - 2)) return std::nullopt;
     return rank - 2;
-  }
-
-  // A filter's columns: the one kept axis w reads and x does not, given w reads a summed axis.
-  static std::optional<int64_t> filter_columns(const OperandView& w, const OperandView& x,
-                                               const std::vector<int64_t>& summed, int64_t rank) {
-    std::optional<int64_t> column;
-    bool sums = false;
-    for (int64_t a = 0; a < rank; ++a) {
-      bool is_summed = std::find(summed.begin(), summed.end(), a) != summed.end();
-      if (is_summed) sums = sums || reads(w, a);
-      else if (reads(w, a) && !reads(x, a)) {
-        if (column) return std::nullopt;
-        column = a;
-      }
-    }
-    if (!sums) return std::nullopt;
-    return column;
   }
 
   // A matrix product's block (0: not stored in blocks), by ColumnBlockPrices.

@@ -9,6 +9,7 @@
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
 #include "schedule/buffer_assignment.hpp"
+#include "schedule/channel_blocks.hpp"
 #include "schedule/column_blocks.hpp"
 #include "schedule/lowering.hpp"
 #include "schedule/reader_layout.hpp"
@@ -55,8 +56,13 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   SimplifyMemo memo;
   Schedule sched;
   // Where values are stored: the layouts their readers want, then each value stored once.
-  std::vector<UOpPtr> outputs = store_columns_in_blocks(roots, context.target, context.constant, {}, &sched.becomes);
-  outputs = read_relayouts_from_copies(outputs, &sched.becomes);
+  // Each rule records what it rebuilt in the graph the one before it returned.
+  std::vector<UOpPtr> outputs = store_channels_in_blocks(roots, context.target, {}, &sched.becomes);
+  Rebuilt columns, relayouts;
+  outputs = store_columns_in_blocks(outputs, context.target, context.constant, {}, &columns);
+  sched.becomes.then(columns);
+  outputs = read_relayouts_from_copies(outputs, &relayouts);
+  sched.becomes.then(relayouts);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);

@@ -16,38 +16,18 @@ namespace lathe {
 namespace {
 
 // Multiply-adds per output pixel of a group (its output channels x input channels x taps) from
-// which a convolution reads its input in the layout its kernel reads fastest: the figure from which
-// the schedule stores its weight in blocks of output channels (schedule/column_blocks).
+// which a convolution reads a stored input: the figure from which the schedule stores that input
+// and the weight in the layouts the kernel reads fastest (schedule/channel_blocks, column_blocks).
 constexpr int64_t kLargeConvolution = ColumnBlockPrices{}.filter_work;
-// A padded convolution whose input elements each feed fewer multiply-adds than this (output
-// channels x taps / stride area) reads its padding through gates rather than a padded copy, given
-// at least kPaddingReadChannels input channels per group (ResNet-18 on AVX-512: the 56x56 and
-// 28x28 layers gain 5-10% with the copy's time, the 7x7x512 layers and the 3-channel stem lose).
-constexpr int64_t kPaddedCopyMacs = 2048;
-constexpr int64_t kPaddingReadChannels = 8;
-// Activations stored between kernels that read them by channel (a large convolution, a max pool)
-// are stored in channel blocks of the target's float32 lanes (tensor/blocks.hpp): (N, C/B, H, W,
-// B), as oneDNN's and ONNX Runtime's NCHWc layouts. The kernel that writes them keeps its
-// channels in vector lanes and stores each pixel's block as one vector (NCHW would need a
-// transpose in registers); the one that reads them loads a block of channels from one run of
-// memory. A convolution over blocked input sums over (block, kernel row, kernel column, channel
-// in the block), in that loop order, and stores its weight in that order too: the innermost loop
-// runs B times with every padding gate and tap offset fixed, reading one run of the weight (ResNet-18's
-// 56x56 layers 7-9% faster, its 28x28 ones 2-4%, than with the channel in the block outside the
-// taps). The view that takes (N, G, 1, C/B, B, OH, OW, KH, KW) to that order.
-const std::vector<int64_t> kChannelsInBlockLast = {0, 1, 2, 3, 5, 6, 7, 8, 4};
+// Activations stored between kernels that read them by channel (a max pool, a depthwise
+// convolution) are stored in channel blocks of the target's float32 lanes (tensor/blocks.hpp): (N,
+// C/B, H, W, B), as the schedule stores a large convolution's input (schedule/channel_blocks).
 
 // Whether `x` can be read in channel blocks of `lanes`: a float whose `channels` they divide.
 bool in_whole_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return lanes != 0 && channels % lanes == 0 && x.dtype().is_float(); }
 // Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: an input that a
 // convolution, a max pool or a concatenation of channels has its producer store in blocks.
 bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return in_whole_blocks(x, channels, lanes) && !x.is_realized(); }
-// Multiply-adds per input element (output channels per group x taps / stride area) from which a
-// large convolution copies a stored input (a graph's input, not computed by a kernel that could
-// write it in blocks) into channel blocks first: the copy, a read and a write of each element, is
-// then small beside the convolution, whose blocked kernel keeps output channels in vector lanes
-// (PyTorch's oneDNN convolution reorders an NCHW input the same way).
-constexpr int64_t kBlockCopyMacs = 64;
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -350,48 +330,20 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
     return detail::winograd_conv2d(*this, weight, bias, padding, blocks.lanes);
   // A large convolution reads each input element many times: it reads a stored input, so no
-  // fused work is repeated in its innermost loop (the schedule stores its weight with the output
-  // channels innermost, so a block of output channels is one vector load per tap). Its padding is
-  // read through (zero outside the image) where copying the padded input would cost much next to
-  // the convolution: where each input element feeds fewer than kPaddedCopyMacs multiply-adds and
-  // there are enough input channels for the per-pixel gates the tile keeps (codegen/gate_bounds
-  // turns the row gates into loop bounds). Elsewhere it reads a padded copy, with no gate at all.
+  // fused work is repeated in its innermost loop. How that input is stored (padded, in channel
+  // blocks, or as it is with its padding read through) and its weight (in blocks of output
+  // channels) the schedule decides for the Target the plan is prepared for
+  // (schedule/channel_blocks, schedule/column_blocks).
   bool large = og * cg * kh * kw >= kLargeConvolution;
-  bool padded = padding.first != 0 || padding.second != 0;
-  bool through_padding = padded && cg >= kPaddingReadChannels && og * kh * kw < kPaddedCopyMacs * stride.first * stride.second;
-  int64_t oh = out_hw[0], ow = out_hw[1];
+  Tensor read = large && !is_realized() ? contiguous() : *this;
+  Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+  Tensor win = windows_of(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
   SInt batch = dims[0];
+  int64_t oh = out_hw[0], ow = out_hw[1];
+  Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
-  // An input a kernel computes, read through its padding or unpadded, in channel blocks: stored as
-  // (N, C/B, H, W, B) by that kernel, its windows taken on the split view (N, C/B, B, H, W) and
-  // the sum run over both parts of the channel, so no index is divided back into channels. Only
-  // where the output channels have a block (their lanes): with 9 or 3 the lanes are pixels, and
-  // those are contiguous only in the unblocked input.
-  int64_t cb = blocks.lanes;  // the input's channel block
-  // A stored input is read in blocks too where each of its elements feeds enough multiply-adds to
-  // pay for copying it into them, and its output channels fill a vector (8 of them at 16 lanes,
-  // a 64-channel 56x56 batch of 8: 2.7 ms read in place, 4.2 ms copied into blocks).
-  bool pays = !is_realized() || (og >= cb && og * kh * kw >= kBlockCopyMacs * stride.first * stride.second);
-  bool blocked = large && in_whole_blocks(*this, cg, cb) && pays && (!padded || through_padding) && blocks.stored(og) != 0;
-  Tensor xw;
-  if (blocked) {
-    Tensor x = detail::stored_in_split_blocks(*this, 1, cb, 1)
-                   .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-    Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
-    xw = win.reshape({batch, groups, 1, cg / cb, cb, oh, ow, kh, kw}).permute(kChannelsInBlockLast);
-  } else {
-    Tensor read = large && through_padding && !is_realized() ? contiguous() : *this;
-    Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-    if (large && !through_padding && !x.is_realized()) x = x.contiguous();  // a stored input (no padding) is read as it is
-    Tensor win = windows_of(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
-    xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
-  }
-  // The weight is read in the product's order ((G, OG, CG/CB, KH, KW, CB) over blocked input); the
-  // schedule stores it in blocks of output channels (schedule/column_blocks).
-  if (blocked)
-    ww = weight.reshape({groups, og, cg / cb, cb, kh, kw}).permute({0, 1, 2, 4, 5, 3}).reshape({1, groups, og, cg / cb, 1, 1, kh, kw, cb});
   std::tie(xw, ww) = widen_for_products(xw, ww);
-  Tensor out = (xw * ww).sum(blocked ? std::vector<int64_t>{3, 6, 7, 8} : std::vector<int64_t>{3, 6, 7}).reshape({batch, o, oh, ow});
+  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
   return bias ? out + bias->reshape({1, o, 1, 1}) : out;
 }
 

@@ -11,38 +11,16 @@
 #include "schedule/blocks.hpp"
 #include "schedule/create_schedule.hpp"
 #include "schedule/reader_layout.hpp"
+#include "schedule/layout_copies.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
 
-ScheduleContext planned_for(int lanes, IsConstantBuffer constant = nullptr) {
-  ScheduleContext c = default_schedule_context();
-  c.target.vector_bytes = 4 * lanes;
-  if (constant) c.constant = std::move(constant);
-  return c;
-}
-
-// What the schedule of `ys` stores in layout copies: each copy's shape and dtype.
-std::vector<std::pair<Shape, DType>> copies(const std::vector<Tensor>& ys, const ScheduleContext& context) {
-  std::vector<UOpPtr> roots;
-  for (const Tensor& y : ys) roots.push_back(y.uop());
-  Schedule s = create_schedule(roots, context);
-  std::vector<std::pair<Shape, DType>> out;
-  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, s.outputs)))
-    if (is_layout_copy(*u)) out.emplace_back(s.shapes.at(u.get()), u->dtype());
-  return out;
-}
-std::vector<std::pair<Shape, DType>> copies(const Tensor& y, const ScheduleContext& context) {
-  return copies(std::vector<Tensor>{y}, context);
-}
-
-std::vector<float> run(const Tensor& y, int lanes) {
-  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
-  plan.execute();
-  return plan.output_buffer()->to_vector<float>();
-}
+using test::copies;
+using test::planned_for;
+using test::run;
 
 // 260 columns: a block of 4 divides them; 8 and 16 pad them with zeros to 264 and 272. The copy is
 // (N/B, K, B) for the Target the schedule is planned for, and every width computes the product.
@@ -240,8 +218,8 @@ TEST(ColumnBlocks, AFiltersOutputChannelsAreStoredInBlocksOfTheTargetsLanes) {
 
 // Over an input read in channel blocks of CB, the filter sums over (C/CB, KH, KW, CB) in that
 // order, and its copy keeps that order inside each block of output channels:
-// (1 group, O/B, C/CB, KH, KW, CB, B), beside the input's own copy, (N, C/CB, H, W, CB). The plan's
-// Target sets B, whatever set CB.
+// (O/B, C/CB, KH, KW, CB, B), beside the input's own copy, (N, C/CB, H, W, CB). The plan's Target
+// sets both blocks (schedule/channel_blocks chooses CB), whatever the build's default target.
 TEST(ColumnBlocks, AFilterOverBlockedInputKeepsTheOrderItIsSummedIn) {
   test::ConvArgs a{.n = 1, .c = 32, .h = 15, .w = 15, .o = 48, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}};
   auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 20), wt = test::data(static_cast<size_t>(a.o * a.c * a.kh * a.kw), 21);
@@ -249,12 +227,11 @@ TEST(ColumnBlocks, AFilterOverBlockedInputKeepsTheOrderItIsSummedIn) {
   Tensor y = input.conv2d(test::f32(wt, {a.o, a.c, a.kh, a.kw}), std::nullopt, a.stride, a.padding);
   int64_t oh = 0, ow = 0;
   std::vector<double> want = test::conv_ref(x, wt, {}, a, oh, ow);
-  int64_t cb = blocks_for(default_planning_target()).lanes;  // the input's block, chosen when conv2d was called
   for (int lanes : {4, 8, 16}) {
-    int64_t blk = blocks_for(planned_for(lanes).target).stored(a.o);
+    int64_t cb = blocks_for(planned_for(lanes).target).lanes, blk = blocks_for(planned_for(lanes).target).stored(a.o);
     EXPECT_EQ(copies(y, planned_for(lanes)),
               (std::vector<std::pair<Shape, DType>>{{{a.n, a.c / cb, a.h, a.w, cb}, dtypes::float32},
-                                                    {{1, (a.o + blk - 1) / blk, a.c / cb, a.kh, a.kw, cb, blk}, dtypes::float32}}))
+                                                    {{(a.o + blk - 1) / blk, a.c / cb, a.kh, a.kw, cb, blk}, dtypes::float32}}))
         << lanes << " lanes";
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
   }

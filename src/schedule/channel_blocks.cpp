@@ -1,0 +1,406 @@
+#include "schedule/channel_blocks.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "ir/label.hpp"
+#include "ir/toposort.hpp"
+#include "schedule/blocks.hpp"
+#include "schedule/operand_view.hpp"
+#include "schedule/reader_layout.hpp"
+#include "schedule/shape.hpp"
+
+namespace lathe {
+namespace {
+
+bool is_const_index(const UOpPtr& u, int64_t v) { return u->is_const() && const_as_int(u->const_value()) == v; }
+
+// `u` labelled as `like` where it has no labels yet: a node the rule makes is labelled as the one
+// it stands for (kernels are named by their nodes' labels), and a node another reader made first
+// keeps its own.
+UOpPtr labelled(UOpPtr u, const std::vector<std::string>& like) {
+  if (labels_of(*u).empty())
+    for (const std::string& l : like) add_label(u, l);
+  return u;
+}
+
+UOpPtr permuted(const UOpPtr& u, const std::vector<int64_t>& order, const std::vector<std::string>& labels) {
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] != static_cast<int64_t>(i)) return labelled(UOp::make(Ops::PERMUTE, u->dtype(), {u}, order), labels);
+  return u;
+}
+
+// `dims` (a node's sizes as index expressions) with axis `a` split as (n/b, b).
+SymDims split_dims(SymDims dims, size_t a, int64_t n, int64_t b) {
+  dims[a] = UOp::index_const(n / b);
+  dims.insert(dims.begin() + static_cast<int64_t>(a) + 1, UOp::index_const(b));
+  return dims;
+}
+
+Shape split_shape(Shape s, size_t a, int64_t b) {
+  s[a] /= b;
+  s.insert(s.begin() + static_cast<int64_t>(a) + 1, b);
+  return s;
+}
+
+// A RESHAPE of `u` to `s` (sizes `dims`): static where every size is a constant.
+UOpPtr reshaped(const UOpPtr& u, const Shape& s, const SymDims& dims, const std::vector<std::string>& labels) {
+  std::vector<UOpPtr> src{u};
+  if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) src.insert(src.end(), dims.begin(), dims.end());
+  return labelled(UOp::make(Ops::RESHAPE, u->dtype(), std::move(src), s), labels);
+}
+
+// Whether the sizes of `dims` from axis `from` on are constants.
+bool static_from(const SymDims& dims, size_t from) {
+  for (size_t i = from; i < dims.size(); ++i)
+    if (!dims[i]->is_const()) return false;
+  return true;
+}
+
+// A view step replayed over its source with the source's axis `a` split as (n/b, b): where the
+// split lands in the step's output (its b elements still the innermost of one axis), and the
+// step rebuilt over `src` (that split source; null: only where it lands is asked).
+struct Replayed {
+  size_t axis;
+  UOpPtr node;
+};
+
+class SplitReplay {
+ public:
+  SplitReplay(const std::unordered_map<const UOp*, Shape>& shapes, const std::unordered_map<const UOp*, SymDims>& dims)
+      : shapes_(shapes), dims_(dims) {}
+
+  std::optional<Replayed> step(const UOpPtr& u, size_t a, int64_t b, const UOpPtr& src) const {
+    const Shape& in = shapes_.at(u->src(0).get());
+    const Shape& out = shapes_.at(u.get());
+    const SymDims& in_dims = dims_.at(u->src(0).get());
+    std::vector<std::string> labels = src ? labels_of(*u) : std::vector<std::string>{};
+    auto vec = [&] { return u->arg_as<std::vector<int64_t>>(); };
+    auto make = [&](std::vector<UOpPtr> extra, std::vector<int64_t> arg) {
+      if (!src) return UOpPtr{};
+      std::vector<UOpPtr> s{src};
+      s.insert(s.end(), extra.begin(), extra.end());
+      return labelled(UOp::make(u->op(), u->dtype(), std::move(s), std::move(arg)), labels);
+    };
+    std::vector<UOpPtr> extra(u->src().begin() + 1, u->src().end());
+    switch (u->op()) {
+      case Ops::PERMUTE: {
+        std::vector<int64_t> order;
+        size_t at = 0;
+        for (int64_t o : vec()) {
+          if (o == static_cast<int64_t>(a)) at = order.size();
+          order.push_back(o + (o > static_cast<int64_t>(a) ? 1 : 0));
+          if (o == static_cast<int64_t>(a)) order.push_back(o + 1);
+        }
+        return Replayed{at, make({}, order)};
+      }
+      case Ops::RESHAPE:
+      case Ops::EXPAND: {
+        // The b elements are the input's flat index over `post` modulo b: an output axis whose
+        // inner axes hold `post` elements and whose size b divides keeps them as its innermost.
+        size_t k = a;
+        if (u->op() == Ops::RESHAPE) {
+          int64_t post = 1, inner = 1;
+          for (size_t i = a + 1; i < in.size(); ++i) post *= in[i];
+          std::optional<size_t> found;
+          for (size_t i = out.size(); i-- > 0;) {
+            if (inner == post && out[i] % b == 0 && (out[i] != 1 || in[a] == 1)) {
+              found = i;
+              break;
+            }
+            inner *= out[i];
+            if (inner > post) break;
+          }
+          if (!found) return std::nullopt;
+          k = *found;
+        } else if (in.size() != out.size() || in[a] != out[a]) {
+          return std::nullopt;
+        }
+        if (!static_from(in_dims, a) || !static_from(dims_.at(u.get()), k)) return std::nullopt;
+        if (!extra.empty()) extra = split_dims(extra, k, out[k], b);
+        return Replayed{k, make(extra, split_shape(out, k, b))};
+      }
+      case Ops::PAD: {
+        std::vector<int64_t> arg = vec();
+        if (arg[2 * a] != 0 || arg[2 * a + 1] != 0) return std::nullopt;
+        if (extra.size() > 1) {  // the fill, then the symbolic amounts
+          if (!is_const_index(extra[1 + 2 * a], 0) || !is_const_index(extra[2 + 2 * a], 0)) return std::nullopt;
+          extra.insert(extra.begin() + 3 + 2 * static_cast<int64_t>(a), {UOp::index_const(0), UOp::index_const(0)});
+        }
+        arg.insert(arg.begin() + 2 * static_cast<int64_t>(a) + 2, {0, 0});
+        return Replayed{a, make(extra, arg)};
+      }
+      case Ops::SHRINK: {
+        std::vector<int64_t> arg = vec();
+        if (arg[2 * a] != 0 || arg[2 * a + 1] != in[a]) return std::nullopt;
+        if (!extra.empty()) {
+          if (!is_const_index(extra[2 * a], 0) || !is_const_index(extra[2 * a + 1], in[a])) return std::nullopt;
+          extra[2 * a + 1] = UOp::index_const(in[a] / b);
+          extra.insert(extra.begin() + 2 + 2 * static_cast<int64_t>(a), {UOp::index_const(0), UOp::index_const(b)});
+        }
+        arg[2 * a + 1] = in[a] / b;
+        arg.insert(arg.begin() + 2 * static_cast<int64_t>(a) + 2, {0, b});
+        return Replayed{a, make(extra, arg)};
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  // `steps` (the operand first, each a view of the next) replayed over `base` split at axis `a`:
+  // the axis of the operand the split lands on, and the operand rebuilt over `split_base` where
+  // given.
+  std::optional<Replayed> chain(const std::vector<UOpPtr>& steps, size_t a, int64_t b, const UOpPtr& split_base) const {
+    Replayed r{a, split_base};
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      std::optional<Replayed> next = step(*it, r.axis, b, r.node);
+      if (!next) return std::nullopt;
+      r = *next;
+    }
+    return r;
+  }
+
+ private:
+  const std::unordered_map<const UOp*, Shape>& shapes_;
+  const std::unordered_map<const UOp*, SymDims>& dims_;
+};
+
+// The view steps from `operand` down to the first node that is not a view (its base).
+std::vector<UOpPtr> view_steps(const UOpPtr& operand) {
+  std::vector<UOpPtr> steps;
+  for (UOpPtr cur = operand; op_has(cur->op(), kMovement); cur = cur->src(0)) steps.push_back(cur);
+  return steps;
+}
+
+UOpPtr base_of(const std::vector<UOpPtr>& steps, const UOpPtr& operand) { return steps.empty() ? operand : steps.back()->src(0); }
+
+// `u` as rebuilt: `depth` sources down from `now`, the rebuilt node `depth` sources above it.
+UOpPtr down(UOpPtr now, size_t depth) {
+  while (depth-- > 0) now = now->src(0);
+  return now;
+}
+
+// One convolution's input, as the prices decided to store it.
+struct Plan {
+  enum class Kind { padded_copy, channel_blocks } kind = Kind::channel_blocks;
+  size_t x = 0;                     // which operand of the product reads the input
+  std::vector<UOpPtr> x_steps;    // its views, the operand first, down to the stored input
+  UOpPtr stored;                  // the stored input: a buffer, or a CONTIGUOUS (dropped for a new copy)
+  bool copied = false;            // a CONTIGUOUS
+  size_t channel = 0;             // the input's channel axis (channel blocks)
+  size_t landing = 0;             // the product's axis it is read along
+  int64_t block = 0;
+  std::vector<UOpPtr> w_steps;    // the filter's views, the operand first, down to its base
+  UOpPtr filter;
+  size_t w_channel = 0;           // the filter base's axis read along the product's `landing`
+};
+
+class Rule {
+ public:
+  Rule(const std::vector<UOpPtr>& outputs, const Target& target, const ChannelBlockPrices& prices, Rebuilt* rebuilt)
+      : outputs_(outputs),
+        sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
+        shapes_(graph_shapes(sink_)),
+        blocks_(blocks_for(target)),
+        prices_(prices),
+        rebuilt_(rebuilt) {}
+
+  std::vector<UOpPtr> run() {
+    std::vector<UOpPtr> order = toposort(sink_);
+    for (const UOpPtr& u : order) {
+      if (u->op() == Ops::SINK) continue;
+      std::vector<const SymDims*> src;
+      for (const UOpPtr& s : u->src()) src.push_back(&dims_.at(s.get()));
+      dims_.emplace(u.get(), node_sym_shape(*u, src, shapes_.at(u.get())));
+    }
+    for (const UOpPtr& u : order)
+      if (std::optional<Plan> p = plan(*u)) plans_.emplace(u.get(), std::move(*p));
+    if (plans_.empty()) return outputs_;
+    return rebuild(outputs_, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
+      auto it = plans_.find(source.get());
+      if (it == plans_.end()) return source_now;
+      auto [made, fresh] = made_.emplace(source.get(), UOpPtr{});
+      if (fresh) {
+        made->second = it->second.kind == Plan::Kind::padded_copy ? padded(it->second, source_now) : in_blocks(*source, it->second, source_now);
+        if (rebuilt_) rebuilt_->record(source, made->second);
+      }
+      return made->second;
+    }, rebuilt_);
+  }
+
+ private:
+  // The product under a sum (through the cast to the sum's wider type), or null.
+  static const UOp* product_of(const UOp& sum) {
+    if (sum.op() != Ops::REDUCE_AXIS || sum.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
+    const UOp* p = sum.src(0).get();
+    if (p->op() == Ops::CAST) p = p->src(0).get();
+    return p->op() == Ops::MUL ? p : nullptr;
+  }
+
+  std::optional<Plan> plan(const UOp& sum) {
+    const UOp* product = product_of(sum);
+    if (!product) return std::nullopt;
+    const Shape& ps = shapes_.at(product);
+    int64_t rank = static_cast<int64_t>(ps.size());
+    const std::vector<int64_t>& summed = sum.arg_as<ReduceArg>().axes;
+    if (summed.size() < 2) return std::nullopt;
+    auto is_summed = [&](size_t a) { return std::find(summed.begin(), summed.end(), static_cast<int64_t>(a)) != summed.end(); };
+    for (size_t x = 0; x < 2; ++x) {
+      OperandView xv = view_of(product->src(x), shapes_), wv = view_of(product->src(1 - x), shapes_);
+      std::optional<int64_t> column = filter_columns(wv, xv, summed, rank);
+      if (!column) continue;
+      int64_t columns = ps[static_cast<size_t>(*column)], work = columns;
+      for (int64_t a : summed)
+        if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
+      if (work < prices_.filter_work) continue;
+      Plan p;
+      p.x = x;
+      p.x_steps = view_steps(product->src(x));
+      p.stored = base_of(p.x_steps, product->src(x));
+      p.copied = p.stored->op() == Ops::CONTIGUOUS && !is_layout_copy(*p.stored);
+      if (!p.copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
+      // The input channels: the input's axis read along a summed axis that the filter reads too.
+      const Shape& input = shapes_.at(p.stored.get());
+      std::optional<size_t> channel;
+      for (size_t a = input.size(); a-- > 0 && !channel;) {
+        std::optional<Replayed> r = replay().chain(p.x_steps, a, 1, nullptr);
+        if (r && is_summed(r->axis) && reads(wv, static_cast<int64_t>(r->axis))) channel = a, p.landing = r->axis;
+      }
+      if (!channel) continue;
+      p.channel = *channel;
+      int64_t group_channels = ps[p.landing];
+      int64_t macs = shape_numel(input) ? shape_numel(ps) / shape_numel(input) : 0;  // per input element
+      bool padded = !p.x_steps.empty() && p.x_steps.back()->op() == Ops::PAD && p.x_steps.back()->src().size() == 2;
+      if (padded && (group_channels < prices_.gated_channels || macs >= prices_.padded_copy_macs)) {
+        p.kind = Plan::Kind::padded_copy;
+        return p;
+      }
+      // In channel blocks: where a group's channels fill whole blocks, the filter's output channels
+      // have a block, and a stored input is read often enough to pay for its copy.
+      int64_t b = blocks_.lanes;
+      bool pays = p.copied || (columns >= b && macs >= prices_.stored_copy_macs);
+      if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
+      std::optional<Replayed> in_blocks = replay().chain(p.x_steps, p.channel, b, nullptr);
+      if (!in_blocks || in_blocks->axis != p.landing) continue;
+      p.block = b;
+      // The filter read in the same blocks: its base's axis that lands on the input's channels.
+      p.w_steps = view_steps(product->src(1 - x));
+      p.filter = base_of(p.w_steps, product->src(1 - x));
+      const Shape& filter = shapes_.at(p.filter.get());
+      bool found = false;
+      for (size_t a = filter.size(); a-- > 0 && !found;) {
+        if (filter[a] % b != 0) continue;
+        std::optional<Replayed> r = replay().chain(p.w_steps, a, b, nullptr);
+        if (r && r->axis == p.landing) found = true, p.w_channel = a;
+      }
+      if (found) return p;
+    }
+    return std::nullopt;
+  }
+
+  SplitReplay replay() const { return SplitReplay(shapes_, dims_); }
+
+  // The stored input as rebuilt, reached from the product's operand as rebuilt.
+  static UOpPtr stored_now(const Plan& p, const UOpPtr& operand_now) { return down(operand_now, p.x_steps.size()); }
+
+  static UOpPtr product_now(const UOpPtr& sum_now) {
+    UOpPtr p = sum_now->src(0);
+    return p->op() == Ops::CAST ? p->src(0) : p;
+  }
+
+  // The sum reading a copy of PAD(input) instead of the input, padded through its views.
+  UOpPtr padded(const Plan& p, const UOpPtr& sum_now) const {
+    UOpPtr product = product_now(sum_now);
+    UOpPtr stored = stored_now(p, product->src(p.x));
+    UOpPtr input = p.copied ? stored->src(0) : stored;
+    const UOpPtr& pad = p.x_steps.back();
+    std::vector<UOpPtr> src{input};
+    src.insert(src.end(), pad->src().begin() + 1, pad->src().end());
+    UOpPtr v = labelled(UOp::make(Ops::PAD, pad->dtype(), std::move(src), pad->arg()), labels_of(*pad));
+    if (rebuilt_) rebuilt_->record(pad, v);  // the caller's PAD: the padded copy's values
+    v = labelled(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}), labels_of(*pad));
+    for (size_t i = p.x_steps.size() - 1; i-- > 0;) v = remade(*p.x_steps[i], v);
+    return with_operand(sum_now, product, p.x, v);
+  }
+
+  // The sum over the input's channels as (blocks, channel in the block), the block innermost:
+  // the input read from a copy in channel blocks, the filter in the same blocks.
+  UOpPtr in_blocks(const UOp& sum, const Plan& p, const UOpPtr& sum_now) const {
+    UOpPtr product = product_now(sum_now);
+    UOpPtr stored = stored_now(p, product->src(p.x));
+    UOpPtr input = p.copied ? stored->src(0) : stored;
+    const UOpPtr& old_input = p.copied ? p.stored->src(0) : p.stored;
+    std::vector<std::string> labels = labels_of(*product);
+    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *old_input, p.channel, p.block, true, labels))->node;
+    UOpPtr w_operand = product->src(1 - p.x);
+    UOpPtr filter = down(w_operand, p.w_steps.size());
+    UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, false, labels))->node;
+    // The block's lanes last.
+    size_t rank = shapes_.at(product_of(sum)).size() + 1;
+    std::vector<int64_t> order;
+    for (size_t i = 0; i < rank; ++i)
+      if (i != p.landing + 1) order.push_back(static_cast<int64_t>(i));
+    order.push_back(static_cast<int64_t>(p.landing) + 1);
+    x = permuted(x, order, labels);
+    w = permuted(w, order, labels);
+    UOpPtr m = labelled(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
+    UOpPtr summed_value = m;
+    if (sum_now->src(0)->op() == Ops::CAST)
+      summed_value = labelled(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
+    ReduceArg arg = sum.arg_as<ReduceArg>();
+    arg.axes.push_back(static_cast<int64_t>(rank) - 1);
+    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {summed_value}, arg), labels_of(sum));
+    return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
+  }
+
+  // `now` (the node `old` stands for, rebuilt) split at axis `a` as (n/b, b): a layout copy in
+  // blocks (the block index in place, its b elements innermost) viewed split where `copy`, else
+  // a reshape.
+  UOpPtr split_copy(const UOpPtr& now, const UOp& old, size_t a, int64_t b, bool copy, const std::vector<std::string>& labels) const {
+    const Shape& s = shapes_.at(&old);
+    UOpPtr v = reshaped(now, split_shape(s, a, b), split_dims(dims_.at(&old), a, s[a], b), labels);
+    if (!copy) return v;
+    std::vector<int64_t> order;
+    for (size_t i = 0; i <= s.size(); ++i)
+      if (i != a + 1) order.push_back(static_cast<int64_t>(i));
+    order.push_back(static_cast<int64_t>(a) + 1);
+    v = permuted(v, order, labels);
+    v = labelled(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}, CopyArg{.layout = true}), labels);
+    return permuted(v, inverse_permutation(order), labels);
+  }
+
+  // `step` rebuilt over `src`.
+  static UOpPtr remade(const UOp& step, const UOpPtr& src) {
+    std::vector<UOpPtr> s{src};
+    s.insert(s.end(), step.src().begin() + 1, step.src().end());
+    return labelled(UOp::make(step.op(), step.dtype(), std::move(s), step.arg()), labels_of(step));
+  }
+
+  // `sum_now` with operand `x` of its product (`product`) replaced by `operand`.
+  static UOpPtr with_operand(const UOpPtr& sum_now, const UOpPtr& product, size_t x, const UOpPtr& operand) {
+    std::vector<UOpPtr> src = product->src();
+    src[x] = operand;
+    UOpPtr v = labelled(UOp::make(product->op(), product->dtype(), std::move(src), product->arg()), labels_of(*product));
+    if (sum_now->src(0)->op() == Ops::CAST) v = remade(*sum_now->src(0), v);
+    return remade(*sum_now, v);
+  }
+
+  std::vector<UOpPtr> outputs_;
+  UOpPtr sink_;
+  std::unordered_map<const UOp*, Shape> shapes_;
+  std::unordered_map<const UOp*, SymDims> dims_;
+  Blocks blocks_;
+  ChannelBlockPrices prices_;
+  Rebuilt* rebuilt_;
+  std::unordered_map<const UOp*, Plan> plans_;  // by the sum
+  std::unordered_map<const UOp*, UOpPtr> made_;
+};
+
+}  // namespace
+
+std::vector<UOpPtr> store_channels_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target, const ChannelBlockPrices& prices,
+                                             Rebuilt* rebuilt) {
+  return Rule(outputs, target, prices, rebuilt).run();
+}
+
+}  // namespace lathe

@@ -1,0 +1,150 @@
+// A large convolution's input is stored as the Target the schedule is planned for wants it
+// (schedule/channel_blocks.hpp): in channel blocks of its lanes, padded, or as it is; the values
+// are the plain loops' at every width.
+#include <gtest/gtest.h>
+
+#include "schedule/blocks.hpp"
+#include "schedule/channel_blocks.hpp"
+#include "schedule/layout_copies.hpp"
+#include "tensor/conv_reference.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::ConvArgs;
+using test::copies;
+using test::planned_for;
+using test::run;
+
+// The input's copies among the schedule's layout copies: (N, C/B, H, W, B) of the h x w image (a
+// filter's copy ends with its taps and blocks).
+std::vector<Shape> input_copies(const Tensor& y, int lanes, int64_t h, int64_t w) {
+  std::vector<Shape> out;
+  for (const auto& [shape, dtype] : copies(y, planned_for(lanes)))
+    if (shape.size() == 5 && shape[2] == h && shape[3] == w) out.push_back(shape);
+  return out;
+}
+
+// The padded copies the schedule stores: CONTIGUOUS(PAD(x)), their shapes.
+std::vector<Shape> padded_copies(const Tensor& y, int lanes) {
+  Schedule s = test::scheduled({y}, planned_for(lanes));
+  std::vector<Shape> out;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, s.outputs)))
+    if (u->op() == Ops::CONTIGUOUS && !is_layout_copy(*u) && u->src(0)->op() == Ops::PAD) out.push_back(s.shapes.at(u.get()));
+  return out;
+}
+
+struct Conv {
+  ConvArgs a;
+  std::vector<float> x, w;
+  Tensor input, y;
+  std::vector<double> want;
+  explicit Conv(ConvArgs args, uint64_t seed) : a(args) {
+    x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), seed);
+    w = test::data(static_cast<size_t>(a.o * (a.c / a.groups) * a.kh * a.kw), seed + 1);
+    input = test::f32(x, {a.n, a.c, a.h, a.w});
+    if (a.computed) input = input * 2.0f;
+    y = input.conv2d(test::f32(w, {a.o, a.c / a.groups, a.kh, a.kw}), std::nullopt, a.stride, a.padding, a.dilation, a.groups);
+    std::vector<float> xs = x;
+    if (a.computed)
+      for (float& v : xs) v *= 2.0f;
+    int64_t oh = 0, ow = 0;
+    want = test::conv_ref(xs, w, {}, a, oh, ow);
+  }
+};
+
+// A computed input whose groups' channels fill whole blocks of the plan's lanes is stored in them,
+// (N, C/B, H, W, B); where they do not (8 channels a group at 16 lanes) it is read as it is. Odd
+// sizes (a 13 x 7 image, stride 2) and each width compute the plain loops' values.
+TEST(ChannelBlocks, AGroupsChannelsFillingWholeBlocksAreStoredInThem) {
+  for (int64_t groups : {1, 2, 4}) {
+    Conv c(ConvArgs{.n = 2, .c = 32, .h = 13, .w = 7, .o = 32, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1},
+                    .groups = groups, .computed = true},
+           static_cast<uint64_t>(groups));
+    for (int lanes : {4, 8, 16}) {
+      std::vector<Shape> want_copies;
+      if ((32 / groups) % lanes == 0) want_copies.push_back({2, 32 / lanes, 13, 7, lanes});
+      EXPECT_EQ(input_copies(c.y, lanes, c.a.h, c.a.w), want_copies) << groups << " groups, " << lanes << " lanes";
+      EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4) << groups << " groups, " << lanes << " lanes";
+    }
+  }
+}
+
+// A group of few input channels (4: the gates a tile keeps per pixel cost more than their
+// multiply-adds) reads a padded copy of its input, with no gate, at every width, even where 4
+// lanes would hold its channels in one block.
+TEST(ChannelBlocks, FewInputChannelsReadAPaddedCopy) {
+  Conv c(ConvArgs{.n = 1, .c = 4, .h = 11, .w = 9, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 7);
+  for (int lanes : {4, 8, 16}) {
+    EXPECT_EQ(padded_copies(c.y, lanes), (std::vector<Shape>{{1, 4, 13, 11}})) << lanes << " lanes";
+    EXPECT_TRUE(input_copies(c.y, lanes, c.a.h, c.a.w).empty()) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4) << lanes << " lanes";
+  }
+}
+
+// Many multiply-adds per input element (256 output channels x 9 taps) make the padded copy
+// cheap beside the convolution: it is read with no gate, unblocked.
+TEST(ChannelBlocks, ManyMultiplyAddsPerElementReadAPaddedCopy) {
+  Conv c(ConvArgs{.n = 1, .c = 16, .h = 5, .w = 7, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 9);
+  EXPECT_EQ(padded_copies(c.y, 8), (std::vector<Shape>{{1, 16, 7, 9}}));
+  EXPECT_TRUE(input_copies(c.y, 8, c.a.h, c.a.w).empty());
+  EXPECT_ALLCLOSE(run(c.y, 8), c.want, 1e-4, 1e-4);
+}
+
+// A stored input (a buffer: no kernel computes it) is copied into blocks only where each element
+// feeds enough multiply-adds: a 1x1 convolution to 16 channels reads it in place, a 3x3 one to 64
+// copies it.
+TEST(ChannelBlocks, AStoredInputIsCopiedIntoBlocksWhereItIsReadOften) {
+  Conv light(ConvArgs{.n = 1, .c = 16, .h = 9, .w = 9, .o = 32, .kh = 1, .kw = 1}, 11);
+  Conv heavy(ConvArgs{.n = 1, .c = 16, .h = 9, .w = 9, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}}, 13);
+  for (int lanes : {8, 16}) {
+    EXPECT_TRUE(input_copies(light.y, lanes, 9, 9).empty()) << lanes << " lanes";
+    EXPECT_EQ(input_copies(heavy.y, lanes, 9, 9), (std::vector<Shape>{{1, 16 / lanes, 9, 9, lanes}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(light.y, lanes), light.want, 1e-4, 1e-4);
+    EXPECT_ALLCLOSE(run(heavy.y, lanes), heavy.want, 1e-4, 1e-4);
+  }
+}
+
+// A small convolution (fewer multiply-adds per output pixel than the filter rule's price) reads
+// its input as it is; with no lanes (a scalar Target) nothing is stored in blocks, but a padded
+// copy still is where it pays.
+TEST(ChannelBlocks, ASmallConvolutionOrAScalarTargetKeepsTheInputsLayout) {
+  Conv small(ConvArgs{.n = 1, .c = 8, .h = 6, .w = 6, .o = 8, .kh = 1, .kw = 1, .computed = true}, 15);
+  EXPECT_TRUE(input_copies(small.y, 8, 6, 6).empty());
+  EXPECT_TRUE(padded_copies(small.y, 8).empty());
+  Conv few(ConvArgs{.n = 1, .c = 4, .h = 5, .w = 5, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 17);
+  ScheduleContext scalar = planned_for(1);
+  Schedule s = test::scheduled({few.y}, scalar);
+  size_t layout = 0, padded = 0;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, s.outputs))) {
+    layout += is_layout_copy(*u);
+    padded += u->op() == Ops::CONTIGUOUS && !is_layout_copy(*u) && u->src(0)->op() == Ops::PAD;
+  }
+  EXPECT_EQ(layout, 0u);
+  EXPECT_EQ(padded, 1u);
+}
+
+// A batch of symbolic size is stored in blocks too (the split's sizes carry the variable), and
+// each bound batch computes the plain loops' values; an empty batch computes nothing.
+TEST(ChannelBlocks, ASymbolicBatchIsStoredInBlocks) {
+  ConvArgs a{.n = 4, .c = 16, .h = 7, .w = 5, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}};
+  auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 19), w = test::data(static_cast<size_t>(a.o * a.c * a.kh * a.kw), 20);
+  Variable n("n", 1, 4);
+  Tensor input = test::f32(x, {4, 16, 7, 5}).shrink({{0, n.bind(4)}, {0, 16}, {0, 7}, {0, 5}}) * 2.0f;
+  Tensor y = input.conv2d(test::f32(w, {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(input_copies(y, 8, 7, 5), (std::vector<Shape>{{4, 2, 7, 5, 8}}));
+  for (float& v : x) v *= 2.0f;
+  int64_t oh = 0, ow = 0;
+  std::vector<double> ref = test::conv_ref(x, w, {}, a, oh, ow);
+  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse("8")});
+  for (int64_t batch : {1, 3}) {
+    plan.execute_with_vars({{"n", batch}});
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    got.resize(static_cast<size_t>(batch * 32 * oh * ow));
+    EXPECT_ALLCLOSE(got, std::vector<double>(ref.begin(), ref.begin() + batch * 32 * oh * ow), 1e-4, 1e-4) << batch;
+  }
+}
+
+}  // namespace
+}  // namespace lathe
