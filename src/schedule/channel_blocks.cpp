@@ -270,7 +270,7 @@ class Rule {
       p.channel = *channel;
       int64_t group_channels = ps[p.landing];
       int64_t macs = shape_numel(input) ? shape_numel(ps) / shape_numel(input) : 0;  // per input element
-      bool padded = !p.x_steps.empty() && p.x_steps.back()->op() == Ops::PAD && p.x_steps.back()->src().size() == 2;
+      bool padded = !p.x_steps.empty() && p.x_steps.back()->op() == Ops::PAD;
       if (padded && (group_channels < prices_.gated_channels || macs >= prices_.padded_copy_macs)) {
         p.kind = Plan::Kind::padded_copy;
         return p;

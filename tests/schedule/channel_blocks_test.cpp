@@ -125,8 +125,8 @@ TEST(ChannelBlocks, ASmallConvolutionOrAScalarTargetKeepsTheInputsLayout) {
   EXPECT_EQ(padded, 1u);
 }
 
-// A batch of symbolic size is stored in blocks too (the split's sizes carry the variable), and
-// each bound batch computes the plain loops' values; an empty batch computes nothing.
+// A batch of symbolic size is stored in blocks too (the split's sizes carry the variable), or
+// padded, and each bound batch computes the plain loops' values.
 TEST(ChannelBlocks, ASymbolicBatchIsStoredInBlocks) {
   ConvArgs a{.n = 4, .c = 16, .h = 7, .w = 5, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}};
   auto x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), 19), w = test::data(static_cast<size_t>(a.o * a.c * a.kh * a.kw), 20);
@@ -144,6 +144,19 @@ TEST(ChannelBlocks, ASymbolicBatchIsStoredInBlocks) {
     got.resize(static_cast<size_t>(batch * 32 * oh * ow));
     EXPECT_ALLCLOSE(got, std::vector<double>(ref.begin(), ref.begin() + batch * 32 * oh * ow), 1e-4, 1e-4) << batch;
   }
+  // A 3-channel stem over the same batch reads a padded copy (its padding symbolic along the batch).
+  ConvArgs s{.n = 4, .c = 3, .h = 7, .w = 5, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}};
+  auto sx = test::data(static_cast<size_t>(s.n * s.c * s.h * s.w), 21), sw = test::data(static_cast<size_t>(s.o * s.c * s.kh * s.kw), 22);
+  Tensor stem = (test::f32(sx, {4, 3, 7, 5}).shrink({{0, n.bind(4)}, {0, 3}, {0, 7}, {0, 5}}) * 2.0f)
+                    .conv2d(test::f32(sw, {64, 3, 3, 3}), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(padded_copies(stem, 8), (std::vector<Shape>{{4, 3, 9, 7}}));
+  for (float& v : sx) v *= 2.0f;
+  std::vector<double> stem_ref = test::conv_ref(sx, sw, {}, s, oh, ow);
+  ExecutionPlan stem_plan = Tensor::prepare({stem}, {.threads = 1, .shape = TargetShape::parse("8")});
+  stem_plan.execute_with_vars({{"n", 2}});
+  std::vector<float> got = stem_plan.output_buffer()->to_vector<float>();
+  got.resize(static_cast<size_t>(2 * 64 * oh * ow));
+  EXPECT_ALLCLOSE(got, std::vector<double>(stem_ref.begin(), stem_ref.begin() + 2 * 64 * oh * ow), 1e-4, 1e-4);
 }
 
 }  // namespace
