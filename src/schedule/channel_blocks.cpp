@@ -182,7 +182,7 @@ UOpPtr down(UOpPtr now, size_t depth) {
 
 // One convolution's input, as the prices decided to store it.
 struct Plan {
-  enum class Kind { padded_copy, channel_blocks } kind = Kind::channel_blocks;
+  enum class Kind { padded_copy, channel_blocks, pooled_in_blocks } kind = Kind::channel_blocks;
   size_t x = 0;                     // which operand of the product reads the input
   std::vector<UOpPtr> x_steps;    // its views, the operand first, down to the stored input
   UOpPtr stored;                  // the stored input: a buffer, or a CONTIGUOUS (dropped for a new copy)
@@ -221,7 +221,10 @@ class Rule {
       if (it == plans_.end()) return source_now;
       auto [made, fresh] = made_.emplace(source.get(), UOpPtr{});
       if (fresh) {
-        made->second = it->second.kind == Plan::Kind::padded_copy ? padded(it->second, source_now) : in_blocks(*source, it->second, source_now);
+        const Plan& p = it->second;
+        made->second = p.kind == Plan::Kind::padded_copy     ? padded(p, source_now)
+                       : p.kind == Plan::Kind::channel_blocks ? in_blocks(*source, p, source_now)
+                                                              : pooled(*source, p, source_now);
         if (rebuilt_) rebuilt_->record(source, made->second);
       }
       return made->second;
@@ -237,7 +240,41 @@ class Rule {
     return p->op() == Ops::MUL ? p : nullptr;
   }
 
+  // A pool: the largest of each window of a computed input, by channel. Where the plan's lanes (or
+  // half of them) divide the channels, the kernel that computes the input stores it in blocks of
+  // them, as a convolution reads it, and a block of channels is one vector load per tap; the
+  // padding is read through, on the blocks. The windows are taken on the split view, as a
+  // convolution's are. A sum or a maximum over the input's own axes (a softmax's, a global pool's)
+  // is no pool: the axes it reduces must be the windows' taps.
+  std::optional<Plan> pool_plan(const UOp& pool) {
+    if (blocks_.lanes == 0) return std::nullopt;
+    Plan p;
+    p.kind = Plan::Kind::pooled_in_blocks;
+    p.x_steps = view_steps(pool.src(0));
+    p.stored = base_of(p.x_steps, pool.src(0));
+    if (p.x_steps.empty() || p.stored->op() == Ops::BUFFER || is_layout_copy(*p.stored) || !p.stored->dtype().is_float())
+      return std::nullopt;
+    const std::vector<int64_t>& reduced = pool.arg_as<ReduceArg>().axes;
+    auto is_reduced = [&](size_t a) { return std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(a)) != reduced.end(); };
+    const Shape& input = shapes_.at(p.stored.get());
+    std::optional<size_t> channel;
+    for (size_t a = input.size(); a-- > 0;) {
+      std::optional<Replayed> r = replay().chain(p.x_steps, a, 1, nullptr);
+      if (!r || input[a] == 1) continue;
+      if (is_reduced(r->axis)) return std::nullopt;  // reduces an axis of the input itself
+      if (!channel) channel = a, p.landing = r->axis;
+    }
+    if (!channel) return std::nullopt;
+    p.channel = *channel;
+    p.block = blocks_.activations(input[p.channel]);
+    if (p.block == 0) return std::nullopt;
+    std::optional<Replayed> r = replay().chain(p.x_steps, p.channel, p.block, nullptr);
+    if (!r || r->axis != p.landing) return std::nullopt;
+    return p;
+  }
+
   std::optional<Plan> plan(const UOp& sum) {
+    if (sum.op() == Ops::REDUCE_AXIS && sum.arg_as<ReduceArg>().op == Ops::MAX) return pool_plan(sum);
     const UOp* product = product_of(sum);
     if (!product) return std::nullopt;
     const Shape& ps = shapes_.at(product);
@@ -351,6 +388,18 @@ class Rule {
     arg.axes.push_back(static_cast<int64_t>(rank) - 1);
     UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {summed_value}, arg), labels_of(sum));
     return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
+  }
+
+  // The pool over its input's copy in channel blocks, the block's lanes kept beside the block index.
+  UOpPtr pooled(const UOp& pool, const Plan& p, const UOpPtr& pool_now) const {
+    UOpPtr input = down(pool_now->src(0), p.x_steps.size());
+    std::vector<std::string> labels = labels_of(pool);
+    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
+    ReduceArg arg = pool.arg_as<ReduceArg>();
+    for (int64_t& a : arg.axes)
+      if (a > static_cast<int64_t>(p.landing)) ++a;
+    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, pool.dtype(), {x}, arg), labels);
+    return reshaped(r, shapes_.at(&pool), dims_.at(&pool), labels);
   }
 
   // `now` (the node `old` stands for, rebuilt) split at axis `a` as (n/b, b): a layout copy in

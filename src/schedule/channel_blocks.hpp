@@ -1,5 +1,5 @@
-// How a large convolution's input is stored for it: in channel blocks of the Target's lanes,
-// padded, or as it is. The layout pass's rule for activations.
+// How a large convolution's or a max pool's input is stored for it: in channel blocks of the
+// Target's lanes, padded, or as it is. The layout pass's rule for activations.
 //
 // A convolution reaches the schedule as plain math, whichever front end built it: REDUCE_AXIS(ADD)
 // over input channels and taps of MUL(x, w), where w is a filter (schedule/operand_view.hpp's
@@ -24,6 +24,10 @@
 // - as it is, its padding read through gates (codegen/gate_bounds turns row gates into loop bounds).
 // The filter rule (schedule/column_blocks) then stores w in the product's order, output channels
 // innermost.
+//
+// A max pool (REDUCE_AXIS(MAX) over the taps of windows of a computed input) reads its input in
+// channel blocks too, of the lanes or half of them (Blocks::activations), the block's lanes kept
+// beside the block index: a block of channels is one vector load per tap.
 #pragma once
 
 #include <vector>
@@ -53,7 +57,7 @@ struct ChannelBlockPrices {
   int64_t stored_copy_macs = 64;
 };
 
-/// `outputs` with each large convolution's input stored as the prices say for `target`; the
+/// `outputs` with each large convolution's and each max pool's input stored as the prices say for `target`; the
 /// outputs in order (rebuilt where something under them changed, labels kept). A convolution whose
 /// views the rule cannot replay in blocks (a symbolic size inside the channels' axis) is not read
 /// in blocks. `rebuilt`, where given, records the nodes rebuilt.

@@ -406,20 +406,7 @@ Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kerne
   DType dt = input.dtype();
   double lowest = const_as_double(dt.min());  // -inf for floats
   std::vector<std::pair<SInt, SInt>> pads{{0, 0}, {0, 0}, {rows_padding.first, rows_padding.second}, {columns_padding.first, columns_padding.second}};
-  // An input a kernel computes, in whole channel blocks, is read in them (as a convolution reads
-  // it): the kernel that computes it stores each pixel's block as one vector, and a block of
-  // channels is one vector load per tap. The padding is read through, on the blocks.
-  // Half a register where a whole one does not divide the channels (24 at 16 lanes), as a
-  // depthwise convolution reads them: else the pool reads across the channels of an unblocked
-  // input to store the blocks its readers want.
-  int64_t c = input.shape()[1], lanes = build_blocks().activations(c);
-  if (computed_in_blocks(input, c, lanes)) {
-    pads.insert(pads.begin() + 2, {0, 0});
-    Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1).pad(pads, lowest);  // (N, C/B, B, H, W)
-    Tensor out = sliding_windows(x, {kernel.first, kernel.second}, {stride.first, stride.second}, {1, 1}, "max_pool2d", 3).max({-2, -1});
-    SymShape blocked = out.symbolic_shape();  // a batch exported as dynamic stays symbolic
-    return out.reshape(SymShape{blocked[0], SInt(c), blocked[3], blocked[4]});
-  }
+  // The schedule stores a computed input in channel blocks for it (schedule/channel_blocks).
   return windows_of(input.pad(pads, lowest), kernel, stride, {1, 1}, "max_pool2d").max({-2, -1});
 }
 

@@ -159,5 +159,31 @@ TEST(ChannelBlocks, ASymbolicBatchIsStoredInBlocks) {
   EXPECT_ALLCLOSE(got, std::vector<double>(stem_ref.begin(), stem_ref.begin() + 2 * 64 * oh * ow), 1e-4, 1e-4);
 }
 
+// A max pool reads a computed input in channel blocks of the plan's lanes, or half of them where
+// a whole register does not divide the channels (24 at 16 lanes: 8), its padding read through on
+// the blocks; odd sizes (9 x 7, stride 2) compute the plain loops' values at every width.
+TEST(ChannelBlocks, AMaxPoolReadsAComputedInputInBlocks) {
+  auto x = test::data(2 * 24 * 9 * 7, 23);
+  Tensor y = (test::f32(x, {2, 24, 9, 7}) * 2.0f).max_pool2d({3, 3}, std::pair<int64_t, int64_t>{2, 2}, {1, 1});
+  for (float& v : x) v *= 2.0f;
+  std::vector<double> want = test::pool_ref(x, 2 * 24, 9, 7, 3, 3, 2, 2, 1, 1, true);
+  for (int lanes : {4, 8, 16}) {
+    int64_t block = lanes == 4 ? 4 : 8;
+    EXPECT_EQ(input_copies(y, lanes, 9, 7), (std::vector<Shape>{{2, 24 / block, 9, 7, block}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 0, 0) << lanes << " lanes";
+  }
+}
+
+// A stored input (a buffer) is pooled as it is, and neither a softmax's maximum nor a global
+// pool's (over the input's own axes, not a window's taps) is a pool.
+TEST(ChannelBlocks, OnlyAWindowsMaximumOfAComputedInputIsPooledInBlocks) {
+  Tensor stored = test::f32(test::data(16 * 5 * 5, 25), {1, 16, 5, 5});
+  EXPECT_TRUE(copies(stored.max_pool2d({2, 2}), planned_for(8)).empty());
+  Tensor computed = stored * 2.0f;
+  EXPECT_TRUE(copies(computed.max({2, 3}), planned_for(8)).empty());
+  EXPECT_TRUE(copies(computed.reshape({16, 25}).softmax(0), planned_for(8)).empty());
+  EXPECT_TRUE(copies(computed.reshape({16, 25}).softmax(1), planned_for(8)).empty());
+}
+
 }  // namespace
 }  // namespace lathe
