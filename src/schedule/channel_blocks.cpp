@@ -1,6 +1,7 @@
 #include "schedule/channel_blocks.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -13,6 +14,9 @@
 
 namespace lathe {
 namespace {
+
+// A copy a front end asked for (CONTIGUOUS, not a layout copy): what it stores is its source's value.
+bool plain_copy(const UOp& u) { return u.op() == Ops::CONTIGUOUS && !is_layout_copy(u); }
 
 bool is_const_index(const UOpPtr& u, int64_t v) { return u->is_const() && const_as_int(u->const_value()) == v; }
 
@@ -85,6 +89,9 @@ class SplitReplay {
     };
     std::vector<UOpPtr> extra(u->src().begin() + 1, u->src().end());
     switch (u->op()) {
+      case Ops::CONTIGUOUS:  // a copy the split's own copy stands in for: dropped
+        if (!plain_copy(*u)) return std::nullopt;
+        return Replayed{a, src};
       case Ops::PERMUTE: {
         std::vector<int64_t> order;
         size_t at = 0;
@@ -182,7 +189,7 @@ UOpPtr down(UOpPtr now, size_t depth) {
 
 // One convolution's input, as the prices decided to store it.
 struct Plan {
-  enum class Kind { padded_copy, channel_blocks, pooled_in_blocks } kind = Kind::channel_blocks;
+  enum class Kind { padded_copy, channel_blocks, pooled_in_blocks, depthwise_in_blocks } kind = Kind::channel_blocks;
   size_t x = 0;                     // which operand of the product reads the input
   std::vector<UOpPtr> x_steps;    // its views, the operand first, down to the stored input
   UOpPtr stored;                  // the stored input: a buffer, or a CONTIGUOUS (dropped for a new copy)
@@ -222,9 +229,12 @@ class Rule {
       auto [made, fresh] = made_.emplace(source.get(), UOpPtr{});
       if (fresh) {
         const Plan& p = it->second;
-        made->second = p.kind == Plan::Kind::padded_copy     ? padded(p, source_now)
-                       : p.kind == Plan::Kind::channel_blocks ? in_blocks(*source, p, source_now)
-                                                              : pooled(*source, p, source_now);
+        switch (p.kind) {
+          case Plan::Kind::padded_copy: made->second = padded(p, source_now); break;
+          case Plan::Kind::channel_blocks: made->second = in_blocks(*source, p, source_now); break;
+          case Plan::Kind::pooled_in_blocks: made->second = pooled(*source, p, source_now); break;
+          case Plan::Kind::depthwise_in_blocks: made->second = depthwise(*source, p, source_now); break;
+        }
         if (rebuilt_) rebuilt_->record(source, made->second);
       }
       return made->second;
@@ -250,27 +260,52 @@ class Rule {
     if (blocks_.lanes == 0) return std::nullopt;
     Plan p;
     p.kind = Plan::Kind::pooled_in_blocks;
-    p.x_steps = view_steps(pool.src(0));
-    p.stored = base_of(p.x_steps, pool.src(0));
-    if (p.x_steps.empty() || p.stored->op() == Ops::BUFFER || is_layout_copy(*p.stored) || !p.stored->dtype().is_float())
-      return std::nullopt;
+    std::vector<UOpPtr> steps = view_steps(pool.src(0));
+    UOpPtr base = base_of(steps, pool.src(0));
+    if (steps.empty() || base->op() == Ops::BUFFER || is_layout_copy(*base) || !base->dtype().is_float()) return std::nullopt;
     const std::vector<int64_t>& reduced = pool.arg_as<ReduceArg>().axes;
     auto is_reduced = [&](size_t a) { return std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(a)) != reduced.end(); };
-    const Shape& input = shapes_.at(p.stored.get());
-    std::optional<size_t> channel;
-    for (size_t a = input.size(); a-- > 0;) {
-      std::optional<Replayed> r = replay().chain(p.x_steps, a, 1, nullptr);
-      if (!r || input[a] == 1) continue;
-      if (is_reduced(r->axis)) return std::nullopt;  // reduces an axis of the input itself
-      if (!channel) channel = a, p.landing = r->axis;
-    }
-    if (!channel) return std::nullopt;
-    p.channel = *channel;
-    p.block = blocks_.activations(input[p.channel]);
-    if (p.block == 0) return std::nullopt;
-    std::optional<Replayed> r = replay().chain(p.x_steps, p.channel, p.block, nullptr);
-    if (!r || r->axis != p.landing) return std::nullopt;
+    for (const std::optional<size_t>& l : landings(steps, base))
+      if (l && is_reduced(*l)) return std::nullopt;  // reduces an axis of the input itself
+    if (!lowest_split(p, pool.src(0), [&](size_t landing) { return !is_reduced(landing); })) return std::nullopt;
     return p;
+  }
+
+  // The lowest node under the views `all` (the operand first) over `base` whose channels (its
+  // innermost axis read straight along an operand's axis `accept` takes, in blocks of
+  // `block_of` its size) the views above it keep whole in blocks: the node the operand reads (a
+  // computed value; a view of it, as a channel shuffle, where the views mix its blocks), and the
+  // views above it, into `p`. A copy a front end asked for (a plain CONTIGUOUS) is read through:
+  // the value under it is stored in blocks instead.
+  bool lowest_split(Plan& p, const std::vector<UOpPtr>& all, const UOpPtr& base, const std::function<bool(size_t)>& accept,
+                    const std::function<int64_t(int64_t)>& block_of) const {
+    for (size_t j = all.size(); j >= 1; --j) {
+      std::vector<UOpPtr> steps(all.begin(), all.begin() + static_cast<int64_t>(j));
+      UOpPtr node = j == all.size() ? base : all[j];
+      if (plain_copy(*node)) continue;
+      const Shape& s = shapes_.at(node.get());
+      std::vector<std::optional<size_t>> on = landings(steps, node);
+      for (size_t a = on.size(); a-- > 0;) {
+        if (!on[a] || !accept(*on[a])) continue;
+        // An axis that other axes merge into the reader's channels (the lanes of a concatenation of
+        // blocks, (N, C/B, B, H, W)) is no whole channel axis: the view that merges them is stored.
+        int64_t block = block_of(s[a]);
+        bool splits = block && s[a] % block == 0 && shapes_.at(all.front().get())[*on[a]] <= s[a];
+        std::optional<Replayed> r = splits ? replay().chain(steps, a, block, nullptr) : std::nullopt;
+        if (r && r->axis == *on[a]) {
+          p.x_steps = std::move(steps);
+          p.stored = node;
+          p.channel = a, p.landing = *on[a], p.block = block;
+          return true;
+        }
+        break;  // only the innermost such axis is the channels
+      }
+    }
+    return false;
+  }
+  bool lowest_split(Plan& p, const UOpPtr& operand, const std::function<bool(size_t)>& accept) const {
+    std::vector<UOpPtr> all = view_steps(operand);
+    return lowest_split(p, all, base_of(all, operand), accept, [&](int64_t n) { return blocks_.activations(n); });
   }
 
   std::optional<Plan> plan(const UOp& sum) {
@@ -294,7 +329,7 @@ class Rule {
       p.x = x;
       p.x_steps = view_steps(product->src(x));
       p.stored = base_of(p.x_steps, product->src(x));
-      p.copied = p.stored->op() == Ops::CONTIGUOUS && !is_layout_copy(*p.stored);
+      p.copied = plain_copy(*p.stored);
       if (!p.copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
       // The input channels: the input's axis read along a summed axis that the filter reads too.
       const Shape& input = shapes_.at(p.stored.get());
@@ -317,9 +352,16 @@ class Rule {
       int64_t b = blocks_.lanes;
       bool pays = p.copied || (columns >= b && macs >= prices_.stored_copy_macs);
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
-      std::optional<Replayed> in_blocks = replay().chain(p.x_steps, p.channel, b, nullptr);
-      if (!in_blocks || in_blocks->axis != p.landing) continue;
-      p.block = b;
+      std::vector<UOpPtr> all = p.x_steps;  // through the copy, to the value it copies
+      UOpPtr below = p.stored;
+      if (p.copied) {
+        std::vector<UOpPtr> more = view_steps(p.stored->src(0));
+        all.push_back(p.stored);
+        all.insert(all.end(), more.begin(), more.end());
+        below = base_of(more, p.stored->src(0));
+      }
+      size_t landing = p.landing;
+      if (!lowest_split(p, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return b; })) continue;
       // The filter read in the same blocks: its base's axis that lands on the input's channels.
       p.w_steps = view_steps(product->src(1 - x));
       p.filter = base_of(p.w_steps, product->src(1 - x));
@@ -331,6 +373,59 @@ class Rule {
         if (r && r->axis == p.landing) found = true, p.w_channel = a;
       }
       if (found) return p;
+    }
+    return depthwise_plan(sum, *product);
+  }
+
+  // Where each axis of the base under `steps` lands in the operand, read straight (b = 1): an axis
+  // a window folds, cuts or pads lands nowhere.
+  std::vector<std::optional<size_t>> landings(const std::vector<UOpPtr>& steps, const UOpPtr& base) const {
+    const Shape& s = shapes_.at(base.get());
+    std::vector<std::optional<size_t>> out(s.size());
+    for (size_t a = 0; a < s.size(); ++a)
+      if (s[a] != 1)
+        if (std::optional<Replayed> r = replay().chain(steps, a, 1, nullptr)) out[a] = r->axis;
+    return out;
+  }
+
+  // A depthwise convolution (one input and one output channel a group): its filter w reads the
+  // channels and the taps straight, its input x the channels straight and the taps through the
+  // windows, and it sums over the taps only. Where the plan's lanes (or half of them) divide the
+  // channels, both are read in blocks of them: the input stored (N, C/B, H, W, B) by the kernel
+  // that computes it (or copied so, a stored input), the filter (C/B, KH, KW, B). Each tap is then
+  // one vector load of B channels times one vector of weights, whatever the stride or the width,
+  // and the padding gate is the same for every lane.
+  std::optional<Plan> depthwise_plan(const UOp& sum, const UOp& product) {
+    if (blocks_.lanes == 0) return std::nullopt;
+    const std::vector<int64_t>& summed = sum.arg_as<ReduceArg>().axes;
+    auto is_summed = [&](size_t a) { return std::find(summed.begin(), summed.end(), static_cast<int64_t>(a)) != summed.end(); };
+    for (size_t x = 0; x < 2; ++x) {
+      Plan p;
+      p.kind = Plan::Kind::depthwise_in_blocks;
+      p.x = x;
+      p.x_steps = view_steps(product.src(x));
+      p.stored = base_of(p.x_steps, product.src(x));
+      p.w_steps = view_steps(product.src(1 - x));
+      p.filter = base_of(p.w_steps, product.src(1 - x));
+      if (p.x_steps.empty() || is_layout_copy(*p.stored) || is_layout_copy(*p.filter) || !p.stored->dtype().is_float() ||
+          p.filter->dtype() != p.stored->dtype())
+        continue;
+      std::vector<std::optional<size_t>> on_x = landings(p.x_steps, p.stored), on_w = landings(p.w_steps, p.filter);
+      auto lands = [](const std::vector<std::optional<size_t>>& on, size_t axis) {
+        return std::find(on.begin(), on.end(), std::optional<size_t>(axis)) != on.end();
+      };
+      const Shape& ps = shapes_.at(&product);
+      bool taps = std::all_of(summed.begin(), summed.end(), [&](int64_t a) {  // (a group's one channel is no tap)
+        return ps[static_cast<size_t>(a)] == 1 || (lands(on_w, static_cast<size_t>(a)) && !lands(on_x, static_cast<size_t>(a)));
+      });
+      if (!taps) continue;
+      // The channels: the input's innermost axis read straight along a kept axis the filter reads.
+      if (!lowest_split(p, product.src(x), [&](size_t landing) { return !is_summed(landing) && lands(on_w, landing); })) continue;
+      for (size_t a = 0; a < on_w.size(); ++a)
+        if (on_w[a] == p.landing) {
+          std::optional<Replayed> rw = replay().chain(p.w_steps, a, p.block, nullptr);
+          if (rw && rw->axis == p.landing) return p.w_channel = a, p;
+        }
     }
     return std::nullopt;
   }
@@ -364,11 +459,9 @@ class Rule {
   // the input read from a copy in channel blocks, the filter in the same blocks.
   UOpPtr in_blocks(const UOp& sum, const Plan& p, const UOpPtr& sum_now) const {
     UOpPtr product = product_now(sum_now);
-    UOpPtr stored = stored_now(p, product->src(p.x));
-    UOpPtr input = p.copied ? stored->src(0) : stored;
-    const UOpPtr& old_input = p.copied ? p.stored->src(0) : p.stored;
+    UOpPtr input = stored_now(p, product->src(p.x));
     std::vector<std::string> labels = labels_of(*product);
-    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *old_input, p.channel, p.block, true, labels))->node;
+    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
     UOpPtr w_operand = product->src(1 - p.x);
     UOpPtr filter = down(w_operand, p.w_steps.size());
     UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, false, labels))->node;
@@ -400,6 +493,24 @@ class Rule {
       if (a > static_cast<int64_t>(p.landing)) ++a;
     UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, pool.dtype(), {x}, arg), labels);
     return reshaped(r, shapes_.at(&pool), dims_.at(&pool), labels);
+  }
+
+  // The depthwise sum over its input's and its filter's copies in channel blocks, the blocks'
+  // lanes kept beside their block index.
+  UOpPtr depthwise(const UOp& sum, const Plan& p, const UOpPtr& sum_now) const {
+    UOpPtr product = product_now(sum_now);
+    std::vector<std::string> labels = labels_of(*product);
+    UOpPtr input = down(product->src(p.x), p.x_steps.size()), filter = down(product->src(1 - p.x), p.w_steps.size());
+    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
+    UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, true, labels))->node;
+    UOpPtr m = labelled(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
+    if (sum_now->src(0)->op() == Ops::CAST)
+      m = labelled(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
+    ReduceArg arg = sum.arg_as<ReduceArg>();
+    for (int64_t& a : arg.axes)
+      if (a > static_cast<int64_t>(p.landing)) ++a;
+    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {m}, arg), labels_of(sum));
+    return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
   }
 
   // `now` (the node `old` stands for, rebuilt) split at axis `a` as (n/b, b): a layout copy in

@@ -27,7 +27,14 @@
 //
 // A max pool (REDUCE_AXIS(MAX) over the taps of windows of a computed input) reads its input in
 // channel blocks too, of the lanes or half of them (Blocks::activations), the block's lanes kept
-// beside the block index: a block of channels is one vector load per tap.
+// beside the block index: a block of channels is one vector load per tap. So does a depthwise
+// convolution (one input and one output channel a group: a sum over the taps only, its filter read
+// along the channels), its filter copied to (C/B, 1, KH, KW, B): each tap is one vector load of B
+// channels times one vector of weights, whatever the stride, with one padding gate for every lane.
+//
+// The value stored in blocks is the lowest node under the reader's views whose channels those
+// views keep whole in blocks: the computed value itself (read through a copy the front end asked
+// for), or a view of it where the views mix its blocks (a channel shuffle), as a copy of that view.
 #pragma once
 
 #include <vector>
@@ -57,10 +64,10 @@ struct ChannelBlockPrices {
   int64_t stored_copy_macs = 64;
 };
 
-/// `outputs` with each large convolution's and each max pool's input stored as the prices say for `target`; the
-/// outputs in order (rebuilt where something under them changed, labels kept). A convolution whose
-/// views the rule cannot replay in blocks (a symbolic size inside the channels' axis) is not read
-/// in blocks. `rebuilt`, where given, records the nodes rebuilt.
+/// `outputs` with the input of each large or depthwise convolution and each max pool stored as the
+/// prices say for `target`; the outputs in order (rebuilt where something under them changed,
+/// labels kept). A reader whose views the rule cannot replay in blocks (a symbolic size inside the
+/// channels' axis) reads its input as it is. `rebuilt`, where given, records the nodes rebuilt.
 std::vector<UOpPtr> store_channels_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target,
                                              const ChannelBlockPrices& prices = {}, Rebuilt* rebuilt = nullptr);
 

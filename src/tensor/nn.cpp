@@ -267,25 +267,6 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
   return bias ? *out + bias->reshape({1, o, 1, 1}) : *out;
 }
 
-// A depthwise convolution (one input and one output channel per group) over its input stored in
-// blocks of `lanes` channels, (N, C/B, H, W, B), and its weight as (C/B, KH, KW, B): each tap is
-// one vector load of B channels times one vector of weights, whatever the stride or the width,
-// and the padding gate is the same for all lanes. The windows are taken on the split view
-// (N, C/B, B, H, W), so no index is divided back into channels.
-Tensor depthwise_conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                        std::pair<int64_t, int64_t> dilation, int64_t lanes, const std::vector<int64_t>& out_hw) {
-  int64_t c = input.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3];
-  Tensor x = detail::stored_in_split_blocks(input, 1, lanes, 1)
-                 .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
-  Tensor win = detail::sliding_windows(x, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second}, "conv2d", 3);
-  Tensor w = detail::stored_in_split_blocks(weight.reshape({c, kh, kw}), 0, lanes, 0);  // (C/B, B, KH, KW)
-  SymShape out_shape = input.symbolic_shape();
-  out_shape[2] = out_hw[0], out_shape[3] = out_hw[1];
-  Tensor out = (win * w.reshape({1, c / lanes, lanes, 1, 1, kh, kw})).sum({5, 6}).reshape(out_shape);
-  return bias ? out + bias->reshape({1, c, 1, 1}) : out;
-}
-
 }  // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, std::pair<int64_t, int64_t> stride,
@@ -324,9 +305,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
   Blocks blocks = detail::build_blocks();
-  int64_t lanes = blocks.activations(c);
-  if (cg == 1 && og == 1 && groups > 1 && lanes && dtype().is_float() && weight.dtype() == dtype())
-    return depthwise_conv2d(*this, weight, bias, stride, padding, dilation, lanes, out_hw);
   if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
     return detail::winograd_conv2d(*this, weight, bias, padding, blocks.lanes);
   // A large convolution reads each input element many times: it reads a stored input, so no

@@ -185,5 +185,41 @@ TEST(ChannelBlocks, OnlyAWindowsMaximumOfAComputedInputIsPooledInBlocks) {
   EXPECT_TRUE(copies(computed.reshape({16, 25}).softmax(1), planned_for(8)).empty());
 }
 
+// A depthwise convolution reads its input and its filter in channel blocks of the plan's lanes (or
+// half of them: 24 channels at 16 lanes in blocks of 8), (N, C/B, H, W, B) and (C/B, 1, KH, KW, B),
+// a stored input too (each tap is one vector load whatever the stride); odd sizes compute the
+// plain loops' values at every width.
+TEST(ChannelBlocks, ADepthwiseConvolutionReadsInputAndFilterInBlocks) {
+  for (bool computed : {true, false}) {
+    Conv c(ConvArgs{.n = 2, .c = 24, .h = 9, .w = 7, .o = 24, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .groups = 24,
+                    .computed = computed},
+           27);
+    for (int lanes : {4, 8, 16}) {
+      int64_t block = lanes == 4 ? 4 : 8;
+      EXPECT_EQ(copies(c.y, planned_for(lanes)),
+                (std::vector<std::pair<Shape, DType>>{{{2, 24 / block, 9, 7, block}, dtypes::float32},
+                                                      {{24 / block, 1, 3, 3, block}, dtypes::float32}}))
+          << lanes << " lanes, computed " << computed;
+      EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4) << lanes << " lanes";
+    }
+  }
+}
+
+// Where the views under a reader mix the blocks of the value they read (a channel shuffle: channel
+// i of the result is channel (i % 2) * 8 + i / 2 of the value), the shuffled view is what is
+// stored in blocks, (N, C/B, H, W, B).
+TEST(ChannelBlocks, AChannelShuffleIsStoredInBlocksAfterTheShuffle) {
+  auto x = test::data(16 * 6 * 6, 29), w = test::data(16 * 9, 30);
+  Tensor shuffled = (test::f32(x, {1, 16, 6, 6}) * 2.0f).reshape({1, 2, 8, 6, 6}).transpose(1, 2).reshape({1, 16, 6, 6});
+  Tensor y = shuffled.conv2d(test::f32(w, {16, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 16);
+  EXPECT_EQ(input_copies(y, 8, 6, 6), (std::vector<Shape>{{1, 2, 6, 6, 8}}));
+  std::vector<float> xs(x.size());
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t p = 0; p < 36; ++p) xs[static_cast<size_t>(i * 36 + p)] = 2.0f * x[static_cast<size_t>(((i % 2) * 8 + i / 2) * 36 + p)];
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(xs, w, {}, ConvArgs{.n = 1, .c = 16, .h = 6, .w = 6, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}, .groups = 16}, oh, ow);
+  EXPECT_ALLCLOSE(run(y, 8), want, 1e-4, 1e-4);
+}
+
 }  // namespace
 }  // namespace lathe
