@@ -27,6 +27,12 @@ Table& table() {
 
 }  // namespace
 
+UOpPtr labelled_as(UOpPtr node, const std::vector<std::string>& labels) {
+  if (labels_of(*node).empty())
+    for (const std::string& l : labels) add_label(node, l);
+  return node;
+}
+
 void add_label(const UOpPtr& node, const std::string& label) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);

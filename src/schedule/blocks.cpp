@@ -60,4 +60,32 @@ UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::ve
   return make(Ops::SHRINK, {v}, keep);
 }
 
+UOpPtr split_in_blocks(const UOpPtr& x, const Shape& s, const SymDims& dims, size_t n, int64_t block, bool copy,
+                       const std::vector<std::string>& labels) {
+  DType dt = x->dtype();
+  Shape split = s;
+  split[n] /= block;
+  split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
+  std::vector<UOpPtr> src{x};
+  if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) {
+    src.insert(src.end(), dims.begin(), dims.end());  // a symbolic size travels as a source
+    src[n + 1] = UOp::index_const(s[n] / block);
+    src.insert(src.begin() + static_cast<int64_t>(n) + 2, UOp::index_const(block));
+  }
+  UOpPtr v = labelled_as(UOp::make(Ops::RESHAPE, dt, std::move(src), split), labels);
+  if (!copy) return v;
+  std::vector<int64_t> order;  // the block index in place, its elements innermost
+  for (size_t i = 0; i < split.size(); ++i)
+    if (i != n + 1) order.push_back(static_cast<int64_t>(i));
+  order.push_back(static_cast<int64_t>(n) + 1);
+  auto permuted = [&](const UOpPtr& u, const std::vector<int64_t>& o) {
+    for (size_t i = 0; i < o.size(); ++i)
+      if (o[i] != static_cast<int64_t>(i)) return labelled_as(UOp::make(Ops::PERMUTE, dt, {u}, o), labels);
+    return u;
+  };
+  v = permuted(v, order);
+  v = labelled_as(UOp::make(Ops::CONTIGUOUS, dt, {v}, CopyArg{.layout = true}), labels);
+  return permuted(v, inverse_permutation(order));
+}
+
 }  // namespace lathe

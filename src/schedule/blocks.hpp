@@ -44,4 +44,11 @@ Blocks blocks_for(const Target& target);
 UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::vector<size_t>& order, int64_t block,
                         const std::vector<std::string>& labels = {});
 
+/// `x` (of shape `s`, sizes `dims`) viewed with axis `n` split as (s[n]/B, B), B dividing s[n]:
+/// where `copy`, a view of a layout copy that keeps x's axes in order with the block index in
+/// place and the block's B elements innermost ((N, C/B, H, W, B) for channels), else a plain
+/// reshape. The nodes made are labelled `labels` (ir/label.hpp's labelled_as).
+UOpPtr split_in_blocks(const UOpPtr& x, const Shape& s, const SymDims& dims, size_t n, int64_t block, bool copy,
+                       const std::vector<std::string>& labels = {});
+
 }  // namespace lathe

@@ -20,18 +20,9 @@ bool plain_copy(const UOp& u) { return u.op() == Ops::CONTIGUOUS && !is_layout_c
 
 bool is_const_index(const UOpPtr& u, int64_t v) { return u->is_const() && const_as_int(u->const_value()) == v; }
 
-// `u` labelled as `like` where it has no labels yet: a node the rule makes is labelled as the one
-// it stands for (kernels are named by their nodes' labels), and a node another reader made first
-// keeps its own.
-UOpPtr labelled(UOpPtr u, const std::vector<std::string>& like) {
-  if (labels_of(*u).empty())
-    for (const std::string& l : like) add_label(u, l);
-  return u;
-}
-
 UOpPtr permuted(const UOpPtr& u, const std::vector<int64_t>& order, const std::vector<std::string>& labels) {
   for (size_t i = 0; i < order.size(); ++i)
-    if (order[i] != static_cast<int64_t>(i)) return labelled(UOp::make(Ops::PERMUTE, u->dtype(), {u}, order), labels);
+    if (order[i] != static_cast<int64_t>(i)) return labelled_as(UOp::make(Ops::PERMUTE, u->dtype(), {u}, order), labels);
   return u;
 }
 
@@ -52,7 +43,7 @@ Shape split_shape(Shape s, size_t a, int64_t b) {
 UOpPtr reshaped(const UOpPtr& u, const Shape& s, const SymDims& dims, const std::vector<std::string>& labels) {
   std::vector<UOpPtr> src{u};
   if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) src.insert(src.end(), dims.begin(), dims.end());
-  return labelled(UOp::make(Ops::RESHAPE, u->dtype(), std::move(src), s), labels);
+  return labelled_as(UOp::make(Ops::RESHAPE, u->dtype(), std::move(src), s), labels);
 }
 
 // Whether the sizes of `dims` from axis `from` on are constants.
@@ -85,7 +76,7 @@ class SplitReplay {
       if (!src) return UOpPtr{};
       std::vector<UOpPtr> s{src};
       s.insert(s.end(), extra.begin(), extra.end());
-      return labelled(UOp::make(u->op(), u->dtype(), std::move(s), std::move(arg)), labels);
+      return labelled_as(UOp::make(u->op(), u->dtype(), std::move(s), std::move(arg)), labels);
     };
     std::vector<UOpPtr> extra(u->src().begin() + 1, u->src().end());
     switch (u->op()) {
@@ -448,9 +439,9 @@ class Rule {
     const UOpPtr& pad = p.x_steps.back();
     std::vector<UOpPtr> src{input};
     src.insert(src.end(), pad->src().begin() + 1, pad->src().end());
-    UOpPtr v = labelled(UOp::make(Ops::PAD, pad->dtype(), std::move(src), pad->arg()), labels_of(*pad));
+    UOpPtr v = labelled_as(UOp::make(Ops::PAD, pad->dtype(), std::move(src), pad->arg()), labels_of(*pad));
     if (rebuilt_) rebuilt_->record(pad, v);  // the caller's PAD: the padded copy's values
-    v = labelled(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}), labels_of(*pad));
+    v = labelled_as(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}), labels_of(*pad));
     for (size_t i = p.x_steps.size() - 1; i-- > 0;) v = remade(*p.x_steps[i], v);
     return with_operand(sum_now, product, p.x, v);
   }
@@ -473,13 +464,13 @@ class Rule {
     order.push_back(static_cast<int64_t>(p.landing) + 1);
     x = permuted(x, order, labels);
     w = permuted(w, order, labels);
-    UOpPtr m = labelled(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
+    UOpPtr m = labelled_as(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
     UOpPtr summed_value = m;
     if (sum_now->src(0)->op() == Ops::CAST)
-      summed_value = labelled(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
+      summed_value = labelled_as(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
     ReduceArg arg = sum.arg_as<ReduceArg>();
     arg.axes.push_back(static_cast<int64_t>(rank) - 1);
-    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {summed_value}, arg), labels_of(sum));
+    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {summed_value}, arg), labels_of(sum));
     return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
   }
 
@@ -491,7 +482,7 @@ class Rule {
     ReduceArg arg = pool.arg_as<ReduceArg>();
     for (int64_t& a : arg.axes)
       if (a > static_cast<int64_t>(p.landing)) ++a;
-    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, pool.dtype(), {x}, arg), labels);
+    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, pool.dtype(), {x}, arg), labels);
     return reshaped(r, shapes_.at(&pool), dims_.at(&pool), labels);
   }
 
@@ -503,44 +494,34 @@ class Rule {
     UOpPtr input = down(product->src(p.x), p.x_steps.size()), filter = down(product->src(1 - p.x), p.w_steps.size());
     UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
     UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, true, labels))->node;
-    UOpPtr m = labelled(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
+    UOpPtr m = labelled_as(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
     if (sum_now->src(0)->op() == Ops::CAST)
-      m = labelled(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
+      m = labelled_as(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
     ReduceArg arg = sum.arg_as<ReduceArg>();
     for (int64_t& a : arg.axes)
       if (a > static_cast<int64_t>(p.landing)) ++a;
-    UOpPtr r = labelled(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {m}, arg), labels_of(sum));
+    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {m}, arg), labels_of(sum));
     return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
   }
 
-  // `now` (the node `old` stands for, rebuilt) split at axis `a` as (n/b, b): a layout copy in
-  // blocks (the block index in place, its b elements innermost) viewed split where `copy`, else
-  // a reshape.
+  // `now` (the node `old` stands for, rebuilt) split at axis `a` in blocks of `b`, from a layout copy
+  // where `copy`.
   UOpPtr split_copy(const UOpPtr& now, const UOp& old, size_t a, int64_t b, bool copy, const std::vector<std::string>& labels) const {
-    const Shape& s = shapes_.at(&old);
-    UOpPtr v = reshaped(now, split_shape(s, a, b), split_dims(dims_.at(&old), a, s[a], b), labels);
-    if (!copy) return v;
-    std::vector<int64_t> order;
-    for (size_t i = 0; i <= s.size(); ++i)
-      if (i != a + 1) order.push_back(static_cast<int64_t>(i));
-    order.push_back(static_cast<int64_t>(a) + 1);
-    v = permuted(v, order, labels);
-    v = labelled(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}, CopyArg{.layout = true}), labels);
-    return permuted(v, inverse_permutation(order), labels);
+    return split_in_blocks(now, shapes_.at(&old), dims_.at(&old), a, b, copy, labels);
   }
 
   // `step` rebuilt over `src`.
   static UOpPtr remade(const UOp& step, const UOpPtr& src) {
     std::vector<UOpPtr> s{src};
     s.insert(s.end(), step.src().begin() + 1, step.src().end());
-    return labelled(UOp::make(step.op(), step.dtype(), std::move(s), step.arg()), labels_of(step));
+    return labelled_as(UOp::make(step.op(), step.dtype(), std::move(s), step.arg()), labels_of(step));
   }
 
   // `sum_now` with operand `x` of its product (`product`) replaced by `operand`.
   static UOpPtr with_operand(const UOpPtr& sum_now, const UOpPtr& product, size_t x, const UOpPtr& operand) {
     std::vector<UOpPtr> src = product->src();
     src[x] = operand;
-    UOpPtr v = labelled(UOp::make(product->op(), product->dtype(), std::move(src), product->arg()), labels_of(*product));
+    UOpPtr v = labelled_as(UOp::make(product->op(), product->dtype(), std::move(src), product->arg()), labels_of(*product));
     if (sum_now->src(0)->op() == Ops::CAST) v = remade(*sum_now->src(0), v);
     return remade(*sum_now, v);
   }

@@ -11,6 +11,7 @@
 #include "schedule/buffer_assignment.hpp"
 #include "schedule/channel_blocks.hpp"
 #include "schedule/column_blocks.hpp"
+#include "schedule/concat_blocks.hpp"
 #include "schedule/lowering.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/realize.hpp"
@@ -57,8 +58,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   Schedule sched;
   // Where values are stored: the layouts their readers want, then each value stored once.
   // Each rule records what it rebuilt in the graph the one before it returned.
-  std::vector<UOpPtr> outputs = store_channels_in_blocks(roots, context.target, {}, &sched.becomes);
-  Rebuilt columns, relayouts;
+  std::vector<UOpPtr> outputs = join_channels_in_blocks(roots, context.target, &sched.becomes);
+  Rebuilt channels, columns, relayouts;
+  outputs = store_channels_in_blocks(outputs, context.target, {}, &channels);
+  sched.becomes.then(channels);
   outputs = store_columns_in_blocks(outputs, context.target, context.constant, {}, &columns);
   sched.becomes.then(columns);
   outputs = read_relayouts_from_copies(outputs, &relayouts);

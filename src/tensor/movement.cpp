@@ -420,7 +420,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     total += t.shape()[a];
   }
   DType dt = least_upper_dtype(dts);
-  if (std::optional<Tensor> blocked = detail::cat_in_channel_blocks(tensors, a)) return *blocked;
+  // (A join of convolutions' channels is joined in channel blocks by the schedule:
+  // schedule/concat_blocks.)
   // Each piece padded with zeros to the full length, then added pairwise (a balanced tree, so
   // the graph stays shallow for many pieces): one fused kernel.
   std::vector<Tensor> pieces;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
-#include <unordered_set>
 
 #include "schedule/column_blocks.hpp"
 #include "schedule/shape.hpp"
@@ -19,15 +18,11 @@ namespace {
 // which a convolution reads a stored input: the figure from which the schedule stores that input
 // and the weight in the layouts the kernel reads fastest (schedule/channel_blocks, column_blocks).
 constexpr int64_t kLargeConvolution = ColumnBlockPrices{}.filter_work;
-// Activations stored between kernels that read them by channel (a max pool, a depthwise
-// convolution) are stored in channel blocks of the target's float32 lanes (tensor/blocks.hpp): (N,
-// C/B, H, W, B), as the schedule stores a large convolution's input (schedule/channel_blocks).
-
-// Whether `x` can be read in channel blocks of `lanes`: a float whose `channels` they divide.
-bool in_whole_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return lanes != 0 && channels % lanes == 0 && x.dtype().is_float(); }
-// Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: an input that a
-// convolution, a max pool or a concatenation of channels has its producer store in blocks.
-bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) { return in_whole_blocks(x, channels, lanes) && !x.is_realized(); }
+// Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: a tap group's
+// part, which that kernel stores in blocks for the sum that reads it (conv2d_by_tap_groups).
+bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) {
+  return lanes != 0 && channels % lanes == 0 && x.dtype().is_float() && !x.is_realized();
+}
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -328,54 +323,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
 Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,
                           std::pair<int64_t, int64_t> padding) const {
   return detail::max_pool2d(*this, kernel, stride.value_or(kernel), {padding.first, padding.first}, {padding.second, padding.second});
-}
-
-namespace {
-
-// A part computed by a kernel of its own: a reduction's result (reshaped, permuted, cut or
-// broadcast) under elementwise ops (a bias, an activation, a residual sum, Winograd's output
-// transform: two sums of six products with its matrix, 21 nodes deep), looked for at most
-// kPartDepth nodes deep. Breadth first, each node once: a graph that shares its nodes (x * x + x)
-// has paths that double with every level.
-constexpr int kPartDepth = 24;
-bool reduction_result(const UOpPtr& x) {
-  std::vector<const UOp*> level{x.get()};
-  std::unordered_set<const UOp*> seen{x.get()};
-  for (int depth = 0; depth < kPartDepth && !level.empty(); ++depth) {
-    std::vector<const UOp*> next;
-    for (const UOp* u : level) {
-      if (u->op() == Ops::REDUCE_AXIS) return true;
-      bool view = u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE || u->op() == Ops::SHRINK || u->op() == Ops::EXPAND;
-      if (!view && !is_alu(u->op()) && u->op() != Ops::CAST) continue;
-      for (size_t i = 0; i < (view ? 1 : u->src().size()); ++i)
-        if (seen.insert(u->src(i).get()).second) next.push_back(u->src(i).get());
-    }
-    level = std::move(next);
-  }
-  return false;
-}
-
-}  // namespace
-
-// A convolution or a max pool reads a concatenation of channels in blocks; when each part is
-// computed by a kernel of its own, that kernel stores the part in blocks (no transpose), and the
-// concatenation is one of blocks: (N, C_i/B, B, H, W) views joined along their block axis.
-std::optional<Tensor> detail::cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis) {
-  if (axis != 1 || parts.size() < 2) return std::nullopt;
-  int64_t lanes = build_blocks().lanes;
-  for (const Tensor& p : parts)
-    if (p.ndim() != 4 || p.is_symbolic() || p.dtype() != parts[0].dtype() || !computed_in_blocks(p, p.shape()[1], lanes) ||
-        !reduction_result(p.uop()))
-      return std::nullopt;
-  std::vector<Tensor> blocks;
-  int64_t c = 0;
-  for (const Tensor& p : parts) {
-    blocks.push_back(detail::stored_in_split_blocks(p, 1, lanes, 1));
-    c += p.shape()[1];
-  }
-  Shape s = parts[0].shape();
-  s[1] = c;
-  return Tensor::cat(blocks, 1).reshape(s);
 }
 
 Tensor detail::max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,

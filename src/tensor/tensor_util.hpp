@@ -46,11 +46,6 @@ Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::
                   std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding);
 /// Tensor::avg_pool, its errors naming `op` (avg_pool2d reaches it too).
 Tensor avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, const Window& window, bool count_include_pad, const char* op);
-/// The concatenation of (N, C_i, H, W) tensors along their channels, each part stored in channel
-/// blocks by the kernel that computes it, when that is how the result is read best: float parts,
-/// each a reduction's result (a convolution's, a pool's, through elementwise ops) with whole
-/// blocks of channels. Nothing when it is not.
-std::optional<Tensor> cat_in_channel_blocks(const std::vector<Tensor>& parts, int64_t axis);
 /// softmax(scores, -1) @ values as one node, ATTENTION, which the scheduler makes one kernel with an
 /// online softmax over blocks of keys (codegen/attention): no queries x keys matrix is stored.
 /// scores (..., Lq, Lk) and values (..., Lk, Dv), their leading axes broadcast together; with

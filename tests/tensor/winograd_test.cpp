@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "schedule/layout_copies.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
@@ -202,12 +203,19 @@ TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
   ASSERT_TRUE(detail::winograd_pays(in, constant(d.w, {128, 64, 3, 3}), {1, 1}, {1, 1}, {1, 1}, 1, 16));
   Tensor three = in.conv2d(constant(d.w, {128, 64, 3, 3}), constant(d.b, {128}), {1, 1}, {1, 1}).relu();
   Tensor one = in.conv2d(constant(std::vector<float>(d.w.begin(), d.w.begin() + 64 * 64), {64, 64, 1, 1})).relu();
-  std::optional<Tensor> joined = detail::cat_in_channel_blocks({one, three}, 1);
-  ASSERT_TRUE(joined.has_value());
+  Tensor joined = Tensor::cat({one, three}, 1);
+  // The join's pieces in blocks (schedule/concat_blocks), beside the 1x1 convolution's input.
+  int64_t quarter = 0, half = 0;
+  for (const auto& [s, dt] : test::copies(joined, test::planned_for(16))) {
+    quarter += s == Shape{1, 4, 27, 27, 16};
+    half += s == Shape{1, 8, 27, 27, 16};
+  }
+  EXPECT_EQ(quarter, 2);
+  EXPECT_EQ(half, 1);
   for (float& v : d.x) v *= 0.5f;
   int64_t oh = 0, ow = 0;
   std::vector<double> ref = conv_ref(d.x, d.w, d.b, a, oh, ow);
-  std::vector<float> got = joined->to_vector<float>();
+  std::vector<float> got = joined.to_vector<float>();
   std::vector<float> part(got.begin() + 64 * oh * ow, got.end());
   double scale = 0;
   for (double& v : ref) v = std::max(0.0, v), scale = std::max(scale, v);

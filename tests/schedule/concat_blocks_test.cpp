@@ -1,0 +1,66 @@
+// A join of convolutions' channels is joined in channel blocks of the Target the schedule is
+// planned for (schedule/concat_blocks.hpp): each piece stored in blocks by its own kernel; other
+// joins are left as they are. Values are the plain join's at every width.
+#include <gtest/gtest.h>
+
+#include "schedule/layout_copies.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+using test::copies;
+using test::planned_for;
+using test::run;
+
+// A 1x1 convolution of a computed 8-channel 5 x 3 image to `out` channels, with a relu: computed
+// by a kernel of its own (too small for its input to be stored in blocks for it).
+Tensor convolved(int64_t out, uint64_t seed) {
+  Tensor in = test::f32(test::data(8 * 15, 40), {1, 8, 5, 3}) * 2.0f;
+  return in.conv2d(test::f32(test::data(static_cast<size_t>(out * 8), seed), {out, 8, 1, 1})).relu();
+}
+
+// The layout copies of the 5 x 3 image's channels the schedule of `y` stores (not the filters').
+std::vector<Shape> image_copies(const Tensor& y, int lanes) {
+  std::vector<Shape> out;
+  for (const auto& [shape, dtype] : copies(y, planned_for(lanes)))
+    if (shape.size() == 5 && shape[2] == 5 && shape[3] == 3) out.push_back(shape);
+  return out;
+}
+
+// The values of `t`, computed now, as stored data.
+Tensor stored(const Tensor& t) { return test::f32(t.to_vector<float>(), t.shape()); }
+
+std::vector<double> plain_join(const Tensor& a, const Tensor& b) {
+  std::vector<float> v = Tensor::cat({stored(a), stored(b)}, 1).to_vector<float>();
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// 16 and 32 channels: each convolution stores its piece in blocks of the plan's lanes, and the
+// join is of blocks, at 4, 8 and 16 lanes.
+TEST(ConcatBlocks, ConvolutionsChannelsAreJoinedInBlocks) {
+  Tensor a = convolved(16, 41), b = convolved(32, 42);
+  Tensor y = Tensor::cat({a, b}, 1);
+  std::vector<double> want = plain_join(a, b);
+  for (int lanes : {4, 8, 16}) {
+    EXPECT_EQ(image_copies(y, lanes), (std::vector<Shape>{{1, 16 / lanes, 5, 3, lanes}, {1, 32 / lanes, 5, 3, lanes}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-5, 1e-5) << lanes << " lanes";
+  }
+}
+
+// Left as they are: a piece no block width divides (12 channels at 8 lanes), a piece computed
+// elementwise (its copy would only move into that kernel), a join along another axis, and a
+// scalar Target.
+TEST(ConcatBlocks, OtherJoinsAreLeftAsTheyAre) {
+  Tensor a = convolved(16, 43), odd = convolved(12, 44);
+  EXPECT_TRUE(image_copies(Tensor::cat({a, odd}, 1), 8).empty());
+  Tensor elementwise = test::f32(test::data(16 * 15, 45), {1, 16, 5, 3}) * 3.0f;
+  EXPECT_TRUE(image_copies(Tensor::cat({a, elementwise}, 1), 8).empty());
+  EXPECT_TRUE(image_copies(Tensor::cat({a, convolved(16, 46)}, 2), 8).empty());
+  EXPECT_TRUE(image_copies(Tensor::cat({a, convolved(16, 47)}, 1), 1).empty());
+  Tensor y = Tensor::cat({a, odd}, 1);
+  EXPECT_ALLCLOSE(run(y, 8), plain_join(a, odd), 1e-5, 1e-5);
+}
+
+}  // namespace
+}  // namespace lathe
