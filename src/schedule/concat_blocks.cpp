@@ -47,11 +47,16 @@ class Rule {
 
   std::vector<UOpPtr> run() {
     if (lanes_ == 0) return outputs_;
-    for (const UOpPtr& u : toposort(sink_))
+    std::vector<UOpPtr> order = toposort(sink_);
+    for (const UOpPtr& u : order)
       if (u->op() == Ops::ADD)
         if (std::optional<std::vector<Piece>> pieces = join_of(*u)) joins_.emplace(u.get(), std::move(*pieces));
-    if (joins_.empty()) return outputs_;
+    std::unordered_set<const UOp*> inside;  // the ADDs of a sum of parts already taken, from its root down
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      if ((*it)->op() == Ops::ADD && !inside.count(it->get()) && !joins_.count(it->get())) take_parts(**it, inside);
+    if (joins_.empty() && parts_.empty()) return outputs_;
     return rebuild(outputs_, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
+      if (parts_.count(source.get())) return part_in_blocks(source, source_now);
       auto it = joins_.find(source.get());
       if (it == joins_.end()) return source_now;
       auto [made, fresh] = made_.emplace(source.get(), UOpPtr{});
@@ -88,12 +93,64 @@ class Rule {
     return pieces;
   }
 
+  // A sum of parts each computed by a kernel of its own and padded to the whole output along the
+  // image's axes (a convolution split by groups of taps, Tensor::conv2d's conv2d_by_tap_groups):
+  // the kernel of the part covering the most output positions adds the others in its epilogue, a
+  // vector of output channels at a time, so each other part is stored in channel blocks and read
+  // so. Its leaves: a PAD along axes 2 and 3 only (with zeros) of such a part, bar the largest,
+  // which may be the part itself; the parts overlap (a join tiles the output instead).
+  void take_parts(const UOp& sum, std::unordered_set<const UOp*>& inside) {
+    const Shape& s = shapes_.at(&sum);
+    if (s.size() != 4 || !sum.dtype().is_float() || s[1] % lanes_ != 0) return;
+    std::vector<UOpPtr> leaves, adds;
+    if (!collect(sum, leaves, &adds, true) || leaves.size() < 2) return;
+    auto part_of = [](const UOpPtr& leaf) { return leaf->op() == Ops::PAD ? leaf->src(0) : leaf; };
+    size_t largest = 0;
+    for (size_t i = 0; i < leaves.size(); ++i)
+      if (shape_numel(shapes_.at(part_of(leaves[i]).get())) >= shape_numel(shapes_.at(part_of(leaves[largest]).get()))) largest = i;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const UOpPtr& leaf = leaves[i];
+      const UOpPtr part = part_of(leaf);
+      if (part->dtype() != sum.dtype() || !reduction_result(part)) return;
+      if (i == largest) continue;
+      if (leaf->op() != Ops::PAD || leaf->src().size() != 2 || !leaf->src(1)->is_const() || const_as_double(leaf->src(1)->const_value()) != 0.0)
+        return;
+      const auto& arg = leaf->arg_as<std::vector<int64_t>>();
+      if (arg[0] || arg[1] || arg[2] || arg[3]) return;
+    }
+    // Parts that overlap (a join along the image's axes tiles it: nothing is summed there).
+    int64_t covered = 0;
+    for (const UOpPtr& leaf : leaves) covered += shape_numel(shapes_.at(part_of(leaf).get()));
+    if (covered <= shape_numel(s)) return;
+    for (const UOpPtr& a : adds) inside.insert(a.get());
+    for (size_t i = 0; i < leaves.size(); ++i)
+      if (i != largest) parts_.insert(leaves[i].get());
+  }
+
+  // A part's PAD reading the part from its copy in channel blocks.
+  UOpPtr part_in_blocks(const UOpPtr& source, const UOpPtr& pad_now) {
+    const UOp& pad = *source;
+    auto [made, fresh] = made_.emplace(&pad, UOpPtr{});
+    if (!fresh) return made->second;
+    std::vector<std::string> labels = labels_of(pad);
+    const Shape& ps = shapes_.at(pad.src(0).get());
+    SymDims dims;
+    for (int64_t d : ps) dims.push_back(UOp::index_const(d));
+    UOpPtr v = split_in_blocks(pad_now->src(0), ps, dims, 1, lanes_, true, labels);
+    v = labelled_as(UOp::make(Ops::RESHAPE, pad.dtype(), {v}, ps), labels);
+    made->second = labelled_as(UOp::make(Ops::PAD, pad.dtype(), {v, pad_now->src(1)}, pad.arg()), labels);
+    if (rebuilt_) rebuilt_->record(source, made->second);
+    return made->second;
+  }
+
   // The leaves of the ADD tree under `u`, left to right: PADs.
-  bool collect(const UOp& u, std::vector<UOpPtr>& leaves) const {
+  // With `any_leaf`, a leaf may be any node; `adds` (where given) gets the tree's ADDs below u.
+  bool collect(const UOp& u, std::vector<UOpPtr>& leaves, std::vector<UOpPtr>* adds = nullptr, bool any_leaf = false) const {
     for (const UOpPtr& s : u.src()) {
       if (s->op() == Ops::ADD) {
-        if (!collect(*s, leaves)) return false;
-      } else if (s->op() == Ops::PAD) {
+        if (adds) adds->push_back(s);
+        if (!collect(*s, leaves, adds, any_leaf)) return false;
+      } else if (s->op() == Ops::PAD || any_leaf) {
         leaves.push_back(s);
       } else {
         return false;
@@ -135,6 +192,7 @@ class Rule {
   int64_t lanes_;
   Rebuilt* rebuilt_;
   std::unordered_map<const UOp*, std::vector<Piece>> joins_;
+  std::unordered_set<const UOp*> parts_;  // the PADs of summed parts stored in blocks
   std::unordered_map<const UOp*, UOpPtr> made_;
 };
 

@@ -1,4 +1,5 @@
-// A concatenation of computed channels joined in channel blocks: the layout pass's rule for joins.
+// A concatenation of computed channels joined in channel blocks, and parts summed into a
+// convolution's output stored so: the layout pass's rule for joins.
 //
 // Tensor::cat reaches the schedule as plain math: each piece padded with zeros to the whole axis,
 // the pieces added (in pairs). Where it joins the channels (axis 1) of 4-D float pieces that are
@@ -11,6 +12,11 @@
 // is, and the join needs no kernel of its own: each piece's kernel writes its run of the joined
 // buffer (schedule/concat_in_place). A piece computed by an elementwise kernel would only move its
 // copy into that kernel, so the join is left as it is.
+//
+// A sum of such parts padded along the image's axes, overlapping (a convolution split by groups of
+// taps, Tensor::conv2d's conv2d_by_tap_groups), is added in the epilogue of the kernel of the part
+// covering the most output positions, a vector of output channels at a time: the other parts are
+// stored in channel blocks for it.
 #pragma once
 
 #include <vector>
@@ -22,7 +28,7 @@
 namespace lathe {
 
 /// `outputs` with each concatenation of channels the rule accepts joined in blocks of `target`'s
-/// float32 lanes; the outputs in order (rebuilt where something under them changed, labels kept).
+/// float32 lanes, and each sum of parts' other parts read from blocks; the outputs in order (rebuilt where something under them changed, labels kept).
 /// `rebuilt`, where given, records the nodes rebuilt.
 std::vector<UOpPtr> join_channels_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt = nullptr);
 

@@ -18,11 +18,6 @@ namespace {
 // which a convolution reads a stored input: the figure from which the schedule stores that input
 // and the weight in the layouts the kernel reads fastest (schedule/channel_blocks, column_blocks).
 constexpr int64_t kLargeConvolution = ColumnBlockPrices{}.filter_work;
-// Whether a kernel computes `x` with `channels` in whole blocks of `lanes` floats: a tap group's
-// part, which that kernel stores in blocks for the sum that reads it (conv2d_by_tap_groups).
-bool computed_in_blocks(const Tensor& x, int64_t channels, int64_t lanes) {
-  return lanes != 0 && channels % lanes == 0 && x.dtype().is_float() && !x.is_realized();
-}
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -228,9 +223,8 @@ bool split_by_taps(const std::vector<TapGroup>& rows, const std::vector<TapGroup
 // The convolution as a sum over groups of rows' taps by groups of columns' taps: each part a
 // convolution without padding of the part of the image its taps read, through those taps only,
 // padded with zeros to the whole output. Each tap's weight is read once. The part with the most
-// work (the centre taps over the whole map) is the kernel the others are added to: they are
-// stored in channel blocks where the output has them, so its epilogue reads them a vector of
-// channels at a time, as it stores its own output.
+// work (the centre taps over the whole map), added last, is the kernel the others are added to
+// (the schedule stores those in channel blocks for its epilogue: schedule/concat_blocks).
 Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                             const std::vector<TapGroup>& rows, const std::vector<TapGroup>& cols, const std::vector<int64_t>& out_hw,
                             std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
@@ -247,15 +241,12 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::op
     return a.first.work() * a.second.work() < b.first.work() * b.second.work();
   });
   std::optional<Tensor> out;
-  int64_t lanes = detail::build_blocks().lanes;
   for (size_t i = 0; i < parts.size(); ++i) {
     const auto& [r, q] = parts[i];
     Tensor part = x.shrink({{0, n}, {0, c}, image(r, stride.first, dilation.first, padding.first),
                             image(q, stride.second, dilation.second, padding.second)});
     Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
     Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
-    bool largest = i + 1 == parts.size();
-    if (!largest && computed_in_blocks(y, o, lanes)) y = detail::stored_in_split_blocks(y, 1, lanes, 1).reshape(y.symbolic_shape());
     y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
     out = out ? *out + y : y;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "schedule/layout_copies.hpp"
+#include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -60,6 +61,26 @@ TEST(ConcatBlocks, OtherJoinsAreLeftAsTheyAre) {
   EXPECT_TRUE(image_copies(Tensor::cat({a, convolved(16, 47)}, 1), 1).empty());
   Tensor y = Tensor::cat({a, odd}, 1);
   EXPECT_ALLCLOSE(run(y, 8), plain_join(a, odd), 1e-5, 1e-5);
+}
+
+// A convolution whose side taps read the image at few output positions (an atrous pyramid's rate
+// 12 on a 14 x 14 map) is a sum of 9 parts, one per group of taps (Tensor::conv2d): the 8 parts
+// added to the centre one's kernel are stored in channel blocks of the plan's lanes (2 x 2, 2 x 14
+// and 14 x 2 positions each), at 8 and 16 lanes; the values are the plain loops'.
+TEST(ConcatBlocks, PartsAddedToAConvolutionAreStoredInBlocks) {
+  test::ConvArgs a{.n = 1, .c = 64, .h = 14, .w = 14, .o = 128, .kh = 3, .kw = 3, .padding = {12, 12}, .dilation = {12, 12}};
+  auto x = test::data(64 * 14 * 14, 48), w = test::data(128 * 64 * 9, 49);
+  Tensor y = (test::f32(x, {1, 64, 14, 14}) * 2.0f).conv2d(test::f32(w, {128, 64, 3, 3}), std::nullopt, {1, 1}, {12, 12}, {12, 12});
+  for (float& v : x) v *= 2.0f;
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(x, w, {}, a, oh, ow);
+  for (int lanes : {8, 16}) {
+    int64_t parts = 0;
+    for (const auto& [shape, dtype] : copies(y, planned_for(lanes)))
+      parts += shape.size() == 5 && shape[1] == 128 / lanes && shape[4] == lanes && shape[2] * shape[3] < 14 * 14;
+    EXPECT_EQ(parts, 8) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4) << lanes << " lanes";
+  }
 }
 
 }  // namespace
