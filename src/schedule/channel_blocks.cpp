@@ -70,6 +70,7 @@ class SplitReplay {
     const Shape& in = shapes_.at(u->src(0).get());
     const Shape& out = shapes_.at(u.get());
     const SymDims& in_dims = dims_.at(u->src(0).get());
+    if (in[a] % b != 0) return std::nullopt;  // the split must be whole
     std::vector<std::string> labels = src ? labels_of(*u) : std::vector<std::string>{};
     auto vec = [&] { return u->arg_as<std::vector<int64_t>>(); };
     auto make = [&](std::vector<UOpPtr> extra, std::vector<int64_t> arg) {
@@ -170,6 +171,14 @@ std::vector<UOpPtr> view_steps(const UOpPtr& operand) {
   return steps;
 }
 
+// Whether `steps` take sliding windows: a window's fold repeats its axis (EXPAND) and cuts the
+// repeats to rows (SHRINK). A reduction over an operand without them reduces its own axes (a
+// softmax's maximum, a tensor contraction), which no block layout here is for.
+bool windowed(const std::vector<UOpPtr>& steps) {
+  auto has = [&](Ops op) { return std::any_of(steps.begin(), steps.end(), [&](const UOpPtr& u) { return u->op() == op; }); };
+  return has(Ops::EXPAND) && has(Ops::SHRINK);
+}
+
 UOpPtr base_of(const std::vector<UOpPtr>& steps, const UOpPtr& operand) { return steps.empty() ? operand : steps.back()->src(0); }
 
 // `u` as rebuilt: `depth` sources down from `now`, the rebuilt node `depth` sources above it.
@@ -253,7 +262,7 @@ class Rule {
     p.kind = Plan::Kind::pooled_in_blocks;
     std::vector<UOpPtr> steps = view_steps(pool.src(0));
     UOpPtr base = base_of(steps, pool.src(0));
-    if (steps.empty() || base->op() == Ops::BUFFER || is_layout_copy(*base) || !base->dtype().is_float()) return std::nullopt;
+    if (!windowed(steps) || base->op() == Ops::BUFFER || is_layout_copy(*base) || !base->dtype().is_float()) return std::nullopt;
     const std::vector<int64_t>& reduced = pool.arg_as<ReduceArg>().axes;
     auto is_reduced = [&](size_t a) { return std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(a)) != reduced.end(); };
     for (const std::optional<size_t>& l : landings(steps, base))
@@ -295,8 +304,19 @@ class Rule {
     return false;
   }
   bool lowest_split(Plan& p, const UOpPtr& operand, const std::function<bool(size_t)>& accept) const {
-    std::vector<UOpPtr> all = view_steps(operand);
-    return lowest_split(p, all, base_of(all, operand), accept, [&](int64_t n) { return blocks_.activations(n); });
+    auto [all, base] = views_through_copy(view_steps(operand), operand);
+    return lowest_split(p, all, base, accept, [&](int64_t n) { return blocks_.activations(n); });
+  }
+
+  // `steps` (an operand's views) and the node under them, continued through a copy a front end
+  // asked for (a plain CONTIGUOUS) to the views of what it copies.
+  static std::pair<std::vector<UOpPtr>, UOpPtr> views_through_copy(std::vector<UOpPtr> steps, const UOpPtr& operand) {
+    UOpPtr base = base_of(steps, operand);
+    if (!plain_copy(*base)) return {std::move(steps), base};
+    std::vector<UOpPtr> more = view_steps(base->src(0));
+    steps.push_back(base);
+    steps.insert(steps.end(), more.begin(), more.end());
+    return {std::move(steps), base_of(more, base->src(0))};
   }
 
   std::optional<Plan> plan(const UOp& sum) {
@@ -321,6 +341,7 @@ class Rule {
       p.x_steps = view_steps(product->src(x));
       p.stored = base_of(p.x_steps, product->src(x));
       p.copied = plain_copy(*p.stored);
+      if (!windowed(p.x_steps)) continue;
       if (!p.copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
       // The input channels: the input's axis read along a summed axis that the filter reads too.
       const Shape& input = shapes_.at(p.stored.get());
@@ -343,14 +364,7 @@ class Rule {
       int64_t b = blocks_.lanes;
       bool pays = p.copied || (columns >= b && macs >= prices_.stored_copy_macs);
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
-      std::vector<UOpPtr> all = p.x_steps;  // through the copy, to the value it copies
-      UOpPtr below = p.stored;
-      if (p.copied) {
-        std::vector<UOpPtr> more = view_steps(p.stored->src(0));
-        all.push_back(p.stored);
-        all.insert(all.end(), more.begin(), more.end());
-        below = base_of(more, p.stored->src(0));
-      }
+      auto [all, below] = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
       size_t landing = p.landing;
       if (!lowest_split(p, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return b; })) continue;
       // The filter read in the same blocks: its base's axis that lands on the input's channels.
@@ -383,7 +397,7 @@ class Rule {
   // channels and the taps straight, its input x the channels straight and the taps through the
   // windows, and it sums over the taps only. Where the plan's lanes (or half of them) divide the
   // channels, both are read in blocks of them: the input stored (N, C/B, H, W, B) by the kernel
-  // that computes it (or copied so, a stored input), the filter (C/B, KH, KW, B). Each tap is then
+  // that computes it (or copied so, a stored input), the filter (C/B, 1, KH, KW, B). Each tap is then
   // one vector load of B channels times one vector of weights, whatever the stride or the width,
   // and the padding gate is the same for every lane.
   std::optional<Plan> depthwise_plan(const UOp& sum, const UOp& product) {
@@ -398,7 +412,7 @@ class Rule {
       p.stored = base_of(p.x_steps, product.src(x));
       p.w_steps = view_steps(product.src(1 - x));
       p.filter = base_of(p.w_steps, product.src(1 - x));
-      if (p.x_steps.empty() || is_layout_copy(*p.stored) || is_layout_copy(*p.filter) || !p.stored->dtype().is_float() ||
+      if (!windowed(p.x_steps) || is_layout_copy(*p.stored) || is_layout_copy(*p.filter) || !p.stored->dtype().is_float() ||
           p.filter->dtype() != p.stored->dtype())
         continue;
       std::vector<std::optional<size_t>> on_x = landings(p.x_steps, p.stored), on_w = landings(p.w_steps, p.filter);
@@ -409,7 +423,8 @@ class Rule {
       bool taps = std::all_of(summed.begin(), summed.end(), [&](int64_t a) {  // (a group's one channel is no tap)
         return ps[static_cast<size_t>(a)] == 1 || (lands(on_w, static_cast<size_t>(a)) && !lands(on_x, static_cast<size_t>(a)));
       });
-      if (!taps) continue;
+      bool any_tap = std::any_of(summed.begin(), summed.end(), [&](int64_t a) { return ps[static_cast<size_t>(a)] > 1; });
+      if (!taps || !any_tap) continue;
       // The channels: the input's innermost axis read straight along a kept axis the filter reads.
       if (!lowest_split(p, product.src(x), [&](size_t landing) { return !is_summed(landing) && lands(on_w, landing); })) continue;
       for (size_t a = 0; a < on_w.size(); ++a)

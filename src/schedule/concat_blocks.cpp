@@ -14,16 +14,17 @@ namespace {
 // broadcast) under elementwise ops (a bias, an activation, a residual sum, Winograd's output
 // transform: two sums of six products with its matrix, 21 nodes deep), looked for at most
 // kPartDepth nodes deep. Breadth first, each node once: a graph that shares its nodes (x * x + x)
-// has paths that double with every level.
+// has paths that double with every level. Without `through_expand`, a broadcast (an upsampling's
+// repeat) is no part: its reader fuses it.
 constexpr int kPartDepth = 24;
-bool reduction_result(const UOpPtr& x) {
+bool reduction_result(const UOpPtr& x, bool through_expand = true) {
   std::vector<const UOp*> level{x.get()};
   std::unordered_set<const UOp*> seen{x.get()};
   for (int depth = 0; depth < kPartDepth && !level.empty(); ++depth) {
     std::vector<const UOp*> next;
     for (const UOp* u : level) {
       if (u->op() == Ops::REDUCE_AXIS) return true;
-      bool view = u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE || u->op() == Ops::SHRINK || u->op() == Ops::EXPAND;
+      bool view = u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE || u->op() == Ops::SHRINK || (u->op() == Ops::EXPAND && through_expand);
       if (!view && !is_alu(u->op()) && u->op() != Ops::CAST) continue;
       for (size_t i = 0; i < (view ? 1 : u->src().size()); ++i)
         if (seen.insert(u->src(i).get()).second) next.push_back(u->src(i).get());
@@ -111,7 +112,7 @@ class Rule {
     for (size_t i = 0; i < leaves.size(); ++i) {
       const UOpPtr& leaf = leaves[i];
       const UOpPtr part = part_of(leaf);
-      if (part->dtype() != sum.dtype() || !reduction_result(part)) return;
+      if (part->dtype() != sum.dtype() || !reduction_result(part, false)) return;
       if (i == largest) continue;
       if (leaf->op() != Ops::PAD || leaf->src().size() != 2 || !leaf->src(1)->is_const() || const_as_double(leaf->src(1)->const_value()) != 0.0)
         return;

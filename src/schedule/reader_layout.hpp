@@ -1,9 +1,10 @@
 // A node stored once, in the layout a reader copies it to.
 //
 // A kernel that reads a computed node x in another layout asks for a copy of it:
-// CONTIGUOUS(PERMUTE/RESHAPE ... (x)) whose CopyArg says layout (tensor/tensor_util.hpp's layout_copy; a
-// user's contiguous() is left alone), as a convolution does for its input in channel blocks
-// (tensor/nn.cpp: (N, C/16, H, W, 16)). The kernel that computes x then stores it in that layout
+// CONTIGUOUS(PERMUTE/RESHAPE ... (x)) whose CopyArg says layout (schedule/blocks.hpp's
+// split_in_blocks and stored_in_blocks, tensor/tensor_util.hpp's layout_copy; a user's contiguous()
+// is left alone), as a convolution's input in channel blocks is (schedule/channel_blocks:
+// (N, C/L, H, W, L)). The kernel that computes x then stores it in that layout
 // directly. But when x has other readers (a residual block's output feeds the next block's
 // convolution and its residual sum), x is stored as it is for them, and copied again into blocks.
 // Instead, the other readers read the copy through the inverse view (the same PERMUTE and RESHAPE

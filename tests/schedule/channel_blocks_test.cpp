@@ -183,6 +183,11 @@ TEST(ChannelBlocks, OnlyAWindowsMaximumOfAComputedInputIsPooledInBlocks) {
   EXPECT_TRUE(copies(computed.max({2, 3}), planned_for(8)).empty());
   EXPECT_TRUE(copies(computed.reshape({16, 25}).softmax(0), planned_for(8)).empty());
   EXPECT_TRUE(copies(computed.reshape({16, 25}).softmax(1), planned_for(8)).empty());
+  // A maximum over a cut of the input's own axis (a masked softmax's first keys) is no pool, and
+  // a product summed over the input's own axes (an einsum) is no depthwise convolution.
+  EXPECT_TRUE(copies(computed.reshape({1, 16, 25}).shrink({{0, 1}, {0, 16}, {0, 10}}).max({2}), planned_for(8)).empty());
+  Tensor scale = test::f32(test::data(16, 26), {1, 16, 1, 1}) * 2.0f;
+  EXPECT_TRUE(copies((computed * scale).sum({2, 3}), planned_for(8)).empty());
 }
 
 // A depthwise convolution reads its input and its filter in channel blocks of the plan's lanes (or

@@ -59,6 +59,11 @@ TEST(ConcatBlocks, OtherJoinsAreLeftAsTheyAre) {
   EXPECT_TRUE(image_copies(Tensor::cat({a, elementwise}, 1), 8).empty());
   EXPECT_TRUE(image_copies(Tensor::cat({a, convolved(16, 46)}, 2), 8).empty());
   EXPECT_TRUE(image_copies(Tensor::cat({a, convolved(16, 47)}, 1), 1).empty());
+  // A lateral convolution plus a padded, upsampled coarser one (an FPN's top-down sum): the
+  // upsampling's repeat is no part, its reader fuses it.
+  Tensor coarse = convolved(16, 50).shrink({{0, 1}, {0, 16}, {0, 2}, {0, 3}});
+  Tensor up = coarse.reshape({1, 16, 2, 1, 3}).expand({1, 16, 2, 2, 3}).reshape({1, 16, 4, 3}).pad({{0, 0}, {0, 0}, {0, 1}, {0, 0}});
+  EXPECT_TRUE(image_copies(a + up, 8).empty());
   Tensor y = Tensor::cat({a, odd}, 1);
   EXPECT_ALLCLOSE(run(y, 8), plain_join(a, odd), 1e-5, 1e-5);
 }
