@@ -36,6 +36,10 @@ inline bool is_layout_copy(const UOp& u) {
   return u.op() == Ops::CONTIGUOUS && copy && copy->layout;
 }
 
+/// Whether `u` is a copy a front end asked for (a CONTIGUOUS that is not a layout copy: a user's
+/// contiguous(), or the stored input Tensor::conv2d asks for): it stores its source's value.
+inline bool plain_copy(const UOp& u) { return u.op() == Ops::CONTIGUOUS && !is_layout_copy(u); }
+
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the
 /// outputs in the same order (rebuilt where something under them changed, labels kept, and
 /// recorded in `rebuilt` where given).
