@@ -155,8 +155,9 @@ class Rule {
         if (!on[a] || !accept(*on[a])) continue;
         // An axis that other axes merge into the reader's channels (the lanes of a concatenation of
         // blocks, (N, C/B, B, H, W)) is no whole channel axis: the view that merges them is stored.
+        // A symbolic one is never split.
         int64_t block = block_of(s[a]);
-        bool splits = block && s[a] % block == 0 && shapes_.at(all.front().get())[*on[a]] <= s[a];
+        bool splits = block && s[a] % block == 0 && shapes_.at(all.front().get())[*on[a]] <= s[a] && dims_.at(node.get())[a]->is_const();
         std::optional<Replayed> r = splits ? replay().chain(steps, a, block, nullptr) : std::nullopt;
         if (r && r->axis == *on[a]) {
           p.x_steps = std::move(steps);
