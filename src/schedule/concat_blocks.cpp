@@ -144,13 +144,21 @@ class Rule {
     return made->second;
   }
 
-  // The leaves of the ADD tree under `u`, left to right: PADs.
-  // With `any_leaf`, a leaf may be any node; `adds` (where given) gets the tree's ADDs below u.
+  // The leaves of the ADD tree under `u`, left to right: PADs. With `any_leaf`, a leaf may be any
+  // node; `adds` (where given) gets the tree's ADDs below u. A tree of more than kMostTerms nodes is
+  // none the rules take (a join of hundreds of pieces, or a sum whose terms are shared, t + t
+  // sixty times over, which has 2^60 paths to walk).
+  static constexpr int kMostTerms = 1024;
   bool collect(const UOp& u, std::vector<UOpPtr>& leaves, std::vector<UOpPtr>* adds = nullptr, bool any_leaf = false) const {
+    int budget = kMostTerms;
+    return collect(u, leaves, adds, any_leaf, budget);
+  }
+  bool collect(const UOp& u, std::vector<UOpPtr>& leaves, std::vector<UOpPtr>* adds, bool any_leaf, int& budget) const {
     for (const UOpPtr& s : u.src()) {
+      if (--budget < 0) return false;
       if (s->op() == Ops::ADD) {
         if (adds) adds->push_back(s);
-        if (!collect(*s, leaves, adds, any_leaf)) return false;
+        if (!collect(*s, leaves, adds, any_leaf, budget)) return false;
       } else if (s->op() == Ops::PAD || any_leaf) {
         leaves.push_back(s);
       } else {

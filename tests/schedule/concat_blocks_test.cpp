@@ -88,5 +88,13 @@ TEST(ConcatBlocks, PartsAddedToAConvolutionAreStoredInBlocks) {
   }
 }
 
+// A sum that shares its terms (t + t, sixty times over) is no join and no sum of parts, and is
+// scheduled at once: the rule does not walk each path of the shared graph (2^60 of them).
+TEST(ConcatBlocks, ASumOfSharedTermsIsScheduledAtOnce) {
+  Tensor t = convolved(16, 51);
+  for (int i = 0; i < 60; ++i) t = t + t;
+  EXPECT_TRUE(image_copies(t, 8).empty());
+}
+
 }  // namespace
 }  // namespace lathe
