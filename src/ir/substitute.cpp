@@ -32,6 +32,12 @@ void Rebuilt::then(const Rebuilt& next) {
     if (to_.emplace(from.get(), next.now(from)).second) from_.push_back(from);
 }
 
+UOpPtr rebuilt_over(const UOp& u, const UOpPtr& first) {
+  std::vector<UOpPtr> src{first};
+  src.insert(src.end(), u.src().begin() + 1, u.src().end());
+  return labelled_as(UOp::make(u.op(), u.dtype(), std::move(src), u.arg()), labels_of(u));
+}
+
 std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap, Rebuilt* rebuilt) {
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   std::unordered_map<const UOp*, UOpPtr> now;  // each node as rebuilt

@@ -38,6 +38,10 @@ class Rebuilt {
   std::vector<UOpPtr> from_;  // the keys of to_, held
 };
 
+/// `u` with its first source replaced by `first` (its other sources, its argument and its labels
+/// kept): a view or an elementwise step rebuilt over a new operand.
+UOpPtr rebuilt_over(const UOp& u, const UOpPtr& first);
+
 /// `rebuilt`, where given, records each node that changed.
 std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& outputs, const SourceSwap& swap, Rebuilt* rebuilt = nullptr);
 

@@ -60,32 +60,29 @@ UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::ve
   return make(Ops::SHRINK, {v}, keep);
 }
 
+UOpPtr reshaped(const UOpPtr& u, const Shape& s, const SymDims& dims, const std::vector<std::string>& labels) {
+  std::vector<UOpPtr> src{u};
+  if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) src.insert(src.end(), dims.begin(), dims.end());
+  return labelled_as(UOp::make(Ops::RESHAPE, u->dtype(), std::move(src), s), labels);
+}
+
+UOpPtr permuted(const UOpPtr& u, const std::vector<int64_t>& order, const std::vector<std::string>& labels) {
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] != static_cast<int64_t>(i)) return labelled_as(UOp::make(Ops::PERMUTE, u->dtype(), {u}, order), labels);
+  return u;
+}
+
 UOpPtr split_in_blocks(const UOpPtr& x, const Shape& s, const SymDims& dims, size_t n, int64_t block, bool copy,
                        const std::vector<std::string>& labels) {
-  DType dt = x->dtype();
-  Shape split = s;
-  split[n] /= block;
-  split.insert(split.begin() + static_cast<int64_t>(n) + 1, block);
-  std::vector<UOpPtr> src{x};
-  if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) {
-    src.insert(src.end(), dims.begin(), dims.end());  // a symbolic size travels as a source
-    src[n + 1] = UOp::index_const(s[n] / block);
-    src.insert(src.begin() + static_cast<int64_t>(n) + 2, UOp::index_const(block));
-  }
-  UOpPtr v = labelled_as(UOp::make(Ops::RESHAPE, dt, std::move(src), split), labels);
+  UOpPtr v = reshaped(x, split_shape(s, n, block), split_dims(dims, n, s[n], block), labels);
   if (!copy) return v;
   std::vector<int64_t> order;  // the block index in place, its elements innermost
-  for (size_t i = 0; i < split.size(); ++i)
+  for (size_t i = 0; i <= s.size(); ++i)
     if (i != n + 1) order.push_back(static_cast<int64_t>(i));
   order.push_back(static_cast<int64_t>(n) + 1);
-  auto permuted = [&](const UOpPtr& u, const std::vector<int64_t>& o) {
-    for (size_t i = 0; i < o.size(); ++i)
-      if (o[i] != static_cast<int64_t>(i)) return labelled_as(UOp::make(Ops::PERMUTE, dt, {u}, o), labels);
-    return u;
-  };
-  v = permuted(v, order);
-  v = labelled_as(UOp::make(Ops::CONTIGUOUS, dt, {v}, CopyArg{.layout = true}), labels);
-  return permuted(v, inverse_permutation(order));
+  v = permuted(v, order, labels);
+  v = labelled_as(UOp::make(Ops::CONTIGUOUS, x->dtype(), {v}, CopyArg{.layout = true}), labels);
+  return permuted(v, inverse_permutation(order), labels);
 }
 
 }  // namespace lathe

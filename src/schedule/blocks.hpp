@@ -44,6 +44,12 @@ Blocks blocks_for(const Target& target);
 UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::vector<size_t>& order, int64_t block,
                         const std::vector<std::string>& labels = {});
 
+/// A RESHAPE of `u` to `s`, its sizes `dims` (a symbolic one travels as a source, as Tensor's
+/// views carry them), labelled `labels` (ir/label.hpp's labelled_as).
+UOpPtr reshaped(const UOpPtr& u, const Shape& s, const SymDims& dims, const std::vector<std::string>& labels = {});
+/// A PERMUTE of `u` by `order`, labelled `labels`; `u` itself where `order` moves no axis.
+UOpPtr permuted(const UOpPtr& u, const std::vector<int64_t>& order, const std::vector<std::string>& labels = {});
+
 /// `x` (of shape `s`, sizes `dims`) viewed with axis `n` split as (s[n]/B, B), B dividing s[n]:
 /// where `copy`, a view of a layout copy that keeps x's axes in order with the block index in
 /// place and the block's B elements innermost ((N, C/B, H, W, B) for channels), else a plain

@@ -16,20 +16,6 @@
 namespace lathe {
 namespace {
 
-UOpPtr permuted(const UOpPtr& u, const std::vector<int64_t>& order, const std::vector<std::string>& labels) {
-  for (size_t i = 0; i < order.size(); ++i)
-    if (order[i] != static_cast<int64_t>(i)) return labelled_as(UOp::make(Ops::PERMUTE, u->dtype(), {u}, order), labels);
-  return u;
-}
-
-// A RESHAPE of `u` to `s` (sizes `dims`): static where every size is a constant.
-UOpPtr reshaped(const UOpPtr& u, const Shape& s, const SymDims& dims, const std::vector<std::string>& labels) {
-  std::vector<UOpPtr> src{u};
-  if (!std::all_of(dims.begin(), dims.end(), [](const UOpPtr& d) { return d->is_const(); })) src.insert(src.end(), dims.begin(), dims.end());
-  return labelled_as(UOp::make(Ops::RESHAPE, u->dtype(), std::move(src), s), labels);
-}
-
-
 // The view steps from `operand` down to the first node that is not a view (its base).
 std::vector<UOpPtr> view_steps(const UOpPtr& operand) {
   std::vector<UOpPtr> steps;
@@ -58,8 +44,7 @@ struct Plan {
   enum class Kind { padded_copy, channel_blocks, pooled_in_blocks, depthwise_in_blocks } kind = Kind::channel_blocks;
   size_t x = 0;                     // which operand of the product reads the input
   std::vector<UOpPtr> x_steps;    // its views, the operand first, down to the stored input
-  UOpPtr stored;                  // the stored input: a buffer, or a CONTIGUOUS (dropped for a new copy)
-  bool copied = false;            // a CONTIGUOUS
+  UOpPtr stored;                  // the node stored for it: a buffer or a CONTIGUOUS, then the one split in blocks
   size_t channel = 0;             // the input's channel axis (channel blocks)
   size_t landing = 0;             // the product's axis it is read along
   int64_t block = 0;
@@ -74,19 +59,13 @@ class Rule {
       : outputs_(outputs),
         sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)),
         shapes_(graph_shapes(sink_)),
+        dims_(graph_sym_shapes(sink_, shapes_)),
         blocks_(blocks_for(target)),
         prices_(prices),
         rebuilt_(rebuilt) {}
 
   std::vector<UOpPtr> run() {
-    std::vector<UOpPtr> order = toposort(sink_);
-    for (const UOpPtr& u : order) {
-      if (u->op() == Ops::SINK) continue;
-      std::vector<const SymDims*> src;
-      for (const UOpPtr& s : u->src()) src.push_back(&dims_.at(s.get()));
-      dims_.emplace(u.get(), node_sym_shape(*u, src, shapes_.at(u.get())));
-    }
-    for (const UOpPtr& u : order)
+    for (const UOpPtr& u : toposort(sink_))
       if (std::optional<Plan> p = plan(*u)) plans_.emplace(u.get(), std::move(*p));
     if (plans_.empty()) return outputs_;
     return rebuild(outputs_, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
@@ -95,12 +74,7 @@ class Rule {
       auto [made, fresh] = made_.emplace(source.get(), UOpPtr{});
       if (fresh) {
         const Plan& p = it->second;
-        switch (p.kind) {
-          case Plan::Kind::padded_copy: made->second = padded(p, source_now); break;
-          case Plan::Kind::channel_blocks: made->second = in_blocks(*source, p, source_now); break;
-          case Plan::Kind::pooled_in_blocks: made->second = pooled(*source, p, source_now); break;
-          case Plan::Kind::depthwise_in_blocks: made->second = depthwise(*source, p, source_now); break;
-        }
+        made->second = p.kind == Plan::Kind::padded_copy ? padded(p, source_now) : over_blocks(*source, p, source_now);
         if (rebuilt_) rebuilt_->record(source, made->second);
       }
       return made->second;
@@ -207,9 +181,9 @@ class Rule {
       p.x = x;
       p.x_steps = view_steps(product->src(x));
       p.stored = base_of(p.x_steps, product->src(x));
-      p.copied = plain_copy(*p.stored);
+      bool copied = plain_copy(*p.stored);
       if (!windowed(p.x_steps)) continue;
-      if (!p.copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
+      if (!copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
       // The input channels: the input's axis read along a summed axis that the filter reads too.
       const Shape& input = shapes_.at(p.stored.get());
       std::optional<size_t> channel;
@@ -229,7 +203,7 @@ class Rule {
       // In channel blocks: where a group's channels fill whole blocks, the filter's output channels
       // have a block, and a stored input is read often enough to pay for its copy.
       int64_t b = blocks_.lanes;
-      bool pays = p.copied || (columns >= b && macs >= prices_.stored_copy_macs);
+      bool pays = copied || (columns >= b && macs >= prices_.stored_copy_macs);
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
       auto [all, below] = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
       size_t landing = p.landing;
@@ -317,73 +291,53 @@ class Rule {
   UOpPtr padded(const Plan& p, const UOpPtr& sum_now) const {
     UOpPtr product = product_now(sum_now);
     UOpPtr stored = stored_now(p, product->src(p.x));
-    UOpPtr input = p.copied ? stored->src(0) : stored;
+    UOpPtr input = plain_copy(*stored) ? stored->src(0) : stored;
     const UOpPtr& pad = p.x_steps.back();
     std::vector<UOpPtr> src{input};
     src.insert(src.end(), pad->src().begin() + 1, pad->src().end());
     UOpPtr v = labelled_as(UOp::make(Ops::PAD, pad->dtype(), std::move(src), pad->arg()), labels_of(*pad));
     if (rebuilt_) rebuilt_->record(pad, v);  // the caller's PAD: the padded copy's values
     v = labelled_as(UOp::make(Ops::CONTIGUOUS, v->dtype(), {v}), labels_of(*pad));
-    for (size_t i = p.x_steps.size() - 1; i-- > 0;) v = remade(*p.x_steps[i], v);
+    for (size_t i = p.x_steps.size() - 1; i-- > 0;) v = rebuilt_over(*p.x_steps[i], v);
     return with_operand(sum_now, product, p.x, v);
   }
 
-  // The sum over the input's channels as (blocks, channel in the block), the block innermost:
-  // the input read from a copy in channel blocks, the filter in the same blocks.
-  UOpPtr in_blocks(const UOp& sum, const Plan& p, const UOpPtr& sum_now) const {
-    UOpPtr product = product_now(sum_now);
-    UOpPtr input = stored_now(p, product->src(p.x));
-    std::vector<std::string> labels = labels_of(*product);
-    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
-    UOpPtr w_operand = product->src(1 - p.x);
-    UOpPtr filter = down(w_operand, p.w_steps.size());
-    UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, false, labels))->node;
-    // The block's lanes last.
-    size_t rank = shapes_.at(product_of(sum)).size() + 1;
-    std::vector<int64_t> order;
-    for (size_t i = 0; i < rank; ++i)
-      if (i != p.landing + 1) order.push_back(static_cast<int64_t>(i));
-    order.push_back(static_cast<int64_t>(p.landing) + 1);
-    x = permuted(x, order, labels);
-    w = permuted(w, order, labels);
-    UOpPtr m = labelled_as(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
-    UOpPtr summed_value = m;
-    if (sum_now->src(0)->op() == Ops::CAST)
-      summed_value = labelled_as(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
-    ReduceArg arg = sum.arg_as<ReduceArg>();
-    arg.axes.push_back(static_cast<int64_t>(rank) - 1);
-    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {summed_value}, arg), labels_of(sum));
-    return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
-  }
-
-  // The pool over its input's copy in channel blocks, the block's lanes kept beside the block index.
-  UOpPtr pooled(const UOp& pool, const Plan& p, const UOpPtr& pool_now) const {
-    UOpPtr input = down(pool_now->src(0), p.x_steps.size());
-    std::vector<std::string> labels = labels_of(pool);
-    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
-    ReduceArg arg = pool.arg_as<ReduceArg>();
-    for (int64_t& a : arg.axes)
-      if (a > static_cast<int64_t>(p.landing)) ++a;
-    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, pool.dtype(), {x}, arg), labels);
-    return reshaped(r, shapes_.at(&pool), dims_.at(&pool), labels);
-  }
-
-  // The depthwise sum over its input's and its filter's copies in channel blocks, the blocks'
-  // lanes kept beside their block index.
-  UOpPtr depthwise(const UOp& sum, const Plan& p, const UOpPtr& sum_now) const {
-    UOpPtr product = product_now(sum_now);
-    std::vector<std::string> labels = labels_of(*product);
-    UOpPtr input = down(product->src(p.x), p.x_steps.size()), filter = down(product->src(1 - p.x), p.w_steps.size());
-    UOpPtr x = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
-    UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, true, labels))->node;
-    UOpPtr m = labelled_as(UOp::make(Ops::MUL, product->dtype(), p.x == 0 ? std::vector<UOpPtr>{x, w} : std::vector<UOpPtr>{w, x}), labels);
-    if (sum_now->src(0)->op() == Ops::CAST)
-      m = labelled_as(UOp::make(Ops::CAST, sum_now->src(0)->dtype(), {m}, sum_now->src(0)->arg()), labels_of(*sum_now->src(0)));
-    ReduceArg arg = sum.arg_as<ReduceArg>();
-    for (int64_t& a : arg.axes)
-      if (a > static_cast<int64_t>(p.landing)) ++a;
-    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, sum.dtype(), {m}, arg), labels_of(sum));
-    return reshaped(r, shapes_.at(&sum), dims_.at(&sum), labels_of(sum));
+  // The reduction over its input's copy in channel blocks (and a product's filter, in the same
+  // blocks), the input's views replayed over the split copy. A sum over the channels (a
+  // convolution) runs over (block, taps, lane): the lanes go last, and its filter is stored by the
+  // column blocks after; a reduction that keeps the channels (a pool, a depthwise convolution)
+  // keeps the lanes beside their block index, and a depthwise filter is copied here.
+  UOpPtr over_blocks(const UOp& reduce, const Plan& p, const UOpPtr& reduce_now) const {
+    bool pool = p.kind == Plan::Kind::pooled_in_blocks, lanes_summed = p.kind == Plan::Kind::channel_blocks;
+    UOpPtr top = pool ? reduce_now : product_now(reduce_now);  // the node reading the input
+    size_t xi = pool ? 0 : p.x;
+    std::vector<std::string> labels = labels_of(*top);
+    UOpPtr input = down(top->src(xi), p.x_steps.size());
+    UOpPtr value = replay().chain(p.x_steps, p.channel, p.block, split_copy(input, *p.stored, p.channel, p.block, true, labels))->node;
+    ReduceArg arg = reduce.arg_as<ReduceArg>();
+    if (!pool) {
+      UOpPtr filter = down(top->src(1 - p.x), p.w_steps.size());
+      UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, !lanes_summed, labels))->node;
+      if (lanes_summed) {
+        size_t rank = shapes_.at(product_of(reduce)).size() + 1;
+        std::vector<int64_t> order;
+        for (size_t i = 0; i < rank; ++i)
+          if (i != p.landing + 1) order.push_back(static_cast<int64_t>(i));
+        order.push_back(static_cast<int64_t>(p.landing) + 1);
+        value = permuted(value, order, labels);
+        w = permuted(w, order, labels);
+      }
+      value = labelled_as(UOp::make(Ops::MUL, top->dtype(), p.x == 0 ? std::vector<UOpPtr>{value, w} : std::vector<UOpPtr>{w, value}), labels);
+      if (reduce_now->src(0)->op() == Ops::CAST) value = rebuilt_over(*reduce_now->src(0), value);
+    }
+    if (lanes_summed) {
+      arg.axes.push_back(static_cast<int64_t>(shapes_.at(product_of(reduce)).size()));
+    } else {
+      for (int64_t& a : arg.axes)
+        if (a > static_cast<int64_t>(p.landing)) ++a;
+    }
+    UOpPtr r = labelled_as(UOp::make(Ops::REDUCE_AXIS, reduce.dtype(), {value}, arg), labels_of(reduce));
+    return reshaped(r, shapes_.at(&reduce), dims_.at(&reduce), labels_of(reduce));
   }
 
   // `now` (the node `old` stands for, rebuilt) split at axis `a` in blocks of `b`, from a layout copy
@@ -392,20 +346,13 @@ class Rule {
     return split_in_blocks(now, shapes_.at(&old), dims_.at(&old), a, b, copy, labels);
   }
 
-  // `step` rebuilt over `src`.
-  static UOpPtr remade(const UOp& step, const UOpPtr& src) {
-    std::vector<UOpPtr> s{src};
-    s.insert(s.end(), step.src().begin() + 1, step.src().end());
-    return labelled_as(UOp::make(step.op(), step.dtype(), std::move(s), step.arg()), labels_of(step));
-  }
-
   // `sum_now` with operand `x` of its product (`product`) replaced by `operand`.
   static UOpPtr with_operand(const UOpPtr& sum_now, const UOpPtr& product, size_t x, const UOpPtr& operand) {
     std::vector<UOpPtr> src = product->src();
     src[x] = operand;
     UOpPtr v = labelled_as(UOp::make(product->op(), product->dtype(), std::move(src), product->arg()), labels_of(*product));
-    if (sum_now->src(0)->op() == Ops::CAST) v = remade(*sum_now->src(0), v);
-    return remade(*sum_now, v);
+    if (sum_now->src(0)->op() == Ops::CAST) v = rebuilt_over(*sum_now->src(0), v);
+    return rebuilt_over(*sum_now, v);
   }
 
   std::vector<UOpPtr> outputs_;

@@ -151,12 +151,7 @@ class Rule {
     });
     order.insert(first_summed, n_at);
     UOpPtr v = stored_in_blocks(base_now, s, n_at, order, b.block, labels_of(product));
-    for (auto it = w.steps.rbegin(); it != w.steps.rend(); ++it) {
-      std::vector<UOpPtr> src{v};
-      src.insert(src.end(), (*it)->src().begin() + 1, (*it)->src().end());
-      v = UOp::make((*it)->op(), (*it)->dtype(), std::move(src), (*it)->arg());
-      for (const std::string& l : labels_of(**it)) add_label(v, l);
-    }
+    for (auto it = w.steps.rbegin(); it != w.steps.rend(); ++it) v = rebuilt_over(**it, v);
     return v;
   }
 

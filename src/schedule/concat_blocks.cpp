@@ -139,7 +139,7 @@ class Rule {
     for (int64_t d : ps) dims.push_back(UOp::index_const(d));
     UOpPtr v = split_in_blocks(pad_now->src(0), ps, dims, 1, lanes_, true, labels);
     v = labelled_as(UOp::make(Ops::RESHAPE, pad.dtype(), {v}, ps), labels);
-    made->second = labelled_as(UOp::make(Ops::PAD, pad.dtype(), {v, pad_now->src(1)}, pad.arg()), labels);
+    made->second = rebuilt_over(*pad_now, v);
     if (rebuilt_) rebuilt_->record(source, made->second);
     return made->second;
   }

@@ -70,14 +70,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
-  // A node's sizes as index expressions, from its sources' (each added before it).
+  sched.sym_shapes = graph_sym_shapes(sink, sched.shapes);
+  // The sizes of a node a split reduction adds, from its sources' (each added before it).
   auto add_sym_shape = [&, src_dims = std::vector<const SymDims*>{}](const UOpPtr& u) mutable {
     if (sched.sym_shapes.count(u.get())) return;
     src_dims.clear();
     for (const UOpPtr& s : u->src()) src_dims.push_back(&sched.sym_shapes.at(s.get()));
     sched.sym_shapes.emplace(u.get(), node_sym_shape(*u, src_dims, sched.shapes.at(u.get())));
   };
-  for (const UOpPtr& u : order) add_sym_shape(u);
 
   std::unordered_map<const UOp*, bool> realized;
   for (const UOpPtr& o : outputs) realized[o.get()] = true;

@@ -6,6 +6,18 @@
 
 namespace lathe {
 
+Shape split_shape(Shape s, size_t a, int64_t b) {
+  s[a] /= b;
+  s.insert(s.begin() + static_cast<int64_t>(a) + 1, b);
+  return s;
+}
+
+SymDims split_dims(SymDims dims, size_t a, int64_t n, int64_t b) {
+  dims[a] = UOp::index_const(n / b);
+  dims.insert(dims.begin() + static_cast<int64_t>(a) + 1, UOp::index_const(b));
+  return dims;
+}
+
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -116,6 +128,18 @@ SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src, con
       if (out[i]->is_const() && !(*s)[i]->is_const() && !is_one((*s)[i])) out[i] = (*s)[i];
   }
   return out;
+}
+
+std::unordered_map<const UOp*, SymDims> graph_sym_shapes(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes) {
+  std::unordered_map<const UOp*, SymDims> dims;
+  std::vector<const SymDims*> src;
+  for (const UOpPtr& u : toposort(root)) {
+    if (u->op() == Ops::SINK) continue;
+    src.clear();
+    for (const UOpPtr& s : u->src()) src.push_back(&dims.at(s.get()));
+    dims.emplace(u.get(), node_sym_shape(*u, src, shapes.at(u.get())));
+  }
+  return dims;
 }
 
 std::unordered_map<const UOp*, Shape> graph_shapes(const UOpPtr& root) {

@@ -30,7 +30,15 @@ using SymDims = std::vector<UOpPtr>;
 /// The symbolic shape of `u` given its sources' symbolic shapes and its own (maximum) shape.
 SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src_dims, const Shape& shape);
 
+/// Symbolic shapes of every node under `root` (the SINK itself has none), from their `shapes`.
+std::unordered_map<const UOp*, SymDims> graph_sym_shapes(const UOpPtr& root, const std::unordered_map<const UOp*, Shape>& shapes);
+
 int64_t shape_numel(const Shape& s);
+
+/// `s` with axis `a` split as (s[a]/b, b); `dims` (sizes n along `a`) likewise, the split sizes
+/// constants.
+Shape split_shape(Shape s, size_t a, int64_t b);
+SymDims split_dims(SymDims dims, size_t a, int64_t n, int64_t b);
 
 /// The order that undoes PERMUTE(order): axis order[i] goes back to place i.
 std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& order);

@@ -8,19 +8,6 @@ namespace {
 
 bool is_const_index(const UOpPtr& u, int64_t v) { return u->is_const() && const_as_int(u->const_value()) == v; }
 
-// `dims` (a node's sizes as index expressions) with axis `a` split as (n/b, b).
-SymDims split_dims(SymDims dims, size_t a, int64_t n, int64_t b) {
-  dims[a] = UOp::index_const(n / b);
-  dims.insert(dims.begin() + static_cast<int64_t>(a) + 1, UOp::index_const(b));
-  return dims;
-}
-
-Shape split_shape(Shape s, size_t a, int64_t b) {
-  s[a] /= b;
-  s.insert(s.begin() + static_cast<int64_t>(a) + 1, b);
-  return s;
-}
-
 // Whether the sizes of `dims` from axis `from` on are constants.
 bool static_from(const SymDims& dims, size_t from) {
   for (size_t i = from; i < dims.size(); ++i)

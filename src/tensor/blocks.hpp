@@ -1,7 +1,7 @@
-// The blocks the Tensor front end still stores values in when it builds the graph: a large
-// convolution's input channels and its weight's output channels, a max pool's or a concatenation's
-// channels (schedule/blocks.hpp says their widths). A matmul's column blocks are chosen later, by
-// the schedule, for the Target the plan is prepared for (schedule/column_blocks.hpp).
+// The blocks the Tensor front end still stores values in when it builds the graph: a Winograd
+// convolution's input channels (tensor/winograd.hpp; schedule/blocks.hpp says the widths). Every
+// other layout is chosen later, by the schedule's layout pass, for the Target the plan is prepared
+// for (schedule/channel_blocks.hpp, concat_blocks.hpp, column_blocks.hpp).
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,6 @@
 // views that cut, pad or mix the split axis are not replayed.
 #include <gtest/gtest.h>
 
-#include "ir/toposort.hpp"
 #include "schedule/shape.hpp"
 #include "schedule/split_replay.hpp"
 #include "tensor/reference.hpp"
@@ -20,12 +19,7 @@ struct Chain {
     for (UOpPtr u = top.uop(); u != base.uop(); u = u->src(0)) steps.push_back(u);
     UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, {top.uop()});
     shapes = graph_shapes(sink);
-    for (const UOpPtr& u : toposort(sink)) {
-      if (u->op() == Ops::SINK) continue;
-      std::vector<const SymDims*> src;
-      for (const UOpPtr& s : u->src()) src.push_back(&dims.at(s.get()));
-      dims.emplace(u.get(), node_sym_shape(*u, src, shapes.at(u.get())));
-    }
+    dims = graph_sym_shapes(sink, shapes);
   }
   SplitReplay replay() const { return SplitReplay(shapes, dims); }
 };
