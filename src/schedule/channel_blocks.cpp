@@ -82,13 +82,6 @@ class Rule {
   }
 
  private:
-  // The product under a sum (through the cast to the sum's wider type), or null.
-  static const UOp* product_of(const UOp& sum) {
-    if (sum.op() != Ops::REDUCE_AXIS || sum.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
-    const UOp* p = sum.src(0).get();
-    if (p->op() == Ops::CAST) p = p->src(0).get();
-    return p->op() == Ops::MUL ? p : nullptr;
-  }
 
   // A pool: the largest of each window of a computed input, by channel. Where the plan's lanes (or
   // half of them) divide the channels, the kernel that computes the input stores it in blocks of
@@ -162,7 +155,7 @@ class Rule {
 
   std::optional<Plan> plan(const UOp& sum) {
     if (sum.op() == Ops::REDUCE_AXIS && sum.arg_as<ReduceArg>().op == Ops::MAX) return pool_plan(sum);
-    const UOp* product = product_of(sum);
+    const UOp* product = product_summed(sum);
     if (!product) return std::nullopt;
     const Shape& ps = shapes_.at(product);
     int64_t rank = static_cast<int64_t>(ps.size());
@@ -319,7 +312,7 @@ class Rule {
       UOpPtr filter = down(top->src(1 - p.x), p.w_steps.size());
       UOpPtr w = replay().chain(p.w_steps, p.w_channel, p.block, split_copy(filter, *p.filter, p.w_channel, p.block, !lanes_summed, labels))->node;
       if (lanes_summed) {
-        size_t rank = shapes_.at(product_of(reduce)).size() + 1;
+        size_t rank = shapes_.at(product_summed(reduce)).size() + 1;
         std::vector<int64_t> order;
         for (size_t i = 0; i < rank; ++i)
           if (i != p.landing + 1) order.push_back(static_cast<int64_t>(i));
@@ -331,7 +324,7 @@ class Rule {
       if (reduce_now->src(0)->op() == Ops::CAST) value = rebuilt_over(*reduce_now->src(0), value);
     }
     if (lanes_summed) {
-      arg.axes.push_back(static_cast<int64_t>(shapes_.at(product_of(reduce)).size()));
+      arg.axes.push_back(static_cast<int64_t>(shapes_.at(product_summed(reduce)).size()));
     } else {
       for (int64_t& a : arg.axes)
         if (a > static_cast<int64_t>(p.landing)) ++a;

@@ -66,14 +66,6 @@ class Rule {
   }
 
  private:
-  // The product a sum reduces (through the cast to the sum's wider type, as float16's sum in
-  // float32), or null.
-  static const UOp* product_summed(const UOp& u) {
-    if (u.op() != Ops::REDUCE_AXIS || u.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
-    const UOp* p = u.src(0).get();
-    if (p->op() == Ops::CAST) p = p->src(0).get();
-    return p->op() == Ops::MUL ? p : nullptr;
-  }
 
   // The operand of `product`, which the sum `u` reduces, whose columns are stored in blocks, where
   // the prices accept it. Two forms: a matrix product sums over the last axis only, and its

@@ -15,6 +15,13 @@ Shape without_ones(const Shape& s) {
 
 }  // namespace
 
+const UOp* product_summed(const UOp& sum) {
+  if (sum.op() != Ops::REDUCE_AXIS || sum.arg_as<ReduceArg>().op != Ops::ADD) return nullptr;
+  const UOp* p = sum.src(0).get();
+  if (p->op() == Ops::CAST) p = p->src(0).get();
+  return p->op() == Ops::MUL ? p : nullptr;
+}
+
 OperandView view_of(const UOpPtr& operand, const std::unordered_map<const UOp*, Shape>& shapes) {
   OperandView v;
   std::vector<int64_t> axes(shapes.at(operand.get()).size());

@@ -12,6 +12,10 @@
 
 namespace lathe {
 
+/// The product a sum reduces: REDUCE_AXIS(ADD) of MUL, through the cast to the sum's wider type
+/// (float16's sum in float32); null for any other node.
+const UOp* product_summed(const UOp& sum);
+
 /// An operand of a product seen down to its base: the nodes walked (the operand first) and, for
 /// each axis of the base, the product's axis it is read along (-1: an axis of size 1, or one the
 /// views drop or broadcast).
