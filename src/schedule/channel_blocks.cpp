@@ -177,12 +177,13 @@ class Rule {
       bool copied = plain_copy(*p.stored);
       if (!windowed(p.x_steps)) continue;
       if (!copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
-      // The input channels: the input's axis read along a summed axis that the filter reads too.
+      // The input channels: the input's axis read along a summed axis that the filter reads too
+      // (or one channel, an axis of size 1, which view_of says no operand reads).
       const Shape& input = shapes_.at(p.stored.get());
       std::optional<size_t> channel;
       for (size_t a = input.size(); a-- > 0 && !channel;) {
         std::optional<Replayed> r = replay().chain(p.x_steps, a, 1, nullptr);
-        if (r && is_summed(r->axis) && reads(wv, static_cast<int64_t>(r->axis))) channel = a, p.landing = r->axis;
+        if (r && is_summed(r->axis) && (reads(wv, static_cast<int64_t>(r->axis)) || ps[r->axis] == 1)) channel = a, p.landing = r->axis;
       }
       if (!channel) continue;
       p.channel = *channel;

@@ -83,6 +83,15 @@ TEST(ChannelBlocks, FewInputChannelsReadAPaddedCopy) {
   }
 }
 
+// One input channel, a graph's input (a super-resolution network's luminance): a padded copy too.
+TEST(ChannelBlocks, OneStoredInputChannelReadsAPaddedCopy) {
+  Conv c(ConvArgs{.n = 1, .c = 1, .h = 13, .w = 9, .o = 64, .kh = 5, .kw = 5, .padding = {2, 2}}, 8);
+  for (int lanes : {8, 16}) {
+    EXPECT_EQ(padded_copies(c.y, lanes), (std::vector<Shape>{{1, 1, 17, 13}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4) << lanes << " lanes";
+  }
+}
+
 // Many multiply-adds per input element (256 output channels x 9 taps) make the padded copy
 // cheap beside the convolution: it is read with no gate, unblocked.
 TEST(ChannelBlocks, ManyMultiplyAddsPerElementReadAPaddedCopy) {
