@@ -71,6 +71,11 @@ std::optional<Replayed> SplitReplay::step(const UOpPtr& u, size_t a, int64_t b, 
       if (!extra.empty()) extra = split_dims(extra, k, out[k], b);
       return Replayed{k, make(extra, split_shape(out, k, b))};
     }
+    case Ops::FLIP: {  // a flipped split axis reverses both the block index and the lane
+      std::vector<int64_t> flags = vec();
+      flags.insert(flags.begin() + static_cast<int64_t>(a) + 1, flags[a]);
+      return Replayed{a, make({}, flags)};
+    }
     case Ops::PAD: {
       std::vector<int64_t> arg = vec();
       if (arg[2 * a] != 0 || arg[2 * a + 1] != 0) return std::nullopt;

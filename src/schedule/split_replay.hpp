@@ -6,7 +6,7 @@
 // index back into that axis, each view is rebuilt over the split node with the axis split too: a
 // PAD or SHRINK gets a whole-range pair for the block's axis, an EXPAND or RESHAPE the split sizes
 // (symbolic sizes travel as extra sources, as Tensor's views make them), a PERMUTE moves the block
-// beside its index. A RESHAPE keeps the split where some output axis holds exactly the elements
+// beside its index, a FLIP of the split axis reverses both its parts. A RESHAPE keeps the split where some output axis holds exactly the elements
 // inside the split one (its inner axes' product) and b divides it; a copy a front end asked for
 // (a plain CONTIGUOUS) is dropped, the split copy standing in for it. A step that cuts, pads or
 // broadcasts the split axis, or mixes its blocks, cannot be replayed.

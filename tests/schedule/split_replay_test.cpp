@@ -41,6 +41,21 @@ TEST(SplitReplay, AWindowedGroupedViewReadsTheSameValues) {
   EXPECT_EQ(replayed.reshape(view.shape()).to_vector<float>(), view.to_vector<float>());
 }
 
+// A flip (as a transposed convolution's filter takes) of the split axis reverses both its parts,
+// and of another axis keeps it: each reads the same values over the split node.
+TEST(SplitReplay, AFlipReadsTheSameValues) {
+  Tensor x = test::f32(test::data(12 * 3 * 2, 3), {12, 3, 2}) * 2.0f;
+  for (std::vector<int64_t> axes : std::vector<std::vector<int64_t>>{{0}, {1, 2}, {0, 2}}) {
+    Tensor view = x.flip(axes).permute({1, 0, 2});
+    Chain c(view, x);
+    std::optional<Replayed> built = c.replay().chain(c.steps, 0, 4, x.reshape({3, 4, 3, 2}).uop());
+    ASSERT_TRUE(built.has_value());
+    EXPECT_EQ(built->axis, 1u);  // the block index; its lanes the axis after
+    Tensor replayed(built->node, Shape{3, 3, 4, 2});
+    EXPECT_EQ(replayed.reshape(view.shape()).to_vector<float>(), view.to_vector<float>()) << axes.size();
+  }
+}
+
 // Views that cut the split axis, pad it, mix its blocks or merge it outside another axis are not
 // replayed; a merge that keeps it innermost, and a permutation, are.
 TEST(SplitReplay, ViewsThatBreakTheBlocksAreNotReplayed) {
