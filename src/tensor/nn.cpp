@@ -5,11 +5,10 @@
 #include <limits>
 #include <tuple>
 
+#include "schedule/blocks.hpp"
 #include "schedule/column_blocks.hpp"
 #include "schedule/shape.hpp"
-#include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
-#include "tensor/winograd.hpp"
 
 namespace lathe {
 namespace {
@@ -290,25 +289,28 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
-  Blocks blocks = detail::build_blocks();
-  if (detail::winograd_pays(*this, weight, stride, padding, dilation, groups, blocks.lanes))
-    return detail::winograd_conv2d(*this, weight, bias, padding, blocks.lanes);
   // A large convolution reads each input element many times: it reads a stored input, so no
   // fused work is repeated in its innermost loop. How that input is stored (padded, in channel
   // blocks, or as it is with its padding read through) and its weight (in blocks of output
   // channels) the schedule decides for the Target the plan is prepared for
-  // (schedule/channel_blocks, schedule/column_blocks).
+  // (schedule/channel_blocks, schedule/column_blocks); whether a 3x3 one runs by Winograd's
+  // method, the plan's prepare (tensor/winograd.hpp).
   bool large = og * cg * kh * kw >= kLargeConvolution;
-  Tensor read = large && !is_realized() ? contiguous() : *this;
+  Tensor out = detail::direct_conv2d(large && !is_realized() ? contiguous() : *this, weight, stride, padding, dilation, groups);
+  return bias ? out + bias->reshape({1, o, 1, 1}) : out;
+}
+
+Tensor detail::direct_conv2d(const Tensor& read, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                             std::pair<int64_t, int64_t> dilation, int64_t groups) {
+  int64_t o = weight.shape()[0], cg = weight.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
   Tensor x = read.pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
   Tensor win = windows_of(x, {kh, kw}, stride, dilation, "conv2d");  // (N, C, OH, OW, KH, KW)
-  SInt batch = dims[0];
-  int64_t oh = out_hw[0], ow = out_hw[1];
+  SInt batch = read.symbolic_shape()[0];
+  int64_t oh = win.shape()[2], ow = win.shape()[3];
   Tensor xw = win.reshape({batch, groups, 1, cg, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
   std::tie(xw, ww) = widen_for_products(xw, ww);
-  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
-  return bias ? out + bias->reshape({1, o, 1, 1}) : out;
+  return (xw * ww).sum({3, 6, 7}).reshape({batch, o, oh, ow});
 }
 
 Tensor Tensor::max_pool2d(std::pair<int64_t, int64_t> kernel, std::optional<std::pair<int64_t, int64_t>> stride,

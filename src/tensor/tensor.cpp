@@ -16,6 +16,7 @@
 #include "schedule/shape.hpp"
 #include "tensor/attention_rule.hpp"
 #include "tensor/tensor_util.hpp"
+#include "tensor/winograd.hpp"
 
 namespace lathe {
 
@@ -180,7 +181,9 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   for (const Tensor& t : outputs) roots.push_back(t.uop());
   roots = detail::attention_as_one_node(roots);
   DeviceSpec device = DeviceSpec::default_device();
-  return PlanBuilder::build(create_schedule(roots, schedule_context(device, options)), device, options);
+  ScheduleContext context = schedule_context(device, options);
+  roots = detail::winograd_where_it_pays(roots, context.target);
+  return PlanBuilder::build(create_schedule(roots, context), device, options);
 }
 
 // ---- broadcasting and binary ops ------------------------------------------------------------------

@@ -40,6 +40,12 @@ Tensor sum_in_pairs(std::vector<Tensor> terms);
 /// `t` stored in the layout its view describes, for the kernels that read it that way (a
 /// convolution's input in channel blocks): a CONTIGUOUS whose CopyArg says layout (schedule/reader_layout.hpp).
 Tensor layout_copy(const Tensor& t);
+/// conv2d by the direct method over `read`, the input as the convolution reads it (stored or not):
+/// windows of `read` padded by `padding` times the weight (O, C/groups, KH, KW), summed over a
+/// group's channels and the taps, (N, O, OH, OW), no bias. The shape conv2d checked; the Winograd
+/// rule builds it again to recognise it (tensor/winograd.hpp).
+Tensor direct_conv2d(const Tensor& read, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                     std::pair<int64_t, int64_t> dilation, int64_t groups);
 /// Max pooling of (N, C, H, W) with padding (before, after) on the rows and on the columns (the
 /// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.
 Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,

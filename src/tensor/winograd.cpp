@@ -1,11 +1,16 @@
 #include "tensor/winograd.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <vector>
 
+#include "ir/substitute.hpp"
+#include "ir/toposort.hpp"
+#include "schedule/blocks.hpp"
+#include "schedule/reader_layout.hpp"
+#include "schedule/shape.hpp"
 #include "support/settings.hpp"
-#include "tensor/blocks.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe::detail {
@@ -55,6 +60,102 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
 
 int64_t tiles_along(int64_t n) { return (n + kTile - 1) / kTile; }
 
+// `t` stored with its axis `axis` split in blocks of `block` (the block's elements innermost in
+// memory, the block index at `outer_at` among the other axes), viewed as t's shape with that axis
+// split (n/B, B): the transform's kernel loads a block of channels as one vector.
+Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
+  SymShape split = t.symbolic_shape();
+  split[static_cast<size_t>(axis)] = SInt(split[static_cast<size_t>(axis)].value() / block);
+  split.insert(split.begin() + axis + 1, SInt(block));
+  std::vector<int64_t> order;  // the other axes, the block index among them, the block's lanes last
+  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
+    if (i != axis && i != axis + 1) order.push_back(i);
+  order.insert(order.begin() + outer_at, axis);
+  order.push_back(axis + 1);
+  return layout_copy(t.reshape(split).permute(order)).permute(inverse_permutation(order));
+}
+
+// The product under conv2d's direct sum `u`, RESHAPE(RESHAPE(SUM over a group's channels and the
+// taps of a product)): the sum's axes dropped, then (N, O, OH, OW). Null for any other node.
+const UOp* direct_product(const UOp& u) {
+  if (u.op() != Ops::RESHAPE || u.src(0)->op() != Ops::RESHAPE || u.src(0)->src(0)->op() != Ops::REDUCE_AXIS) return nullptr;
+  const UOp& sum = *u.src(0)->src(0);
+  const auto& r = sum.arg_as<ReduceArg>();
+  bool direct = r.op == Ops::ADD && r.axes == std::vector<int64_t>{3, 6, 7} && sum.src(0)->op() == Ops::MUL;
+  return direct ? sum.src(0).get() : nullptr;
+}
+
+// The direct 3x3 convolutions of a graph (conv2d's sum, as direct_conv2d builds it), each rebuilt
+// by Winograd's method where that pays at the plan's lanes.
+class Rule {
+ public:
+  Rule(const UOpPtr& sink, const Target& target)
+      : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)), target_(target), lanes_(blocks_for(target).lanes) {}
+
+  // `u` by Winograd's method, where it is a direct 3x3 convolution of stride 1 that pays.
+  std::optional<UOpPtr> rebuilt(const UOpPtr& u) const {
+    const UOp* product = direct_product(*u);
+    const Shape& ps = shapes_.at(product);  // (N, groups, O, C, OH, OW, KH, KW)
+    if (ps.size() != 8 || ps[1] != 1 || ps[6] != 3 || ps[7] != 3) return std::nullopt;
+    int64_t o = ps[2], c = ps[3];
+    for (const auto& [read, padding] : reads(product->src(0), c))
+      for (const UOpPtr& w : views_down(product->src(1)))
+        if (shapes_.at(w.get()) == Shape{o, c, 3, 3} && read->dtype() == dtypes::float32 && w->dtype() == dtypes::float32) {
+          Tensor x = tensor(read), weight = tensor(w);
+          if (detail::direct_conv2d(x, weight, {1, 1}, padding, {1, 1}, 1).uop() != u) continue;
+          Tensor input = plain_copy(*read) ? tensor(read->src(0)) : x;  // the transform stores its own copy
+          if (!winograd_pays(input, weight, {1, 1}, padding, {1, 1}, 1, target_)) return std::nullopt;
+          return winograd_conv2d(input, weight, std::nullopt, padding, lanes_).uop();
+        }
+    return std::nullopt;
+  }
+
+ private:
+  // `operand` and the nodes under it through its views, the operand first.
+  static std::vector<UOpPtr> views_down(const UOpPtr& operand) {
+    std::vector<UOpPtr> out{operand};
+    while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
+    return out;
+  }
+
+  // What a convolution's windows over `operand` may read: each (N, C, H, W) node under its views,
+  // under a PAD of its rows and columns alike on both sides (conv2d's padding; its amounts are
+  // sources where the PAD is symbolic) or unpadded.
+  std::vector<std::pair<UOpPtr, std::pair<int64_t, int64_t>>> reads(const UOpPtr& operand, int64_t c) const {
+    std::vector<std::pair<UOpPtr, std::pair<int64_t, int64_t>>> out;
+    for (const UOpPtr& n : views_down(operand)) {
+      const Shape& s = shapes_.at(n.get());
+      if (s.size() != 4 || s[1] != c) continue;
+      if (n->op() == Ops::PAD) {
+        std::vector<int64_t> p = n->arg_as<std::vector<int64_t>>();
+        if (n->src().size() == 10) {  // the fill, then (before, after) per axis
+          p.clear();
+          for (size_t i = 2; i < 10; ++i) p.push_back(n->src(i)->is_const() ? const_as_int(n->src(i)->const_value()) : -1);
+        }
+        if (p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && p[4] == p[5] && p[6] == p[7] && p[4] >= 0 && p[6] >= 0)
+          out.push_back({n->src(0), {p[4], p[6]}});
+      }
+      out.push_back({n, {0, 0}});
+    }
+    return out;
+  }
+
+  Tensor tensor(const UOpPtr& u) const {
+    const SymDims& d = dims_.at(u.get());
+    std::vector<UOpPtr> symbolic(d.size());
+    bool any = false;
+    for (size_t i = 0; i < d.size(); ++i)
+      if (!d[i]->is_const()) symbolic[i] = d[i], any = true;
+    return any ? Tensor(u, shapes_.at(u.get()), std::move(symbolic)) : Tensor(u, shapes_.at(u.get()));
+  }
+
+  std::unordered_map<const UOp*, Shape> shapes_;
+  std::unordered_map<const UOp*, SymDims> dims_;
+  Target target_;
+  int64_t lanes_;
+};
+
+
 }  // namespace
 
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
@@ -68,12 +169,15 @@ double winograd_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double product = std::max(kPoints * tiles * ck / (p.fma_units * static_cast<double>(c.lanes) * p.product_efficiency),
                             p.weight_value * kPoints * ck);
-  double transforms = p.transform_value * kPoints * tiles * static_cast<double>(c.in_channels + c.out_channels);
+  double streamed = kPoints * tiles * static_cast<double>(c.in_channels) * 4 / static_cast<double>(std::max<int64_t>(c.cache_bytes, 1));
+  double value = p.transform_value * (1 + p.streamed_growth * std::log2(std::max(1.0, streamed)));
+  double transforms = value * kPoints * tiles * static_cast<double>(c.in_channels + c.out_channels);
   return product + transforms + p.kernel;
 }
 
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                   std::pair<int64_t, int64_t> dilation, int64_t groups, int64_t lanes) {
+                   std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target) {
+  int64_t lanes = blocks_for(target).lanes;
   if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return false;
   int64_t c = x.shape()[1], k = weight.shape()[0];
   if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
@@ -82,8 +186,25 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
   if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return false;
   std::unordered_map<const UOp*, bool> memo;
   if (!made_of_constants(weight.uop(), memo)) return false;  // else its transform would run every time
-  WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes};
+  WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
+                     target.l2_bytes * std::max(target.threads, 1)};
   return facts.out_h > 0 && facts.out_w > 0 && winograd_cycles(facts) < direct_cycles(facts);
+}
+
+std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target) {
+  if (outputs.empty() || blocks_for(target).lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return outputs;
+  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  std::vector<UOpPtr> order = toposort(sink);
+  if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
+  Rule rule(sink, target);
+  Substitution found;
+  for (const UOpPtr& u : order)
+    if (direct_product(*u))
+      if (std::optional<UOpPtr> w = rule.rebuilt(u)) found.emplace(u.get(), *w);
+  if (found.empty()) return outputs;
+  std::vector<UOpPtr> out;
+  for (const UOpPtr& o : outputs) out.push_back(substitute(o, found));
+  return out;
 }
 
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,

@@ -18,7 +18,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "lathe/target.hpp"
 #include "lathe/tensor.hpp"
 
 namespace lathe::detail {
@@ -26,7 +28,8 @@ namespace lathe::detail {
 /// A convolution's facts the choice between the direct method and Winograd's reads.
 struct WinogradCase {
   int64_t batch, in_channels, out_channels, out_h, out_w;
-  int64_t lanes;  // the Target's float32 lanes
+  int64_t lanes;        // the Target's float32 lanes
+  int64_t cache_bytes;  // the L2 of the cores a kernel runs on (the Target's per core, times its threads)
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
@@ -40,6 +43,11 @@ struct WinogradPrices {
   double product_efficiency = 0.55;  // the share the 36 products reach (short sums over the channels)
   double weight_value = 1;           // per float of weight read (from memory: a large layer's is not in cache)
   double transform_value = 2;        // per transformed value (36 per tile and channel, in and out): memory-bound passes
+  // Where the transformed input outgrows the cores' caches, each transformed value costs this
+  // share more per doubling beyond them (measured at 8 lanes: 2.2 cycles a value at 1.8x the
+  // caches, ResNet-18's 56x56; 4.4 at 14x, a batch of 8's; 5.8 at 29x, ESPCN's 64 -> 32 at
+  // 224x224, where the direct method is 1.6x faster). Lanes do not change it (memory-bound).
+  double streamed_growth = 0.375;
   double kernel = 20000;             // the transforms' and the product's kernels beside the direct one's
 };
 
@@ -47,12 +55,18 @@ struct WinogradPrices {
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p = {});
 double winograd_cycles(const WinogradCase& c, const WinogradPrices& p = {});
 
-/// Whether Tensor::conv2d computes a convolution by winograd_conv2d: a float32 3x3 of stride 1 and
+/// Whether a convolution is computed by winograd_conv2d: a float32 3x3 of stride 1 and
 /// dilation 1, one group, both channel counts in whole vector blocks, a weight computed from
 /// constants (its transform is then made once, at prepare), and fewer estimated cycles (a symbolic
 /// batch counted at its largest); never with LATHE_WINOGRAD=0.
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                   std::pair<int64_t, int64_t> dilation, int64_t groups, int64_t lanes);
+                   std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
+
+/// `outputs` with each direct 3x3 convolution (conv2d's sum, as direct_conv2d builds it) by
+/// winograd_conv2d where winograd_pays for `target`, the Target the plan is prepared for; the same
+/// nodes where none pays. Tensor::prepare asks it, so one graph prepared for 8 and for 16 lanes is
+/// chosen for each. A convolution a Winograd one reads is rebuilt too.
+std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target);
 
 /// The convolution of x (N, C, H, W) with weight (K, C, 3, 3), stride 1, `padding` zeros on each
 /// side, as above; the input read in channel blocks of `lanes` (C a multiple of it). Any sizes:

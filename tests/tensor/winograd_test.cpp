@@ -39,6 +39,13 @@ Tensor constant(const std::vector<float>& v, Shape shape) {
   return t;
 }
 
+// The Target a plan for `lanes` float32 lanes (LATHE_TARGET_SHAPE's sizes for them) on 2 threads has.
+Target target_of(int64_t lanes) {
+  Target t = Target{}.with(TargetShape::parse(std::to_string(lanes)));
+  t.threads = 2;
+  return t;
+}
+
 // The largest difference from `ref` over the largest |ref|.
 double relative_error(const std::vector<float>& got, const std::vector<double>& ref) {
   double err = 0, scale = 0;
@@ -129,7 +136,7 @@ TEST(Winograd, ErrorAtResNetWidthsIsBoundedAgainstFloat64) {
 
 // The choice: by cost at ResNet-18's layers, batch 1, at both target shapes (measured: Winograd
 // 1.5-2x faster at 56x56 to 14x14, 2-3x slower for 512 channels at 7x7, where it reads 38 MB of
-// weight for 4 tiles; at a batch of 8 the tiles pay for it); never for what it does not compute
+// weight for 4 tiles; at a batch of 8 the tiles pay for it), on 2 threads; never for what it does not compute
 // (a stride, a dilation, groups, a 5x5 or float16) nor for a weight that is not constant, whose
 // transform would run every time, nor with LATHE_WINOGRAD=0.
 TEST(Winograd, ChosenByCostAtEveryTargetShape) {
@@ -139,7 +146,7 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     Tensor x = Tensor::zeros({n, c, hw, hw}, dt);
     Tensor w = Tensor::zeros({c, c / groups, k, k}).contiguous().realize();
     if (constant_weight) w.buffer().set_constant();
-    return detail::winograd_pays(x, w.cast(dt), stride, {1, 1}, dilation, groups, lanes);
+    return detail::winograd_pays(x, w.cast(dt), stride, {1, 1}, dilation, groups, target_of(lanes));
   };
   for (int64_t lanes : {8, 16}) {
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
@@ -161,6 +168,13 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   ::unsetenv("LATHE_WINOGRAD");
   EXPECT_TRUE(pays(1, 40, 56, 8));
   EXPECT_FALSE(pays(1, 40, 56, 16)) << "40 channels are not whole 16-lane blocks";
+  // A transformed input that outgrows the caches many times (ESPCN's 64 -> 32 at 224x224: 29 MB,
+  // where the direct method measured 1.6x faster) is left to the direct method; a batch of 8 at
+  // 56x56 (14 MB) still pays at 8 lanes.
+  Tensor narrow = constant(std::vector<float>(32 * 64 * 9, 0.0f), {32, 64, 3, 3});
+  for (int64_t lanes : {8, 16})
+    EXPECT_FALSE(detail::winograd_pays(Tensor::zeros({1, 64, 224, 224}), narrow, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes))) << lanes;
+  EXPECT_TRUE(pays(8, 64, 56, 8));
 }
 
 // Through Tensor::conv2d, with a constant weight, a bias and a ReLU after it and a second
@@ -173,7 +187,7 @@ TEST(Winograd, ChosenByConv2dForAConstantWeight) {
     Data d = data_for(a, 70);
     for (float& v : d.w) v *= 0.05f;
     Tensor w = constant(d.w, {64, 64, 3, 3});
-    ASSERT_TRUE(detail::winograd_pays(f32(d.x, {1, 64, 40, 39}), w, {1, 1}, {1, 1}, {1, 1}, 1, lanes));
+    ASSERT_TRUE(detail::winograd_pays(f32(d.x, {1, 64, 40, 39}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes)));
     Tensor y = f32(d.x, {1, 64, 40, 39}).conv2d(w, f32(d.b, {64}), {1, 1}, {1, 1}).relu();
     Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
     ::setenv("LATHE_WINOGRAD", "0", 1);
@@ -200,13 +214,14 @@ TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
   ConvArgs a{.n = 1, .c = 64, .h = 27, .w = 27, .o = 128, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
   Data d = data_for(a, 80);
   Tensor in = f32(d.x, {1, 64, 27, 27}) * 0.5f;
-  ASSERT_TRUE(detail::winograd_pays(in, constant(d.w, {128, 64, 3, 3}), {1, 1}, {1, 1}, {1, 1}, 1, 16));
+  ASSERT_TRUE(detail::winograd_pays(in, constant(d.w, {128, 64, 3, 3}), {1, 1}, {1, 1}, {1, 1}, 1, target_of(16)));
   Tensor three = in.conv2d(constant(d.w, {128, 64, 3, 3}), constant(d.b, {128}), {1, 1}, {1, 1}).relu();
   Tensor one = in.conv2d(constant(std::vector<float>(d.w.begin(), d.w.begin() + 64 * 64), {64, 64, 1, 1})).relu();
   Tensor joined = Tensor::cat({one, three}, 1);
   // The join's pieces in blocks (schedule/concat_blocks), beside the 1x1 convolution's input.
   int64_t quarter = 0, half = 0;
-  for (const auto& [s, dt] : test::copies(joined, test::planned_for(16))) {
+  Tensor chosen(detail::winograd_where_it_pays({joined.uop()}, target_of(16)).front(), joined.shape());  // as prepare asks
+  for (const auto& [s, dt] : test::copies(chosen, test::planned_for(16))) {
     quarter += s == Shape{1, 4, 27, 27, 16};
     half += s == Shape{1, 8, 27, 27, 16};
   }
@@ -220,6 +235,48 @@ TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
   double scale = 0;
   for (double& v : ref) v = std::max(0.0, v), scale = std::max(scale, v);
   EXPECT_ALLCLOSE(part, ref, 0, 1e-5 * scale);
+}
+
+// Whether a graph's direct convolution sums (conv2d's) are left in it.
+size_t direct_sums(const std::vector<UOpPtr>& roots) {
+  size_t n = 0;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, roots)))
+    n += u->op() == Ops::REDUCE_AXIS && u->arg_as<ReduceArg>().axes == std::vector<int64_t>{3, 6, 7};
+  return n;
+}
+
+// The choice is the plan's: one graph of 72 channels prepared for 8 lanes computes its convolutions
+// by Winograd's method (whole 8-lane blocks), prepared for 16 by the direct one; a convolution
+// that reads another's output is chosen too (both are rebuilt), and each plan computes the plain
+// loops' values (a symbolic batch of 1 and 2 included).
+TEST(Winograd, ChosenForTheLanesOfThePlan) {
+  ConvArgs a{.n = 2, .c = 72, .h = 21, .w = 18, .o = 72, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 90);
+  for (float& v : d.w) v *= 0.1f;
+  Tensor w = constant(d.w, {72, 72, 3, 3}), b = constant(d.b, {72});
+  Variable n("n", 1, 2);
+  Tensor x = f32(d.x, {2, 72, 21, 18});
+  for (bool symbolic : {false, true}) {
+    Tensor in = symbolic ? x.shrink({{0, n.bind(2)}, {0, 72}, {0, 21}, {0, 18}}) : x;
+    Tensor y = in.conv2d(w, b, {1, 1}, {1, 1}).relu();
+    Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
+    EXPECT_EQ(direct_sums({z.uop()}), 2u);
+    EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u) << symbolic;
+    EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(16))), 2u) << "72 channels are not whole 16-lane blocks";
+    int64_t oh = 0, ow = 0;
+    std::vector<double> first = conv_ref(d.x, d.w, d.b, a, oh, ow);
+    std::vector<float> relu(first.size());
+    for (size_t i = 0; i < first.size(); ++i) relu[i] = static_cast<float>(std::max(0.0, first[i]));
+    ConvArgs second = a;
+    second.bias = false;
+    std::vector<double> want = conv_ref(relu, d.w, {}, second, oh, ow);
+    for (int lanes : {8, 16}) {
+      ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
+      if (symbolic) plan.execute_with_vars({{"n", 2}});
+      else plan.execute();
+      EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4) << lanes << " lanes, symbolic " << symbolic;
+    }
+  }
 }
 
 }  // namespace
