@@ -13,7 +13,16 @@ int64_t Blocks::output_channels(int64_t n) const {
   return 0;
 }
 
-int64_t Blocks::activations(int64_t n) const { return std::min(output_channels(n), lanes); }
+namespace {
+constexpr int64_t kLine = 64 / 4;  // float32s in a cache line
+}  // namespace
+
+int64_t Blocks::activations(int64_t n) const {
+  if (lanes != 0 && lanes < kLine && n % kLine == 0) return kLine;
+  return std::min(output_channels(n), lanes);
+}
+
+int64_t Blocks::convolution_input(int64_t n) const { return lanes != 0 && lanes < kLine && n % kLine == 0 ? kLine : lanes; }
 
 int64_t Blocks::stored(int64_t n) const {
   int64_t b = output_channels(n);

@@ -25,9 +25,15 @@ struct Blocks {
   /// or 8 at 16 lanes), the widest that divides n; 0 when none does.
   int64_t output_channels(int64_t n) const;
   /// The channel block an activation of `n` channels that a depthwise convolution or a max pool
-  /// reads is stored in: one register, or half of one where a whole one does not divide n (24
-  /// channels at 16 lanes: 8); 0 when neither does.
+  /// reads is stored in: a cache line as convolution_input's where it divides n (so a pool of a
+  /// convolution's input or output reads the blocks the convolution does), else one register, or
+  /// half of one where a whole one does not divide n (24 channels at 16 lanes: 8); 0 when none does.
   int64_t activations(int64_t n) const;
+  /// The channel block a convolution's input (and a join of channels, each piece's count) of `n`
+  /// channels is stored in: a 64-byte cache line of float32 (16) where that is more than the lanes
+  /// and divides n, so each pixel of a block is one whole line (at 8 lanes, ResNeXt-50's 1x1
+  /// convolutions over 256-1024 channels ran 1.3-1.9x slower over half lines); else the lanes.
+  int64_t convolution_input(int64_t n) const;
   /// The block `n` output channels are stored in: output_channels(n), or one register with the
   /// channels padded by zeros to a multiple of it where none divides n and the padding adds at
   /// most an eighth (1000 classes at 16 lanes: 1008). A kernel padding its channel loop to the

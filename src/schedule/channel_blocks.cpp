@@ -196,8 +196,8 @@ class Rule {
       }
       // In channel blocks: where a group's channels fill whole blocks, the filter's output channels
       // have a block, and a stored input is read often enough to pay for its copy.
-      int64_t b = blocks_.lanes;
-      bool pays = copied || (columns >= b && macs >= prices_.stored_copy_macs);
+      int64_t b = blocks_.convolution_input(group_channels);
+      bool pays = copied || (columns >= blocks_.lanes && macs >= prices_.stored_copy_macs);
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
       auto [all, below] = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
       size_t landing = p.landing;

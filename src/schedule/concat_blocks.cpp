@@ -44,7 +44,7 @@ class Rule {
  public:
   Rule(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt)
       : outputs_(outputs), sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)),
-        lanes_(blocks_for(target).lanes), rebuilt_(rebuilt) {}
+        blocks_(blocks_for(target)), lanes_(blocks_.lanes), rebuilt_(rebuilt) {}
 
   std::vector<UOpPtr> run() {
     if (lanes_ == 0) return outputs_;
@@ -92,6 +92,15 @@ class Rule {
     }
     if (pieces.size() < 2 || next != s[1]) return std::nullopt;
     return pieces;
+  }
+
+  // The block a join of `pieces` is stored in: the one a convolution reading it takes where every
+  // piece fills whole blocks of it, else the lanes.
+  int64_t join_block(const std::vector<Piece>& pieces) const {
+    int64_t b = blocks_.convolution_input(shapes_.at(pieces.front().pad.get())[1]);  // the join's channels
+    for (const Piece& p : pieces)
+      if (shapes_.at(p.pad->src(0).get())[1] % b != 0) return lanes_;
+    return b;
   }
 
   // A sum of parts each computed by a kernel of its own and padded to the whole output along the
@@ -175,15 +184,16 @@ class Rule {
     collect(*now, pieces_now);
     const Shape& s = shapes_.at(&sum);
     std::vector<UOpPtr> terms;
+    int64_t b = join_block(pieces);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const UOpPtr& piece = pieces[i].pad->src(0);
       const Shape& ps = shapes_.at(piece.get());
       SymDims dims;
       for (int64_t d : ps) dims.push_back(UOp::index_const(d));
-      UOpPtr v = split_in_blocks(pieces_now[i]->src(0), ps, dims, 1, lanes_, true, labels);
+      UOpPtr v = split_in_blocks(pieces_now[i]->src(0), ps, dims, 1, b, true, labels);
       std::vector<int64_t> pad(10, 0);
-      pad[2] = pieces[i].offset / lanes_;
-      pad[3] = (s[1] - pieces[i].offset - ps[1]) / lanes_;
+      pad[2] = pieces[i].offset / b;
+      pad[3] = (s[1] - pieces[i].offset - ps[1]) / b;
       terms.push_back(labelled_as(UOp::make(Ops::PAD, sum.dtype(), {v, pieces[i].pad->src(1)}, pad), labels));
     }
     while (terms.size() > 1) {  // in pairs, as the join was
@@ -198,6 +208,7 @@ class Rule {
   std::vector<UOpPtr> outputs_;
   UOpPtr sink_;
   std::unordered_map<const UOp*, Shape> shapes_;
+  Blocks blocks_;
   int64_t lanes_;
   Rebuilt* rebuilt_;
   std::unordered_map<const UOp*, std::vector<Piece>> joins_;

@@ -90,7 +90,7 @@ const UOp* direct_product(const UOp& u) {
 class Rule {
  public:
   Rule(const UOpPtr& sink, const Target& target)
-      : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)), target_(target), lanes_(blocks_for(target).lanes) {}
+      : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)), target_(target) {}
 
   // `u` by Winograd's method, where it is a direct 3x3 convolution of stride 1 that pays.
   std::optional<UOpPtr> rebuilt(const UOpPtr& u) const {
@@ -105,7 +105,8 @@ class Rule {
           if (detail::direct_conv2d(x, weight, {1, 1}, padding, {1, 1}, 1).uop() != u) continue;
           Tensor input = plain_copy(*read) ? tensor(read->src(0)) : x;  // the transform stores its own copy
           if (!winograd_pays(input, weight, {1, 1}, padding, {1, 1}, 1, target_)) return std::nullopt;
-          return winograd_conv2d(input, weight, std::nullopt, padding, lanes_).uop();
+          // Its input in the blocks a direct convolution's is stored in (which its producer may share).
+          return winograd_conv2d(input, weight, std::nullopt, padding, blocks_for(target_).convolution_input(c)).uop();
         }
     return std::nullopt;
   }
@@ -152,7 +153,6 @@ class Rule {
   std::unordered_map<const UOp*, Shape> shapes_;
   std::unordered_map<const UOp*, SymDims> dims_;
   Target target_;
-  int64_t lanes_;
 };
 
 

@@ -37,10 +37,26 @@ TEST(Blocks, OutputChannelsTwoRegistersOneOrHalf) {
   EXPECT_EQ(none.stored(64), 0);
 }
 
-// An activation a depthwise convolution or a max pool reads: one register, or half of one.
-TEST(Blocks, ActivationsOneRegisterOrHalf) {
+// A convolution's input: a 64-byte cache line of float32 where it divides the channels (two
+// registers at 8 lanes, four at 4), else one register.
+TEST(Blocks, ConvolutionInputACacheLineOrOneRegister) {
+  Blocks wide = blocks_of(64), avx2 = blocks_of(32), sse = blocks_of(16), none = blocks_of(8);
+  EXPECT_EQ(wide.convolution_input(64), 16);
+  EXPECT_EQ(wide.convolution_input(48), 16);
+  EXPECT_EQ(avx2.convolution_input(64), 16);
+  EXPECT_EQ(avx2.convolution_input(48), 16);
+  EXPECT_EQ(avx2.convolution_input(40), 8) << "16 does not divide 40";
+  EXPECT_EQ(sse.convolution_input(32), 16);
+  EXPECT_EQ(sse.convolution_input(12), 4);
+  EXPECT_EQ(none.convolution_input(64), 0);
+}
+
+// An activation a depthwise convolution or a max pool reads: a cache line as a convolution's input
+// where it divides the channels, else one register, or half of one.
+TEST(Blocks, ActivationsALineOneRegisterOrHalf) {
   Blocks wide = blocks_of(64), avx2 = blocks_of(32), none = blocks_of(8);
   EXPECT_EQ(wide.activations(64), 16) << "never two registers";
+  EXPECT_EQ(avx2.activations(64), 16) << "a line";
   EXPECT_EQ(wide.activations(24), 8);
   EXPECT_EQ(wide.activations(12), 0);
   EXPECT_EQ(avx2.activations(24), 8);

@@ -228,7 +228,7 @@ TEST(ColumnBlocks, AFilterOverBlockedInputKeepsTheOrderItIsSummedIn) {
   int64_t oh = 0, ow = 0;
   std::vector<double> want = test::conv_ref(x, wt, {}, a, oh, ow);
   for (int lanes : {4, 8, 16}) {
-    int64_t cb = blocks_for(planned_for(lanes).target).lanes, blk = blocks_for(planned_for(lanes).target).stored(a.o);
+    int64_t cb = blocks_for(planned_for(lanes).target).convolution_input(a.c), blk = blocks_for(planned_for(lanes).target).stored(a.o);
     EXPECT_EQ(copies(y, planned_for(lanes)),
               (std::vector<std::pair<Shape, DType>>{{{a.n, a.c / cb, a.h, a.w, cb}, dtypes::float32},
                                                     {{(a.o + blk - 1) / blk, a.c / cb, a.kh, a.kw, cb, blk}, dtypes::float32}}))

@@ -37,16 +37,22 @@ std::vector<double> plain_join(const Tensor& a, const Tensor& b) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-// 16 and 32 channels: each convolution stores its piece in blocks of the plan's lanes, and the
-// join is of blocks, at 4, 8 and 16 lanes.
+// 16 and 32 channels: each convolution stores its piece in blocks, and the join is of blocks, at 4,
+// 8 and 16 lanes: of a 64-byte line where it divides every piece, else of the plan's lanes (8 and
+// 16 channels at 8 lanes).
 TEST(ConcatBlocks, ConvolutionsChannelsAreJoinedInBlocks) {
   Tensor a = convolved(16, 41), b = convolved(32, 42);
   Tensor y = Tensor::cat({a, b}, 1);
   std::vector<double> want = plain_join(a, b);
   for (int lanes : {4, 8, 16}) {
-    EXPECT_EQ(image_copies(y, lanes), (std::vector<Shape>{{1, 16 / lanes, 5, 3, lanes}, {1, 32 / lanes, 5, 3, lanes}})) << lanes << " lanes";
+    // Each piece fills whole 64-byte lines (16 float32s): the join is stored in lines at every width.
+    EXPECT_EQ(image_copies(y, lanes), (std::vector<Shape>{{1, 1, 5, 3, 16}, {1, 2, 5, 3, 16}})) << lanes << " lanes";
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-5, 1e-5) << lanes << " lanes";
   }
+  Tensor narrow = convolved(8, 48);
+  Tensor z = Tensor::cat({narrow, a}, 1);
+  EXPECT_EQ(image_copies(z, 8), (std::vector<Shape>{{1, 1, 5, 3, 8}, {1, 2, 5, 3, 8}}));
+  EXPECT_ALLCLOSE(run(z, 8), plain_join(narrow, a), 1e-5, 1e-5);
 }
 
 // Left as they are: a piece no block width divides (12 channels at 8 lanes), a piece computed

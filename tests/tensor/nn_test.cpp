@@ -374,6 +374,10 @@ int64_t plan_ops(const Tensor& y) {
 
 bool in_blocks(const Shape& s, int64_t lanes) { return s.size() == 5 && s.back() == lanes; }
 
+// The block a convolution's input of `c` channels (a group's) is stored in at `lanes` lanes: a
+// 64-byte line of float32 where that is more than the lanes and divides c, else the lanes.
+int64_t block_of(int64_t lanes, int64_t c) { return lanes < 16 && c % 16 == 0 ? 16 : lanes; }
+
 // How many kernels computing `t` store an activation of its graph (an (N, C, H, W) node) in channel
 // blocks of `lanes`, (N, C/B, H, W, B). (Not a weight stored in blocks of output channels,
 // (O/B, C, KH, KW, B), which has the same rank.)
@@ -456,7 +460,7 @@ TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
   for (int64_t lanes : {8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
-    auto blocked = [&](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed), lanes); };
+    auto blocked = [&](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed), block_of(lanes, a.c / a.groups)); };
     EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 7, .w = 5, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}}, 90), 1u);
     EXPECT_EQ(blocked({.n = 2, .c = 32, .h = 9, .w = 11, .o = 64, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true}, 91), 1u);
     EXPECT_EQ(blocked({.n = 1, .c = 16, .h = 13, .w = 1, .o = 64, .kh = 1, .kw = 1}, 92), 1u);
@@ -468,15 +472,15 @@ TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
   }
 }
 
-// The channel blocks are one vector register of the target planned for: at 4, 8 and 16 float32
-// lanes, a computed input whose channels the lanes divide is stored in blocks of that many (24
-// channels: at 4 and 8 lanes, not at 16), a max pool reads it in them, a concatenation of
-// convolutions is one of blocks, and every value matches plain loops.
+// The channel blocks follow the target planned for: at 4, 8 and 16 float32 lanes, a computed input
+// whose channels the lanes divide is stored in blocks of a 64-byte line where 16 divides them, else
+// of the lanes (24 channels: at 4 and 8 lanes, not at 16), a max pool reads it in them, a
+// concatenation of convolutions is one of blocks, and every value matches plain loops.
 TEST(NnConv2d, ChannelBlocksAreTheTargetsLanes) {
   for (int64_t lanes : {4, 8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
-    auto blocked = [&](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed), lanes); };
+    auto blocked = [&](const ConvArgs& a, uint64_t seed) { return blocked_stores(check_conv(a, seed), block_of(lanes, a.c / a.groups)); };
     EXPECT_EQ(blocked({.n = 1, .c = 24, .h = 5, .w = 6, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 120), lanes == 16 ? 0u : 1u);
     EXPECT_EQ(blocked({.n = 2, .c = 32, .h = 9, .w = 11, .o = 40, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}, .bias = true, .computed = true}, 121), 1u);
     EXPECT_EQ(blocked({.n = 1, .c = 48, .h = 1, .w = 1, .o = 1000, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 122), 1u);
@@ -494,8 +498,8 @@ TEST(NnConv2d, ChannelBlocksAreTheTargetsLanes) {
     Tensor b = in.conv2d(f32(data(32 * 16 * 9, 128), {32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}).relu();
     Tensor w = f32(data(16 * 48, 129), {16, 48, 1, 1});
     Tensor y = Tensor::cat({a, b}, 1).conv2d(w);
-    EXPECT_EQ(blocked_stores(y, lanes), 3u) << "the computed input and each part, in blocks";
-    EXPECT_EQ(runs_of_blocked_joins(y, lanes), 2u) << "each part writes its run of the join, in blocks";
+    EXPECT_EQ(blocked_stores(y, 16), 3u) << "the computed input and each part, in blocks of a line";
+    EXPECT_EQ(runs_of_blocked_joins(y, 16), 2u) << "each part writes its run of the join, in blocks";
     Tensor plain = Tensor::cat({f32(a.to_vector<float>(), a.shape()), f32(b.to_vector<float>(), b.shape())}, 1);
     std::vector<float> wy = plain.conv2d(w).to_vector<float>();
     EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(wy.begin(), wy.end()), 1e-4, 1e-4);
