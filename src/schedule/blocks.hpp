@@ -1,7 +1,8 @@
 // The blocks values are stored in for the kernels that read them: a large convolution's input
-// channels, its weight's output channels, a matmul's columns. Each is one vector register of the
-// Target the graph is planned for (16 float32 at 64-byte vectors, 8 at 32, 4 at 16), so a kernel
-// loads a block with one instruction.
+// channels, its weight's output channels, a matmul's columns. Each follows the vector registers of
+// the Target the graph is planned for (16 float32 at 64-byte vectors, 8 at 32, 4 at 16), so a
+// kernel loads a block with whole vector instructions: a register, half of one, two, or (an
+// activation's channels where the registers are narrower) a 64-byte cache line.
 #pragma once
 
 #include <cstdint>

@@ -83,9 +83,9 @@ class Rule {
 
  private:
 
-  // A pool: the largest of each window of a computed input, by channel. Where the plan's lanes (or
-  // half of them) divide the channels, the kernel that computes the input stores it in blocks of
-  // them, as a convolution reads it, and a block of channels is one vector load per tap; the
+  // A pool: the largest of each window of a computed input, by channel. Where a block of
+  // Blocks::activations (a cache line, the plan's lanes or half of them) divides the channels, the
+  // kernel that computes the input stores it in such blocks, as a convolution reads it, and a block of channels is one vector load per tap; the
   // padding is read through, on the blocks. The windows are taken on the split view, as a
   // convolution's are. A sum or a maximum over the input's own axes (a softmax's, a global pool's)
   // is no pool: the axes it reduces must be the windows' taps.
@@ -230,8 +230,8 @@ class Rule {
 
   // A depthwise convolution (one input and one output channel a group): its filter w reads the
   // channels and the taps straight, its input x the channels straight and the taps through the
-  // windows, and it sums over the taps only. Where the plan's lanes (or half of them) divide the
-  // channels, both are read in blocks of them: the input stored (N, C/B, H, W, B) by the kernel
+  // windows, and it sums over the taps only. Where a block of Blocks::activations (a cache line,
+  // the plan's lanes or half of them) divides the channels, both are read in such blocks: the input stored (N, C/B, H, W, B) by the kernel
   // that computes it (or copied so, a stored input), the filter (C/B, 1, KH, KW, B). Each tap is then
   // one vector load of B channels times one vector of weights, whatever the stride or the width,
   // and the padding gate is the same for every lane.

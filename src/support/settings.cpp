@@ -18,7 +18,7 @@ const std::vector<Variable>& variables() {
       {"LATHE_CPU_COMPILER", "at every kernel compile", "the CPU backend: llvm (LLVM's in-process JIT, the default where built with LLVM) or clang (a C compiler)"},
       {"LATHE_CPU_TARGET", "once per process",
        "the CPU kernels are compiled for (an LLVM/-march name; default native); a CPU this machine cannot run is refused, naming what it lacks"},
-      {"LATHE_TARGET_SHAPE", "at every prepare, and by the Tensor ops that store values in blocks",
+      {"LATHE_TARGET_SHAPE", "at every prepare",
        "the machine the optimizer plans for: a float32 lane count (4, 8, 16) or lanes=N,registers=N,l1=SIZE,l2=SIZE (default: the CPU compiled for)"},
       {"LATHE_CC", "once per process", "the C compiler of the clang backend (default clang, else cc)"},
       {"LATHE_CACHE_DIR", "at every kernel compile", "where the on-disk caches live (default $XDG_CACHE_HOME/lathe, else ~/.cache/lathe)"},

@@ -182,8 +182,12 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   roots = detail::attention_as_one_node(roots);
   DeviceSpec device = DeviceSpec::default_device();
   ScheduleContext context = schedule_context(device, options);
-  roots = detail::winograd_where_it_pays(roots, context.target);
-  return PlanBuilder::build(create_schedule(roots, context), device, options);
+  Rebuilt winograd;
+  roots = detail::winograd_where_it_pays(roots, context.target, &winograd);
+  Schedule sched = create_schedule(roots, context);
+  winograd.then(sched.becomes);  // the caller's nodes answer to what stands for them after both
+  sched.becomes = std::move(winograd);
+  return PlanBuilder::build(std::move(sched), device, options);
 }
 
 // ---- broadcasting and binary ops ------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 #include <unordered_map>
 #include <vector>
 
+#include "ir/label.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/blocks.hpp"
@@ -85,46 +87,84 @@ const UOp* direct_product(const UOp& u) {
   return direct ? sum.src(0).get() : nullptr;
 }
 
+// Where a direct 3x3 convolution's operands lie under its product: the input `read_depth` nodes
+// down its operand's views (under a PAD of `padding` where `unpadded`), the weight `w_depth` down
+// the other's.
+struct DirectConvolution {
+  size_t read_depth = 0, w_depth = 0;
+  bool unpadded = false;
+  std::pair<int64_t, int64_t> padding;
+};
+
+// `operand` and the nodes under it through its views, the operand first.
+std::vector<UOpPtr> views_down(const UOpPtr& operand) {
+  std::vector<UOpPtr> out{operand};
+  while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
+  return out;
+}
+
 // The direct 3x3 convolutions of a graph (conv2d's sum, as direct_conv2d builds it), each rebuilt
-// by Winograd's method where that pays at the plan's lanes.
+// by Winograd's method where that pays for the plan's Target.
 class Rule {
  public:
   Rule(const UOpPtr& sink, const Target& target)
       : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)), target_(target) {}
 
-  // `u` by Winograd's method, where it is a direct 3x3 convolution of stride 1 that pays.
-  std::optional<UOpPtr> rebuilt(const UOpPtr& u) const {
+  // Where `u`'s operands lie, where it is a direct 3x3 convolution of stride 1 that pays.
+  std::optional<DirectConvolution> pays(const UOpPtr& u) const {
     const UOp* product = direct_product(*u);
     const Shape& ps = shapes_.at(product);  // (N, groups, O, C, OH, OW, KH, KW)
     if (ps.size() != 8 || ps[1] != 1 || ps[6] != 3 || ps[7] != 3) return std::nullopt;
     int64_t o = ps[2], c = ps[3];
-    for (const auto& [read, padding] : reads(product->src(0), c))
-      for (const UOpPtr& w : views_down(product->src(1)))
-        if (shapes_.at(w.get()) == Shape{o, c, 3, 3} && read->dtype() == dtypes::float32 && w->dtype() == dtypes::float32) {
-          Tensor x = tensor(read), weight = tensor(w);
-          if (detail::direct_conv2d(x, weight, {1, 1}, padding, {1, 1}, 1).uop() != u) continue;
-          Tensor input = plain_copy(*read) ? tensor(read->src(0)) : x;  // the transform stores its own copy
-          if (!winograd_pays(input, weight, {1, 1}, padding, {1, 1}, 1, target_)) return std::nullopt;
-          // Its input in the blocks a direct convolution's is stored in (which its producer may share).
-          return winograd_conv2d(input, weight, std::nullopt, padding, blocks_for(target_).convolution_input(c)).uop();
-        }
+    std::vector<UOpPtr> ws = views_down(product->src(1));
+    for (const DirectConvolution& d : reads(product->src(0), c))
+      for (size_t wd = 0; wd < ws.size(); ++wd) {
+        UOpPtr read = operand(views_down(product->src(0)), d), w = ws[wd];
+        const Shape& rs = shapes_.at(read.get());
+        if (shapes_.at(w.get()) != Shape{o, c, 3, 3} || read->dtype() != dtypes::float32 || w->dtype() != dtypes::float32 ||
+            rs[2] + 2 * d.padding.first < 3 || rs[3] + 2 * d.padding.second < 3)
+          continue;
+        Tensor weight = tensor(w, w);
+        if (detail::direct_conv2d(tensor(read, read), weight, {1, 1}, d.padding, {1, 1}, 1).uop() != u) continue;
+        if (!winograd_pays(input(read, read), weight, {1, 1}, d.padding, {1, 1}, 1, target_)) return std::nullopt;
+        DirectConvolution found = d;
+        found.w_depth = wd;
+        return found;
+      }
     return std::nullopt;
   }
 
- private:
-  // `operand` and the nodes under it through its views, the operand first.
-  static std::vector<UOpPtr> views_down(const UOpPtr& operand) {
-    std::vector<UOpPtr> out{operand};
-    while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
-    return out;
+  // The convolution `u` (as rebuilt, `now`: the same views over operands that may be rebuilt) by
+  // Winograd's method, each node it adds labelled as `u`.
+  UOpPtr by_winograd(const UOpPtr& u, const DirectConvolution& d, const UOpPtr& now) const {
+    const UOp* product = direct_product(*u);
+    const UOp* product_now = direct_product(*now);
+    UOpPtr read = operand(views_down(product->src(0)), d), w = views_down(product->src(1))[d.w_depth];
+    UOpPtr read_now = operand(views_down(product_now->src(0)), d), w_now = views_down(product_now->src(1))[d.w_depth];
+    Tensor x = input(read, read_now), weight = tensor(w, w_now);
+    int64_t c = shapes_.at(read.get())[1];
+    // Its input in the blocks a direct convolution's is stored in (which its producer may share).
+    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c)).uop();
+    std::vector<std::string> labels;
+    for (const UOp* n : {u.get(), u->src(0).get(), product})
+      if (labels.empty()) labels = labels_of(*n);
+    if (labels.empty()) return made;
+    std::unordered_set<const UOp*> operands;
+    for (const UOpPtr& n : toposort(UOp::make(Ops::SINK, dtypes::void_, {x.uop(), weight.uop()}))) operands.insert(n.get());
+    for (const UOpPtr& n : toposort(made))
+      if (!operands.count(n.get())) labelled_as(n, labels);
+    return made;
   }
 
+ private:
   // What a convolution's windows over `operand` may read: each (N, C, H, W) node under its views,
   // under a PAD of its rows and columns alike on both sides (conv2d's padding; its amounts are
   // sources where the PAD is symbolic) or unpadded.
-  std::vector<std::pair<UOpPtr, std::pair<int64_t, int64_t>>> reads(const UOpPtr& operand, int64_t c) const {
-    std::vector<std::pair<UOpPtr, std::pair<int64_t, int64_t>>> out;
-    for (const UOpPtr& n : views_down(operand)) {
+  std::vector<DirectConvolution> reads(const UOpPtr& operand, int64_t c) const {
+    std::vector<DirectConvolution> out;
+    std::vector<UOpPtr> down = views_down(operand);
+    for (size_t depth = 0; depth < down.size(); ++depth) {
+      const UOpPtr& n = down[depth];
       const Shape& s = shapes_.at(n.get());
       if (s.size() != 4 || s[1] != c) continue;
       if (n->op() == Ops::PAD) {
@@ -134,27 +174,37 @@ class Rule {
           for (size_t i = 2; i < 10; ++i) p.push_back(n->src(i)->is_const() ? const_as_int(n->src(i)->const_value()) : -1);
         }
         if (p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && p[4] == p[5] && p[6] == p[7] && p[4] >= 0 && p[6] >= 0)
-          out.push_back({n->src(0), {p[4], p[6]}});
+          out.push_back({.read_depth = depth, .unpadded = true, .padding = {p[4], p[6]}});
       }
-      out.push_back({n, {0, 0}});
+      out.push_back({.read_depth = depth, .padding = {0, 0}});
     }
     return out;
   }
 
-  Tensor tensor(const UOpPtr& u) const {
+  static UOpPtr operand(const std::vector<UOpPtr>& down, const DirectConvolution& d) {
+    return d.unpadded ? down[d.read_depth]->src(0) : down[d.read_depth];
+  }
+
+  // The input the transform reads: `read` (as `now`), or what it copies where it is a plain copy
+  // (the transform stores its own).
+  Tensor input(const UOpPtr& read, const UOpPtr& now) const {
+    return plain_copy(*read) ? tensor(read->src(0), now->src(0)) : tensor(read, now);
+  }
+
+  // `now` as a Tensor of the shape `u` (the node it stands for) has.
+  Tensor tensor(const UOpPtr& u, const UOpPtr& now) const {
     const SymDims& d = dims_.at(u.get());
     std::vector<UOpPtr> symbolic(d.size());
     bool any = false;
     for (size_t i = 0; i < d.size(); ++i)
       if (!d[i]->is_const()) symbolic[i] = d[i], any = true;
-    return any ? Tensor(u, shapes_.at(u.get()), std::move(symbolic)) : Tensor(u, shapes_.at(u.get()));
+    return any ? Tensor(now, shapes_.at(u.get()), std::move(symbolic)) : Tensor(now, shapes_.at(u.get()));
   }
 
   std::unordered_map<const UOp*, Shape> shapes_;
   std::unordered_map<const UOp*, SymDims> dims_;
   Target target_;
 };
-
 
 }  // namespace
 
@@ -191,31 +241,39 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
   return facts.out_h > 0 && facts.out_w > 0 && winograd_cycles(facts) < direct_cycles(facts);
 }
 
-std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target) {
+std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
   if (outputs.empty() || blocks_for(target).lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return outputs;
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   std::vector<UOpPtr> order = toposort(sink);
   if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
   Rule rule(sink, target);
-  Substitution found;
+  std::unordered_map<const UOp*, DirectConvolution> found;
   for (const UOpPtr& u : order)
     if (direct_product(*u))
-      if (std::optional<UOpPtr> w = rule.rebuilt(u)) found.emplace(u.get(), *w);
+      if (std::optional<DirectConvolution> d = rule.pays(u)) found.emplace(u.get(), *d);
   if (found.empty()) return outputs;
-  std::vector<UOpPtr> out;
-  for (const UOpPtr& o : outputs) out.push_back(substitute(o, found));
-  return out;
+  std::unordered_map<const UOp*, UOpPtr> made;
+  return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
+    auto it = found.find(source.get());
+    if (it == found.end()) return source_now;
+    auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
+    if (fresh) {
+      m->second = rule.by_winograd(source, it->second, source_now);
+      if (rebuilt) rebuilt->record(source, m->second);
+    }
+    return m->second;
+  }, rebuilt);
 }
 
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t lanes) {
+                       std::pair<int64_t, int64_t> padding, int64_t block) {
   SInt n = x.symbolic_shape()[0];
   int64_t c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], k = weight.shape()[0];
   int64_t oh = h + 2 * padding.first - 2, ow = w + 2 * padding.second - 2;
   int64_t th = tiles_along(oh), tw = tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, H, W), padded so the tiles cover the output whole,
   // its 6x6 windows at a stride of 4: (N, C/B, B, TH, TW, 6, 6), to (N, TH, TW, 6, 1, 6, 1, C).
-  Tensor blocked = stored_in_split_blocks(x, 1, lanes, 1)
+  Tensor blocked = stored_in_split_blocks(x, 1, block, 1)
                        .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, kTile * th + 2 - h - padding.first},
                              {padding.second, kTile * tw + 2 - w - padding.second}});
   Tensor windows = sliding_windows(blocked, {kWindow, kWindow}, {kTile, kTile}, {1, 1}, "conv2d", 3)

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/substitute.hpp"
 #include "lathe/target.hpp"
 #include "lathe/tensor.hpp"
 
@@ -65,13 +66,15 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
 /// `outputs` with each direct 3x3 convolution (conv2d's sum, as direct_conv2d builds it) by
 /// winograd_conv2d where winograd_pays for `target`, the Target the plan is prepared for; the same
 /// nodes where none pays. Tensor::prepare asks it, so one graph prepared for 8 and for 16 lanes is
-/// chosen for each. A convolution a Winograd one reads is rebuilt too.
-std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target);
+/// chosen for each. A convolution a Winograd one reads is rebuilt too. Each node the rule adds is
+/// labelled as the convolution it stands for; `rebuilt`, where given, records each node rebuilt
+/// (so the plan answers to the caller's nodes).
+std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt = nullptr);
 
 /// The convolution of x (N, C, H, W) with weight (K, C, 3, 3), stride 1, `padding` zeros on each
-/// side, as above; the input read in channel blocks of `lanes` (C a multiple of it). Any sizes:
+/// side, as above; the input read in channel blocks of `block` (C a multiple of it). Any sizes:
 /// tiles past the output's edge read zeros and are cut off.
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t lanes);
+                       std::pair<int64_t, int64_t> padding, int64_t block);
 
 }  // namespace lathe::detail

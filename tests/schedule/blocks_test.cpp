@@ -1,5 +1,5 @@
-// The blocks values are stored in follow the Target: one vector register of
-// float32 lanes, whatever this CPU is.
+// The blocks values are stored in follow the Target: its vector registers of float32 lanes (a
+// register, half or two of them, a cache line), whatever this CPU is.
 #include <gtest/gtest.h>
 
 #include "schedule/blocks.hpp"

@@ -26,10 +26,9 @@ std::vector<Shape> input_copies(const Tensor& y, int lanes, int64_t h, int64_t w
   return out;
 }
 
-// The channel block a convolution's input of `channels` channels is stored in at `lanes` lanes: a
-// 64-byte line (16 float32s) where that is more than the lanes and divides the channels, else the
-// lanes (schedule/blocks.hpp).
-int64_t block_for(int lanes, int64_t channels) { return lanes < 16 && channels % 16 == 0 ? 16 : lanes; }
+// The channel block a convolution's input of `channels` channels is stored in at `lanes` lanes (a
+// cache line or the lanes: tests/schedule/blocks_test.cpp checks which).
+int64_t block_for(int lanes, int64_t channels) { return blocks_for(planned_for(lanes).target).convolution_input(channels); }
 
 // The padded copies the schedule stores: CONTIGUOUS(PAD(x)), their shapes.
 std::vector<Shape> padded_copies(const Tensor& y, int lanes) {
@@ -59,8 +58,9 @@ struct Conv {
   }
 };
 
-// A computed input whose groups' channels fill whole blocks of the plan's lanes is stored in them,
-// (N, C/B, H, W, B); where they do not (8 channels a group at 16 lanes) it is read as it is. Odd
+// A computed input whose groups' channels fill whole blocks (of a cache line or the plan's lanes) is
+// stored in them, (N, C/B, H, W, B); where they do not (8 channels a group at 16 lanes) it is read
+// as it is. Odd
 // sizes (a 13 x 7 image, stride 2) and each width compute the plain loops' values.
 TEST(ChannelBlocks, AGroupsChannelsFillingWholeBlocksAreStoredInThem) {
   for (int64_t groups : {1, 2, 4}) {

@@ -1,12 +1,13 @@
 // Winograd's F(4x4, 3x3) convolution (tensor/winograd) against plain loops in float64: at sizes
 // that are not whole tiles, with padding, a bias, a batch, an empty and a symbolic batch, at 8
-// and 16 lanes; its error at ResNet-18's widths beside the direct method's; and where
-// Tensor::conv2d chooses it.
+// and 16 lanes; its error at ResNet-18's widths beside the direct method's; and where the rule
+// Tensor::prepare runs (winograd_where_it_pays) chooses it for the plan's Target.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 
+#include "ir/label.hpp"
 #include "schedule/layout_copies.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
@@ -44,6 +45,23 @@ Target target_of(int64_t lanes) {
   Target t = Target{}.with(TargetShape::parse(std::to_string(lanes)));
   t.threads = 2;
   return t;
+}
+
+// The plain loops' conv(x) + b of `a` (its ReLU) and the same weight's convolution of that ReLU
+// without a bias: what the tests of two chained convolutions compute.
+struct TwoLayers {
+  std::vector<float> relu;
+  std::vector<double> second;
+};
+TwoLayers two_layers_ref(const ConvArgs& a, const Data& d) {
+  int64_t oh = 0, ow = 0;
+  std::vector<double> first = conv_ref(d.x, d.w, d.b, a, oh, ow);
+  TwoLayers r;
+  for (double v : first) r.relu.push_back(static_cast<float>(std::max(0.0, v)));
+  ConvArgs second = a;
+  second.bias = false;
+  r.second = conv_ref(r.relu, d.w, {}, second, oh, ow);
+  return r;
 }
 
 // The largest difference from `ref` over the largest |ref|.
@@ -177,9 +195,9 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   EXPECT_TRUE(pays(8, 64, 56, 8));
 }
 
-// Through Tensor::conv2d, with a constant weight, a bias and a ReLU after it and a second
-// convolution reading its output in channel blocks: the values of plain loops.
-TEST(Winograd, ChosenByConv2dForAConstantWeight) {
+// Through Tensor::conv2d and prepare, with a constant weight, a bias and a ReLU after it and a
+// second convolution reading its output in channel blocks: the values of plain loops.
+TEST(Winograd, ChosenAtPrepareForAConstantWeight) {
   for (int64_t lanes : {8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
@@ -194,15 +212,9 @@ TEST(Winograd, ChosenByConv2dForAConstantWeight) {
     size_t direct = test::kernel_count(f32(d.x, {1, 64, 40, 39}).conv2d(w, f32(d.b, {64}), {1, 1}, {1, 1}).relu());
     ::unsetenv("LATHE_WINOGRAD");
     EXPECT_GE(test::kernel_count(y), direct + 3) << "two passes of the input transform, the product, two of the output's";
-    int64_t oh = 0, ow = 0;
-    std::vector<double> ref = conv_ref(d.x, d.w, d.b, a, oh, ow);
-    std::vector<float> relu(ref.size());
-    for (size_t i = 0; i < ref.size(); ++i) relu[i] = static_cast<float>(std::max(0.0, ref[i]));
-    ConvArgs second = a;
-    second.bias = false;
-    std::vector<double> ref_z = conv_ref(relu, d.w, {}, second, oh, ow);
-    EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(relu.begin(), relu.end()), 1e-5, 1e-4);
-    EXPECT_ALLCLOSE(z.to_vector<float>(), ref_z, 1e-5, 2e-4);
+    TwoLayers want = two_layers_ref(a, d);
+    EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(want.relu.begin(), want.relu.end()), 1e-5, 1e-4);
+    EXPECT_ALLCLOSE(z.to_vector<float>(), want.second, 1e-5, 2e-4);
   }
 }
 
@@ -237,7 +249,7 @@ TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
   EXPECT_ALLCLOSE(part, ref, 0, 1e-5 * scale);
 }
 
-// Whether a graph's direct convolution sums (conv2d's) are left in it.
+// How many direct convolution sums (conv2d's) a graph holds.
 size_t direct_sums(const std::vector<UOpPtr>& roots) {
   size_t n = 0;
   for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, roots)))
@@ -263,13 +275,7 @@ TEST(Winograd, ChosenForTheLanesOfThePlan) {
     EXPECT_EQ(direct_sums({z.uop()}), 2u);
     EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u) << symbolic;
     EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(16))), 2u) << "72 channels are not whole 16-lane blocks";
-    int64_t oh = 0, ow = 0;
-    std::vector<double> first = conv_ref(d.x, d.w, d.b, a, oh, ow);
-    std::vector<float> relu(first.size());
-    for (size_t i = 0; i < first.size(); ++i) relu[i] = static_cast<float>(std::max(0.0, first[i]));
-    ConvArgs second = a;
-    second.bias = false;
-    std::vector<double> want = conv_ref(relu, d.w, {}, second, oh, ow);
+    std::vector<double> want = two_layers_ref(a, d).second;
     for (int lanes : {8, 16}) {
       ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
       if (symbolic) plan.execute_with_vars({{"n", 2}});
@@ -277,6 +283,32 @@ TEST(Winograd, ChosenForTheLanesOfThePlan) {
       EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4) << lanes << " lanes, symbolic " << symbolic;
     }
   }
+}
+
+// What the rule rebuilds still answers to the caller's graph: every kernel of a labelled Winograd
+// convolution (an ONNX node's) carries its label, and the output it rebuilt (a second Winograd
+// convolution over the first's ReLU) is read by the caller's node's id.
+TEST(Winograd, KeepsLabelsAndTheCallersNodes) {
+  ConvArgs a{.n = 1, .c = 64, .h = 40, .w = 39, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 95);
+  for (float& v : d.w) v *= 0.05f;
+  Tensor w = constant(d.w, {64, 64, 3, 3});
+  Tensor conv = f32(d.x, {1, 64, 40, 39}).conv2d(w, constant(d.b, {64}), {1, 1}, {1, 1});
+  for (const UOpPtr& u : toposort(conv.uop()))
+    if (!u->src().empty()) add_label(u, "conv1");
+  Tensor y = conv.relu();
+  Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .share_memory = false, .shape = TargetShape::parse("8")});
+  ASSERT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u);
+  size_t labelled = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels())
+    labelled += std::find(k->labels.begin(), k->labels.end(), "conv1") != k->labels.end();
+  EXPECT_GE(labelled, 4u) << "the input transform's kernels, the product and the output's";
+  plan.execute();
+  const Buffer* out = plan.buffer(z.uop_id());
+  ASSERT_NE(out, nullptr) << "the caller's output node, rebuilt by the rule, answers to its id";
+  EXPECT_EQ(out, plan.output_buffer());
+  EXPECT_ALLCLOSE(out->to_vector<float>(), two_layers_ref(a, d).second, 1e-5, 2e-4);
 }
 
 }  // namespace
