@@ -201,7 +201,22 @@ class Rule {
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
       auto [all, below] = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
       size_t landing = p.landing;
-      if (!lowest_split(p, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return b; })) continue;
+      auto split = [&](int64_t block) {
+        Plan q = p;
+        bool ok = lowest_split(q, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return block; });
+        return ok ? std::optional<Plan>(std::move(q)) : std::nullopt;
+      };
+      std::optional<Plan> in_blocks = split(b);
+      // A join already in blocks of the lanes (concat_blocks: pieces a line does not all divide, a
+      // sum of pieces split (N, C/B, B, H, W) under a view back to (N, C, H, W)) is read in its
+      // blocks: a line would copy it.
+      const Shape& under = shapes_.at(below.get());
+      bool join_in_lanes = below->op() == Ops::ADD && !all.empty() && under.size() == 5 && shapes_.at(all.back().get()).size() == 4 &&
+                           under[2] == blocks_.lanes;
+      if (b != blocks_.lanes && join_in_lanes)
+        if (std::optional<Plan> lanes = split(blocks_.lanes)) in_blocks = std::move(lanes), b = blocks_.lanes;
+      if (!in_blocks) continue;
+      p = std::move(*in_blocks);
       // The filter read in the same blocks: its base's axis that lands on the input's channels.
       p.w_steps = view_steps(product->src(1 - x));
       p.filter = base_of(p.w_steps, product->src(1 - x));

@@ -55,6 +55,22 @@ TEST(ConcatBlocks, ConvolutionsChannelsAreJoinedInBlocks) {
   EXPECT_ALLCLOSE(run(z, 8), plain_join(narrow, a), 1e-5, 1e-5);
 }
 
+// A join of pieces that a cache line does not all divide (24 and 40 channels) is joined in blocks of
+// the lanes, and a convolution over it reads it so, though a line divides the 64 channels it reads:
+// no copy of the join into lines (it had one before the reader took the join's blocks).
+TEST(ConcatBlocks, AConvolutionReadsAJoinInTheBlocksItIsIn) {
+  Tensor a = convolved(24, 51), b = convolved(40, 52);
+  Tensor joined = Tensor::cat({a, b}, 1);
+  auto w = test::data(32 * 64 * 9, 53);
+  Tensor y = joined.conv2d(test::f32(w, {32, 64, 3, 3}), std::nullopt, {1, 1}, {1, 1});
+  // The pieces and the join they are written into (schedule/concat_in_place), all of 8: none of 16.
+  EXPECT_EQ(image_copies(y, 8), (std::vector<Shape>{{1, 3, 5, 3, 8}, {1, 5, 5, 3, 8}, {1, 8, 5, 3, 8}}));
+  std::vector<float> x = joined.to_vector<float>();
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(x, w, {}, test::ConvArgs{.n = 1, .c = 64, .h = 5, .w = 3, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}}, oh, ow);
+  EXPECT_ALLCLOSE(run(y, 8), want, 1e-4, 1e-4);
+}
+
 // Left as they are: a piece no block width divides (12 channels at 8 lanes), a piece computed
 // elementwise (its copy would only move into that kernel), a join along another axis, and a
 // scalar Target.
