@@ -199,7 +199,9 @@ class Rule {
       int64_t b = blocks_.convolution_input(group_channels);
       bool pays = copied || (columns >= blocks_.lanes && macs >= prices_.stored_copy_macs);
       if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
-      auto [all, below] = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
+      auto through = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
+      const std::vector<UOpPtr>& all = through.first;
+      const UOpPtr& below = through.second;
       size_t landing = p.landing;
       auto split = [&](int64_t block) {
         Plan q = p;
