@@ -12,8 +12,7 @@
 #include <optional>
 #include <unordered_set>
 
-#include "ir/label.hpp"
-#include "ir/toposort.hpp"
+#include "ir/label_computed.hpp"
 #include "onnx/initializer_data.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
@@ -262,21 +261,10 @@ namespace detail {
 void label_node(const ::onnx::NodeProto& node, const std::unordered_set<const UOp*>& inputs, const std::vector<Value>& outs) {
   const std::string& who = !node.name().empty() ? node.name() : node.output_size() ? node.output(0) : node.op_type();
   std::string label = who + " (" + node.op_type() + ")";
-  for (const Value& out : outs) {
-    if (!out.is_tensor()) continue;
-    // Only what is computed from the inputs: constant expressions (a broadcast zero) are shared by
-    // every node that makes the same one. What an earlier node labelled (a value reached through a
-    // subgraph's outer scope) stays its own.
-    const UOpPtr& root = out.tensor().uop();
-    auto own = [&](const UOp& u) { return &u == root.get() || (!inputs.count(&u) && labels_of(u).empty()); };
-    std::unordered_set<const UOp*> from_inputs(inputs);
-    for (const UOpPtr& u : toposort(root, own)) {
-      if (!own(*u)) continue;
-      bool computed = std::any_of(u->src().begin(), u->src().end(), [&](const UOpPtr& s) { return from_inputs.count(s.get()) > 0; });
-      if (computed) from_inputs.insert(u.get());
-      if (computed || u == root) add_label(u, label);
-    }
-  }
+  // Only what is computed from the inputs; what an earlier node labelled (a value reached through
+  // a subgraph's outer scope) stays its own.
+  for (const Value& out : outs)
+    if (out.is_tensor()) label_computed(out.tensor().uop(), inputs, {label});
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/label.hpp"
+#include "ir/label_computed.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "schedule/blocks.hpp"
@@ -149,10 +150,7 @@ class Rule {
     for (const UOp* n : {u.get(), u->src(0).get(), product})
       if (labels.empty()) labels = labels_of(*n);
     if (labels.empty()) return made;
-    std::unordered_set<const UOp*> operands;
-    for (const UOpPtr& n : toposort(UOp::make(Ops::SINK, dtypes::void_, {x.uop(), weight.uop()}))) operands.insert(n.get());
-    for (const UOpPtr& n : toposort(made))
-      if (!operands.count(n.get())) labelled_as(n, labels);
+    label_computed(made, {x.uop().get(), weight.uop().get()}, labels);
     return made;
   }
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "ir/label.hpp"
+#include "ir/label_computed.hpp"
 #include "schedule/layout_copies.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
@@ -285,30 +285,48 @@ TEST(Winograd, ChosenForTheLanesOfThePlan) {
   }
 }
 
-// What the rule rebuilds still answers to the caller's graph: every kernel of a labelled Winograd
-// convolution (an ONNX node's) carries its label, and the output it rebuilt (a second Winograd
-// convolution over the first's ReLU) is read by the caller's node's id.
+// What the rule rebuilds still answers to the caller's graph: each kernel of a labelled Winograd
+// convolution (an ONNX node's) carries its label and no other convolution's (the constants the two
+// share, a shape's sizes under a symbolic batch, stay unlabelled), and the output it rebuilt (a
+// second Winograd convolution over the first's ReLU) is read by the caller's node's id.
 TEST(Winograd, KeepsLabelsAndTheCallersNodes) {
   ConvArgs a{.n = 1, .c = 64, .h = 40, .w = 39, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
   Data d = data_for(a, 95);
   for (float& v : d.w) v *= 0.05f;
   Tensor w = constant(d.w, {64, 64, 3, 3});
-  Tensor conv = f32(d.x, {1, 64, 40, 39}).conv2d(w, constant(d.b, {64}), {1, 1}, {1, 1});
-  for (const UOpPtr& u : toposort(conv.uop()))
-    if (!u->src().empty()) add_label(u, "conv1");
-  Tensor y = conv.relu();
-  Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
-  ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .share_memory = false, .shape = TargetShape::parse("8")});
-  ASSERT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u);
-  size_t labelled = 0;
-  for (const PreparedKernel* k : plan.prepared_kernels())
-    labelled += std::find(k->labels.begin(), k->labels.end(), "conv1") != k->labels.end();
-  EXPECT_GE(labelled, 4u) << "the input transform's kernels, the product and the output's";
-  plan.execute();
-  const Buffer* out = plan.buffer(z.uop_id());
-  ASSERT_NE(out, nullptr) << "the caller's output node, rebuilt by the rule, answers to its id";
-  EXPECT_EQ(out, plan.output_buffer());
-  EXPECT_ALLCLOSE(out->to_vector<float>(), two_layers_ref(a, d).second, 1e-5, 2e-4);
+  Variable n("n", 1, 2);
+  std::vector<float> two(d.x);
+  two.insert(two.end(), d.x.begin(), d.x.end());
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic ? "symbolic batch" : "static batch");
+    Tensor x = symbolic ? f32(two, {2, 64, 40, 39}).shrink({{0, n.bind(1)}, {0, 64}, {0, 40}, {0, 39}}) : f32(d.x, {1, 64, 40, 39});
+    auto label = [](const Tensor& from, const Tensor& to, const std::string& name) {
+      label_computed(to.uop(), {from.uop().get()}, {name});
+    };
+    Tensor conv = x.conv2d(w, constant(d.b, {64}), {1, 1}, {1, 1});
+    label(x, conv, "conv1");
+    Tensor y = conv.relu();
+    Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
+    label(y, z, "conv2");
+    ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .shape = TargetShape::parse("8")});
+    ASSERT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u);
+    size_t first = 0, second = 0;
+    for (const PreparedKernel* k : plan.prepared_kernels()) {
+      bool one = std::find(k->labels.begin(), k->labels.end(), "conv1") != k->labels.end();
+      bool two = std::find(k->labels.begin(), k->labels.end(), "conv2") != k->labels.end();
+      first += one && !two, second += two && !one;
+    }
+    EXPECT_GE(first, 3u) << "the first convolution's input transform and product";
+    EXPECT_GE(second, 3u) << "the second's product and output transform, without the first's name";
+    if (symbolic) plan.execute_with_vars({{"n", 1}});
+    else plan.execute();
+    const Buffer* out = plan.buffer(z.uop_id());
+    ASSERT_NE(out, nullptr) << "the caller's output node, rebuilt by the rule, answers to its id";
+    EXPECT_EQ(out, plan.output_buffer());
+    std::vector<float> got = out->to_vector<float>();
+    got.resize(static_cast<size_t>(64 * 40 * 39));  // the first image (a symbolic batch's buffer holds two)
+    EXPECT_ALLCLOSE(got, two_layers_ref(a, d).second, 1e-5, 2e-4);
+  }
 }
 
 }  // namespace
