@@ -18,8 +18,8 @@ constexpr int64_t kLine = 64 / 4;  // float32s in a cache line
 }  // namespace
 
 int64_t Blocks::activations(int64_t n) const {
-  if (lanes != 0 && lanes < kLine && n % kLine == 0) return kLine;
-  return std::min(output_channels(n), lanes);
+  int64_t line = convolution_input(n);
+  return line > lanes ? line : std::min(output_channels(n), lanes);
 }
 
 int64_t Blocks::convolution_input(int64_t n) const { return lanes != 0 && lanes < kLine && n % kLine == 0 ? kLine : lanes; }

@@ -85,8 +85,8 @@ class Rule {
 
   // A pool: the largest of each window of a computed input, by channel. Where a block of
   // Blocks::activations (a cache line, the plan's lanes or half of them) divides the channels, the
-  // kernel that computes the input stores it in such blocks, as a convolution reads it, and a block of channels is one vector load per tap; the
-  // padding is read through, on the blocks. The windows are taken on the split view, as a
+  // kernel that computes the input stores it in such blocks, as a convolution reads it, and a
+  // block of channels is one or two vector loads per tap; the padding is read through, on the blocks. The windows are taken on the split view, as a
   // convolution's are. A sum or a maximum over the input's own axes (a softmax's, a global pool's)
   // is no pool: the axes it reduces must be the windows' taps.
   std::optional<Plan> pool_plan(const UOp& pool) {
@@ -197,28 +197,16 @@ class Rule {
       // In channel blocks: where a group's channels fill whole blocks, the filter's output channels
       // have a block, and a stored input is read often enough to pay for its copy.
       int64_t b = blocks_.convolution_input(group_channels);
-      bool pays = copied || (columns >= blocks_.lanes && macs >= prices_.stored_copy_macs);
-      if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
       auto through = views_through_copy(p.x_steps, product->src(x));  // to the value the copy copies
       const std::vector<UOpPtr>& all = through.first;
       const UOpPtr& below = through.second;
+      // A value already split in blocks of the lanes (a join of pieces a line does not all divide,
+      // concat_blocks) is read in them: a line would copy it.
+      if (b != 0 && stored_block(all, below) == blocks_.lanes) b = blocks_.lanes;
+      bool pays = copied || (columns >= blocks_.lanes && macs >= prices_.stored_copy_macs);
+      if (b == 0 || group_channels % b != 0 || !p.stored->dtype().is_float() || !pays || blocks_.stored(columns) == 0) continue;
       size_t landing = p.landing;
-      auto split = [&](int64_t block) {
-        Plan q = p;
-        bool ok = lowest_split(q, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return block; });
-        return ok ? std::optional<Plan>(std::move(q)) : std::nullopt;
-      };
-      std::optional<Plan> in_blocks = split(b);
-      // A join already in blocks of the lanes (concat_blocks: pieces a line does not all divide, a
-      // sum of pieces split (N, C/B, B, H, W) under a view back to (N, C, H, W)) is read in its
-      // blocks: a line would copy it.
-      const Shape& under = shapes_.at(below.get());
-      bool join_in_lanes = below->op() == Ops::ADD && !all.empty() && under.size() == 5 && shapes_.at(all.back().get()).size() == 4 &&
-                           under[2] == blocks_.lanes;
-      if (b != blocks_.lanes && join_in_lanes)
-        if (std::optional<Plan> lanes = split(blocks_.lanes)) in_blocks = std::move(lanes), b = blocks_.lanes;
-      if (!in_blocks) continue;
-      p = std::move(*in_blocks);
+      if (!lowest_split(p, all, below, [&](size_t l) { return l == landing; }, [&](int64_t) { return b; })) continue;
       // The filter read in the same blocks: its base's axis that lands on the input's channels.
       p.w_steps = view_steps(product->src(1 - x));
       p.filter = base_of(p.w_steps, product->src(1 - x));
@@ -248,8 +236,9 @@ class Rule {
   // A depthwise convolution (one input and one output channel a group): its filter w reads the
   // channels and the taps straight, its input x the channels straight and the taps through the
   // windows, and it sums over the taps only. Where a block of Blocks::activations (a cache line,
-  // the plan's lanes or half of them) divides the channels, both are read in such blocks: the input stored (N, C/B, H, W, B) by the kernel
-  // that computes it (or copied so, a stored input), the filter (C/B, 1, KH, KW, B). Each tap is then
+  // the plan's lanes or half of them) divides the channels, both are read in such blocks: the
+  // input stored (N, C/B, H, W, B) by the kernel that computes it (or copied so, a stored input),
+  // the filter (C/B, 1, KH, KW, B). Each tap is then
   // one vector load of B channels times one vector of weights, whatever the stride or the width,
   // and the padding gate is the same for every lane.
   std::optional<Plan> depthwise_plan(const UOp& sum, const UOp& product) {
@@ -289,6 +278,17 @@ class Rule {
   }
 
   SplitReplay replay() const { return SplitReplay(shapes_, dims_); }
+
+  // The block a value under a reader's views is already split in: a join of blocks (N, C/B, B, H, W)
+  // under the view that merges it back to (N, C, H, W), as concat_blocks builds it; 0 for any other.
+  int64_t stored_block(const std::vector<UOpPtr>& views, const UOpPtr& value) const {
+    if (views.empty() || views.back()->op() != Ops::RESHAPE) return 0;
+    const Shape &split = shapes_.at(value.get()), &merged = shapes_.at(views.back().get());
+    if (split.size() != 5 || merged.size() != 4 || split[0] != merged[0] || split[1] * split[2] != merged[1] || split[3] != merged[2] ||
+        split[4] != merged[3])
+      return 0;
+    return split[2];
+  }
 
   // The stored input as rebuilt, reached from the product's operand as rebuilt.
   static UOpPtr stored_now(const Plan& p, const UOpPtr& operand_now) { return down(operand_now, p.x_steps.size()); }
