@@ -83,6 +83,7 @@ TEST(Winograd, MatchesPlainLoopsAtSizesThatAreNotWholeTiles) {
       {.n = 1, .c = 32, .h = 8, .w = 8, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}},
       {.n = 1, .c = 16, .h = 9, .w = 5, .o = 16, .kh = 3, .kw = 3, .padding = {2, 2}, .bias = true},
       {.n = 3, .c = 16, .h = 6, .w = 17, .o = 16, .kh = 3, .kw = 3, .padding = {0, 1}},
+      {.n = 1, .c = 16, .h = 5, .w = 6, .o = 24, .kh = 3, .kw = 3, .padding = {1, 1}},  // 16 lanes: U in blocks of 8
   };
   for (int64_t lanes : {4, 8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
