@@ -190,7 +190,12 @@ class Rule {
       int64_t group_channels = ps[p.landing];
       int64_t macs = shape_numel(input) ? shape_numel(ps) / shape_numel(input) : 0;  // per input element
       bool padded = !p.x_steps.empty() && p.x_steps.back()->op() == Ops::PAD;
-      if (padded && (group_channels < prices_.gated_channels || macs >= prices_.padded_copy_macs)) {
+      // Output channels too few or too odd for a block of their own (ESPCN's 27) leave a kernel's
+      // vectors to run along the pixels, where each tap's padding gates are a mask of lanes (on
+      // AVX2 a masked load, its mask computed at every tap: ESPCN's 32 -> 27 convolution ran 1.9x
+      // slower so than from the padded copy, which its producer writes in place).
+      bool pixels_in_lanes = blocks_.lanes > 0 && blocks_.stored(columns) == 0;
+      if (padded && (group_channels < prices_.gated_channels || macs >= prices_.padded_copy_macs || pixels_in_lanes)) {
         p.kind = Plan::Kind::padded_copy;
         return p;
       }

@@ -9,8 +9,9 @@
 // multiply-adds per output pixel of a group, as the filter rule counts them), X is stored one of
 // three ways:
 // - padded, with no gate: a copy of PAD(X), where each input element feeds many multiply-adds
-//   (the copy is small beside them) or a group has few input channels (too few to pay for the
-//   per-pixel gates a tile keeps);
+//   (the copy is small beside them), a group has few input channels (too few to pay for the
+//   per-pixel gates a tile keeps), or the filter's output channels have no block of their own (a
+//   kernel's vectors then run along the pixels, and its gates would be masks of lanes);
 // - in channel blocks (N, C/B, H, W, B), B the Target's float32 lanes, where a group's input
 //   channels fill whole blocks and the filter's output channels have a block of their own
 //   (Blocks::stored): the kernel that computes X stores each pixel's block as one vector (NCHW

@@ -107,6 +107,27 @@ TEST(ChannelBlocks, ManyMultiplyAddsPerElementReadAPaddedCopy) {
   EXPECT_ALLCLOSE(run(c.y, 8), c.want, 1e-4, 1e-4);
 }
 
+// Output channels too few or too odd for a block of their own (27: ESPCN's last layer, 3 x 3 x 3
+// for a pixel shuffle) leave a kernel's vectors to run along the pixels: the input, whose channels
+// would fill blocks, is read from a padded copy instead, with no gate (8 and 16 lanes; at 4, 27
+// channels padded to 28 have a block, and the input is stored in blocks); an odd image (11 x 19)
+// computes the plain loops' values.
+TEST(ChannelBlocks, OutputChannelsWithNoBlockReadAPaddedCopy) {
+  Conv c(ConvArgs{.n = 1, .c = 32, .h = 11, .w = 19, .o = 27, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 17);
+  for (int lanes : {4, 8, 16}) {
+    bool no_block = blocks_for(planned_for(lanes).target).stored(27) == 0;
+    EXPECT_EQ(no_block, lanes != 4) << lanes << " lanes";
+    std::vector<Shape> want = no_block ? std::vector<Shape>{{1, 32, 13, 21}} : std::vector<Shape>{};
+    EXPECT_EQ(padded_copies(c.y, lanes), want) << lanes << " lanes";
+    EXPECT_EQ(input_copies(c.y, lanes, c.a.h, c.a.w).empty(), no_block) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4) << lanes << " lanes";
+  }
+  // 32 output channels have their blocks: the input is stored in channel blocks, not padded.
+  Conv blocked(ConvArgs{.n = 1, .c = 32, .h = 11, .w = 19, .o = 32, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 18);
+  EXPECT_TRUE(padded_copies(blocked.y, 8).empty());
+  EXPECT_EQ(input_copies(blocked.y, 8, 11, 19).size(), 1u);
+}
+
 // A stored input (a buffer: no kernel computes it) is copied into blocks only where each element
 // feeds enough multiply-adds: a 1x1 convolution to 16 channels reads it in place, a 3x3 one to 64
 // copies it.
