@@ -20,25 +20,61 @@
 namespace lathe::detail {
 namespace {
 
-// F(4x4, 3x3) at the points 0, 1, -1, 2, -2 and infinity.
-constexpr double kInput[6][6] = {  // Bᵀ: a 6x6 window to its 6x6 transform, along one axis
-    {4, 0, -5, 0, 1, 0}, {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-constexpr double kWeight[6][3] = {  // G: a 3-tap kernel to its 6 points
-    {1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6},  {0, 0, 1}};
-constexpr double kOutput[4][6] = {  // Aᵀ: 6 points to 4 outputs
-    {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-constexpr int64_t kTile = 4, kWindow = 6, kPoints = kWindow * kWindow;
+// A Winograd method F(m x m, 3x3): m x m outputs from (m + 2) x (m + 2) windows, through
+// (m + 2)^2 products per input channel (its points).
+struct Method {
+  int64_t tile, window;
+  std::vector<double> input;   // Bᵀ (window x window): a window to its transform, along one axis
+  std::vector<double> weight;  // G (window x 3): a 3-tap kernel to the points
+  std::vector<double> output;  // Aᵀ (tile x window): the points to the outputs
+  int64_t points() const { return window * window; }
+  int64_t tiles_along(int64_t n) const { return (n + tile - 1) / tile; }
+};
 
-// A transform matrix as a constant float32 tensor, made once per convolution for both of its
-// passes: a plan reads it as a constant, so what is computed from it and a constant weight is
-// computed once, at prepare.
-template <int R, int S>
-Tensor constant_matrix(const double (&m)[R][S]) {
-  std::vector<float> v;
-  for (const auto& row : m)
-    for (double x : row) v.push_back(static_cast<float>(x));
-  Tensor t = Tensor::from_vector(v, Shape{R, S});
+// F(4x4, 3x3) at the points 0, 1, -1, 2, -2 and infinity.
+const Method& f4() {
+  static const Method m{4, 6,
+                        {4, 0, -5, 0, 1, 0,  //
+                         0, -4, -4, 1, 1, 0,  //
+                         0, 4, -4, -1, 1, 0,  //
+                         0, -2, -1, 2, 1, 0,  //
+                         0, 2, -1, -2, 1, 0,  //
+                         0, 4, 0, -5, 0, 1},
+                        {1.0 / 4, 0, 0,  //
+                         -1.0 / 6, -1.0 / 6, -1.0 / 6,  //
+                         -1.0 / 6, 1.0 / 6, -1.0 / 6,  //
+                         1.0 / 24, 1.0 / 12, 1.0 / 6,  //
+                         1.0 / 24, -1.0 / 12, 1.0 / 6,  //
+                         0, 0, 1},
+                        {1, 1, 1, 1, 1, 0,  //
+                         0, 1, -1, 2, -2, 0,  //
+                         0, 1, 1, 4, 4, 0,  //
+                         0, 1, -1, 8, -8, 1}};
+  return m;
+}
+// F(2x2, 3x3) at the points 0, 1, -1 and infinity.
+const Method& f2() {
+  static const Method m{2, 4,
+                        {1, 0, -1, 0,  //
+                         0, 1, 1, 0,  //
+                         0, -1, 1, 0,  //
+                         0, 1, 0, -1},
+                        {1, 0, 0,  //
+                         0.5, 0.5, 0.5,  //
+                         0.5, -0.5, 0.5,  //
+                         0, 0, 1},
+                        {1, 1, 1, 0,  //
+                         0, 1, -1, -1}};
+  return m;
+}
+const Method& method_for(int64_t tile) { return tile == 2 ? f2() : f4(); }
+
+// A transform matrix (rows x columns, row-major) as a constant float32 tensor, made once per
+// convolution for both of its passes: a plan reads it as a constant, so what is computed from it
+// and a constant weight is computed once, at prepare.
+Tensor constant_matrix(const std::vector<double>& m, int64_t rows) {
+  std::vector<float> v(m.begin(), m.end());
+  Tensor t = Tensor::from_vector(v, Shape{rows, static_cast<int64_t>(m.size()) / rows});
   t.buffer().set_constant();
   return t;
 }
@@ -62,7 +98,6 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
   return sum_in_pairs(std::move(terms));
 }
 
-int64_t tiles_along(int64_t n) { return (n + kTile - 1) / kTile; }
 
 // `t` stored with its axis `axis` split in blocks of `block` (the block's elements innermost in
 // memory, the block index at `outer_at` among the other axes), viewed as t's shape with that axis
@@ -96,6 +131,7 @@ struct DirectConvolution {
   size_t read_depth = 0, w_depth = 0;
   bool unpadded = false;
   std::pair<int64_t, int64_t> padding;
+  int64_t tile = 4;  // the Winograd method's output tile (F(tile x tile, 3x3))
 };
 
 // `operand` and the nodes under it through its views, the operand first.
@@ -128,9 +164,10 @@ class Rule {
           continue;
         Tensor weight = tensor(w, w);
         if (detail::direct_conv2d(tensor(read, read), weight, {1, 1}, d.padding, {1, 1}, 1).uop() != u) continue;
-        if (!winograd_pays(input(read, read), weight, {1, 1}, d.padding, {1, 1}, 1, target_)) return std::nullopt;
+        int64_t tile = winograd_tile(input(read, read), weight, {1, 1}, d.padding, {1, 1}, 1, target_);
+        if (tile == 0) return std::nullopt;
         DirectConvolution found = d;
-        found.w_depth = wd;
+        found.w_depth = wd, found.tile = tile;
         return found;
       }
     return std::nullopt;
@@ -146,7 +183,7 @@ class Rule {
     Tensor x = input(read, read_now), weight = tensor(w, w_now);
     int64_t c = shapes_.at(read.get())[1];
     // Its input in the blocks a direct convolution's is stored in (which its producer may share).
-    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c)).uop();
+    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), d.tile).uop();
     std::vector<std::string> labels;
     for (const UOp* n : {u.get(), u->src(0).get(), product})
       if (labels.empty()) labels = labels_of(*n);
@@ -207,37 +244,61 @@ class Rule {
 
 }  // namespace
 
+double direct_tile_share(int64_t width, int64_t budget) {
+  if (width >= budget || width <= 0) return 1;
+  int64_t two_vectors = 1;  // rows of a two-vector tile: the widest divisor of the width in half the budget
+  for (int64_t r = std::min(width, budget / 2); r >= 1; --r)
+    if (width % r == 0) {
+      two_vectors = r;
+      break;
+    }
+  return static_cast<double>(std::max(width, 2 * two_vectors)) / static_cast<double>(budget);
+}
+
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double macs = 9.0 * static_cast<double>(c.batch * c.out_h * c.out_w) * ck;
-  return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * p.direct_efficiency), p.weight_value * 9.0 * ck);
+  double share = p.direct_efficiency * direct_tile_share(c.out_w, c.registers / 2);
+  return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), p.weight_value * 9.0 * ck);
 }
 
-double winograd_cycles(const WinogradCase& c, const WinogradPrices& p) {
-  double tiles = static_cast<double>(c.batch * tiles_along(c.out_h) * tiles_along(c.out_w));
+double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices& p) {
+  const Method& f = method_for(tile);
+  double points = static_cast<double>(f.points());
+  double tiles = static_cast<double>(c.batch * f.tiles_along(c.out_h) * f.tiles_along(c.out_w));
   double ck = static_cast<double>(c.in_channels * c.out_channels);
-  double product = std::max(kPoints * tiles * ck / (p.fma_units * static_cast<double>(c.lanes) * p.product_efficiency),
-                            p.weight_value * kPoints * ck);
-  double streamed = kPoints * tiles * static_cast<double>(c.in_channels) * 4 / static_cast<double>(std::max<int64_t>(c.cache_bytes, 1));
+  double product = std::max(points * tiles * ck / (p.fma_units * static_cast<double>(c.lanes) * p.product_efficiency),
+                            p.weight_value * points * ck);
+  double streamed = points * tiles * static_cast<double>(c.in_channels) * 4 / static_cast<double>(std::max<int64_t>(c.cache_bytes, 1));
   double value = p.transform_value * (1 + p.streamed_growth * std::log2(std::max(1.0, streamed)));
-  double transforms = value * kPoints * tiles * static_cast<double>(c.in_channels + c.out_channels);
+  double transforms = value * points * tiles * static_cast<double>(c.in_channels + c.out_channels);
   return product + transforms + p.kernel;
+}
+
+int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target) {
+  int64_t lanes = blocks_for(target).lanes;
+  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return 0;
+  int64_t c = x.shape()[1], k = weight.shape()[0];
+  if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
+      dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
+    return 0;
+  if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return 0;
+  std::unordered_map<const UOp*, bool> memo;
+  if (!made_of_constants(weight.uop(), memo)) return 0;  // else its transform would run every time
+  WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
+                     target.l2_bytes * std::max(target.threads, 1), target.vector_registers};
+  if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
+  int64_t best = 0;
+  double least = direct_cycles(facts);
+  for (int64_t tile : {int64_t{4}, int64_t{2}})
+    if (double cycles = winograd_cycles(facts, tile); cycles < least) best = tile, least = cycles;
+  return best;
 }
 
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target) {
-  int64_t lanes = blocks_for(target).lanes;
-  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return false;
-  int64_t c = x.shape()[1], k = weight.shape()[0];
-  if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
-      dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
-    return false;
-  if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return false;
-  std::unordered_map<const UOp*, bool> memo;
-  if (!made_of_constants(weight.uop(), memo)) return false;  // else its transform would run every time
-  WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
-                     target.l2_bytes * std::max(target.threads, 1)};
-  return facts.out_h > 0 && facts.out_w > 0 && winograd_cycles(facts) < direct_cycles(facts);
+  return winograd_tile(x, weight, stride, padding, dilation, groups, target) != 0;
 }
 
 std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
@@ -265,37 +326,39 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
 }
 
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t block) {
+                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile) {
+  const Method& f = method_for(tile);
+  int64_t t = f.tile, win = f.window, pts = f.points();
   SInt n = x.symbolic_shape()[0];
   int64_t c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], k = weight.shape()[0];
   int64_t oh = h + 2 * padding.first - 2, ow = w + 2 * padding.second - 2;
-  int64_t th = tiles_along(oh), tw = tiles_along(ow), tiles = th * tw;
+  int64_t th = f.tiles_along(oh), tw = f.tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, H, W), padded so the tiles cover the output whole,
-  // its 6x6 windows at a stride of 4: (N, C/B, B, TH, TW, 6, 6), to (N, TH, TW, 6, 1, 6, 1, C).
+  // its windows at a stride of a tile: (N, C/B, B, TH, TW, win, win), to (N, TH, TW, win, 1, win, 1, C).
   Tensor blocked = stored_in_split_blocks(x, 1, block, 1)
-                       .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, kTile * th + 2 - h - padding.first},
-                             {padding.second, kTile * tw + 2 - w - padding.second}});
-  Tensor windows = sliding_windows(blocked, {kWindow, kWindow}, {kTile, kTile}, {1, 1}, "conv2d", 3)
+                       .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, t * th + 2 - h - padding.first},
+                             {padding.second, t * tw + 2 - w - padding.second}});
+  Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "conv2d", 3)
                        .permute({0, 3, 4, 5, 6, 1, 2})
-                       .reshape({n, th, tw, kWindow, 1, kWindow, 1, c});
-  // V (N, tiles, 36, C): Bᵀ along the window's rows, then along its columns.
-  Tensor bt = constant_matrix(kInput), g6 = constant_matrix(kWeight), at = constant_matrix(kOutput);
-  Tensor v = transformed(transformed(windows, 3, 4, bt), 5, 6, bt).reshape({n, tiles, kPoints, c});
-  // U (36, C, K): Gᵀ along the kernel's rows, then its columns; stored (36, K/B, C, B), so the
+                       .reshape({n, th, tw, win, 1, win, 1, c});
+  // V (N, tiles, points, C): Bᵀ along the window's rows, then along its columns.
+  Tensor bt = constant_matrix(f.input, win), gm = constant_matrix(f.weight, win), at = constant_matrix(f.output, t);
+  Tensor v = transformed(transformed(windows, 3, 4, bt), 5, 6, bt).reshape({n, tiles, pts, c});
+  // U (points, C, K): Gᵀ along the kernel's rows, then its columns; stored (points, K/B, C, B), so the
   // product's register tile, a block of output channels, reads its column of U over every input
   // channel as one run rather than a line in each of C rows (ResNet-18's 256-channel product ran
   // 2x faster so on AVX2).
   Tensor g = weight.permute({2, 3, 1, 0}).reshape({3, 1, 3, 1, c, k});
-  Tensor u = transformed(transformed(g, 0, 1, g6), 2, 3, g6).reshape({kPoints, c, k});
-  u = stored_in_split_blocks(u, 2, std::gcd(k, block), 1).reshape({kPoints, c, k});
-  // M (36, N, tiles, K): one product per point over the input channels, output channels innermost.
-  Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({kPoints, 1, 1, c, k})).sum({3});
-  // Y: Aᵀ along the points' rows, then columns: (N, TH, TW, 4, 4, K), to (N, K, 4TH, 4TW), cut to the output.
-  Tensor points = m.permute({1, 2, 0, 3}).reshape({n, th, tw, kWindow, 1, kWindow, 1, k});
+  Tensor u = transformed(transformed(g, 0, 1, gm), 2, 3, gm).reshape({pts, c, k});
+  u = stored_in_split_blocks(u, 2, std::gcd(k, block), 1).reshape({pts, c, k});
+  // M (points, N, tiles, K): one product per point over the input channels, output channels innermost.
+  Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({pts, 1, 1, c, k})).sum({3});
+  // Y: Aᵀ along the points' rows, then columns: (N, TH, TW, t, t, K), to (N, K, t TH, t TW), cut to the output.
+  Tensor points = m.permute({1, 2, 0, 3}).reshape({n, th, tw, win, 1, win, 1, k});
   Tensor y = transformed(transformed(points, 3, 4, at), 5, 6, at)
-                 .reshape({n, th, tw, kTile, kTile, k})
+                 .reshape({n, th, tw, t, t, k})
                  .permute({0, 5, 1, 3, 2, 4})
-                 .reshape({n, k, kTile * th, kTile * tw})
+                 .reshape({n, k, t * th, t * tw})
                  .shrink({{0, n}, {0, k}, {0, oh}, {0, ow}});
   return bias ? y + bias->reshape({1, k, 1, 1}) : y;
 }

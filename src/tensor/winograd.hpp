@@ -1,12 +1,14 @@
 // A 3x3 convolution of stride 1 by Winograd's minimal filtering, F(4x4, 3x3): each 4x4 block
 // of output pixels ("tile") from a 6x6 window of the input, with 36 multiply-adds per (tile,
-// input channel, output channel) where the direct method does 144. Written as plain Tensor math,
-// each step a kernel the scheduler fuses and the optimizer tiles as any other:
+// input channel, output channel) where the direct method does 144; or F(2x2, 3x3), 2x2 tiles from
+// 4x4 windows, 16 multiply-adds where the direct method does 36, whose transformed weight is 16
+// points to F(4x4)'s 36 (a small image's deep layer, where the weight is what costs). Written as
+// plain Tensor math, each step a kernel the scheduler fuses and the optimizer tiles as any other:
 //
-//   input transform   V = Bᵀ d B      per tile and input channel, d its 6x6 window
+//   input transform   V = Bᵀ d B      per tile and input channel, d its 6x6 (4x4) window
 //   weight transform  U = G g Gᵀ      per (output, input) channel, g its 3x3 kernel: a constant
 //                                     weight's is computed once, at prepare
-//   product           M = Σ_c U V    36 matrix products (K x C) . (C x tiles), one per point
+//   product           M = Σ_c U V    36 (16) matrix products (K x C) . (C x tiles), one per point
 //   output transform  Y = Aᵀ M A      per tile and output channel, fused into what reads Y
 //
 // The transforms are sums of the window's rows and columns scaled by the matrices' constants;
@@ -31,6 +33,7 @@ struct WinogradCase {
   int64_t batch, in_channels, out_channels, out_h, out_w;
   int64_t lanes;        // the Target's float32 lanes
   int64_t cache_bytes;  // the L2 of the cores a kernel runs on (the Target's per core, times its threads)
+  int64_t registers = 16;  // the Target's vector registers (half hold a register tile's accumulators)
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
@@ -52,14 +55,25 @@ struct WinogradPrices {
   double kernel = 20000;             // the transforms' and the product's kernels beside the direct one's
 };
 
-/// Estimated cycles of the direct method and of Winograd's for `c`.
+/// The share of the multiply-add peak the direct method's register tile keeps busy on an output
+/// `width` pixels wide, with `budget` accumulators (half the vector registers, as opt/heuristic
+/// plans it): all where the width is at least the budget (a row tile divides it or pads it); on a
+/// narrower image the tile's rows are its width, of one vector, or a divisor of it in half the
+/// budget, of two (7 pixels at a budget of 8: 7 of 8; at 16, 7 rows of 2 vectors: 14 of 16).
+double direct_tile_share(int64_t width, int64_t budget);
+/// Estimated cycles of the direct method and of Winograd's F(tile x tile, 3x3) (tile 4 or 2) for `c`.
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p = {});
-double winograd_cycles(const WinogradCase& c, const WinogradPrices& p = {});
+double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices& p = {});
 
-/// Whether a convolution is computed by winograd_conv2d: a float32 3x3 of stride 1 and
-/// dilation 1, one group, both channel counts in whole vector blocks, a weight computed from
-/// constants (its transform is then made once, at prepare), and fewer estimated cycles (a symbolic
-/// batch counted at its largest); never with LATHE_WINOGRAD=0.
+/// The Winograd method a convolution is computed by: the output tile (4: F(4x4, 3x3), 2:
+/// F(2x2, 3x3)) with the fewest estimated cycles where that is fewer than the direct method's, for
+/// a float32 3x3 of stride 1 and dilation 1, one group, both channel counts in whole vector blocks
+/// and a weight computed from constants (its transform is then made once, at prepare); 0 (the
+/// direct method) otherwise, and always with LATHE_WINOGRAD=0. A symbolic batch is counted at its
+/// largest. F(2x2) has 16 points to F(4x4)'s 36: less weight to read where the image is small.
+int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
+                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
+/// Whether winograd_tile chooses a Winograd method.
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
 
@@ -72,9 +86,9 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
 std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt = nullptr);
 
 /// The convolution of x (N, C, H, W) with weight (K, C, 3, 3), stride 1, `padding` zeros on each
-/// side, as above; the input read in channel blocks of `block` (C a multiple of it). Any sizes:
-/// tiles past the output's edge read zeros and are cut off.
+/// side, by F(tile x tile, 3x3) (tile 4 or 2) as above; the input read in channel blocks of
+/// `block` (C a multiple of it). Any sizes: tiles past the output's edge read zeros and are cut off.
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t block);
+                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4);
 
 }  // namespace lathe::detail

@@ -72,7 +72,7 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
 }
 
 // Every size the tiles do not divide, padding of 0, 1 and 2 (a 1x1 image: one tile of padding
-// around one pixel), a bias and a batch, at 4, 8 and 16 lanes: the values of plain loops. The data are in [-2, 2] and
+// around one pixel), a bias and a batch, at 4, 8 and 16 lanes, by F(4x4) and F(2x2): the values of plain loops. The data are in [-2, 2] and
 // the transforms scale a window by up to 100 before the product, so float32 keeps about 1e-5 of
 // the largest output (the direct method about 1e-6).
 TEST(Winograd, MatchesPlainLoopsAtSizesThatAreNotWholeTiles) {
@@ -92,13 +92,15 @@ TEST(Winograd, MatchesPlainLoopsAtSizesThatAreNotWholeTiles) {
       SCOPED_TRACE(std::to_string(lanes) + " lanes, " + std::to_string(a.n) + "x" + std::to_string(a.c) + "x" + std::to_string(a.h) + "x" +
                    std::to_string(a.w) + " -> " + std::to_string(a.o));
       Data d = data_for(a, ++seed);
-      Tensor y = detail::winograd_conv2d(f32(d.x, {a.n, a.c, a.h, a.w}), f32(d.w, {a.o, a.c, 3, 3}), bias_of(a, d), a.padding, lanes);
       int64_t oh = 0, ow = 0;
       std::vector<double> ref = conv_ref(d.x, d.w, d.b, a, oh, ow);
-      ASSERT_EQ(y.shape(), (Shape{a.n, a.o, oh, ow}));
       double scale = 0;
       for (double v : ref) scale = std::max(scale, std::abs(v));
-      EXPECT_ALLCLOSE(y.to_vector<float>(), ref, 0, 1e-5 * std::max(scale, 1.0));
+      for (int64_t tile : {4, 2}) {
+        Tensor y = detail::winograd_conv2d(f32(d.x, {a.n, a.c, a.h, a.w}), f32(d.w, {a.o, a.c, 3, 3}), bias_of(a, d), a.padding, lanes, tile);
+        ASSERT_EQ(y.shape(), (Shape{a.n, a.o, oh, ow})) << "F(" << tile << "x" << tile << ")";
+        EXPECT_ALLCLOSE(y.to_vector<float>(), ref, 0, 1e-5 * std::max(scale, 1.0)) << "F(" << tile << "x" << tile << ")";
+      }
     }
   }
 }
@@ -129,9 +131,9 @@ TEST(Winograd, EmptyAndSymbolicBatch) {
 }
 
 // At ResNet-18's widths, at 8 and 16 lanes, with activations in [0, 2] and weights scaled as a trained network's
-// (variance 2 / fan-in), Winograd's float32 error stays within 1e-5 of the largest output (it
-// measured 5e-6 at 256 channels, 6e-6 at 512): below the 1e-4 ONNX Runtime's outputs are
-// compared at, and at most 16x the direct method's.
+// (variance 2 / fan-in), Winograd's float32 error, by F(4x4) and by F(2x2), stays within 1e-5 of
+// the largest output (F(4x4) measured 5e-6 at 256 channels, 6e-6 at 512): below the 1e-4 ONNX
+// Runtime's outputs are compared at, and at most 16x the direct method's.
 TEST(Winograd, ErrorAtResNetWidthsIsBoundedAgainstFloat64) {
   for (ConvArgs a : {ConvArgs{.n = 1, .c = 64, .h = 28, .w = 28, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}},
                      ConvArgs{.n = 1, .c = 256, .h = 14, .w = 14, .o = 256, .kh = 3, .kw = 3, .padding = {1, 1}},
@@ -145,15 +147,17 @@ TEST(Winograd, ErrorAtResNetWidthsIsBoundedAgainstFloat64) {
       test::ScopedTargetShape shape(std::to_string(lanes));
       SCOPED_TRACE(std::to_string(a.c) + " channels, " + std::to_string(lanes) + " lanes");
       Tensor in = f32(x, {a.n, a.c, a.h, a.w}), wt = f32(w, {a.o, a.c, 3, 3});
-      double winograd = relative_error(detail::winograd_conv2d(in, wt, std::nullopt, a.padding, lanes).to_vector<float>(), ref);
       double direct = relative_error(in.conv2d(wt, std::nullopt, {1, 1}, a.padding).to_vector<float>(), ref);
-      EXPECT_LT(winograd, 1e-5);
-      EXPECT_LT(winograd, 16 * std::max(direct, 1e-7)) << "direct " << direct;
+      for (int64_t tile : {4, 2}) {
+        double winograd = relative_error(detail::winograd_conv2d(in, wt, std::nullopt, a.padding, lanes, tile).to_vector<float>(), ref);
+        EXPECT_LT(winograd, 1e-5) << "F(" << tile << "x" << tile << ")";
+        EXPECT_LT(winograd, 16 * std::max(direct, 1e-7)) << "F(" << tile << "x" << tile << "), direct " << direct;
+      }
     }
   }
 }
 
-// The choice: by cost at ResNet-18's layers, batch 1, at both target shapes (measured: Winograd
+// The choice: by cost at ResNet-18's layers, batch 1, at both target shapes (measured: F(4x4)
 // 1.5-2x faster at 56x56 to 14x14, 2-3x slower for 512 channels at 7x7, where it reads 38 MB of
 // weight for 4 tiles; at a batch of 8 the tiles pay for it), on 2 threads; never for what it does not compute
 // (a stride, a dilation, groups, a 5x5 or float16) nor for a weight that is not constant, whose
@@ -167,12 +171,22 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     if (constant_weight) w.buffer().set_constant();
     return detail::winograd_pays(x, w.cast(dt), stride, {1, 1}, dilation, groups, target_of(lanes));
   };
+  auto tile = [](int64_t n, int64_t c, int64_t hw, int64_t lanes) {
+    Tensor w = Tensor::zeros({c, c, 3, 3}).contiguous().realize();
+    w.buffer().set_constant();
+    return detail::winograd_tile(Tensor::zeros({n, c, hw, hw}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes));
+  };
   for (int64_t lanes : {8, 16}) {
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
-    EXPECT_TRUE(pays(1, 64, 56, lanes));
-    EXPECT_TRUE(pays(1, 128, 28, lanes));
-    EXPECT_TRUE(pays(1, 256, 14, lanes));
-    EXPECT_FALSE(pays(1, 512, 7, lanes));
+    EXPECT_EQ(tile(1, 64, 56, lanes), 4);
+    EXPECT_EQ(tile(1, 128, 28, lanes), 4);
+    EXPECT_EQ(tile(1, 256, 14, lanes), 4);
+    // 512 channels at 7x7: F(4x4) reads 36 points of weight for 4 tiles; F(2x2) 16 for 16. At 8
+    // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators, and F(2x2) pays (ResNet-18's
+    // three such layers: 2.3 -> 1.5 ms each on AVX2); at 16, 7 rows of 2 vectors fill 14 of 16.
+    EXPECT_EQ(tile(1, 512, 7, lanes), lanes == 8 ? 2 : 0);
+    EXPECT_DOUBLE_EQ(detail::direct_tile_share(7, lanes == 8 ? 8 : 16), 7.0 / 8);
+    EXPECT_DOUBLE_EQ(detail::direct_tile_share(56, lanes == 8 ? 8 : 16), 1.0);
     EXPECT_TRUE(pays(8, 512, 7, lanes));
     EXPECT_FALSE(pays(1, 64, 56, lanes, false)) << "a weight that is not constant";
     EXPECT_FALSE(pays(1, 64, 56, lanes, true, dtypes::float16));
@@ -194,6 +208,28 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   for (int64_t lanes : {8, 16})
     EXPECT_FALSE(detail::winograd_pays(Tensor::zeros({1, 64, 224, 224}), narrow, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes))) << lanes;
   EXPECT_TRUE(pays(8, 64, 56, 8));
+}
+
+// ResNet's last stage (512 channels at 7x7) prepared for 8 lanes through Tensor::conv2d: F(2x2)
+// is chosen, and the plan computes the plain loops' values (weights scaled as a trained
+// network's).
+TEST(Winograd, ASmallImageTakesTheTwoByTwoMethodAtPrepare) {
+  test::ScopedTargetShape shape("8");
+  ConvArgs a{.n = 1, .c = 512, .h = 7, .w = 7, .o = 512, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 80);
+  for (float& v : d.w) v *= static_cast<float>(std::sqrt(3.0 / (512.0 * 9)));
+  Tensor w = constant(d.w, {512, 512, 3, 3});
+  ASSERT_EQ(detail::winograd_tile(f32(d.x, {1, 512, 7, 7}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(8)), 2);
+  Tensor y = f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu();
+  ::setenv("LATHE_WINOGRAD", "0", 1);
+  size_t direct = test::kernel_count(f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu());
+  ::unsetenv("LATHE_WINOGRAD");
+  EXPECT_GE(test::kernel_count(y), direct + 3) << "the transforms and the product";
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = conv_ref(d.x, d.w, d.b, a, oh, ow);
+  double scale = 0;
+  for (double& v : want) v = std::max(0.0, v), scale = std::max(scale, v);
+  EXPECT_ALLCLOSE(y.to_vector<float>(), want, 0, 1e-5 * std::max(scale, 1.0));
 }
 
 // Through Tensor::conv2d and prepare, with a constant weight, a bias and a ReLU after it and a
