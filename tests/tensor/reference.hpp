@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -151,23 +152,30 @@ inline std::vector<float> as_f32(const Tensor& t) {
   return t.dtype() == dtypes::float32 ? t.to_vector<float>() : t.cast(dtypes::float32).to_vector<float>();
 }
 
-/// Sets LATHE_TARGET_SHAPE (a float32 lane count: "4", "8", "16") while it lives, so the graphs
-/// built and prepared meanwhile are planned for that shape whatever this CPU is; then restores it.
-class ScopedTargetShape {
+/// Sets the environment variable `name` to `value` while it lives; then restores it (or unsets it).
+class ScopedEnv {
  public:
-  explicit ScopedTargetShape(const std::string& lanes) {
-    if (const char* v = std::getenv("LATHE_TARGET_SHAPE")) old_ = v;
-    ::setenv("LATHE_TARGET_SHAPE", lanes.c_str(), 1);
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    if (const char* v = std::getenv(name_.c_str())) old_ = v;
+    ::setenv(name_.c_str(), value.c_str(), 1);
   }
-  ~ScopedTargetShape() {
-    if (old_.empty()) ::unsetenv("LATHE_TARGET_SHAPE");
-    else ::setenv("LATHE_TARGET_SHAPE", old_.c_str(), 1);
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
   }
-  ScopedTargetShape(const ScopedTargetShape&) = delete;
-  ScopedTargetShape& operator=(const ScopedTargetShape&) = delete;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
-  std::string old_;
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+/// Sets LATHE_TARGET_SHAPE (a float32 lane count: "4", "8", "16") while it lives, so the graphs
+/// built and prepared meanwhile are planned for that shape whatever this CPU is; then restores it.
+class ScopedTargetShape : public ScopedEnv {
+ public:
+  explicit ScopedTargetShape(const std::string& lanes) : ScopedEnv("LATHE_TARGET_SHAPE", lanes) {}
 };
 
 /// How many kernels the plan computing `t` runs.
