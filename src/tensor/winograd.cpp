@@ -67,7 +67,10 @@ const Method& f2() {
                          0, 1, -1, -1}};
   return m;
 }
-const Method& method_for(int64_t tile) { return tile == 2 ? f2() : f4(); }
+const Method& method_for(int64_t tile) {
+  if (tile != 2 && tile != 4) throw Error("winograd_conv2d: tile " + std::to_string(tile) + " (F(4x4, 3x3) or F(2x2, 3x3): 4 or 2)");
+  return tile == 2 ? f2() : f4();
+}
 
 // A transform matrix (rows x columns, row-major) as a constant float32 tensor, made once per
 // convolution for both of its passes: a plan reads it as a constant, so what is computed from it
@@ -97,7 +100,6 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
   }
   return sum_in_pairs(std::move(terms));
 }
-
 
 // `t` stored with its axis `axis` split in blocks of `block` (the block's elements innermost in
 // memory, the block index at `outer_at` among the other axes), viewed as t's shape with that axis

@@ -39,8 +39,9 @@ struct WinogradCase {
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
 /// of 8's, 64 to 512 channels, at 8 and at 16 lanes; tests/tensor/winograd_test holds the cases).
 /// Each method's multiply-adds overlap with reading its weight, so it takes the longer of the two;
-/// Winograd's weight is 4x the direct one's (36 points for 9 taps), which decides a deep layer on
-/// a small image (512 channels at 7x7: 38 MB read for 4 tiles).
+/// F(4x4)'s weight is 4x the direct one's (36 points for 9 taps), F(2x2)'s 16/9, which decides a
+/// deep layer on a small image (512 channels at 7x7: 38 MB read for F(4x4)'s 4 tiles, 17 MB for
+/// F(2x2)'s 16).
 struct WinogradPrices {
   double fma_units = 2;              // vector multiply-adds a core issues per cycle
   double direct_efficiency = 0.9;    // the share of that peak a direct convolution's register tiles reach

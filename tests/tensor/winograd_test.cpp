@@ -105,6 +105,12 @@ TEST(Winograd, MatchesPlainLoopsAtSizesThatAreNotWholeTiles) {
   }
 }
 
+// A tile neither method has is an error that names it, not some other method.
+TEST(Winograd, ATileOfNoMethodIsAnError) {
+  Tensor x = Tensor::zeros({1, 8, 6, 6}), w = Tensor::zeros({8, 8, 3, 3});
+  EXPECT_THROW(detail::winograd_conv2d(x, w, std::nullopt, {1, 1}, 8, 3), Error);
+}
+
 // An empty batch gives an empty result; a symbolic one is bound at each run without preparing
 // again.
 TEST(Winograd, EmptyAndSymbolicBatch) {
