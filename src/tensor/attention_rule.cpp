@@ -166,9 +166,21 @@ class Rule {
       int64_t count = std::min(rows, queries - first);
       auto [begin, end] = seen ? keys_seen(*seen, keys, first, count) : std::pair<int64_t, int64_t>{0, keys};
       if (begin >= end) begin = 0, end = keys;  // no key seen: the softmax is NaN either way
-      parts.push_back(scores_of_rows(*chain, first, count, begin, end).softmax(-1).matmul(values.slice(-2, begin, end)));
+      parts.push_back(normalized_after(scores_of_rows(*chain, first, count, begin, end), values.slice(-2, begin, end)));
     }
     return Tensor::cat(parts, -2);
+  }
+
+  // softmax(scores) @ values with the division by each row's sum moved after the product: the
+  // exponentials feed the product and the sum, and the block's probabilities are never stored (a
+  // pass over the block's scores fewer: encoder_long's blocks spent a tenth of the model
+  // normalising them). float32 exponentials below the smallest normal number are taken as 0, as
+  // Tensor::softmax takes such probabilities (a subnormal operand slows every multiply).
+  static Tensor normalized_after(const Tensor& scores, const Tensor& values) {
+    Tensor e = (scores - scores.max({-1}, true)).exp();
+    if (e.dtype() == dtypes::float32)
+      e = (e < Tensor::scalar_like(e, static_cast<double>(std::numeric_limits<float>::min()), true)).where(Tensor::scalar_like(e, 0.0, true), e);
+    return e.matmul(values) / e.sum({-1}, true);
   }
 
   // A node between some scores and their product of queries and keys.
