@@ -32,7 +32,7 @@ const std::vector<Variable>& variables() {
       {"LATHE_TRACE", "once per process", "LATHE_TRACE=FILE: a Chrome trace of every kernel run of the process, written at exit"},
       {"BEAM", "at every prepare", "BEAM=N: each kernel's actions chosen by timing, the N fastest kept per round; stored on disk"},
       {"NOOPT", "at every prepare", "NOOPT=1 turns the optimizer's actions off"},
-      {"LATHE_WINOGRAD", "at every prepare", "LATHE_WINOGRAD=0: 3x3 convolutions always by the direct method, never Winograd's F(4x4, 3x3) or F(2x2, 3x3) (their float32 error is ~10x the direct one's)"},
+      {"LATHE_WINOGRAD", "at every prepare", "LATHE_WINOGRAD=0: 3x3 convolutions always by the direct method, never Winograd's F(4x4, 3x3) or F(2x2, 3x3) (F(4x4)'s float32 error is ~10x the direct one's)"},
       {"LATHE_VERIFY", "at every prepare", "LATHE_VERIFY=1 checks every kernel's graph between the codegen steps (on in debug builds unless 0)"},
   };
   return all;

@@ -175,8 +175,10 @@ class Rule {
   // exponentials feed the product and the sum, and the block's probabilities are never stored (a
   // pass over the block's scores fewer: encoder_long's blocks spent a tenth of the model
   // normalising them). float32 exponentials below the smallest normal number are taken as 0, as
-  // Tensor::softmax takes such probabilities (a subnormal operand slows every multiply).
+  // Tensor::softmax takes such probabilities (a subnormal operand slows every multiply). A 16-bit
+  // float keeps the softmax: its sum of a row's values times up to one per key could overflow.
   static Tensor normalized_after(const Tensor& scores, const Tensor& values) {
+    if (scores.dtype() != dtypes::float32 && scores.dtype() != dtypes::float64) return scores.softmax(-1).matmul(values);
     Tensor e = (scores - scores.max({-1}, true)).exp();
     if (e.dtype() == dtypes::float32)
       e = (e < Tensor::scalar_like(e, static_cast<double>(std::numeric_limits<float>::min()), true)).where(Tensor::scalar_like(e, 0.0, true), e);

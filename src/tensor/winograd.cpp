@@ -260,7 +260,7 @@ double direct_tile_share(int64_t width, int64_t budget) {
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double macs = 9.0 * static_cast<double>(c.batch * c.out_h * c.out_w) * ck;
-  double share = p.direct_efficiency * direct_tile_share(c.out_w, c.registers / 2);
+  double share = p.direct_efficiency * direct_tile_share(c.out_w, std::max<int64_t>(4, c.registers / 2));  // opt/heuristic's budget
   return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), p.weight_value * 9.0 * ck);
 }
 

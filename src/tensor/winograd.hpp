@@ -13,7 +13,7 @@
 //
 // The transforms are sums of the window's rows and columns scaled by the matrices' constants;
 // every step reads and writes channels in vector lanes (the input in channel blocks, the product
-// with output channels innermost). The interpolation points are 0, ±1, ±2 (Lavin and Gray, "Fast
+// with output channels innermost). The interpolation points are 0, ±1, ±2 (F(2x2): 0, ±1) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", 2015): float32 results differ from the direct
 // method's by a few units in the fifth significant digit at 512 channels (tests/tensor/winograd_test).
 #pragma once
@@ -45,9 +45,9 @@ struct WinogradCase {
 struct WinogradPrices {
   double fma_units = 2;              // vector multiply-adds a core issues per cycle
   double direct_efficiency = 0.9;    // the share of that peak a direct convolution's register tiles reach
-  double product_efficiency = 0.55;  // the share the 36 products reach (short sums over the channels)
+  double product_efficiency = 0.55;  // the share the points' products reach (short sums over the channels)
   double weight_value = 1;           // per float of weight read (from memory: a large layer's is not in cache)
-  double transform_value = 2;        // per transformed value (36 per tile and channel, in and out): memory-bound passes
+  double transform_value = 2;        // per transformed value (a point per tile and channel, in and out): memory-bound passes
   // Where the transformed input outgrows the cores' caches, each transformed value costs this
   // share more per doubling beyond them (measured at 8 lanes: 2.2 cycles a value at 1.8x the
   // caches, ResNet-18's 56x56; 4.4 at 14x, a batch of 8's; 5.8 at 29x, ESPCN's 64 -> 32 at

@@ -227,9 +227,11 @@ TEST(Winograd, ASmallImageTakesTheTwoByTwoMethodAtPrepare) {
   Tensor w = constant(d.w, {512, 512, 3, 3});
   ASSERT_EQ(detail::winograd_tile(f32(d.x, {1, 512, 7, 7}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(8)), 2);
   Tensor y = f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu();
-  ::setenv("LATHE_WINOGRAD", "0", 1);
-  size_t direct = test::kernel_count(f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu());
-  ::unsetenv("LATHE_WINOGRAD");
+  size_t direct = 0;
+  {
+    test::ScopedEnv off("LATHE_WINOGRAD", "0");
+    direct = test::kernel_count(f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu());
+  }
   EXPECT_GE(test::kernel_count(y), direct + 3) << "the transforms and the product";
   int64_t oh = 0, ow = 0;
   std::vector<double> want = conv_ref(d.x, d.w, d.b, a, oh, ow);
