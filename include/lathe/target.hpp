@@ -62,6 +62,9 @@ struct Target {
   std::array<int64_t, 3> global_max{0, 0, 0};  // blocks per launch, per dimension
   std::array<TensorCore, 4> tensor_cores{};    // matrix units: the shapes a GPU has (unused entries: m = 0)
 
+  /// The vector registers a register tile's accumulators may take: half the file, at least 4 (the
+  /// rest hold its operands). The optimizer's tiles and the Winograd rule's price of them read it.
+  int accumulators() const { return std::max(4, vector_registers / 2); }
   /// How many elements of `t` one vector register holds (at least 1).
   int lanes(DType t) const { return std::max(1, vector_bytes / static_cast<int>(std::max<int64_t>(1, t.itemsize()))); }
   /// This target with the fields `shape` sets.

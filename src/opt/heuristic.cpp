@@ -129,7 +129,7 @@ class Planner {
     int item = 4;
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
-    budget_ = std::max(4, t_.vector_registers / 2);
+    budget_ = t_.accumulators();
     if (std::optional<VectorAxis> v = vector_axis(max_lanes))
       if (!v->padded || apply({OptOp::PADTO, v->loop.axis, v->lanes})) tile(*find_loop(cur_, v->loop.axis), v->lanes);
     threads();

@@ -179,9 +179,7 @@ class Rule {
   // float keeps the softmax: its sum of a row's values times up to one per key could overflow.
   static Tensor normalized_after(const Tensor& scores, const Tensor& values) {
     if (scores.dtype() != dtypes::float32 && scores.dtype() != dtypes::float64) return scores.softmax(-1).matmul(values);
-    Tensor e = (scores - scores.max({-1}, true)).exp();
-    if (e.dtype() == dtypes::float32)
-      e = (e < Tensor::scalar_like(e, static_cast<double>(std::numeric_limits<float>::min()), true)).where(Tensor::scalar_like(e, 0.0, true), e);
+    Tensor e = subnormals_as_zero((scores - scores.max({-1}, true)).exp());
     return e.matmul(values) / e.sum({-1}, true);
   }
 

@@ -63,9 +63,12 @@ Tensor Tensor::softmax(int64_t axis) const {
   // exact ones by less than 1.2e-38): a subnormal one makes every multiply that reads it take the
   // x86 cores' slow path (Swin-T's shifted windows mask scores by -100, e^-100 is subnormal: the
   // product with the values ran 90x slower than on the unmasked blocks).
-  if (p.dtype() != dtypes::float32) return p;
-  return (p < Tensor::scalar_like(p, static_cast<double>(std::numeric_limits<float>::min()), true))
-      .where(Tensor::scalar_like(p, 0.0, true), p);
+  return detail::subnormals_as_zero(p);
+}
+
+Tensor detail::subnormals_as_zero(const Tensor& t) {
+  if (t.dtype() != dtypes::float32) return t;
+  return (t < Tensor::scalar_like(t, static_cast<double>(std::numeric_limits<float>::min()), true)).where(Tensor::scalar_like(t, 0.0, true), t);
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {

@@ -50,6 +50,10 @@ Tensor direct_conv2d(const Tensor& read, const Tensor& weight, std::pair<int64_t
 /// ONNX importer's asymmetric and ceil-mode padding): Tensor::max_pool2d's work.
 Tensor max_pool2d(const Tensor& input, std::pair<int64_t, int64_t> kernel, std::pair<int64_t, int64_t> stride,
                   std::pair<int64_t, int64_t> rows_padding, std::pair<int64_t, int64_t> columns_padding);
+/// float32 `t` with its values below the smallest normal number taken as 0 (any other dtype as it
+/// is): Tensor::softmax's probabilities, whose subnormals would slow every multiply that reads them.
+/// The attention rule recognises this form.
+Tensor subnormals_as_zero(const Tensor& t);
 /// Tensor::avg_pool, its errors naming `op` (avg_pool2d reaches it too).
 Tensor avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, const Window& window, bool count_include_pad, const char* op);
 /// softmax(scores, -1) @ values as one node, ATTENTION, which the scheduler makes one kernel with an

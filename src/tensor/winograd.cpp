@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <unordered_set>
 #include <unordered_map>
 #include <vector>
@@ -99,21 +98,6 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
     terms.push_back(t.shrink(slice) * m.shrink({{0, r}, {s, s + 1}}).reshape(column));
   }
   return sum_in_pairs(std::move(terms));
-}
-
-// `t` stored with its axis `axis` split in blocks of `block` (the block's elements innermost in
-// memory, the block index at `outer_at` among the other axes), viewed as t's shape with that axis
-// split (n/B, B): the transform's kernel loads a block of channels as one vector.
-Tensor stored_in_split_blocks(const Tensor& t, int64_t axis, int64_t block, int64_t outer_at) {
-  SymShape split = t.symbolic_shape();
-  split[static_cast<size_t>(axis)] = SInt(split[static_cast<size_t>(axis)].value() / block);
-  split.insert(split.begin() + axis + 1, SInt(block));
-  std::vector<int64_t> order;  // the other axes, the block index among them, the block's lanes last
-  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
-    if (i != axis && i != axis + 1) order.push_back(i);
-  order.insert(order.begin() + outer_at, axis);
-  order.push_back(axis + 1);
-  return layout_copy(t.reshape(split).permute(order)).permute(inverse_permutation(order));
 }
 
 // The product under conv2d's direct sum `u`, RESHAPE(RESHAPE(SUM over a group's channels and the
@@ -260,7 +244,7 @@ double direct_tile_share(int64_t width, int64_t budget) {
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double macs = 9.0 * static_cast<double>(c.batch * c.out_h * c.out_w) * ck;
-  double share = p.direct_efficiency * direct_tile_share(c.out_w, std::max<int64_t>(4, c.registers / 2));  // opt/heuristic's budget
+  double share = p.direct_efficiency * direct_tile_share(c.out_w, c.accumulators);
   return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), p.weight_value * 9.0 * ck);
 }
 
@@ -289,7 +273,7 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
   std::unordered_map<const UOp*, bool> memo;
   if (!made_of_constants(weight.uop(), memo)) return 0;  // else its transform would run every time
   WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
-                     target.l2_bytes * std::max(target.threads, 1), target.vector_registers};
+                     target.l2_bytes * std::max(target.threads, 1), target.accumulators()};
   if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
   int64_t best = 0;
   double least = direct_cycles(facts);
@@ -337,7 +321,12 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
   int64_t th = f.tiles_along(oh), tw = f.tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, H, W), padded so the tiles cover the output whole,
   // its windows at a stride of a tile: (N, C/B, B, TH, TW, win, win), to (N, TH, TW, win, 1, win, 1, C).
-  Tensor blocked = stored_in_split_blocks(x, 1, block, 1)
+  SymDims dims;
+  for (const SInt& d : x.symbolic_shape()) dims.push_back(d.uop());
+  std::vector<UOpPtr> symbolic = sym_entries(x.symbolic_shape());
+  if (!symbolic.empty()) symbolic.insert(symbolic.begin() + 2, nullptr);
+  Shape split{x.shape()[0], c / block, block, h, w};
+  Tensor blocked = Tensor(split_in_blocks(x.uop(), x.shape(), dims, 1, block, true), split, std::move(symbolic))
                        .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, t * th + 2 - h - padding.first},
                              {padding.second, t * tw + 2 - w - padding.second}});
   Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "conv2d", 3)
@@ -352,7 +341,7 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
   // 2x faster so on AVX2).
   Tensor g = weight.permute({2, 3, 1, 0}).reshape({3, 1, 3, 1, c, k});
   Tensor u = transformed(transformed(g, 0, 1, gm), 2, 3, gm).reshape({pts, c, k});
-  u = stored_in_split_blocks(u, 2, std::gcd(k, block), 1).reshape({pts, c, k});
+  u = Tensor(stored_in_blocks(u.uop(), u.shape(), 2, {0, 2, 1}, block), u.shape());
   // M (points, N, tiles, K): one product per point over the input channels, output channels innermost.
   Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({pts, 1, 1, c, k})).sum({3});
   // Y: Aᵀ along the points' rows, then columns: (N, TH, TW, t, t, K), to (N, K, t TH, t TW), cut to the output.

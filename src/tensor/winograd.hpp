@@ -33,7 +33,7 @@ struct WinogradCase {
   int64_t batch, in_channels, out_channels, out_h, out_w;
   int64_t lanes;        // the Target's float32 lanes
   int64_t cache_bytes;  // the L2 of the cores a kernel runs on (the Target's per core, times its threads)
-  int64_t registers = 16;  // the Target's vector registers (half hold a register tile's accumulators)
+  int64_t accumulators = 8;  // the Target's accumulators (Target::accumulators: a register tile's budget)
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
@@ -57,8 +57,8 @@ struct WinogradPrices {
 };
 
 /// The share of the multiply-add peak the direct method's register tile keeps busy on an output
-/// `width` pixels wide, with `budget` accumulators (half the vector registers, as opt/heuristic
-/// plans it): all where the width is at least the budget (a row tile divides it or pads it); on a
+/// `width` pixels wide, with `budget` accumulators (Target::accumulators, as opt/heuristic plans
+/// its tiles): all where the width is at least the budget (a row tile divides it or pads it); on a
 /// narrower image the tile's rows are its width, of one vector, or a divisor of it in half the
 /// budget, of two (7 pixels at a budget of 8: 7 of 8; at 16, 7 rows of 2 vectors: 14 of 16).
 double direct_tile_share(int64_t width, int64_t budget);
