@@ -22,14 +22,15 @@ struct TargetShape {
   int vector_registers = 0;  // how many of them
   int64_t l1_bytes = 0;      // a core's L1 data cache
   int64_t l2_bytes = 0;      // a core's L2 cache
+  int64_t l3_bytes = 0;      // the cache every core shares
 
   /// Parses LATHE_TARGET_SHAPE's syntax: a float32 lane count alone ("4", "8", "16": the shape of
   /// a typical CPU of that width: 16 registers, 32 KB L1 and 512 KB L2 for 4 and 8 lanes; 32
-  /// registers, 48 KB and 1 MB for 16), or comma-separated fields "lanes=8,registers=16,l1=32K,
-  /// l2=512K" (sizes in bytes, or with a K or M suffix; a field not given stays 0). Throws Error
-  /// naming the text for anything else.
+  /// registers, 48 KB and 1 MB for 16; a 32 MB L3 for all), or comma-separated fields
+  /// "lanes=8,registers=16,l1=32K,l2=512K,l3=32M" (sizes in bytes, or with a K or M suffix; a field
+  /// not given stays 0). Throws Error naming the text for anything else.
   static TargetShape parse(const std::string& text);
-  /// "lanes=8,registers=16,l1=32K,l2=512K" (the fields that are set).
+  /// "lanes=8,registers=16,l1=32K,l2=512K,l3=32M" (the fields that are set).
   std::string to_string() const;
   friend bool operator==(const TargetShape&, const TargetShape&) = default;
 };
@@ -48,9 +49,10 @@ struct Target {
   int vector_bytes = 16;
   int vector_registers = 16;
   int threads = 1;  // the most threads (CPU cores) one kernel may be split across
-  // Per-core caches (a GPU: per multiprocessor).
+  // Caches: per core (a GPU: per multiprocessor), and the one all share.
   int64_t l1_bytes = int64_t{48} << 10;
   int64_t l2_bytes = int64_t{1} << 20;
+  int64_t l3_bytes = int64_t{32} << 20;  // the cache every core shares (a GPU: its L2)
   // What the code generator leaves to the hardware and the language it renders.
   bool native_transcendentals = false;  // float32 exp2/log2/sin are fast vector instructions (else polynomials)
   int widest_vector = 64;               // the most lanes one vector value of the rendered code may have
@@ -74,12 +76,13 @@ struct Target {
     if (shape.vector_registers) t.vector_registers = shape.vector_registers;
     if (shape.l1_bytes) t.l1_bytes = shape.l1_bytes;
     if (shape.l2_bytes) t.l2_bytes = shape.l2_bytes;
+    if (shape.l3_bytes) t.l3_bytes = shape.l3_bytes;
     return t;
   }
   /// What distinguishes kernels planned for it, for cache keys.
   std::string key() const {
     std::string k = "vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) + " threads=" + std::to_string(threads) +
-                    " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes) + " widest=" + std::to_string(widest_vector) +
+                    " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes) + "/" + std::to_string(l3_bytes) + " widest=" + std::to_string(widest_vector) +
                     (native_transcendentals ? " native-transcendentals" : "");
     if (has_local) {
       k += " local=" + std::to_string(shared_bytes) + "/" + std::to_string(local_total_max);

@@ -9,7 +9,7 @@ namespace lathe {
 namespace {
 
 const char* const kSyntax =
-    "expected a float32 lane count (1, 2, 4, 8 or 16) or comma-separated fields lanes=N,registers=N,l1=SIZE,l2=SIZE "
+    "expected a float32 lane count (1, 2, 4, 8 or 16) or comma-separated fields lanes=N,registers=N,l1=SIZE,l2=SIZE,l3=SIZE "
     "(SIZE in bytes, or with a K or M suffix)";
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) {
@@ -46,7 +46,7 @@ TargetShape TargetShape::parse(const std::string& text) {
     if (!valid_lanes(lanes)) bad(text, "no CPU has " + text + " float32 lanes");
     bool wide = lanes >= 16;
     return TargetShape{static_cast<int>(lanes * 4), wide ? 32 : 16, wide ? int64_t{48} << 10 : int64_t{32} << 10,
-                       wide ? int64_t{1} << 20 : int64_t{512} << 10};
+                       wide ? int64_t{1} << 20 : int64_t{512} << 10, int64_t{32} << 20};
   }
   TargetShape shape;
   size_t start = 0;
@@ -57,7 +57,7 @@ TargetShape TargetShape::parse(const std::string& text) {
     size_t eq = field.find('=');
     if (eq == std::string::npos) bad(text, "the field '" + field + "' has no '='");
     std::string key = field.substr(0, eq), value = field.substr(eq + 1);
-    bool size_field = key == "l1" || key == "l2";
+    bool size_field = key == "l1" || key == "l2" || key == "l3";
     int64_t n = number(value, size_field);
     if (n <= 0) bad(text, "'" + value + "' is not a positive " + (size_field ? "size" : "whole number") + " for " + key);
     if (key == "lanes") {
@@ -70,6 +70,8 @@ TargetShape TargetShape::parse(const std::string& text) {
       shape.l1_bytes = n;
     } else if (key == "l2") {
       shape.l2_bytes = n;
+    } else if (key == "l3") {
+      shape.l3_bytes = n;
     } else {
       bad(text, "unknown field '" + key + "'");
     }
@@ -84,6 +86,7 @@ std::string TargetShape::to_string() const {
   if (vector_registers) add("registers=" + std::to_string(vector_registers));
   if (l1_bytes) add("l1=" + size_text(l1_bytes));
   if (l2_bytes) add("l2=" + size_text(l2_bytes));
+  if (l3_bytes) add("l3=" + size_text(l3_bytes));
   return s;
 }
 

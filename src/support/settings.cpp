@@ -19,7 +19,7 @@ const std::vector<Variable>& variables() {
       {"LATHE_CPU_TARGET", "once per process",
        "the CPU kernels are compiled for (an LLVM/-march name; default native); a CPU this machine cannot run is refused, naming what it lacks"},
       {"LATHE_TARGET_SHAPE", "at every prepare",
-       "the machine the optimizer plans for: a float32 lane count (4, 8, 16) or lanes=N,registers=N,l1=SIZE,l2=SIZE (default: the CPU compiled for)"},
+       "the machine the optimizer plans for: a float32 lane count (4, 8, 16) or lanes=N,registers=N,l1=SIZE,l2=SIZE,l3=SIZE (default: the CPU compiled for)"},
       {"LATHE_CC", "once per process", "the C compiler of the clang backend (default clang, else cc)"},
       {"LATHE_CACHE_DIR", "at every kernel compile", "where the on-disk caches live (default $XDG_CACHE_HOME/lathe, else ~/.cache/lathe)"},
       {"XDG_CACHE_HOME", "at every kernel compile", "the user's cache folder, the disk caches' default parent"},

@@ -19,8 +19,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLog2e = 1.4426950408889634;
 // Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
-// once all of them would take more than this.
-constexpr int64_t kScoreBytes = int64_t{16} << 20;
+// once all of them would take more than half the cache every core shares: a block's scores,
+// written by one kernel and read by the next, stay there beside the queries, keys and values.
+int64_t score_budget(const Target& target) { return std::max(target.l3_bytes / 2, target.l2_bytes); }
 // A block's queries are a multiple of this where they can be: a row loop the register tile divides.
 constexpr int64_t kQueryRowMultiple = 32;
 // The most nodes between the scores and their product of queries and keys that a block of queries
@@ -43,7 +44,8 @@ std::optional<double> constant_value(const UOpPtr& u) {
 
 class Rule {
  public:
-  explicit Rule(const std::vector<UOpPtr>& outputs) : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)) {}
+  Rule(const std::vector<UOpPtr>& outputs, int64_t score_bytes)
+      : sink_(UOp::make(Ops::SINK, dtypes::void_, outputs)), shapes_(graph_shapes(sink_)), score_bytes_(score_bytes) {}
 
   std::vector<UOpPtr> run(const std::vector<UOpPtr>& outputs) {
     Substitution found;
@@ -142,7 +144,7 @@ class Rule {
   }
 
   // softmax(scores) @ values (`r`) a block of queries at a time where the scores (..., Q, K) would take
-  // more than kScoreBytes, so no plan holds a long sequence's whole score matrix: each block's
+  // more than the budget (score_budget), so no plan holds a long sequence's whole score matrix: each block's
   // scores computed again from its rows of the queries and of every operand of the nodes between
   // their product with the keys and the scores (a scale, a mask given as an input), joined along
   // the queries; where a mask known at build time shuts keys out (`seen`), a block reads only the
@@ -154,10 +156,10 @@ class Rule {
     int64_t queries = s[s.size() - 2];
     if (queries == 0) return std::nullopt;
     int64_t per_query = shape_numel(s) / queries * scores->dtype().itemsize();
-    if (per_query * queries <= kScoreBytes) return std::nullopt;
+    if (per_query * queries <= score_bytes_) return std::nullopt;
     std::optional<Chain> chain = chain_to_product(scores);
     if (!chain || !read_only_inside(chain->product, r)) return std::nullopt;
-    int64_t rows = std::max<int64_t>(1, kScoreBytes / std::max<int64_t>(per_query, 1));
+    int64_t rows = std::max<int64_t>(1, score_bytes_ / std::max<int64_t>(per_query, 1));
     if (rows >= kQueryRowMultiple) rows -= rows % kQueryRowMultiple;
     int64_t keys = s.back();
     const std::optional<SeenKeys>& seen = seen_keys();
@@ -343,13 +345,14 @@ class Rule {
  private:
   UOpPtr sink_;
   std::unordered_map<const UOp*, Shape> shapes_;
+  int64_t score_bytes_;  // the most bytes of scores held at once
   std::unordered_map<const UOp*, bool> known_;
   std::unordered_map<const UOp*, std::vector<const UOp*>> readers_;  // each node's readers in the graph
 };
 
 }  // namespace
 
-std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs) {
+std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs, const Target& target) {
   if (outputs.empty()) return outputs;
   // Most graphs hold no softmax (an EXP2): look before computing every node's shape.
   bool exponent = false;
@@ -357,12 +360,12 @@ std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs) {
     if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::BIND) return outputs;  // symbolic sizes: the kernel needs static ones
     exponent = exponent || u->op() == Ops::EXP2;
   }
-  return exponent ? Rule(outputs).run(outputs) : outputs;
+  return exponent ? Rule(outputs, score_budget(target)).run(outputs) : outputs;
 }
 
 std::optional<SeenKeys> seen_keys(const Tensor& scores) {
   if (scores.is_symbolic() || scores.ndim() < 2 || !scores.dtype().is_float()) return std::nullopt;
-  return Rule({scores.uop()}).seen_keys_of(scores.uop());
+  return Rule({scores.uop()}, 0).seen_keys_of(scores.uop());
 }
 
 }  // namespace lathe::detail

@@ -18,15 +18,17 @@
 
 #include <vector>
 
+#include "lathe/target.hpp"
 #include "lathe/tensor.hpp"
 #include "lathe/uop.hpp"
 #include "tensor/attention_keys.hpp"
 
 namespace lathe::detail {
 
-/// `outputs` with every softmax @ values over a mask-restricted key range as one ATTENTION node;
-/// the same nodes when there is none (or a size is symbolic).
-std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs);
+/// `outputs` with every softmax @ values over a mask-restricted key range as one ATTENTION node,
+/// and scores too large for half of `target`'s L3 computed a block of queries at a time; the same
+/// nodes when there is neither (or a size is symbolic).
+std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs, const Target& target);
 
 /// The keys each query of `scores` (..., queries, keys, static) sees, where the mask nodes above
 /// its product (as the rule follows them) put -inf at the others whatever the inputs: the flags

@@ -179,9 +179,9 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) { return prepa
 ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
-  roots = detail::attention_as_one_node(roots);
   DeviceSpec device = DeviceSpec::default_device();
   ScheduleContext context = schedule_context(device, options);
+  roots = detail::attention_as_one_node(roots, context.target);
   Rebuilt winograd;
   roots = detail::winograd_where_it_pays(roots, context.target, &winograd);
   Schedule sched = create_schedule(roots, context);

@@ -188,6 +188,29 @@ TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
   }
 }
 
+// How many scores are held at once follows the Target's L3 (half of it): 8 MB of scores are held
+// whole on a 32 MB L3 and run in blocks of queries on an 8 MB one, with the same values.
+TEST(AttentionRule, QueryBlocksFollowTheTargetsL3) {
+  int64_t heads = 2, seq = 1000, dim = 4;  // 8 MB of float32 scores
+  auto n = static_cast<size_t>(heads * seq * dim);
+  std::vector<float> qd = data(n, 91, -1, 1), kd = data(n, 92, -1, 1), vd = data(n, 93, -1, 1);
+  std::vector<float> mask = scattered_mask(seq);
+  Tensor q = f32(qd, {heads, seq, dim}), k = f32(kd, {heads, seq, dim}), v = f32(vd, {heads, seq, dim});
+  Tensor out = (q.matmul(k.transpose(-1, -2)) / 2.0 + f32(mask, {seq, seq})).softmax(-1).matmul(v);
+  auto sees = [&](int64_t i, int64_t j) { return mask[static_cast<size_t>(i * seq + j)] == 0.0f; };
+  std::vector<double> want = attention_ref(qd, kd, vd, sees, heads, seq, dim);
+  auto scores = static_cast<size_t>(heads * seq * seq * 4);
+  for (const char* l3 : {"32M", "8M"}) {
+    ExecutionPlan plan = Tensor::prepare({out}, PrepareOptions{.shape = TargetShape::parse(std::string("l3=") + l3)});
+    size_t largest = 0;
+    for (const Buffer& b : plan.buffers()) largest = std::max(largest, b.nbytes());
+    if (std::string(l3) == "32M") EXPECT_GE(largest, scores) << "held whole";
+    else EXPECT_LT(largest, scores) << "in blocks of queries";
+    plan.execute();
+    EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-5) << l3;
+  }
+}
+
 // Long float16 attention with large values (3000 keys, values 20-30): whatever the rule makes of
 // it (today Tensor::softmax's float16 graph is not the float32 form it rewrites), nothing is
 // summed unnormalised past float16's largest number (about 3000 x 30 would be); the values of

@@ -60,11 +60,11 @@ std::vector<std::string> macros_missing(const std::string& target_macros, const 
 }
 
 Target cpu_target_of(bool avx512, bool avx, bool neon) {
-  constexpr int64_t kSmallL1 = 32 << 10, kSmallL2 = 512 << 10;
-  if (avx512) return Target{64, 32, 1, 48 << 10, 1 << 20};
-  if (avx) return Target{32, 16, 1, kSmallL1, kSmallL2};
-  if (neon) return Target{16, 32, 1, kSmallL1, kSmallL2};
-  return Target{16, 16, 1, kSmallL1, kSmallL2};
+  constexpr int64_t kSmallL1 = 32 << 10, kSmallL2 = 512 << 10, kL3 = int64_t{32} << 20;
+  if (avx512) return Target{64, 32, 1, 48 << 10, 1 << 20, kL3};
+  if (avx) return Target{32, 16, 1, kSmallL1, kSmallL2, kL3};
+  if (neon) return Target{16, 32, 1, kSmallL1, kSmallL2, kL3};
+  return Target{16, 16, 1, kSmallL1, kSmallL2, kL3};
 }
 
 }  // namespace lathe

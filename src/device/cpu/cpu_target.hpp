@@ -27,7 +27,8 @@ std::vector<std::string> macros_missing(const std::string& target_macros, const 
 
 /// The Target of a CPU with these features (one thread: a plan sets how many): AVX-512 64-byte vectors (32 registers,
 /// 48 KB L1, 1 MB L2: Zen 5 and recent Intel cores), AVX 32 bytes (16 registers, 32 KB and 512
-/// KB: Zen 2 and 3), NEON 16 bytes (32), else 16 bytes (16). The lane counts of
+/// KB: Zen 2 and 3), NEON 16 bytes (32), else 16 bytes (16); a 32 MB L3 for each (a Zen CCD's; an
+/// Intel server core's share of its mesh is less, a client chip's 12-36 MB). The lane counts of
 /// LATHE_TARGET_SHAPE (16, 8, 4) name the same shapes, so the suite's runs at each shape are what
 /// such a CPU gets. Known debt: the caches are the class's, not read from the CPU.
 Target cpu_target_of(bool avx512, bool avx, bool neon);
