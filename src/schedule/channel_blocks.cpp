@@ -10,6 +10,7 @@
 #include "schedule/blocks.hpp"
 #include "schedule/operand_view.hpp"
 #include "schedule/reader_layout.hpp"
+#include "schedule/realize.hpp"
 #include "schedule/shape.hpp"
 #include "schedule/split_replay.hpp"
 
@@ -382,7 +383,54 @@ class Rule {
   std::unordered_map<const UOp*, UOpPtr> made_;
 };
 
+// The large convolutions' computed (or constant) inputs in the graph under `sink` (a 1x1 convolution, which
+// takes no windows, is a product the realize rule decides for), each as the node to store and the
+// node of the convolution's views that reads it.
+std::vector<std::pair<const UOp*, const UOp*>> computed_convolution_inputs(const UOpPtr& sink, const ChannelBlockPrices& prices) {
+  std::unordered_map<const UOp*, Shape> shapes = graph_shapes(sink);
+  std::vector<std::pair<const UOp*, const UOp*>> found;
+  for (const UOpPtr& u : toposort(sink)) {
+    if (u->op() != Ops::REDUCE_AXIS || u->arg_as<ReduceArg>().op != Ops::ADD) continue;
+    const UOp* product = product_summed(*u);
+    if (!product) continue;
+    const std::vector<int64_t>& summed = u->arg_as<ReduceArg>().axes;
+    const Shape& ps = shapes.at(product);
+    if (summed.size() < 2) continue;  // a product of matrices (a convolution sums channels and taps)
+    for (size_t x = 0; x < 2; ++x) {
+      OperandView xv = view_of(product->src(x), shapes), wv = view_of(product->src(1 - x), shapes);
+      std::optional<int64_t> column = filter_columns(wv, xv, summed, static_cast<int64_t>(ps.size()));
+      if (!column) continue;
+      int64_t work = ps[static_cast<size_t>(*column)];
+      for (int64_t a : summed)
+        if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
+      std::vector<UOpPtr> steps = view_steps(product->src(x));
+      if (work < prices.filter_work || !windowed(steps)) continue;
+      // What is stored: the computed value, with the reshapes right above it (a pool's dropped
+      // axes), which only rename its elements.
+      size_t top = steps.size();
+      while (top > 1 && steps[top - 1]->op() == Ops::RESHAPE) --top;
+      const UOpPtr& input = steps.back()->src(0);
+      if (is_computed(*input) || input->is_const()) found.emplace_back(steps[top - 1].get(), top == steps.size() ? input.get() : steps[top].get());
+      break;
+    }
+  }
+  return found;
+}
+
 }  // namespace
+
+std::vector<UOpPtr> store_convolution_inputs(const std::vector<UOpPtr>& outputs, const ChannelBlockPrices& prices, Rebuilt* rebuilt) {
+  if (outputs.empty()) return outputs;
+  std::vector<std::pair<const UOp*, const UOp*>> edges = computed_convolution_inputs(UOp::make(Ops::SINK, dtypes::void_, outputs), prices);
+  if (edges.empty()) return outputs;
+  std::unordered_map<const UOp*, UOpPtr> stored;  // by the input, as rebuilt
+  return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
+    if (std::find(edges.begin(), edges.end(), std::pair<const UOp*, const UOp*>{&reader, source.get()}) == edges.end()) return source_now;
+    UOpPtr& copy = stored[source.get()];
+    if (!copy) copy = labelled_as(UOp::make(Ops::CONTIGUOUS, source_now->dtype(), {source_now}), labels_of(*source));
+    return copy;
+  }, rebuilt);
+}
 
 std::vector<UOpPtr> store_channels_in_blocks(const std::vector<UOpPtr>& outputs, const Target& target, const ChannelBlockPrices& prices,
                                              Rebuilt* rebuilt) {

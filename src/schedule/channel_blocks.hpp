@@ -4,8 +4,9 @@
 // A convolution reaches the schedule as plain math, whichever front end built it: REDUCE_AXIS(ADD)
 // over input channels and taps of MUL(x, w), where w is a filter (schedule/operand_view.hpp's
 // filter_columns: the operand read along the output channels) and x the sliding windows of a stored
-// input X: views (a PAD, then the windows' folds) of a buffer, or of a CONTIGUOUS the front end asks
-// for so that no fused work is repeated in the innermost loop. Where the convolution is large (its
+// input X: views (a PAD, then the windows' folds) of a buffer, or of a CONTIGUOUS that
+// store_convolution_inputs puts over a computed X, so that no fused work is repeated in the
+// innermost loop. Where the convolution is large (its
 // multiply-adds per output pixel of a group, as the filter rule counts them), X is stored one of
 // three ways:
 // - padded, with no gate: a copy of PAD(X), where each input element feeds many multiply-adds
@@ -64,6 +65,14 @@ struct ChannelBlockPrices {
   // 2.7 ms read in place, 4.2 ms copied into blocks).
   int64_t stored_copy_macs = 64;
 };
+
+/// `outputs` with the input of each large convolution (its multiply-adds per output pixel of a
+/// group at least `prices.filter_work`) stored where it is computed (or made of a constant): a
+/// CONTIGUOUS between it and the convolution's views, so no fused work is repeated in the
+/// convolution's innermost loop and the rule below finds a stored input. Run first, whichever
+/// front end built the convolution.
+std::vector<UOpPtr> store_convolution_inputs(const std::vector<UOpPtr>& outputs, const ChannelBlockPrices& prices = {},
+                                             Rebuilt* rebuilt = nullptr);
 
 /// `outputs` with the input of each large or depthwise convolution and each max pool stored as the
 /// prices say for `target`; the outputs in order (rebuilt where something under them changed,

@@ -58,8 +58,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   Schedule sched;
   // Where values are stored: the layouts their readers want, then each value stored once.
   // Each rule records what it rebuilt in the graph the one before it returned.
-  std::vector<UOpPtr> outputs = join_channels_in_blocks(roots, context.target, &sched.becomes);
-  Rebuilt channels, columns, relayouts;
+  std::vector<UOpPtr> outputs = store_convolution_inputs(roots, {}, &sched.becomes);
+  Rebuilt joins, channels, columns, relayouts;
+  outputs = join_channels_in_blocks(outputs, context.target, &joins);
+  sched.becomes.then(joins);
   outputs = store_channels_in_blocks(outputs, context.target, {}, &channels);
   sched.becomes.then(channels);
   outputs = store_columns_in_blocks(outputs, context.target, context.constant, {}, &columns);

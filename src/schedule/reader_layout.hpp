@@ -37,7 +37,8 @@ inline bool is_layout_copy(const UOp& u) {
 }
 
 /// Whether `u` is a copy a front end asked for (a CONTIGUOUS that is not a layout copy: a user's
-/// contiguous(), or the stored input Tensor::conv2d asks for): it stores its source's value.
+/// contiguous(), or the stored input store_convolution_inputs puts under a convolution): it stores
+/// its source's value.
 inline bool plain_copy(const UOp& u) { return u.op() == Ops::CONTIGUOUS && !is_layout_copy(u); }
 
 /// The graph of `outputs` with the other readers of each relaid-out node reading its copy; the

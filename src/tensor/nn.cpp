@@ -6,17 +6,12 @@
 #include <tuple>
 
 #include "schedule/blocks.hpp"
-#include "schedule/column_blocks.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
 namespace {
 
-// Multiply-adds per output pixel of a group (its output channels x input channels x taps) from
-// which a convolution reads a stored input: the figure from which the schedule stores that input
-// and the weight in the layouts the kernel reads fastest (schedule/channel_blocks, column_blocks).
-constexpr int64_t kLargeConvolution = ColumnBlockPrices{}.filter_work;
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
 // done there too, or int8 * int8 wraps before the wide accumulation sees it.
 std::pair<Tensor, Tensor> widen_for_products(const Tensor& a, const Tensor& b) {
@@ -268,7 +263,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   SymShape dims = symbolic_shape();
   for (size_t i = 1; i < 4; ++i)
     if (!dims[i].is_static()) throw ShapeError("conv2d: only the batch axis may have a symbolic size, input is " + shape_to_string(dims));
-  int64_t kh = weight.shape()[2], kw = weight.shape()[3], og = o / groups;
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3];
   if (bias && bias->shape() != Shape{o})
     throw ShapeError("conv2d: bias of shape " + shape_to_string(bias->shape()) + " for " + std::to_string(o) + " output channels");
   // Checked here, where the error can name the input and its padding: (OH, OW).
@@ -292,14 +287,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
-  // A large convolution reads each input element many times: it reads a stored input, so no
-  // fused work is repeated in its innermost loop. How that input is stored (padded, in channel
-  // blocks, or as it is with its padding read through) and its weight (in blocks of output
-  // channels) the schedule decides for the Target the plan is prepared for
-  // (schedule/channel_blocks, schedule/column_blocks); whether a 3x3 one runs by Winograd's
-  // method, the plan's prepare (tensor/winograd.hpp).
-  bool large = og * cg * kh * kw >= kLargeConvolution;
-  Tensor out = detail::direct_conv2d(large && !is_realized() ? contiguous() : *this, weight, stride, padding, dilation, groups);
+  // Plain math. That a large convolution reads a stored input (so no fused work is repeated in
+  // its innermost loop), how it is stored (padded, in channel blocks, or as it is with its padding
+  // read through) and its weight (in blocks of output channels) the schedule decides for the
+  // Target the plan is prepared for (schedule/channel_blocks, schedule/column_blocks); whether a
+  // 3x3 one runs by Winograd's method, the plan's prepare (tensor/winograd.hpp).
+  Tensor out = detail::direct_conv2d(*this, weight, stride, padding, dilation, groups);
   return bias ? out + bias->reshape({1, o, 1, 1}) : out;
 }
 

@@ -89,6 +89,37 @@ TEST(ChannelBlocks, FewInputChannelsReadAPaddedCopy) {
   }
 }
 
+// A convolution written as plain math (windows of a computed input times a filter, summed over
+// the channels and taps), as any front end may build it, reads its input stored in channel blocks
+// as conv2d's does: the schedule, not the front end, decides that a large convolution's input is
+// stored (store_convolution_inputs: one CONTIGUOUS over it, however many convolutions read it). A
+// product of matrices over computed operands gets none: the realize rule decides for it.
+TEST(ChannelBlocks, AConvolutionWrittenAsPlainMathReadsAStoredInput) {
+  int64_t n = 1, c = 32, h = 11, w = 9, o = 32;
+  Conv ref(ConvArgs{.n = n, .c = c, .h = h, .w = w, .o = o, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 21);
+  Tensor x = test::f32(ref.x, {n, c, h, w}) * 2.0f;
+  Tensor windows = x.windows({3, 3}, Window{.stride = {1, 1}, .padding = {{1, 1}, {1, 1}}});  // (N, C, H, W, 3, 3)
+  Tensor filter = test::f32(ref.w, {o, c, 3, 3});
+  Tensor y = (windows.reshape({n, 1, c, h, w, 3, 3}) * filter.reshape({1, o, c, 1, 1, 3, 3})).sum({2, 5, 6});
+  for (int lanes : {8, 16}) {
+    int64_t b = block_for(lanes, c);
+    EXPECT_EQ(input_copies(y, lanes, h, w), (std::vector<Shape>{{n, c / b, h, w, b}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), ref.want, 1e-4, 1e-4) << lanes << " lanes";
+  }
+  auto stores = [](const std::vector<UOpPtr>& outputs) {
+    std::vector<UOpPtr> out;
+    for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, outputs)))
+      if (u->op() == Ops::CONTIGUOUS) out.push_back(u);
+    return out;
+  };
+  Tensor second = (windows.reshape({n, 1, c, h, w, 3, 3}) * (filter * 3.0f).reshape({1, o, c, 1, 1, 3, 3})).sum({2, 5, 6});
+  std::vector<UOpPtr> stored = stores(store_convolution_inputs({y.uop(), second.uop()}));
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0]->src(0), x.uop());
+  std::vector<UOpPtr> product{((x.reshape({n * c, h * w}) + 1.0f).matmul(test::f32(ref.x, {h * w, n * c}) * 2.0f)).uop()};
+  EXPECT_EQ(store_convolution_inputs(product), product);
+}
+
 // One input channel, a graph's input (a super-resolution network's luminance): a padded copy too.
 TEST(ChannelBlocks, OneStoredInputChannelReadsAPaddedCopy) {
   Conv c(ConvArgs{.n = 1, .c = 1, .h = 13, .w = 9, .o = 64, .kh = 5, .kw = 5, .padding = {2, 2}}, 8);
