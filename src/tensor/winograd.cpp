@@ -333,14 +333,22 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
                        .permute({0, 3, 4, 5, 6, 1, 2})
                        .reshape({n, th, tw, win, 1, win, 1, c});
   // V (N, tiles, points, C): Bᵀ along the window's rows, then along its columns.
-  Tensor bt = constant_matrix(f.input, win), gm = constant_matrix(f.weight, win), at = constant_matrix(f.output, t);
+  Tensor bt = constant_matrix(f.input, win), at = constant_matrix(f.output, t);
   Tensor v = transformed(transformed(windows, 3, 4, bt), 5, 6, bt).reshape({n, tiles, pts, c});
-  // U (points, C, K): Gᵀ along the kernel's rows, then its columns; stored (points, K/B, C, B), so the
-  // product's register tile, a block of output channels, reads its column of U over every input
-  // channel as one run rather than a line in each of C rows (ResNet-18's 256-channel product ran
-  // 2x faster so on AVX2).
-  Tensor g = weight.permute({2, 3, 1, 0}).reshape({3, 1, 3, 1, c, k});
-  Tensor u = transformed(transformed(g, 0, 1, gm), 2, 3, gm).reshape({pts, c, k});
+  // U (points, C, K): G along the kernel's rows and its columns at once (the Kronecker product G x G
+  // over the 9 taps), a sum of 9 terms per point that the kernel storing U computes: it runs once,
+  // at prepare, and a first pass along the rows would be an intermediate of 3 x window x C x K
+  // the plan's arena holds (F(2x2) over 512 x 512 channels: 12 MB). U is stored (points, K/B, C, B),
+  // so the product's register tile, a block of output channels, reads its column of U over every
+  // input channel as one run rather than a line in each of C rows (ResNet-18's 256-channel product
+  // ran 2x faster so on AVX2).
+  std::vector<double> both;  // (points, 9): row a * window + b, column i * 3 + j holds G[a][i] G[b][j]
+  for (int64_t a = 0; a < win; ++a)
+    for (int64_t b = 0; b < win; ++b)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 3; ++j) both.push_back(f.weight[static_cast<size_t>(a * 3 + i)] * f.weight[static_cast<size_t>(b * 3 + j)]);
+  Tensor g = weight.permute({2, 3, 1, 0}).reshape({9, 1, c, k});
+  Tensor u = transformed(g, 0, 1, constant_matrix(both, pts)).reshape({pts, c, k});
   u = Tensor(stored_in_blocks(u.uop(), u.shape(), 2, {0, 2, 1}, block), u.shape());
   // M (points, N, tiles, K): one product per point over the input channels, output channels innermost.
   Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({pts, 1, 1, c, k})).sum({3});
