@@ -42,7 +42,7 @@ std::string planned_target() {
   std::string shape = settings::text("LATHE_TARGET_SHAPE").value_or("");
   return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) + "-byte vectors) x " +
          std::to_string(t.vector_registers) + " registers, L1 " + std::to_string(t.l1_bytes >> 10) + " KB, L2 " +
-         std::to_string(t.l2_bytes >> 10) + " KB, " + std::to_string(t.threads) + " threads" +
+         std::to_string(t.l2_bytes >> 10) + " KB, L3 " + std::to_string(t.l3_bytes >> 20) + " MB, " + std::to_string(t.threads) + " threads" +
          (shape.empty() ? "" : " (LATHE_TARGET_SHAPE=" + shape + ")");
 }
 

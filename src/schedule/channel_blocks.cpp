@@ -403,7 +403,13 @@ std::vector<std::pair<const UOp*, const UOp*>> computed_convolution_inputs(const
       int64_t work = ps[static_cast<size_t>(*column)];
       for (int64_t a : summed)
         if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
-      std::vector<UOpPtr> steps = view_steps(product->src(x));
+      // The operand's views down to the input, through the casts that widen an integer input for
+      // its products (conv2d's int8 x int8 in int32).
+      std::vector<UOpPtr> steps;
+      for (UOpPtr cur = product->src(x);
+           op_has(cur->op(), kMovement) || (cur->op() == Ops::CAST && cur->src(0)->dtype().itemsize() < cur->dtype().itemsize());
+           cur = cur->src(0))
+        steps.push_back(cur);
       if (work < prices.filter_work || !windowed(steps)) continue;
       // What is stored: the computed value, with the reshapes right above it (a pool's dropped
       // axes), which only rename its elements.

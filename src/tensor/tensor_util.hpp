@@ -65,8 +65,8 @@ Tensor avg_pool(const Tensor& x, const std::vector<int64_t>& kernel, const Windo
 /// key range to skip (a causal mask, a window): over every key two tiled matmuls and a softmax are
 /// faster on this machine's class (the kernel's per-block maximum, rescaling and exponentials
 /// beside its multiply-adds: 8 heads x 1024 x 64 without a mask 11.9 against 8.3 ms, encoder_long
-/// 23% slower), though they hold up to 16 MB of scores (the rule's query blocks) where the kernel
-/// holds none.
+/// 23% slower), though they hold up to half the L3 of scores (the rule's query blocks, 16 MB)
+/// where the kernel holds none.
 std::optional<Tensor> attention(const Tensor& scores, const Tensor& values, std::optional<AttentionKeys> seen = std::nullopt);
 /// q (..., Lq, D) @ kt (..., D, Lk) as an attention kernel's scores: kt stored with the keys
 /// innermost (a block of keys is one vector per step of D), the product a plain sum of products

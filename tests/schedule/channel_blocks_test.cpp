@@ -92,8 +92,9 @@ TEST(ChannelBlocks, FewInputChannelsReadAPaddedCopy) {
 // A convolution written as plain math (windows of a computed input times a filter, summed over
 // the channels and taps), as any front end may build it, reads its input stored in channel blocks
 // as conv2d's does: the schedule, not the front end, decides that a large convolution's input is
-// stored (store_convolution_inputs: one CONTIGUOUS over it, however many convolutions read it). A
-// product of matrices over computed operands gets none: the realize rule decides for it.
+// stored (store_convolution_inputs: one CONTIGUOUS over it, however many convolutions read it,
+// through whichever windows; under an integer convolution's widening casts too). A product of
+// matrices over computed operands gets none: the realize rule decides for it.
 TEST(ChannelBlocks, AConvolutionWrittenAsPlainMathReadsAStoredInput) {
   int64_t n = 1, c = 32, h = 11, w = 9, o = 32;
   Conv ref(ConvArgs{.n = n, .c = c, .h = h, .w = w, .o = o, .kh = 3, .kw = 3, .padding = {1, 1}, .computed = true}, 21);
@@ -112,12 +113,22 @@ TEST(ChannelBlocks, AConvolutionWrittenAsPlainMathReadsAStoredInput) {
       if (u->op() == Ops::CONTIGUOUS) out.push_back(u);
     return out;
   };
-  Tensor second = (windows.reshape({n, 1, c, h, w, 3, 3}) * (filter * 3.0f).reshape({1, o, c, 1, 1, 3, 3})).sum({2, 5, 6});
+  Tensor valid = x.windows({3, 3}, Window{.stride = {1, 1}});  // unpadded: other views of x
+  Tensor second = (valid.reshape({n, 1, c, h - 2, w - 2, 3, 3}) * filter.reshape({1, o, c, 1, 1, 3, 3})).sum({2, 5, 6});
   std::vector<UOpPtr> stored = stores(store_convolution_inputs({y.uop(), second.uop()}));
   ASSERT_EQ(stored.size(), 1u);
   EXPECT_EQ(stored[0]->src(0), x.uop());
   std::vector<UOpPtr> product{((x.reshape({n * c, h * w}) + 1.0f).matmul(test::f32(ref.x, {h * w, n * c}) * 2.0f)).uop()};
   EXPECT_EQ(store_convolution_inputs(product), product);
+  // An int8 convolution, whose products conv2d widens to int32 above the windows: its computed
+  // input is stored too; the values are the float convolution's of the same small integers.
+  Tensor xi = (x * 4.0f).cast(dtypes::int8), wi = (filter * 8.0f).cast(dtypes::int8);
+  Tensor yi = xi.conv2d(wi, std::nullopt, {1, 1}, {1, 1});
+  std::vector<UOpPtr> int_stored = stores(store_convolution_inputs({yi.uop()}));
+  ASSERT_EQ(int_stored.size(), 1u);
+  EXPECT_EQ(int_stored[0]->src(0), xi.uop());
+  Tensor yf = xi.cast(dtypes::float32).conv2d(wi.cast(dtypes::float32), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(yi.cast(dtypes::float32).to_vector<float>(), yf.to_vector<float>());
 }
 
 // One input channel, a graph's input (a super-resolution network's luminance): a padded copy too.

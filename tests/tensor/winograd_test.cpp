@@ -327,8 +327,9 @@ TEST(Winograd, ChosenForTheLanesOfThePlan) {
       else plan.execute();
       // Two F(4x4) layers at 8 lanes: float32's rounding through the transforms leaves a mean error
       // of 1.1e-5 and a largest of 1.4-1.6e-4 (which element, and so how large, moves with the
-      // order U's terms are summed in); 16 lanes run the direct method (2.3e-5).
-      EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 2.5e-4) << lanes << " lanes, symbolic " << symbolic;
+      // order U's terms are summed in); 16 lanes run the direct method (largest 2.3e-5).
+      double atol = lanes == 8 ? 2.5e-4 : 1e-4;
+      EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, atol) << lanes << " lanes, symbolic " << symbolic;
     }
   }
 }
