@@ -17,11 +17,37 @@
 namespace lathe {
 namespace {
 
-// The view steps from `operand` down to the first node that is not a view (its base).
-std::vector<UOpPtr> view_steps(const UOpPtr& operand) {
+// The view steps from `operand` down to the first node that is not a view (its base); where
+// `widening` is set, through the casts that widen an integer input for its products too (conv2d's
+// int8 x int8 in int32).
+std::vector<UOpPtr> view_steps(const UOpPtr& operand, bool widening = false) {
+  auto step = [&](const UOp& u) {
+    return op_has(u.op(), kMovement) || (widening && u.op() == Ops::CAST && u.src(0)->dtype().itemsize() < u.dtype().itemsize());
+  };
   std::vector<UOpPtr> steps;
-  for (UOpPtr cur = operand; op_has(cur->op(), kMovement); cur = cur->src(0)) steps.push_back(cur);
+  for (UOpPtr cur = operand; step(*cur); cur = cur->src(0)) steps.push_back(cur);
   return steps;
+}
+
+// The filter that operand `1 - x` of `product` is, where it is one (filter_columns) and a large
+// convolution's: its multiply-adds per output pixel of a group (its columns x the summed axes it
+// reads) at least `filter_work`. A convolution sums over channels and taps, two axes or more.
+struct Filter {
+  OperandView w;
+  int64_t columns;
+};
+std::optional<Filter> large_filter(const UOp& product, size_t x, const std::vector<int64_t>& summed,
+                                   const std::unordered_map<const UOp*, Shape>& shapes, int64_t filter_work) {
+  if (summed.size() < 2) return std::nullopt;
+  const Shape& ps = shapes.at(&product);
+  OperandView xv = view_of(product.src(x), shapes), wv = view_of(product.src(1 - x), shapes);
+  std::optional<int64_t> column = filter_columns(wv, xv, summed, static_cast<int64_t>(ps.size()));
+  if (!column) return std::nullopt;
+  int64_t columns = ps[static_cast<size_t>(*column)], work = columns;
+  for (int64_t a : summed)
+    if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
+  if (work < filter_work) return std::nullopt;
+  return Filter{std::move(wv), columns};
 }
 
 // Whether `steps` take sliding windows: a window's fold repeats its axis (EXPAND) and cuts the
@@ -159,25 +185,21 @@ class Rule {
     const UOp* product = product_summed(sum);
     if (!product) return std::nullopt;
     const Shape& ps = shapes_.at(product);
-    int64_t rank = static_cast<int64_t>(ps.size());
     const std::vector<int64_t>& summed = sum.arg_as<ReduceArg>().axes;
-    if (summed.size() < 2) return std::nullopt;
+    if (summed.size() < 2) return std::nullopt;  // a product of matrices, not even a depthwise convolution
     auto is_summed = [&](size_t a) { return std::find(summed.begin(), summed.end(), static_cast<int64_t>(a)) != summed.end(); };
     for (size_t x = 0; x < 2; ++x) {
-      OperandView xv = view_of(product->src(x), shapes_), wv = view_of(product->src(1 - x), shapes_);
-      std::optional<int64_t> column = filter_columns(wv, xv, summed, rank);
-      if (!column) continue;
-      int64_t columns = ps[static_cast<size_t>(*column)], work = columns;
-      for (int64_t a : summed)
-        if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
-      if (work < prices_.filter_work) continue;
+      std::optional<Filter> large = large_filter(*product, x, summed, shapes_, prices_.filter_work);
+      if (!large) continue;
+      const OperandView& wv = large->w;
+      int64_t columns = large->columns;
       Plan p;
       p.x = x;
       p.x_steps = view_steps(product->src(x));
       p.stored = base_of(p.x_steps, product->src(x));
       bool copied = plain_copy(*p.stored);
       if (!windowed(p.x_steps)) continue;
-      if (!copied && p.stored->op() != Ops::BUFFER) continue;  // an input the front end did not ask to store
+      if (!copied && p.stored->op() != Ops::BUFFER) continue;  // an input store_convolution_inputs did not store
       // The input channels: the input's axis read along a summed axis that the filter reads too
       // (or one channel, an axis of size 1, which view_of says no operand reads).
       const Shape& input = shapes_.at(p.stored.get());
@@ -383,40 +405,25 @@ class Rule {
   std::unordered_map<const UOp*, UOpPtr> made_;
 };
 
-// The large convolutions' computed (or constant) inputs in the graph under `sink` (a 1x1 convolution, which
-// takes no windows, is a product the realize rule decides for), each as the node to store and the
-// node of the convolution's views that reads it.
-std::vector<std::pair<const UOp*, const UOp*>> computed_convolution_inputs(const UOpPtr& sink, const ChannelBlockPrices& prices) {
+// The large convolutions' computed (or constant) inputs in the graph under `sink` (a 1x1
+// convolution, which takes no windows, is a product the realize rule decides for): for each, the
+// node of the convolution's views that reads it (the key) and the node to store.
+std::unordered_map<const UOp*, const UOp*> computed_convolution_inputs(const UOpPtr& sink, const ChannelBlockPrices& prices) {
   std::unordered_map<const UOp*, Shape> shapes = graph_shapes(sink);
-  std::vector<std::pair<const UOp*, const UOp*>> found;
+  std::unordered_map<const UOp*, const UOp*> found;
   for (const UOpPtr& u : toposort(sink)) {
-    if (u->op() != Ops::REDUCE_AXIS || u->arg_as<ReduceArg>().op != Ops::ADD) continue;
     const UOp* product = product_summed(*u);
     if (!product) continue;
-    const std::vector<int64_t>& summed = u->arg_as<ReduceArg>().axes;
-    const Shape& ps = shapes.at(product);
-    if (summed.size() < 2) continue;  // a product of matrices (a convolution sums channels and taps)
     for (size_t x = 0; x < 2; ++x) {
-      OperandView xv = view_of(product->src(x), shapes), wv = view_of(product->src(1 - x), shapes);
-      std::optional<int64_t> column = filter_columns(wv, xv, summed, static_cast<int64_t>(ps.size()));
-      if (!column) continue;
-      int64_t work = ps[static_cast<size_t>(*column)];
-      for (int64_t a : summed)
-        if (reads(wv, a)) work *= ps[static_cast<size_t>(a)];
-      // The operand's views down to the input, through the casts that widen an integer input for
-      // its products (conv2d's int8 x int8 in int32).
-      std::vector<UOpPtr> steps;
-      for (UOpPtr cur = product->src(x);
-           op_has(cur->op(), kMovement) || (cur->op() == Ops::CAST && cur->src(0)->dtype().itemsize() < cur->dtype().itemsize());
-           cur = cur->src(0))
-        steps.push_back(cur);
-      if (work < prices.filter_work || !windowed(steps)) continue;
+      if (!large_filter(*product, x, u->arg_as<ReduceArg>().axes, shapes, prices.filter_work)) continue;
+      std::vector<UOpPtr> steps = view_steps(product->src(x), true);
+      if (!windowed(steps)) continue;
       // What is stored: the computed value, with the reshapes right above it (a pool's dropped
       // axes), which only rename its elements.
       size_t top = steps.size();
       while (top > 1 && steps[top - 1]->op() == Ops::RESHAPE) --top;
       const UOpPtr& input = steps.back()->src(0);
-      if (is_computed(*input) || input->is_const()) found.emplace_back(steps[top - 1].get(), top == steps.size() ? input.get() : steps[top].get());
+      if (is_computed(*input) || input->is_const()) found.emplace(steps[top - 1].get(), top == steps.size() ? input.get() : steps[top].get());
       break;
     }
   }
@@ -427,11 +434,11 @@ std::vector<std::pair<const UOp*, const UOp*>> computed_convolution_inputs(const
 
 std::vector<UOpPtr> store_convolution_inputs(const std::vector<UOpPtr>& outputs, const ChannelBlockPrices& prices, Rebuilt* rebuilt) {
   if (outputs.empty()) return outputs;
-  std::vector<std::pair<const UOp*, const UOp*>> edges = computed_convolution_inputs(UOp::make(Ops::SINK, dtypes::void_, outputs), prices);
+  std::unordered_map<const UOp*, const UOp*> edges = computed_convolution_inputs(UOp::make(Ops::SINK, dtypes::void_, outputs), prices);
   if (edges.empty()) return outputs;
   std::unordered_map<const UOp*, UOpPtr> stored;  // by the input, as rebuilt
   return rebuild(outputs, [&](const UOp& reader, const UOpPtr& source, const UOpPtr& source_now) {
-    if (std::find(edges.begin(), edges.end(), std::pair<const UOp*, const UOp*>{&reader, source.get()}) == edges.end()) return source_now;
+    if (auto it = edges.find(&reader); it == edges.end() || it->second != source.get()) return source_now;
     UOpPtr& copy = stored[source.get()];
     if (!copy) copy = labelled_as(UOp::make(Ops::CONTIGUOUS, source_now->dtype(), {source_now}), labels_of(*source));
     return copy;

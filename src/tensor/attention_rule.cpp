@@ -21,7 +21,7 @@ constexpr double kLog2e = 1.4426950408889634;
 // Attention's scores (batch x heads x queries x keys) are held for a block of queries at a time
 // once all of them would take more than half the cache every core shares: a block's scores,
 // written by one kernel and read by the next, stay there beside the queries, keys and values.
-int64_t score_budget(const Target& target) { return std::max(target.l3_bytes / 2, target.l2_bytes); }
+int64_t score_budget(const Target& target) { return target.l3_bytes / 2; }
 // A block's queries are a multiple of this where they can be: a row loop the register tile divides.
 constexpr int64_t kQueryRowMultiple = 32;
 // The most nodes between the scores and their product of queries and keys that a block of queries
@@ -365,7 +365,7 @@ std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs, co
 
 std::optional<SeenKeys> seen_keys(const Tensor& scores) {
   if (scores.is_symbolic() || scores.ndim() < 2 || !scores.dtype().is_float()) return std::nullopt;
-  return Rule({scores.uop()}, 0).seen_keys_of(scores.uop());
+  return Rule({scores.uop()}, /*score_bytes=*/0).seen_keys_of(scores.uop());  // the mask analysis alone: no blocks
 }
 
 }  // namespace lathe::detail
