@@ -82,8 +82,7 @@ def lathe_results(binary, threads, compiler=None):
     return res
 
 
-def anchor_results(anchors, threads):
-    py = "/usr/bin/python3"
+def anchor_results(anchors, threads, py):
     env = dict(os.environ, **HELD["peers"])
     try:
         subprocess.run([py, "-c", "import numpy, torch"], check=True, capture_output=True)
@@ -154,6 +153,8 @@ def main():
     ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bench", "lathe_bench"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the Python whose numpy and torch are the peers (default: Debian's, /usr/bin/python3)")
     ap.add_argument("--baseline", help="another lathe_bench (an earlier build) measured in the same run")
     ap.add_argument("--compiler", help="lathe's CPU backend (LATHE_CPU_COMPILER: llvm, clang; default: the build's)")
     ap.add_argument("--baseline-compiler", help="measure the baseline (default: this build) with this CPU backend")
@@ -180,7 +181,7 @@ def main():
             sides.append((base_runs, args.baseline, args.baseline_compiler))
         for runs, binary, compiler in (sides if i % 2 == 0 else sides[::-1]):
             runs.append(lathe_results(binary, args.threads, compiler))
-        peer_runs.append(anchor_results(args.anchors, args.threads))
+        peer_runs.append(anchor_results(args.anchors, args.threads, args.python))
 
     def best(results):
         return {k: min((r[k] for r in results if k in r), key=lambda v: v["ms"]) for k in results[0]}

@@ -5,6 +5,7 @@
     /usr/bin/python3 scripts/make-test-models.py --large                 # ResNet-18, transformer, LSTM -> build/models
     /usr/bin/python3 bench/onnx_models.py [--threads 1,2] [--runs 10] [DIR...]  # default: tests/onnx/models, build/models
     /usr/bin/python3 bench/onnx_models.py --baseline OLD/build/tools/lathe      # and an older lathe, same run
+    /usr/bin/python3 bench/onnx_models.py --ort-python python3   # ORT from that Python's onnxruntime (no node)
 
 For each case folder (model.onnx + test_data_set_0 inputs) and thread count it runs a first
 prepare (`lathe bench --json` into an empty kernel cache: load + build + prepare, beside ORT's
@@ -93,15 +94,22 @@ def main():
     ap.add_argument("--warm-cache", action="store_true",
                     help="use lathe's kernel cache as it is (default: an empty one per model, so prepare is a first prepare)")
     ap.add_argument("--baseline", help="another lathe binary to measure beside --lathe (e.g. an earlier commit's build)")
+    ap.add_argument("--ort-python", metavar="PYTHON",
+                    help="time ONNX Runtime with this Python's onnxruntime package (bench/ort_time.py) instead of node's")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
     peaks = {t: fma_peak(a.anchors, t) for t in threads}
-    modules = os.path.abspath(os.environ.get("ORT_NODE_MODULES", os.path.join(ROOT, "build/ort/node_modules")))
-    _, _, rc, node_mb = timed(["node", "-e", "require('onnxruntime-node')"], dict(os.environ, NODE_PATH=modules))
-    node_mb = node_mb if rc == 0 else None
+    if a.ort_python:
+        _, _, rc, ort_idle_mb = timed([a.ort_python, "-c", "import onnxruntime"])
+        idle = "python with onnxruntime imported and nothing run"
+    else:
+        modules = os.path.abspath(os.environ.get("ORT_NODE_MODULES", os.path.join(ROOT, "build/ort/node_modules")))
+        _, _, rc, ort_idle_mb = timed(["node", "-e", "require('onnxruntime-node')"], dict(os.environ, NODE_PATH=modules))
+        idle = "node with onnxruntime-node loaded and nothing run"
+    ort_idle_mb = ort_idle_mb if rc == 0 else None
     print("# FMA peak (GFLOP/s): " + ", ".join(f"{t} threads {p:.0f}" if p else f"{t} threads n/a" for t, p in peaks.items()) +
-          (f"; node with onnxruntime-node loaded and nothing run: {node_mb:.0f} MB" if node_mb else ""))
+          (f"; {idle}: {ort_idle_mb:.0f} MB" if ort_idle_mb else ""))
     base_cols = f" {'base ms':>9} {'base/ORT':>8}" if a.baseline else ""
     print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'GFLOP/s':>8} {'% peak':>6} {'prep ms':>8} "
           f"{'ORT prep':>8} {'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
@@ -133,8 +141,9 @@ def main():
         return r
 
     def timed_ort(case, t):
-        out, _, rc, peak = timed(["node", os.path.join(ROOT, "scripts/ort-reference.js"), "--time", str(a.runs),
-                                  "--threads", str(t), case])
+        ort = [a.ort_python, os.path.join(ROOT, "bench/ort_time.py")] if a.ort_python else \
+            ["node", os.path.join(ROOT, "scripts/ort-reference.js")]
+        out, _, rc, peak = timed(ort + ["--time", str(a.runs), "--threads", str(t), case])
         if rc != 0:
             return None
         r = last_json(out)
