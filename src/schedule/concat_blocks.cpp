@@ -104,7 +104,7 @@ class Rule {
   }
 
   // A sum of parts each computed by a kernel of its own and padded to the whole output along the
-  // image's axes (a convolution split by groups of taps, Tensor::conv2d's conv2d_by_tap_groups):
+  // image's axes (a convolution split by groups of taps, the tap-group rule's conv2d_by_tap_groups, tensor/tap_groups):
   // the kernel of the part covering the most output positions adds the others in its epilogue, a
   // vector of output channels at a time, so each other part is stored in channel blocks and read
   // so. Its leaves: a PAD along axes 2 and 3 only (with zeros) of such a part, bar the largest,

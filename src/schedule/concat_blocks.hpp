@@ -14,7 +14,7 @@
 // copy into that kernel, so the join is left as it is.
 //
 // A sum of such parts padded along the image's axes, overlapping (a convolution split by groups of
-// taps, Tensor::conv2d's conv2d_by_tap_groups), is added in the epilogue of the kernel of the part
+// taps, the tap-group rule's conv2d_by_tap_groups, tensor/tap_groups), is added in the epilogue of the kernel of the part
 // covering the most output positions, a vector of output channels at a time: the other parts are
 // stored in channel blocks for it.
 #pragma once

@@ -7,9 +7,12 @@
 
 #include "schedule/blocks.hpp"
 #include "schedule/shape.hpp"
+#include "tensor/tap_groups.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe {
+using detail::TapGroup;
+using detail::tap_groups;
 namespace {
 
 // Products of small integers are summed in at least 32 bits (as sum() does); the multiply must be
@@ -157,35 +160,6 @@ void require_nchw(const Tensor& x, const char* op) {
   if (x.ndim() != 4) throw ShapeError(std::string(op) + ": needs an (N, C, H, W) input, got " + shape_to_string(x.shape()));
 }
 
-// Taps [first, last] of one axis that read the image for the same output positions,
-// [begin, end), and only padding for the others.
-struct TapGroup {
-  int64_t first, last, begin, end;
-  int64_t work() const { return (last - first + 1) * (end - begin); }
-};
-
-// An axis' taps that read the image somewhere, in runs that read it for the same output
-// positions. Tap k reads row o*s + k*d - p of the image for output position o.
-std::vector<TapGroup> tap_groups(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o) {
-  std::vector<TapGroup> groups;
-  for (int64_t t = 0; t < k; ++t) {
-    int64_t at = t * d - p;  // the row the tap reads for output position 0
-    int64_t begin = at >= 0 ? 0 : (-at + s - 1) / s;
-    int64_t end = at > size - 1 ? 0 : std::min(o, (size - 1 - at) / s + 1);
-    if (begin >= end) continue;
-    TapGroup* last = groups.empty() ? nullptr : &groups.back();
-    if (last && last->last == t - 1 && last->begin == begin && last->end == end) last->last = t;
-    else groups.push_back({t, t, begin, end});
-  }
-  return groups;
-}
-
-int64_t group_work(const std::vector<TapGroup>& groups) {
-  int64_t n = 0;
-  for (const TapGroup& g : groups) n += g.work();
-  return n;
-}
-
 // The taps of one axis from the first to the last that reads the image (its `groups`), and the
 // padding those taps then need before and after (negative: rows no tap reads). The taps outside
 // read only padding, so they add nothing (a dilated convolution on a small map, as a segmentation
@@ -200,54 +174,6 @@ TapRange tap_range(const std::vector<TapGroup>& groups, int64_t size, int64_t k,
   t.before = p - t.first * d;
   t.after = (o - 1) * s + (t.last - t.first) * d + 1 - size - t.before;
   return t;
-}
-
-// Multiply-adds a convolution split by taps must save per part (each is a kernel of its own):
-// several microseconds at this machine's FMA rate.
-constexpr int64_t kTapPartMacs = int64_t{1} << 20;
-
-// Whether a convolution is computed as a sum of parts, each a group of taps over only the output
-// positions where they read the image: where most of its work multiplies padding, as a dilation
-// as large as the image makes (an atrous pyramid at rate 12 on a 14x14 map: 82% of its
-// multiply-adds read zeros), and the multiply-adds saved pay for the extra kernels.
-bool split_by_taps(const std::vector<TapGroup>& rows, const std::vector<TapGroup>& cols, int64_t oh, int64_t ow, int64_t kh,
-                   int64_t kw, int64_t macs_per_tap) {
-  int64_t parts = static_cast<int64_t>(rows.size() * cols.size());
-  int64_t full = oh * kh * ow * kw, kept = group_work(rows) * group_work(cols);
-  return parts > 1 && 2 * kept <= full && (full - kept) * macs_per_tap >= parts * kTapPartMacs;
-}
-
-// The convolution as a sum over groups of rows' taps by groups of columns' taps: each part a
-// convolution without padding of the part of the image its taps read, through those taps only,
-// padded with zeros to the whole output. Each tap's weight is read once. The part with the most
-// work (the centre taps over the whole map), added last, is the kernel the others are added to
-// (the schedule stores those in channel blocks for its epilogue: schedule/concat_blocks).
-Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                            const std::vector<TapGroup>& rows, const std::vector<TapGroup>& cols, const std::vector<int64_t>& out_hw,
-                            std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                            std::pair<int64_t, int64_t> dilation, int64_t groups) {
-  auto image = [](const TapGroup& g, int64_t s, int64_t d, int64_t p) {  // the image rows the group reads
-    return std::pair<SInt, SInt>(g.begin * s + g.first * d - p, (g.end - 1) * s + g.last * d - p + 1);
-  };
-  SInt n = x.symbolic_shape()[0];
-  int64_t c = x.shape()[1], o = weight.shape()[0], cg = weight.shape()[1];
-  std::vector<std::pair<TapGroup, TapGroup>> parts;
-  for (const TapGroup& r : rows)
-    for (const TapGroup& q : cols) parts.emplace_back(r, q);
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
-    return a.first.work() * a.second.work() < b.first.work() * b.second.work();
-  });
-  std::optional<Tensor> out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const auto& [r, q] = parts[i];
-    Tensor part = x.shrink({{0, n}, {0, c}, image(r, stride.first, dilation.first, padding.first),
-                            image(q, stride.second, dilation.second, padding.second)});
-    Tensor w = weight.shrink({{0, o}, {0, cg}, {r.first, r.last + 1}, {q.first, q.last + 1}});
-    Tensor y = part.conv2d(w, std::nullopt, stride, {0, 0}, dilation, groups);
-    y = y.pad({{0, 0}, {0, 0}, {r.begin, out_hw[0] - r.end}, {q.begin, out_hw[1] - q.end}});
-    out = out ? *out + y : y;
-  }
-  return bias ? *out + bias->reshape({1, o, 1, 1}) : *out;
 }
 
 }  // namespace
@@ -270,10 +196,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   std::vector<int64_t> out_hw = detail::window_counts(
       {shape_[2] + 2 * padding.first, shape_[3] + 2 * padding.second}, {kh, kw}, {stride.first, stride.second}, {dilation.first, dilation.second},
       "conv2d", shape_to_string(shape_) + " padded by (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) + ")");
+  // Where most of its multiply-adds read padding, the plan's prepare may compute it by groups of
+  // taps (tensor/tap_groups.hpp); the taps that read only padding are dropped here.
   std::vector<TapGroup> row_taps = tap_groups(shape_[2], kh, stride.first, dilation.first, padding.first, out_hw[0]);
   std::vector<TapGroup> col_taps = tap_groups(shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
-  if (split_by_taps(row_taps, col_taps, out_hw[0], out_hw[1], kh, kw, o * cg))
-    return conv2d_by_tap_groups(*this, weight, bias, row_taps, col_taps, out_hw, stride, padding, dilation, groups);
   TapRange rows = tap_range(row_taps, shape_[2], kh, stride.first, dilation.first, padding.first, out_hw[0]);
   TapRange cols = tap_range(col_taps, shape_[3], kw, stride.second, dilation.second, padding.second, out_hw[1]);
   bool reach = rows.first < kh && cols.first < kw;  // else no tap reads the image: all are kept

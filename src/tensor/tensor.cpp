@@ -16,6 +16,7 @@
 #include "schedule/shape.hpp"
 #include "tensor/attention_rule.hpp"
 #include "tensor/tensor_util.hpp"
+#include "tensor/tap_groups.hpp"
 #include "tensor/winograd.hpp"
 
 namespace lathe {
@@ -182,11 +183,13 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   DeviceSpec device = DeviceSpec::default_device();
   ScheduleContext context = schedule_context(device, options);
   roots = detail::attention_as_one_node(roots, context.target);
-  Rebuilt winograd;
+  Rebuilt rebuilt, winograd;
+  roots = detail::tap_groups_where_they_pay(roots, context.target, &rebuilt);
   roots = detail::winograd_where_it_pays(roots, context.target, &winograd);
+  rebuilt.then(winograd);
   Schedule sched = create_schedule(roots, context);
-  winograd.then(sched.becomes);  // the caller's nodes answer to what stands for them after both
-  sched.becomes = std::move(winograd);
+  rebuilt.then(sched.becomes);  // the caller's nodes answer to what stands for them after all three
+  sched.becomes = std::move(rebuilt);
   return PlanBuilder::build(std::move(sched), device, options);
 }
 

@@ -14,6 +14,7 @@
 #include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
 #include "support/settings.hpp"
+#include "tensor/direct_convolution.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe::detail {
@@ -100,78 +101,41 @@ Tensor transformed(const Tensor& t, int64_t from, int64_t to, const Tensor& m) {
   return sum_in_pairs(std::move(terms));
 }
 
-// The product under conv2d's direct sum `u`, RESHAPE(RESHAPE(SUM over a group's channels and the
-// taps of a product)): the sum's axes dropped, then (N, O, OH, OW). Null for any other node.
-const UOp* direct_product(const UOp& u) {
-  if (u.op() != Ops::RESHAPE || u.src(0)->op() != Ops::RESHAPE || u.src(0)->src(0)->op() != Ops::REDUCE_AXIS) return nullptr;
-  const UOp& sum = *u.src(0)->src(0);
-  const auto& r = sum.arg_as<ReduceArg>();
-  bool direct = r.op == Ops::ADD && r.axes == std::vector<int64_t>{3, 6, 7} && sum.src(0)->op() == Ops::MUL;
-  return direct ? sum.src(0).get() : nullptr;
-}
-
-// Where a direct 3x3 convolution's operands lie under its product: the input `read_depth` nodes
-// down its operand's views (under a PAD of `padding` where `unpadded`), the weight `w_depth` down
-// the other's.
-struct DirectConvolution {
-  size_t read_depth = 0, w_depth = 0;
-  bool unpadded = false;
-  std::pair<int64_t, int64_t> padding;
-  int64_t tile = 4;  // the Winograd method's output tile (F(tile x tile, 3x3))
-};
-
-// `operand` and the nodes under it through its views, the operand first.
-std::vector<UOpPtr> views_down(const UOpPtr& operand) {
-  std::vector<UOpPtr> out{operand};
-  while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
-  return out;
-}
-
 // The direct 3x3 convolutions of a graph (conv2d's sum, as direct_conv2d builds it), each rebuilt
 // by Winograd's method where that pays for the plan's Target.
 class Rule {
  public:
-  Rule(const UOpPtr& sink, const Target& target)
-      : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)), target_(target) {}
+  Rule(const UOpPtr& sink, const Target& target) : convs_(sink), target_(target) {}
 
-  // Where `u`'s operands lie, where it is a direct 3x3 convolution of stride 1 that pays.
-  std::optional<DirectConvolution> pays(const UOpPtr& u) const {
-    const UOp* product = direct_product(*u);
-    const Shape& ps = shapes_.at(product);  // (N, groups, O, C, OH, OW, KH, KW)
+  // Where `u`'s operands lie and its output tile, where it is a direct 3x3 convolution of stride 1
+  // that pays.
+  std::optional<std::pair<DirectConvolution, int64_t>> pays(const UOpPtr& u) const {
+    const Shape& ps = convs_.shape(*direct_product(*u));  // (N, groups, O, C, OH, OW, KH, KW)
     if (ps.size() != 8 || ps[1] != 1 || ps[6] != 3 || ps[7] != 3) return std::nullopt;
-    int64_t o = ps[2], c = ps[3];
-    std::vector<UOpPtr> ws = views_down(product->src(1));
-    for (const DirectConvolution& d : reads(product->src(0), c))
-      for (size_t wd = 0; wd < ws.size(); ++wd) {
-        UOpPtr read = operand(views_down(product->src(0)), d), w = ws[wd];
-        const Shape& rs = shapes_.at(read.get());
-        if (shapes_.at(w.get()) != Shape{o, c, 3, 3} || read->dtype() != dtypes::float32 || w->dtype() != dtypes::float32 ||
-            rs[2] + 2 * d.padding.first < 3 || rs[3] + 2 * d.padding.second < 3)
-          continue;
-        Tensor weight = tensor(w, w);
-        if (detail::direct_conv2d(tensor(read, read), weight, {1, 1}, d.padding, {1, 1}, 1).uop() != u) continue;
-        int64_t tile = winograd_tile(input(read, read), weight, {1, 1}, d.padding, {1, 1}, 1, target_);
-        if (tile == 0) return std::nullopt;
-        DirectConvolution found = d;
-        found.w_depth = wd, found.tile = tile;
-        return found;
-      }
-    return std::nullopt;
+    std::optional<DirectConvolution> d = convs_.match(u, [&](const DirectConvolution& d) {
+      UOpPtr read = convs_.input(u, d), w = convs_.weight(u, d);
+      const Shape& rs = convs_.shape(*read);
+      return d.stride == std::pair<int64_t, int64_t>{1, 1} && d.dilation == std::pair<int64_t, int64_t>{1, 1} &&
+             read->dtype() == dtypes::float32 && w->dtype() == dtypes::float32 && rs[2] + 2 * d.padding.first >= 3 &&
+             rs[3] + 2 * d.padding.second >= 3;
+    });
+    if (!d) return std::nullopt;
+    UOpPtr read = convs_.input(u, *d), w = convs_.weight(u, *d);
+    int64_t tile = winograd_tile(input(read, read), convs_.tensor(w, w), {1, 1}, d->padding, {1, 1}, 1, target_);
+    if (tile == 0) return std::nullopt;
+    return std::pair{*d, tile};
   }
 
   // The convolution `u` (as rebuilt, `now`: the same views over operands that may be rebuilt) by
-  // Winograd's method, each node it adds labelled as `u`.
-  UOpPtr by_winograd(const UOpPtr& u, const DirectConvolution& d, const UOpPtr& now) const {
-    const UOp* product = direct_product(*u);
-    const UOp* product_now = direct_product(*now);
-    UOpPtr read = operand(views_down(product->src(0)), d), w = views_down(product->src(1))[d.w_depth];
-    UOpPtr read_now = operand(views_down(product_now->src(0)), d), w_now = views_down(product_now->src(1))[d.w_depth];
-    Tensor x = input(read, read_now), weight = tensor(w, w_now);
-    int64_t c = shapes_.at(read.get())[1];
+  // Winograd's method F(tile x tile), each node it adds labelled as `u`.
+  UOpPtr by_winograd(const UOpPtr& u, const DirectConvolution& d, int64_t tile, const UOpPtr& now) const {
+    UOpPtr read = convs_.input(u, d), w = convs_.weight(u, d);
+    Tensor x = input(read, convs_.input(now, d)), weight = convs_.tensor(w, convs_.weight(now, d));
+    int64_t c = convs_.shape(*read)[1];
     // Its input in the blocks a direct convolution's is stored in (which its producer may share).
-    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), d.tile).uop();
+    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), tile).uop();
     std::vector<std::string> labels;
-    for (const UOp* n : {u.get(), u->src(0).get(), product})
+    for (const UOp* n : {u.get(), u->src(0).get(), direct_product(*u)})
       if (labels.empty()) labels = labels_of(*n);
     if (labels.empty()) return made;
     label_computed(made, {x.uop().get(), weight.uop().get()}, labels);
@@ -179,52 +143,13 @@ class Rule {
   }
 
  private:
-  // What a convolution's windows over `operand` may read: each (N, C, H, W) node under its views,
-  // under a PAD of its rows and columns alike on both sides (conv2d's padding; its amounts are
-  // sources where the PAD is symbolic) or unpadded.
-  std::vector<DirectConvolution> reads(const UOpPtr& operand, int64_t c) const {
-    std::vector<DirectConvolution> out;
-    std::vector<UOpPtr> down = views_down(operand);
-    for (size_t depth = 0; depth < down.size(); ++depth) {
-      const UOpPtr& n = down[depth];
-      const Shape& s = shapes_.at(n.get());
-      if (s.size() != 4 || s[1] != c) continue;
-      if (n->op() == Ops::PAD) {
-        std::vector<int64_t> p = n->arg_as<std::vector<int64_t>>();
-        if (n->src().size() == 10) {  // the fill, then (before, after) per axis
-          p.clear();
-          for (size_t i = 2; i < 10; ++i) p.push_back(n->src(i)->is_const() ? const_as_int(n->src(i)->const_value()) : -1);
-        }
-        if (p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && p[4] == p[5] && p[6] == p[7] && p[4] >= 0 && p[6] >= 0)
-          out.push_back({.read_depth = depth, .unpadded = true, .padding = {p[4], p[6]}});
-      }
-      out.push_back({.read_depth = depth, .padding = {0, 0}});
-    }
-    return out;
-  }
-
-  static UOpPtr operand(const std::vector<UOpPtr>& down, const DirectConvolution& d) {
-    return d.unpadded ? down[d.read_depth]->src(0) : down[d.read_depth];
-  }
-
   // The input the transform reads: `read` (as `now`), or what it copies where it is a plain copy
   // (the transform stores its own).
   Tensor input(const UOpPtr& read, const UOpPtr& now) const {
-    return plain_copy(*read) ? tensor(read->src(0), now->src(0)) : tensor(read, now);
+    return plain_copy(*read) ? convs_.tensor(read->src(0), now->src(0)) : convs_.tensor(read, now);
   }
 
-  // `now` as a Tensor of the shape `u` (the node it stands for) has.
-  Tensor tensor(const UOpPtr& u, const UOpPtr& now) const {
-    const SymDims& d = dims_.at(u.get());
-    std::vector<UOpPtr> symbolic(d.size());
-    bool any = false;
-    for (size_t i = 0; i < d.size(); ++i)
-      if (!d[i]->is_const()) symbolic[i] = d[i], any = true;
-    return any ? Tensor(now, shapes_.at(u.get()), std::move(symbolic)) : Tensor(now, shapes_.at(u.get()));
-  }
-
-  std::unordered_map<const UOp*, Shape> shapes_;
-  std::unordered_map<const UOp*, SymDims> dims_;
+  DirectConvolutions convs_;
   Target target_;
 };
 
@@ -293,10 +218,10 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
   std::vector<UOpPtr> order = toposort(sink);
   if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
   Rule rule(sink, target);
-  std::unordered_map<const UOp*, DirectConvolution> found;
+  std::unordered_map<const UOp*, std::pair<DirectConvolution, int64_t>> found;
   for (const UOpPtr& u : order)
     if (direct_product(*u))
-      if (std::optional<DirectConvolution> d = rule.pays(u)) found.emplace(u.get(), *d);
+      if (auto d = rule.pays(u)) found.emplace(u.get(), *d);
   if (found.empty()) return outputs;
   std::unordered_map<const UOp*, UOpPtr> made;
   return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
@@ -304,7 +229,7 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
     if (it == found.end()) return source_now;
     auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
     if (fresh) {
-      m->second = rule.by_winograd(source, it->second, source_now);
+      m->second = rule.by_winograd(source, it->second.first, it->second.second, source_now);
       if (rebuilt) rebuilt->record(source, m->second);
     }
     return m->second;

@@ -1,0 +1,110 @@
+#include "tensor/direct_convolution.hpp"
+
+#include <algorithm>
+
+#include "tensor/tensor_util.hpp"
+
+namespace lathe::detail {
+namespace {
+
+// `operand` and the nodes under it through its views, the operand first.
+std::vector<UOpPtr> views_down(const UOpPtr& operand) {
+  std::vector<UOpPtr> out{operand};
+  while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
+  return out;
+}
+
+// A PAD's amounts, (before, after) per axis; -1 where an amount is symbolic.
+std::vector<int64_t> pad_amounts(const UOp& pad) {
+  std::vector<int64_t> p = pad.arg_as<std::vector<int64_t>>();
+  if (pad.src().size() == 10) {  // the fill, then (before, after) per axis as sources
+    p.clear();
+    for (size_t i = 2; i < 10; ++i) p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
+  }
+  return p;
+}
+
+// The (stride, dilation) pairs of one axis that give `out` windows of `k` taps over `size`
+// positions padded by `pad` on each side.
+std::vector<std::pair<int64_t, int64_t>> steps_for(int64_t size, int64_t k, int64_t pad, int64_t out) {
+  std::vector<std::pair<int64_t, int64_t>> found;
+  int64_t span = size + 2 * pad;
+  for (int64_t d = 1; d == 1 || (k > 1 && d * (k - 1) < span); ++d)
+    for (int64_t s = 1; s <= std::max<int64_t>(1, span); ++s) {
+      int64_t reach = span - d * (k - 1);
+      if (reach <= 0 || (reach - 1) / s + 1 < out) break;
+      if ((reach - 1) / s + 1 == out) {
+        found.emplace_back(s, d);
+        if (out == 1) break;  // every larger stride makes the same single window
+      }
+    }
+  return found;
+}
+
+}  // namespace
+
+const UOp* direct_product(const UOp& u) {
+  if (u.op() != Ops::RESHAPE || u.src(0)->op() != Ops::RESHAPE || u.src(0)->src(0)->op() != Ops::REDUCE_AXIS) return nullptr;
+  const UOp& sum = *u.src(0)->src(0);
+  const auto& r = sum.arg_as<ReduceArg>();
+  bool direct = r.op == Ops::ADD && r.axes == std::vector<int64_t>{3, 6, 7} && sum.src(0)->op() == Ops::MUL;
+  return direct ? sum.src(0).get() : nullptr;
+}
+
+DirectConvolutions::DirectConvolutions(const UOpPtr& sink) : shapes_(graph_shapes(sink)), dims_(graph_sym_shapes(sink, shapes_)) {}
+
+std::optional<DirectConvolution> DirectConvolutions::match(const UOpPtr& u, const std::function<bool(const DirectConvolution&)>& accept) const {
+  const UOp* product = direct_product(*u);
+  if (!product) return std::nullopt;
+  const Shape& ps = shapes_.at(product);  // (N, groups, O/groups, C/groups, OH, OW, KH, KW)
+  if (ps.size() != 8) return std::nullopt;
+  int64_t groups = ps[1], og = ps[2], cg = ps[3], oh = ps[4], ow = ps[5], kh = ps[6], kw = ps[7];
+  std::vector<UOpPtr> reads = views_down(product->src(0)), ws = views_down(product->src(1));
+  for (size_t depth = 0; depth < reads.size(); ++depth) {
+    const UOpPtr& n = reads[depth];
+    const Shape& s = shapes_.at(n.get());
+    if (s.size() != 4 || s[1] != groups * cg) continue;
+    std::vector<DirectConvolution> ways{{.read_depth = depth}};
+    if (n->op() == Ops::PAD) {
+      std::vector<int64_t> p = pad_amounts(*n);
+      if (p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && p[4] == p[5] && p[6] == p[7] && p[4] >= 0 && p[6] >= 0)
+        ways.insert(ways.begin(), {.read_depth = depth, .unpadded = true, .padding = {p[4], p[6]}});
+    }
+    for (DirectConvolution way : ways) {
+      UOpPtr read = way.unpadded ? n->src(0) : n;
+      const Shape& rs = shapes_.at(read.get());
+      for (size_t wd = 0; wd < ws.size(); ++wd) {
+        if (shapes_.at(ws[wd].get()) != Shape{groups * og, cg, kh, kw}) continue;
+        for (auto [sh, dh] : steps_for(rs[2], kh, way.padding.first, oh))
+          for (auto [sw, dw] : steps_for(rs[3], kw, way.padding.second, ow)) {
+            DirectConvolution d = way;
+            d.w_depth = wd, d.stride = {sh, sw}, d.dilation = {dh, dw}, d.groups = groups;
+            if (!accept(d)) continue;
+            Tensor x = tensor(read, read), w = tensor(ws[wd], ws[wd]);
+            if (direct_conv2d(x, w, d.stride, d.padding, d.dilation, groups).uop() == u) return d;
+          }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+UOpPtr DirectConvolutions::input(const UOpPtr& u, const DirectConvolution& d) const {
+  UOpPtr n = views_down(direct_product(*u)->src(0))[d.read_depth];
+  return d.unpadded ? n->src(0) : n;
+}
+
+UOpPtr DirectConvolutions::weight(const UOpPtr& u, const DirectConvolution& d) const {
+  return views_down(direct_product(*u)->src(1))[d.w_depth];
+}
+
+Tensor DirectConvolutions::tensor(const UOpPtr& u, const UOpPtr& now) const {
+  const SymDims& d = dims_.at(u.get());
+  std::vector<UOpPtr> symbolic(d.size());
+  bool any = false;
+  for (size_t i = 0; i < d.size(); ++i)
+    if (!d[i]->is_const()) symbolic[i] = d[i], any = true;
+  return any ? Tensor(now, shapes_.at(u.get()), std::move(symbolic)) : Tensor(now, shapes_.at(u.get()));
+}
+
+}  // namespace lathe::detail

@@ -1,0 +1,76 @@
+// The tap-group rule (tensor/tap_groups.hpp): a convolution whose taps mostly read padding is
+// computed as a sum of parts where each part's savings pay for its kernel on the plan's Target.
+#include <gtest/gtest.h>
+
+#include "ir/toposort.hpp"
+#include "tensor/conv_reference.hpp"
+#include "tensor/direct_convolution.hpp"
+#include "tensor/reference.hpp"
+#include "tensor/tap_groups.hpp"
+
+namespace lathe {
+namespace {
+
+using detail::TapGroup;
+
+// The direct convolutions (conv2d's sums) under `roots`.
+size_t direct_sums(const std::vector<UOpPtr>& roots) {
+  size_t n = 0;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, roots))) n += detail::direct_product(*u) != nullptr;
+  return n;
+}
+
+// Rate 12 on a 14x14 map: each side tap reads the image for the 2 output rows nearest it; taps
+// next to each other that read the same rows are one group; a stride steps over rows.
+TEST(TapGroups, EachAxisTapsInRunsReadingTheSameOutputs) {
+  EXPECT_EQ(detail::tap_groups(14, 3, 1, 12, 12, 14), (std::vector<TapGroup>{{0, 0, 12, 14}, {1, 1, 0, 14}, {2, 2, 0, 2}}));
+  EXPECT_EQ(detail::tap_groups(14, 3, 1, 1, 1, 14), (std::vector<TapGroup>{{0, 0, 1, 14}, {1, 1, 0, 14}, {2, 2, 0, 13}}));
+  EXPECT_EQ(detail::tap_groups(5, 5, 1, 1, 0, 1), (std::vector<TapGroup>{{0, 4, 0, 1}}));
+  EXPECT_EQ(detail::tap_groups(4, 3, 1, 6, 6, 4), (std::vector<TapGroup>{{1, 1, 0, 4}}));  // the side taps read padding only
+  EXPECT_EQ(detail::tap_groups(9, 3, 2, 4, 4, 5), (std::vector<TapGroup>{{0, 0, 2, 5}, {1, 1, 0, 5}, {2, 2, 0, 3}}));
+}
+
+// What a part must save: a kernel's 20000 cycles at the Target's multiply-add rate.
+TEST(TapGroups, APartMustSaveAKernelsWorthOfMultiplyAdds) {
+  Target t;
+  t.vector_bytes = 32, t.threads = 2;
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::float32), 20000 * 2 * 8 * 2);
+  t.vector_bytes = 64, t.threads = 16;
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::float32), 20000 * 2 * 16 * 16);
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::float64), 20000 * 2 * 8 * 16);
+}
+
+// The choice follows the Target: the pyramid's 9 parts each save 2.6M multiply-adds, more than a
+// kernel costs on one core of 8 lanes (0.32M) and less than on 16 cores of 16 (10.2M). Values of
+// both plans against plain loops.
+TEST(TapGroups, PartsAreMadeWhereTheyPayOnTheTarget) {
+  test::ConvArgs a{.n = 1, .c = 128, .h = 14, .w = 14, .o = 128, .kh = 3, .kw = 3, .padding = {12, 12}, .dilation = {12, 12}, .bias = true};
+  auto x = test::data(128 * 14 * 14, 31), w = test::data(128 * 128 * 9, 32), b = test::data(128, 33);
+  Tensor y = test::f32(x, {1, 128, 14, 14}).conv2d(test::f32(w, {128, 128, 3, 3}), test::f32(b, {128}), {1, 1}, {12, 12}, {12, 12});
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(x, w, b, a, oh, ow);
+  Target small, large;
+  small.vector_bytes = 32, small.threads = 1;
+  large.vector_bytes = 64, large.threads = 16;
+  EXPECT_EQ(direct_sums({y.uop()}), 1u);
+  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({y.uop()}, small)), 9u);
+  EXPECT_EQ(detail::tap_groups_where_they_pay({y.uop()}, large)[0], y.uop());
+  for (auto [threads, lanes] : {std::pair<int, const char*>{1, "8"}, {16, "16"}}) {
+    ExecutionPlan plan = Tensor::prepare({y}, {.threads = threads, .shape = TargetShape::parse(lanes)});
+    plan.execute();
+    EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4) << threads << " threads, " << lanes << " lanes";
+  }
+}
+
+// A convolution without padding, or whose every tap reads the whole image, is left as it is.
+TEST(TapGroups, AConvolutionReadingTheImageEverywhereIsLeft) {
+  Target t;
+  t.vector_bytes = 32, t.threads = 1;
+  Tensor x = test::f32(test::data(64 * 20 * 20, 34), {1, 64, 20, 20});
+  Tensor w = test::f32(test::data(64 * 64 * 9, 35), {64, 64, 3, 3});
+  for (Tensor y : {x.conv2d(w, std::nullopt, {1, 1}, {1, 1}), x.conv2d(w), x.conv2d(w, std::nullopt, {2, 2}, {2, 2}, {2, 2})})
+    EXPECT_EQ(detail::tap_groups_where_they_pay({y.uop()}, t)[0], y.uop());
+}
+
+}  // namespace
+}  // namespace lathe
