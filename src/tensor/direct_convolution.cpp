@@ -7,14 +7,48 @@
 namespace lathe::detail {
 namespace {
 
-// `operand` and the nodes under it through its views, the operand first.
+// The largest stride tried: a window that fits once fits at every larger stride, and each is a
+// graph of its own (conv2d's views name it), so one output's strides are tried up to this.
+constexpr int64_t kMostStride = 64;
+
+// The (stride, dilation) pairs of one axis that give `out` windows of `k` taps over `size`
+// positions padded by `pad` on each side. A single tap is tried at dilation 1 only (its
+// dilation changes nothing but the graph: such a convolution is not matched).
+std::vector<std::pair<int64_t, int64_t>> steps_for(int64_t size, int64_t k, int64_t pad, int64_t out) {
+  std::vector<std::pair<int64_t, int64_t>> found;
+  int64_t span = size + 2 * pad;
+  for (int64_t d = 1; d == 1 || (k > 1 && d * (k - 1) < span); ++d)
+    for (int64_t s = 1; s <= std::max<int64_t>(1, span); ++s) {
+      int64_t reach = span - d * (k - 1);
+      if (reach <= 0 || (reach - 1) / s + 1 < out || s > kMostStride) break;
+      if ((reach - 1) / s + 1 == out) found.emplace_back(s, d);
+    }
+  return found;
+}
+
+// Whether direct_conv2d of `x` and `w` by `d` is the node `u`. A reading whose windows conv2d
+// cannot build (a stride past what the views allow) is not it.
+bool rebuilds(const UOpPtr& u, const Tensor& x, const Tensor& w, const DirectConvolution& d) {
+  try {
+    return direct_conv2d(x, w, d.stride, d.padding, d.dilation, d.groups).uop() == u;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 std::vector<UOpPtr> views_down(const UOpPtr& operand) {
+  // conv2d widens a narrow integer operand to 32 bits above its views (widen_for_products).
+  auto widening = [](const UOp& u) {
+    DType from = u.op() == Ops::CAST ? u.src(0)->dtype() : u.dtype();
+    return u.op() == Ops::CAST && (u.dtype() == dtypes::int32 || u.dtype() == dtypes::uint32) && (from.is_bool() || (from.is_int() && from.itemsize() < 4));
+  };
   std::vector<UOpPtr> out{operand};
-  while (op_has(out.back()->op(), kMovement)) out.push_back(out.back()->src(0));
+  while (op_has(out.back()->op(), kMovement) || widening(*out.back())) out.push_back(out.back()->src(0));
   return out;
 }
 
-// A PAD's amounts, (before, after) per axis; -1 where an amount is symbolic.
 std::vector<int64_t> pad_amounts(const UOp& pad) {
   std::vector<int64_t> p = pad.arg_as<std::vector<int64_t>>();
   if (pad.src().size() == 10) {  // the fill, then (before, after) per axis as sources
@@ -23,25 +57,6 @@ std::vector<int64_t> pad_amounts(const UOp& pad) {
   }
   return p;
 }
-
-// The (stride, dilation) pairs of one axis that give `out` windows of `k` taps over `size`
-// positions padded by `pad` on each side.
-std::vector<std::pair<int64_t, int64_t>> steps_for(int64_t size, int64_t k, int64_t pad, int64_t out) {
-  std::vector<std::pair<int64_t, int64_t>> found;
-  int64_t span = size + 2 * pad;
-  for (int64_t d = 1; d == 1 || (k > 1 && d * (k - 1) < span); ++d)
-    for (int64_t s = 1; s <= std::max<int64_t>(1, span); ++s) {
-      int64_t reach = span - d * (k - 1);
-      if (reach <= 0 || (reach - 1) / s + 1 < out) break;
-      if ((reach - 1) / s + 1 == out) {
-        found.emplace_back(s, d);
-        if (out == 1) break;  // every larger stride makes the same single window
-      }
-    }
-  return found;
-}
-
-}  // namespace
 
 const UOp* direct_product(const UOp& u) {
   if (u.op() != Ops::RESHAPE || u.src(0)->op() != Ops::RESHAPE || u.src(0)->src(0)->op() != Ops::REDUCE_AXIS) return nullptr;
@@ -80,8 +95,7 @@ std::optional<DirectConvolution> DirectConvolutions::match(const UOpPtr& u, cons
             DirectConvolution d = way;
             d.w_depth = wd, d.stride = {sh, sw}, d.dilation = {dh, dw}, d.groups = groups;
             if (!accept(d)) continue;
-            Tensor x = tensor(read, read), w = tensor(ws[wd], ws[wd]);
-            if (direct_conv2d(x, w, d.stride, d.padding, d.dilation, groups).uop() == u) return d;
+            if (rebuilds(u, tensor(read, read), tensor(ws[wd], ws[wd]), d)) return d;
           }
       }
     }

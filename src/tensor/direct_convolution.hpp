@@ -21,6 +21,11 @@ namespace lathe::detail {
 /// taps of a product)): (N, groups, O/groups, C/groups, OH, OW, KH, KW). Null for any other node.
 const UOp* direct_product(const UOp& u);
 
+/// `operand` and the nodes under it through its views, the operand first.
+std::vector<UOpPtr> views_down(const UOpPtr& operand);
+/// A PAD's amounts, (before, after) per axis; -1 where an amount is symbolic.
+std::vector<int64_t> pad_amounts(const UOp& pad);
+
 /// Where a direct convolution's operands lie under its product, and its parameters: the input
 /// `read_depth` nodes down its operand's views (under a PAD of `padding` on both sides of each
 /// axis where `unpadded`), the weight `w_depth` down the other's.

@@ -28,8 +28,9 @@ struct TapGroup {
 std::vector<TapGroup> tap_groups(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p, int64_t o);
 
 /// The multiply-adds one part must save to pay for its kernel on `target`: what the Target's
-/// vector units do (2 multiply-adds of its lanes of `dtype` per core and cycle, on its threads) in
-/// the cycles a kernel costs beside another (the Winograd rule's price, 20000).
+/// vector units do (2 multiply-adds of its lanes of `dtype` per core and cycle, 16-bit floats
+/// counted as the float32 they are computed in, on its threads) in 20000 cycles, the price the
+/// Winograd rule puts on its extra kernels. The transposed-convolution rule prices a phase so too.
 int64_t tap_part_macs(const Target& target, DType dtype);
 
 /// `outputs` with each direct convolution (conv2d's sum) whose padding-only multiply-adds are

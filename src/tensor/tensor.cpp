@@ -17,6 +17,7 @@
 #include "tensor/attention_rule.hpp"
 #include "tensor/tensor_util.hpp"
 #include "tensor/tap_groups.hpp"
+#include "tensor/transposed_phases.hpp"
 #include "tensor/winograd.hpp"
 
 namespace lathe {
@@ -183,12 +184,15 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   DeviceSpec device = DeviceSpec::default_device();
   ScheduleContext context = schedule_context(device, options);
   roots = detail::attention_as_one_node(roots, context.target);
-  Rebuilt rebuilt, winograd;
-  roots = detail::tap_groups_where_they_pay(roots, context.target, &rebuilt);
+  // Convolutions rebuilt for the plan's Target, each rule over what the one before it made.
+  Rebuilt rebuilt, taps, winograd;
+  roots = detail::transposed_phases_where_they_pay(roots, context.target, &rebuilt);
+  roots = detail::tap_groups_where_they_pay(roots, context.target, &taps);
+  rebuilt.then(taps);
   roots = detail::winograd_where_it_pays(roots, context.target, &winograd);
   rebuilt.then(winograd);
   Schedule sched = create_schedule(roots, context);
-  rebuilt.then(sched.becomes);  // the caller's nodes answer to what stands for them after all three
+  rebuilt.then(sched.becomes);  // the caller's nodes answer to what stands for them after all four
   sched.becomes = std::move(rebuilt);
   return PlanBuilder::build(std::move(sched), device, options);
 }

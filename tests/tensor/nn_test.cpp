@@ -367,7 +367,9 @@ Tensor check_conv(const ConvArgs& a, uint64_t seed) {
 // The operations a plan computing `y` runs, over its kernels.
 int64_t plan_ops(const Tensor& y) {
   int64_t n = 0;
-  ExecutionPlan plan = y.prepare();
+  // One core of 8 lanes, whatever this machine has: which convolutions the plan splits by groups
+  // of taps is the Target's choice (tensor/tap_groups.hpp).
+  ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse("8")});
   for (const PreparedKernel* k : plan.prepared_kernels()) n += k->work.ops;
   return n;
 }
@@ -624,7 +626,8 @@ TEST(NnConv2d, TapsThatReadOnlyPaddingAreDropped) {
 }
 
 // A convolution whose side taps read the image for a few output positions each (an atrous
-// pyramid at rate 12 on a 14x14 map: 82% of its multiply-adds read padding) is a sum of parts,
+// pyramid at rate 12 on a 14x14 map: 82% of its multiply-adds read padding) is, in a plan for one
+// core of 8 lanes (prepare's tap-group rule, tensor/tap_groups.hpp), a sum of parts,
 // each a group of taps over the positions where they read the image. Values against plain loops:
 // a computed input and a bias; uneven kernel, stride and dilation per axis with odd sizes and a
 // batch; groups; output positions where no tap reads the image (the bias alone). Each plan does

@@ -62,6 +62,59 @@ TEST(TapGroups, PartsAreMadeWhereTheyPayOnTheTarget) {
   }
 }
 
+// An int8 convolution (its products widened to int32 above the views) is found and split as a
+// float one is; a symbolic batch is bound at each run; a convolution reading a PAD of its own,
+// uneven (what conv2d leaves where it drops the taps that read only padding on one side), is
+// split over that padding. Values exact (int8) or against plain loops.
+TEST(TapGroups, IntegerSymbolicAndUnevenlyPaddedConvolutionsAreSplit) {
+  Target t;
+  t.vector_bytes = 32, t.threads = 1;
+  test::ConvArgs a{.n = 2, .c = 128, .h = 14, .w = 14, .o = 128, .kh = 3, .kw = 3, .padding = {12, 12}, .dilation = {12, 12}};
+  std::vector<int8_t> xi(2 * 128 * 14 * 14), wi(128 * 128 * 9);
+  for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int8_t>(static_cast<int>(i * 7 % 11) - 5);
+  for (size_t i = 0; i < wi.size(); ++i) wi[i] = static_cast<int8_t>(static_cast<int>(i * 5 % 7) - 3);
+  Tensor y8 = Tensor::from_vector(xi, {2, 128, 14, 14}).conv2d(Tensor::from_vector(wi, {128, 128, 3, 3}), std::nullopt, {1, 1}, {12, 12}, {12, 12});
+  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({y8.uop()}, t)), 9u);
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(std::vector<float>(xi.begin(), xi.end()), std::vector<float>(wi.begin(), wi.end()), {}, a, oh, ow);
+  ExecutionPlan p8 = Tensor::prepare({y8}, {.threads = 1, .shape = TargetShape::parse("8")});
+  p8.execute();
+  std::vector<int32_t> got = p8.output_buffer()->to_vector<int32_t>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<int32_t>(want[i])) << i;
+
+  // A symbolic batch of up to 2, bound to 1 and 2.
+  auto x = test::data(2 * 128 * 14 * 14, 36), w = test::data(128 * 128 * 9, 37);
+  Variable n("n", 1, 2);
+  Tensor xs = test::f32(x, {2, 128, 14, 14});
+  Tensor ys = xs.shrink({{0, n.bind(2)}, {0, 128}, {0, 14}, {0, 14}}).conv2d(test::f32(w, {128, 128, 3, 3}), std::nullopt, {1, 1}, {12, 12}, {12, 12});
+  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({ys.uop()}, t)), 9u);
+  std::vector<double> ref = test::conv_ref(x, w, {}, a, oh, ow);
+  ExecutionPlan ps = Tensor::prepare({ys}, {.threads = 1, .shape = TargetShape::parse("8")});
+  for (int64_t batch : {1, 2}) {
+    ps.execute_with_vars({{"n", batch}});
+    std::vector<float> g = ps.output_buffer()->to_vector<float>();
+    g.resize(static_cast<size_t>(batch * 128 * oh * ow));
+    EXPECT_ALLCLOSE(g, std::vector<double>(ref.begin(), ref.begin() + batch * 128 * oh * ow), 1e-4, 1e-4) << batch;
+  }
+
+  // Padded 13 before and 1 after each axis by a PAD of its own, dilation 12: the taps before read
+  // the image for a few outputs.
+  Tensor xu = test::f32(x, {2, 128, 14, 14}).shrink({{0, 1}, {0, 128}, {0, 14}, {0, 14}});
+  Tensor yu = xu.pad({{0, 0}, {0, 0}, {13, 1}, {13, 1}}).conv2d(test::f32(w, {128, 128, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {12, 12});
+  ASSERT_EQ(yu.shape(), (Shape{1, 128, 4, 4}));
+  EXPECT_GT(direct_sums(detail::tap_groups_where_they_pay({yu.uop()}, t)), 1u);
+  std::vector<float> padded(128 * 28 * 28, 0.0f);
+  for (int64_t c = 0; c < 128; ++c)
+    for (int64_t i = 0; i < 14; ++i)
+      for (int64_t j = 0; j < 14; ++j) padded[static_cast<size_t>((c * 28 + i + 13) * 28 + j + 13)] = x[static_cast<size_t>((c * 14 + i) * 14 + j)];
+  test::ConvArgs u{.n = 1, .c = 128, .h = 28, .w = 28, .o = 128, .kh = 3, .kw = 3, .dilation = {12, 12}};
+  std::vector<double> uref = test::conv_ref(padded, w, {}, u, oh, ow);
+  ExecutionPlan pu = Tensor::prepare({yu}, {.threads = 1, .shape = TargetShape::parse("8")});
+  pu.execute();
+  EXPECT_ALLCLOSE(pu.output_buffer()->to_vector<float>(), uref, 1e-4, 1e-4);
+}
+
 // A convolution without padding, or whose every tap reads the whole image, is left as it is.
 TEST(TapGroups, AConvolutionReadingTheImageEverywhereIsLeft) {
   Target t;

@@ -1,0 +1,95 @@
+// The transposed-convolution rule (tensor/transposed_phases.hpp): conv_transpose2d's spread-input
+// convolution computed as one convolution per output phase where the phases pay for their
+// kernels on the plan's Target. Values against plain loops (each input element times the kernel,
+// scattered to i * s + k - pad).
+#include <gtest/gtest.h>
+
+#include "ir/toposort.hpp"
+#include "tensor/direct_convolution.hpp"
+#include "tensor/reference.hpp"
+#include "tensor/transposed_phases.hpp"
+
+namespace lathe {
+namespace {
+
+struct Case {
+  int64_t n, c, h, w, o, kh, kw;  // o: output channels in all
+  std::pair<int64_t, int64_t> stride, pad{0, 0}, out_pad{0, 0};
+  int64_t groups = 1;
+};
+
+// conv_transpose2d by its definition, with a bias.
+std::vector<double> scattered(const Case& t, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, int64_t oh, int64_t ow) {
+  int64_t og = t.o / t.groups, cg = t.c / t.groups;
+  std::vector<double> y(static_cast<size_t>(t.n * t.o * oh * ow));
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t o = 0; o < t.o; ++o)
+      for (int64_t i = 0; i < oh * ow; ++i) y[static_cast<size_t>((n * t.o + o) * oh * ow + i)] = b[static_cast<size_t>(o)];
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t c = 0; c < t.c; ++c)
+      for (int64_t i = 0; i < t.h; ++i)
+        for (int64_t j = 0; j < t.w; ++j)
+          for (int64_t q = 0; q < og; ++q)
+            for (int64_t a = 0; a < t.kh; ++a)
+              for (int64_t e = 0; e < t.kw; ++e) {
+                int64_t r = i * t.stride.first + a - t.pad.first, s = j * t.stride.second + e - t.pad.second, o = (c / cg) * og + q;
+                if (r < 0 || r >= oh || s < 0 || s >= ow) continue;
+                y[static_cast<size_t>(((n * t.o + o) * oh + r) * ow + s)] += static_cast<double>(x[static_cast<size_t>(((n * t.c + c) * t.h + i) * t.w + j)]) *
+                                                                              w[static_cast<size_t>(((c * og + q) * t.kh + a) * t.kw + e)];
+              }
+  return y;
+}
+
+// The direct convolutions (conv2d's sums) under `root`.
+size_t direct_sums(const UOpPtr& root) {
+  size_t n = 0;
+  for (const UOpPtr& u : toposort(root)) n += detail::direct_product(*u) != nullptr;
+  return n;
+}
+
+Target target(int lanes, int threads) {
+  Target t;
+  t.vector_bytes = 4 * lanes, t.threads = threads;
+  return t;
+}
+
+// Each case on a Target where the phases pay (one core of 8 lanes: 320k multiply-adds a kernel)
+// becomes one convolution per phase that some tap reaches, and stays the spread input's one
+// convolution where they do not (64 cores of 16 lanes: 41M); both plans' values against plain
+// loops: strides 2 and (3, 2), padding, output padding, groups and a batch, and a 1x1 kernel
+// under stride 2, whose phases but one hold the bias alone.
+TEST(TransposedPhases, OneConvolutionPerPhaseWhereThePhasesPay) {
+  for (const Case& t : {Case{1, 64, 9, 7, 32, 3, 3, {2, 2}, {1, 1}, {1, 1}}, Case{2, 128, 5, 4, 64, 3, 2, {3, 2}, {0, 1}, {1, 1}, 2},
+                        Case{1, 256, 12, 12, 64, 1, 1, {2, 2}}}) {
+    auto x = test::data(static_cast<size_t>(t.n * t.c * t.h * t.w), 61), w = test::data(static_cast<size_t>(t.c * (t.o / t.groups) * t.kh * t.kw), 62);
+    auto b = test::data(static_cast<size_t>(t.o), 63);
+    Tensor y = test::f32(x, {t.n, t.c, t.h, t.w})
+                   .conv_transpose2d(test::f32(w, {t.c, t.o / t.groups, t.kh, t.kw}), test::f32(b, {t.o}), t.stride, t.pad, t.out_pad, t.groups);
+    int64_t oh = y.shape()[2], ow = y.shape()[3];
+    std::string what = std::to_string(t.kh) + "x" + std::to_string(t.kw) + " stride " + std::to_string(t.stride.first) + "x" + std::to_string(t.stride.second);
+    EXPECT_EQ(direct_sums(y.uop()), 1u) << what;
+    int64_t reached = 0;  // phases some tap reaches
+    for (int64_t r = 0; r < t.stride.first; ++r)
+      for (int64_t q = 0; q < t.stride.second; ++q) reached += (r < t.kh) * (q < t.kw);
+    EXPECT_EQ(direct_sums(detail::transposed_phases_where_they_pay({y.uop()}, target(8, 1))[0]), static_cast<size_t>(reached)) << what;
+    EXPECT_EQ(detail::transposed_phases_where_they_pay({y.uop()}, target(16, 64))[0], y.uop()) << what;
+    std::vector<double> want = scattered(t, x, w, b, oh, ow);
+    for (auto [threads, lanes] : {std::pair<int, const char*>{1, "8"}, {64, "16"}}) {
+      ExecutionPlan plan = Tensor::prepare({y}, {.threads = threads, .shape = TargetShape::parse(lanes)});
+      plan.execute();
+      EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4) << what << ", " << threads << " threads";
+    }
+  }
+}
+
+// Stride 1 and a dilated transposed convolution multiply no zeros the phases could skip, and a
+// plain convolution is no transposed one: all are left as they are.
+TEST(TransposedPhases, OthersAreLeft) {
+  Tensor x = test::f32(test::data(64 * 10 * 10, 64), {1, 64, 10, 10});
+  Tensor w = test::f32(test::data(64 * 64 * 9, 65), {64, 64, 3, 3});
+  for (Tensor y : {x.conv_transpose2d(w), x.conv_transpose2d(w, std::nullopt, {2, 2}, {0, 0}, {0, 0}, 1, {2, 2}), x.conv2d(w, std::nullopt, {1, 1}, {1, 1})})
+    EXPECT_EQ(detail::transposed_phases_where_they_pay({y.uop()}, target(8, 1))[0], y.uop());
+}
+
+}  // namespace
+}  // namespace lathe
