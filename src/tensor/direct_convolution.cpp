@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "ir/label.hpp"
+#include "ir/label_computed.hpp"
+#include "ir/toposort.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe::detail {
@@ -37,6 +40,33 @@ bool rebuilds(const UOpPtr& u, const Tensor& x, const Tensor& w, const DirectCon
 }
 
 }  // namespace
+
+std::vector<UOpPtr> direct_sums(const UOpPtr& sink) {
+  std::vector<UOpPtr> sums;
+  for (const UOpPtr& u : toposort(sink))
+    if (direct_product(*u)) sums.push_back(u);
+  return sums;
+}
+
+std::vector<UOpPtr> replace_sums(const std::vector<UOpPtr>& outputs, const std::unordered_set<const UOp*>& chosen,
+                                 const std::function<Replacement(const UOpPtr& sum, const UOpPtr& now)>& make, Rebuilt* rebuilt) {
+  if (chosen.empty()) return outputs;
+  std::unordered_map<const UOp*, UOpPtr> made;
+  return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
+    if (!chosen.count(source.get())) return source_now;
+    auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
+    if (fresh) {
+      Replacement r = make(source, source_now);
+      std::vector<std::string> labels;
+      for (const UOp* n : {source.get(), source->src(0).get(), direct_product(*source)})
+        if (labels.empty()) labels = labels_of(*n);
+      if (!labels.empty()) label_computed(r.made, r.inputs, labels);
+      m->second = r.made;
+      if (rebuilt) rebuilt->record(source, m->second);
+    }
+    return m->second;
+  }, rebuilt);
+}
 
 std::vector<UOpPtr> views_down(const UOpPtr& operand) {
   // conv2d widens a narrow integer operand to 32 bits above its views (widen_for_products).

@@ -8,9 +8,11 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "ir/substitute.hpp"
 #include "lathe/uop.hpp"
 #include "lathe/tensor.hpp"
 #include "schedule/shape.hpp"
@@ -20,6 +22,22 @@ namespace lathe::detail {
 /// The product under conv2d's direct sum `u`, RESHAPE(RESHAPE(SUM over a group's channels and the
 /// taps of a product)): (N, groups, O/groups, C/groups, OH, OW, KH, KW). Null for any other node.
 const UOp* direct_product(const UOp& u);
+
+/// The direct convolutions' sums under `sink` (nodes direct_product accepts), in graph order.
+std::vector<UOpPtr> direct_sums(const UOpPtr& sink);
+
+/// What a rule builds in a convolution's place, and what it builds it from (the operands as
+/// rebuilt): the nodes between are labelled as the convolution.
+struct Replacement {
+  UOpPtr made;
+  std::unordered_set<const UOp*> inputs;
+};
+
+/// `outputs` with each sum in `chosen` replaced by `make(sum, now)` (`now`: the sum over its
+/// operands as rebuilt), made once however many nodes read it, the nodes it adds labelled as the
+/// sum (its labels, or its inner sum's or product's); `rebuilt`, where given, records each.
+std::vector<UOpPtr> replace_sums(const std::vector<UOpPtr>& outputs, const std::unordered_set<const UOp*>& chosen,
+                                 const std::function<Replacement(const UOpPtr& sum, const UOpPtr& now)>& make, Rebuilt* rebuilt);
 
 /// `operand` and the nodes under it through its views, the operand first.
 std::vector<UOpPtr> views_down(const UOpPtr& operand);

@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
-#include "ir/label.hpp"
-#include "ir/label_computed.hpp"
-#include "ir/toposort.hpp"
 #include "tensor/direct_convolution.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -97,12 +95,12 @@ int64_t tap_part_macs(const Target& target, DType dtype) {
 std::vector<UOpPtr> tap_groups_where_they_pay(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
   if (outputs.empty()) return outputs;
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
-  std::vector<UOpPtr> order = toposort(sink);
-  if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
+  std::vector<UOpPtr> sums = direct_sums(sink);
+  if (sums.empty()) return outputs;
   DirectConvolutions convs(sink);
   std::unordered_map<const UOp*, Split> found;
-  for (const UOpPtr& u : order) {
-    if (!direct_product(*u)) continue;
+  std::unordered_set<const UOp*> chosen;
+  for (const UOpPtr& u : sums) {
     // Padded alike on both sides (conv2d's padding), or by a PAD of zeros of its own (what is left
     // where conv2d dropped the taps that read only padding on one side).
     std::optional<DirectConvolution> c = convs.match(u, [&](const DirectConvolution& d) { return d.unpadded || uneven_zeros(*convs.input(u, d)); });
@@ -117,27 +115,14 @@ std::vector<UOpPtr> tap_groups_where_they_pay(const std::vector<UOpPtr>& outputs
     Split s{*c, tap_groups(xs[2], ws[2], c->stride.first, c->dilation.first, c->padding.first, ys[2]),
             tap_groups(xs[3], ws[3], c->stride.second, c->dilation.second, c->padding.second, ys[3])};
     if (split_by_taps(s.rows, s.cols, ys[2], ys[3], ws[2], ws[3], ws[0] * ws[1], tap_part_macs(target, u->dtype())))
-      found.emplace(u.get(), std::move(s));
+      found.emplace(u.get(), std::move(s)), chosen.insert(u.get());
   }
-  if (found.empty()) return outputs;
-  std::unordered_map<const UOp*, UOpPtr> made;
-  return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
-    auto it = found.find(source.get());
-    if (it == found.end()) return source_now;
-    auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
-    if (fresh) {
-      const Split& s = it->second;
-      UOpPtr x = convs.input(source, s.conv), w = convs.weight(source, s.conv);
-      Tensor xt = convs.tensor(x, convs.input(source_now, s.conv)), wt = convs.tensor(w, convs.weight(source_now, s.conv));
-      const Shape& ys = convs.shape(*source);
-      m->second = conv2d_by_tap_groups(xt, wt, s.rows, s.cols, {ys[2], ys[3]}, s.conv).uop();
-      std::vector<std::string> labels;
-      for (const UOp* n : {source.get(), source->src(0).get(), direct_product(*source)})
-        if (labels.empty()) labels = labels_of(*n);
-      if (!labels.empty()) label_computed(m->second, {xt.uop().get(), wt.uop().get()}, labels);
-      if (rebuilt) rebuilt->record(source, m->second);
-    }
-    return m->second;
+  return replace_sums(outputs, chosen, [&](const UOpPtr& source, const UOpPtr& now) {
+    const Split& s = found.at(source.get());
+    Tensor x = convs.tensor(convs.input(source, s.conv), convs.input(now, s.conv));
+    Tensor w = convs.tensor(convs.weight(source, s.conv), convs.weight(now, s.conv));
+    const Shape& ys = convs.shape(*source);
+    return Replacement{conv2d_by_tap_groups(x, w, s.rows, s.cols, {ys[2], ys[3]}, s.conv).uop(), {x.uop().get(), w.uop().get()}};
   }, rebuilt);
 }
 

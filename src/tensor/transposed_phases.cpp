@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
-#include "ir/label.hpp"
-#include "ir/label_computed.hpp"
-#include "ir/toposort.hpp"
 #include "tensor/direct_convolution.hpp"
 #include "tensor/tap_groups.hpp"
 #include "tensor/tensor_util.hpp"
@@ -119,40 +117,26 @@ Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::op
 std::vector<UOpPtr> transposed_phases_where_they_pay(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
   if (outputs.empty()) return outputs;
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
-  std::vector<UOpPtr> order = toposort(sink);
-  if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
+  std::vector<UOpPtr> sums = direct_sums(sink);
+  if (sums.empty()) return outputs;
   DirectConvolutions convs(sink);
   std::unordered_map<const UOp*, Spread> found;
-  for (const UOpPtr& u : order) {
-    if (!direct_product(*u)) continue;
+  std::unordered_set<const UOp*> chosen;
+  for (const UOpPtr& u : sums) {
     std::optional<Spread> s = spread_under(convs, u);
     if (!s) continue;
     // The spread convolution's multiply-adds, of which the phases keep about 1 / (sh * sw).
-    const Shape& ps = convs.shape(*direct_product(*u));
     int64_t macs = 1, phases = s->stride.first * s->stride.second;
-    for (int64_t d : ps) macs *= d;
-    if (macs - macs / phases >= phases * tap_part_macs(target, u->dtype())) found.emplace(u.get(), *s);
+    for (int64_t d : convs.shape(*direct_product(*u))) macs *= d;
+    if (macs - macs / phases >= phases * tap_part_macs(target, u->dtype())) found.emplace(u.get(), *s), chosen.insert(u.get());
   }
-  if (found.empty()) return outputs;
-  std::unordered_map<const UOp*, UOpPtr> made;
-  return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
-    auto it = found.find(source.get());
-    if (it == found.end()) return source_now;
-    auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
-    if (fresh) {
-      const Spread& s = it->second;
-      UOpPtr x = views_down(convs.input(source, s.conv))[s.depth], wt = convs.weight(source, s.conv);
-      Tensor xt = convs.tensor(x, views_down(convs.input(source_now, s.conv))[s.depth]);
-      Tensor wtt = convs.tensor(wt, convs.weight(source_now, s.conv));
-      const Shape& ys = convs.shape(*source);
-      m->second = conv_transpose_by_phases(xt, wtt, std::nullopt, s.stride, s.pad, {ys[2], ys[3]}, s.conv.groups).uop();
-      std::vector<std::string> labels;
-      for (const UOp* n : {source.get(), source->src(0).get(), direct_product(*source)})
-        if (labels.empty()) labels = labels_of(*n);
-      if (!labels.empty()) label_computed(m->second, {xt.uop().get(), wtt.uop().get()}, labels);
-      if (rebuilt) rebuilt->record(source, m->second);
-    }
-    return m->second;
+  return replace_sums(outputs, chosen, [&](const UOpPtr& source, const UOpPtr& now) {
+    const Spread& s = found.at(source.get());
+    Tensor x = convs.tensor(views_down(convs.input(source, s.conv))[s.depth], views_down(convs.input(now, s.conv))[s.depth]);
+    Tensor wt = convs.tensor(convs.weight(source, s.conv), convs.weight(now, s.conv));
+    const Shape& ys = convs.shape(*source);
+    Tensor y = conv_transpose_by_phases(x, wt, std::nullopt, s.stride, s.pad, {ys[2], ys[3]}, s.conv.groups);
+    return Replacement{y.uop(), {x.uop().get(), wt.uop().get()}};
   }, rebuilt);
 }
 

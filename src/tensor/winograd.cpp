@@ -6,10 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/label.hpp"
-#include "ir/label_computed.hpp"
 #include "ir/substitute.hpp"
-#include "ir/toposort.hpp"
 #include "schedule/blocks.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
@@ -127,19 +124,14 @@ class Rule {
   }
 
   // The convolution `u` (as rebuilt, `now`: the same views over operands that may be rebuilt) by
-  // Winograd's method F(tile x tile), each node it adds labelled as `u`.
-  UOpPtr by_winograd(const UOpPtr& u, const DirectConvolution& d, int64_t tile, const UOpPtr& now) const {
+  // Winograd's method F(tile x tile).
+  Replacement by_winograd(const UOpPtr& u, const DirectConvolution& d, int64_t tile, const UOpPtr& now) const {
     UOpPtr read = convs_.input(u, d), w = convs_.weight(u, d);
     Tensor x = input(read, convs_.input(now, d)), weight = convs_.tensor(w, convs_.weight(now, d));
     int64_t c = convs_.shape(*read)[1];
     // Its input in the blocks a direct convolution's is stored in (which its producer may share).
     UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), tile).uop();
-    std::vector<std::string> labels;
-    for (const UOp* n : {u.get(), u->src(0).get(), direct_product(*u)})
-      if (labels.empty()) labels = labels_of(*n);
-    if (labels.empty()) return made;
-    label_computed(made, {x.uop().get(), weight.uop().get()}, labels);
-    return made;
+    return Replacement{made, {x.uop().get(), weight.uop().get()}};
   }
 
  private:
@@ -215,24 +207,16 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
 std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
   if (outputs.empty() || blocks_for(target).lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return outputs;
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
-  std::vector<UOpPtr> order = toposort(sink);
-  if (std::none_of(order.begin(), order.end(), [](const UOpPtr& u) { return direct_product(*u) != nullptr; })) return outputs;
+  std::vector<UOpPtr> sums = direct_sums(sink);
+  if (sums.empty()) return outputs;
   Rule rule(sink, target);
   std::unordered_map<const UOp*, std::pair<DirectConvolution, int64_t>> found;
-  for (const UOpPtr& u : order)
-    if (direct_product(*u))
-      if (auto d = rule.pays(u)) found.emplace(u.get(), *d);
-  if (found.empty()) return outputs;
-  std::unordered_map<const UOp*, UOpPtr> made;
-  return rebuild(outputs, [&](const UOp&, const UOpPtr& source, const UOpPtr& source_now) {
-    auto it = found.find(source.get());
-    if (it == found.end()) return source_now;
-    auto [m, fresh] = made.emplace(source.get(), UOpPtr{});
-    if (fresh) {
-      m->second = rule.by_winograd(source, it->second.first, it->second.second, source_now);
-      if (rebuilt) rebuilt->record(source, m->second);
-    }
-    return m->second;
+  std::unordered_set<const UOp*> chosen;
+  for (const UOpPtr& u : sums)
+    if (auto d = rule.pays(u)) found.emplace(u.get(), *d), chosen.insert(u.get());
+  return replace_sums(outputs, chosen, [&](const UOpPtr& source, const UOpPtr& now) {
+    const auto& [d, tile] = found.at(source.get());
+    return rule.by_winograd(source, d, tile, now);
   }, rebuilt);
 }
 
