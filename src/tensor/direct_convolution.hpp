@@ -45,8 +45,9 @@ std::vector<UOpPtr> views_down(const UOpPtr& operand);
 std::vector<int64_t> pad_amounts(const UOp& pad);
 
 /// Where a direct convolution's operands lie under its product, and its parameters: the input
-/// `read_depth` nodes down its operand's views (under a PAD of `padding` on both sides of each
-/// axis where `unpadded`), the weight `w_depth` down the other's.
+/// `read_depth` nodes down its operand's views (under a PAD of `padding` where `unpadded`: on both
+/// sides of each axis as matched; the tap-group rule also reads an uneven PAD so, `padding` then
+/// what is before), the weight `w_depth` down the other's.
 struct DirectConvolution {
   size_t read_depth = 0, w_depth = 0;
   bool unpadded = false;

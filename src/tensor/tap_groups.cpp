@@ -56,10 +56,10 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::ve
   return *out;
 }
 
-// A PAD of zeros of only an image's rows and columns (the padding before each is what the tap
-// groups read as theirs; what is after, the output's size says).
+// A PAD of zeros of only an image's rows and columns, by static amounts (the padding before each
+// is what the tap groups read as theirs; what is after, the output's size says).
 bool uneven_zeros(const UOp& n) {
-  if (n.op() != Ops::PAD || n.src().size() != 2 || !n.src(1)->is_const() || const_as_double(n.src(1)->const_value()) != 0.0) return false;
+  if (n.op() != Ops::PAD || n.src().size() < 2 || !n.src(1)->is_const() || const_as_double(n.src(1)->const_value()) != 0.0) return false;
   std::vector<int64_t> p = pad_amounts(n);
   return p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && *std::min_element(p.begin(), p.end()) >= 0;
 }

@@ -2,7 +2,9 @@
 // definition (the input spread out by the stride, stride - 1 zeros between elements, convolved
 // with the flipped kernel), computed as one convolution per output phase with no zeros
 // multiplied, interleaved, where the multiply-adds the phases save pay for their kernels on the
-// plan's Target: a rule Tensor::prepare runs first, as it runs the tap-group and Winograd rules.
+// plan's Target: a rule Tensor::prepare runs after the attention rule and before the tap-group
+// and Winograd rules. Two spatial axes of static sizes, dilation 1; a stride above 16 along an
+// axis of one position is not recognised (its spread looks the same at every stride).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include "schedule/blocks.hpp"
 #include "schedule/channel_blocks.hpp"
 #include "schedule/layout_copies.hpp"
+#include "tensor/transposed_phases.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 
@@ -305,15 +306,16 @@ TEST(ChannelBlocks, AChannelShuffleIsStoredInBlocksAfterTheShuffle) {
 }
 
 // A strided transposed convolution is one convolution per output phase over the same computed
-// input, each through the flipped filter's taps: the input is stored in blocks once for all of
-// them (a U-Net's 2 x 2 upsampling read it unblocked, 1.7x slower), and the values are the
-// definition's (each input element scattered to i * s + k - pad) at every width, with an odd image.
+// input (prepare's transposed-convolution rule, applied here for one core as prepare applies it),
+// each through the flipped filter's taps: the input is stored in blocks once for all of them (a
+// U-Net's 2 x 2 upsampling read it unblocked, 1.7x slower), and the values are the definition's
+// (each input element scattered to i * s + k - pad) at every width, with an odd image.
 TEST(ChannelBlocks, ATransposedConvolutionsPhasesReadTheInputInBlocks) {
   struct Case {
     int64_t k, s, pad, out_pad;
   };
   for (Case t : {Case{2, 2, 0, 0}, Case{3, 2, 1, 1}}) {
-    int64_t n = 1, c = 32, o = 16, h = 5, w = 3;
+    int64_t n = 1, c = 64, o = 64, h = 17, w = 11;
     std::vector<float> x = test::data(static_cast<size_t>(n * c * h * w), 40), f = test::data(static_cast<size_t>(c * o * t.k * t.k), 41);
     Tensor y = (test::f32(x, {n, c, h, w}) * 2.0f)
                    .conv_transpose2d(test::f32(f, {c, o, t.k, t.k}), std::nullopt, {t.s, t.s}, {t.pad, t.pad}, {t.out_pad, t.out_pad});
@@ -333,7 +335,11 @@ TEST(ChannelBlocks, ATransposedConvolutionsPhasesReadTheInputInBlocks) {
               }
     for (int lanes : {4, 8, 16}) {
       int64_t b = block_for(lanes, c);
-      EXPECT_EQ(input_copies(y, lanes, h, w), (std::vector<Shape>{{n, c / b, h, w, b}})) << t.k << "x" << t.k << ", " << lanes << " lanes";
+      Target one = planned_for(lanes).target;
+      one.threads = 1;
+      Tensor phases(detail::transposed_phases_where_they_pay({y.uop()}, one)[0], y.shape());
+      ASSERT_NE(phases.uop(), y.uop()) << t.k << "x" << t.k << ", " << lanes << " lanes: the phases pay";
+      EXPECT_EQ(input_copies(phases, lanes, h, w), (std::vector<Shape>{{n, c / b, h, w, b}})) << t.k << "x" << t.k << ", " << lanes << " lanes";
       EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4) << t.k << "x" << t.k << ", " << lanes << " lanes";
     }
   }

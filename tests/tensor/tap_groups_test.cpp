@@ -65,7 +65,9 @@ TEST(TapGroups, PartsAreMadeWhereTheyPayOnTheTarget) {
 // An int8 convolution (its products widened to int32 above the views) is found and split as a
 // float one is; a symbolic batch is bound at each run; a convolution reading a PAD of its own,
 // uneven (what conv2d leaves where it drops the taps that read only padding on one side), is
-// split over that padding. Values exact (int8) or against plain loops.
+// split over that padding (a static batch: over a symbolic one the PAD's batch is ADD(n, 0), which
+// the matcher's simplified shapes do not rebuild, so it is left whole). Values exact (int8) or
+// against plain loops.
 TEST(TapGroups, IntegerSymbolicAndUnevenlyPaddedConvolutionsAreSplit) {
   Target t;
   t.vector_bytes = 32, t.threads = 1;

@@ -7,6 +7,7 @@
 #include "ir/toposort.hpp"
 #include "tensor/direct_convolution.hpp"
 #include "tensor/reference.hpp"
+#include "tensor/tensor_util.hpp"
 #include "tensor/transposed_phases.hpp"
 
 namespace lathe {
@@ -79,6 +80,24 @@ TEST(TransposedPhases, OneConvolutionPerPhaseWhereThePhasesPay) {
       plan.execute();
       EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want, 1e-4, 1e-4) << what << ", " << threads << " threads";
     }
+  }
+}
+
+// conv_transpose_by_phases itself, at sizes too small for the rule to choose it: output padding,
+// strides (3, 2) and (2, 3) with uneven kernels, groups, a batch, kernels smaller than the stride
+// (phases no tap reaches hold the bias) and an axis of one position; against plain loops.
+TEST(TransposedPhases, ByPhasesMatchesTheDefinition) {
+  for (const Case& t : {Case{1, 3, 4, 5, 4, 4, 4, {2, 2}, {1, 1}}, Case{2, 4, 3, 3, 6, 3, 2, {3, 2}, {0, 1}, {1, 1}, 2},
+                        Case{1, 2, 5, 1, 5, 1, 1, {2, 3}, {0, 0}, {1, 2}}, Case{1, 6, 2, 3, 3, 2, 2, {2, 2}, {0, 0}, {0, 0}, 3},
+                        Case{1, 2, 1, 7, 3, 1, 5, {1, 3}, {0, 2}, {0, 2}}}) {
+    auto x = test::data(static_cast<size_t>(t.n * t.c * t.h * t.w), 71), w = test::data(static_cast<size_t>(t.c * (t.o / t.groups) * t.kh * t.kw), 72);
+    auto b = test::data(static_cast<size_t>(t.o), 73);
+    int64_t oh = (t.h - 1) * t.stride.first + t.kh - 2 * t.pad.first + t.out_pad.first;
+    int64_t ow = (t.w - 1) * t.stride.second + t.kw - 2 * t.pad.second + t.out_pad.second;
+    Tensor wt = detail::transposed_conv_weight(test::f32(w, {t.c, t.o / t.groups, t.kh, t.kw}), t.groups);
+    Tensor y = detail::conv_transpose_by_phases(test::f32(x, {t.n, t.c, t.h, t.w}), wt, test::f32(b, {t.o}), t.stride, t.pad, {oh, ow}, t.groups);
+    ASSERT_EQ(y.shape(), (Shape{t.n, t.o, oh, ow}));
+    EXPECT_ALLCLOSE(y.to_vector<float>(), scattered(t, x, w, b, oh, ow), 1e-4, 1e-4) << t.kh << "x" << t.kw << " stride " << t.stride.first << "x" << t.stride.second;
   }
 }
 
