@@ -21,9 +21,7 @@ namespace {
 // `widening` is set, through the casts that widen an integer input for its products too (conv2d's
 // int8 x int8 in int32).
 std::vector<UOpPtr> view_steps(const UOpPtr& operand, bool widening = false) {
-  auto step = [&](const UOp& u) {
-    return op_has(u.op(), kMovement) || (widening && u.op() == Ops::CAST && u.src(0)->dtype().itemsize() < u.dtype().itemsize());
-  };
+  auto step = [&](const UOp& u) { return op_has(u.op(), kMovement) || (widening && widening_cast(u)); };
   std::vector<UOpPtr> steps;
   for (UOpPtr cur = operand; step(*cur); cur = cur->src(0)) steps.push_back(cur);
   return steps;

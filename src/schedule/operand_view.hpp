@@ -16,6 +16,10 @@ namespace lathe {
 /// (float16's sum in float32); null for any other node.
 const UOp* product_summed(const UOp& sum);
 
+/// A CAST to a wider type of the same values (int8 to the int32 conv2d multiplies them in): the
+/// walks below a product's operand go through it to the value it widens.
+inline bool widening_cast(const UOp& u) { return u.op() == Ops::CAST && u.src(0)->dtype().itemsize() < u.dtype().itemsize(); }
+
 /// An operand of a product seen down to its base: the nodes walked (the operand first) and, for
 /// each axis of the base, the product's axis it is read along (-1: an axis of size 1, or one the
 /// views drop or broadcast).

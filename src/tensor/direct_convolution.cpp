@@ -5,6 +5,7 @@
 #include "ir/label.hpp"
 #include "ir/label_computed.hpp"
 #include "ir/toposort.hpp"
+#include "schedule/operand_view.hpp"
 #include "tensor/tensor_util.hpp"
 
 namespace lathe::detail {
@@ -69,23 +70,21 @@ std::vector<UOpPtr> replace_sums(const std::vector<UOpPtr>& outputs, const std::
 }
 
 std::vector<UOpPtr> views_down(const UOpPtr& operand) {
-  // conv2d widens a narrow integer operand to 32 bits above its views (widen_for_products).
-  auto widening = [](const UOp& u) {
-    DType from = u.op() == Ops::CAST ? u.src(0)->dtype() : u.dtype();
-    return u.op() == Ops::CAST && (u.dtype() == dtypes::int32 || u.dtype() == dtypes::uint32) && (from.is_bool() || (from.is_int() && from.itemsize() < 4));
-  };
   std::vector<UOpPtr> out{operand};
-  while (op_has(out.back()->op(), kMovement) || widening(*out.back())) out.push_back(out.back()->src(0));
+  while (op_has(out.back()->op(), kMovement) || widening_cast(*out.back())) out.push_back(out.back()->src(0));
   return out;
 }
 
-std::vector<int64_t> pad_amounts(const UOp& pad) {
+std::optional<std::array<int64_t, 4>> image_padding(const UOp& pad) {
+  if (pad.op() != Ops::PAD || pad.src().size() < 2 || !pad.src(1)->is_const() || const_as_double(pad.src(1)->const_value()) != 0.0)
+    return std::nullopt;
   std::vector<int64_t> p = pad.arg_as<std::vector<int64_t>>();
   if (pad.src().size() == 10) {  // the fill, then (before, after) per axis as sources
     p.clear();
     for (size_t i = 2; i < 10; ++i) p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
   }
-  return p;
+  if (p.size() != 8 || p[0] || p[1] || p[2] || p[3] || *std::min_element(p.begin(), p.end()) < 0) return std::nullopt;
+  return std::array<int64_t, 4>{p[4], p[5], p[6], p[7]};
 }
 
 const UOp* direct_product(const UOp& u) {
@@ -110,11 +109,8 @@ std::optional<DirectConvolution> DirectConvolutions::match(const UOpPtr& u, cons
     const Shape& s = shapes_.at(n.get());
     if (s.size() != 4 || s[1] != groups * cg) continue;
     std::vector<DirectConvolution> ways{{.read_depth = depth}};
-    if (n->op() == Ops::PAD) {
-      std::vector<int64_t> p = pad_amounts(*n);
-      if (p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && p[4] == p[5] && p[6] == p[7] && p[4] >= 0 && p[6] >= 0)
-        ways.insert(ways.begin(), {.read_depth = depth, .unpadded = true, .padding = {p[4], p[6]}});
-    }
+    if (std::optional<std::array<int64_t, 4>> p = image_padding(*n); p && (*p)[0] == (*p)[1] && (*p)[2] == (*p)[3])
+      ways.insert(ways.begin(), {.read_depth = depth, .unpadded = true, .padding = {(*p)[0], (*p)[2]}});
     for (DirectConvolution way : ways) {
       UOpPtr read = way.unpadded ? n->src(0) : n;
       const Shape& rs = shapes_.at(read.get());

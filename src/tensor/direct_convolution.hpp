@@ -4,6 +4,7 @@
 // direct_conv2d of it rebuilds the very node (UOps are interned), so nothing is guessed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -39,10 +40,12 @@ struct Replacement {
 std::vector<UOpPtr> replace_sums(const std::vector<UOpPtr>& outputs, const std::unordered_set<const UOp*>& chosen,
                                  const std::function<Replacement(const UOpPtr& sum, const UOpPtr& now)>& make, Rebuilt* rebuilt);
 
-/// `operand` and the nodes under it through its views, the operand first.
+/// `operand` and the nodes under it through its views (and the casts that widen an integer
+/// convolution's operands), the operand first.
 std::vector<UOpPtr> views_down(const UOpPtr& operand);
-/// A PAD's amounts, (before, after) per axis; -1 where an amount is symbolic.
-std::vector<int64_t> pad_amounts(const UOp& pad);
+/// A PAD of zeros of only an image's rows and columns (axes 2 and 3 of four) by static amounts:
+/// (rows before, rows after, columns before, columns after); none for any other node.
+std::optional<std::array<int64_t, 4>> image_padding(const UOp& pad);
 
 /// Where a direct convolution's operands lie under its product, and its parameters: the input
 /// `read_depth` nodes down its operand's views (under a PAD of `padding` where `unpadded`: on both

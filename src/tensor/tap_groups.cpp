@@ -56,14 +56,6 @@ Tensor conv2d_by_tap_groups(const Tensor& x, const Tensor& weight, const std::ve
   return *out;
 }
 
-// A PAD of zeros of only an image's rows and columns, by static amounts (the padding before each
-// is what the tap groups read as theirs; what is after, the output's size says).
-bool uneven_zeros(const UOp& n) {
-  if (n.op() != Ops::PAD || n.src().size() < 2 || !n.src(1)->is_const() || const_as_double(n.src(1)->const_value()) != 0.0) return false;
-  std::vector<int64_t> p = pad_amounts(n);
-  return p.size() == 8 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0 && *std::min_element(p.begin(), p.end()) >= 0;
-}
-
 // A convolution worth splitting: where its operands lie and its tap groups.
 struct Split {
   DirectConvolution conv;
@@ -103,11 +95,11 @@ std::vector<UOpPtr> tap_groups_where_they_pay(const std::vector<UOpPtr>& outputs
   for (const UOpPtr& u : sums) {
     // Padded alike on both sides (conv2d's padding), or by a PAD of zeros of its own (what is left
     // where conv2d dropped the taps that read only padding on one side).
-    std::optional<DirectConvolution> c = convs.match(u, [&](const DirectConvolution& d) { return d.unpadded || uneven_zeros(*convs.input(u, d)); });
+    std::optional<DirectConvolution> c = convs.match(u, [&](const DirectConvolution& d) { return d.unpadded || image_padding(*convs.input(u, d)); });
     if (!c) continue;
-    if (!c->unpadded) {
-      std::vector<int64_t> p = pad_amounts(*convs.input(u, *c));
-      c->unpadded = true, c->padding = {p[4], p[6]};
+    if (!c->unpadded) {  // the taps read the rows and columns before as padding; the output's size says what is after
+      std::array<int64_t, 4> p = *image_padding(*convs.input(u, *c));
+      c->unpadded = true, c->padding = {p[0], p[2]};
     }
     const Shape& xs = convs.shape(*convs.input(u, *c));
     const Shape& ws = convs.shape(*convs.weight(u, *c));

@@ -185,14 +185,14 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   ScheduleContext context = schedule_context(device, options);
   roots = detail::attention_as_one_node(roots, context.target);
   // Convolutions rebuilt for the plan's Target, each rule over what the one before it made.
-  Rebuilt rebuilt, taps, winograd;
-  roots = detail::transposed_phases_where_they_pay(roots, context.target, &rebuilt);
-  roots = detail::tap_groups_where_they_pay(roots, context.target, &taps);
-  rebuilt.then(taps);
-  roots = detail::winograd_where_it_pays(roots, context.target, &winograd);
-  rebuilt.then(winograd);
+  Rebuilt rebuilt;
+  for (auto* rule : {detail::transposed_phases_where_they_pay, detail::tap_groups_where_they_pay, detail::winograd_where_it_pays}) {
+    Rebuilt step;
+    roots = rule(roots, context.target, &step);
+    rebuilt.then(step);
+  }
   Schedule sched = create_schedule(roots, context);
-  rebuilt.then(sched.becomes);  // the caller's nodes answer to what stands for them after all four
+  rebuilt.then(sched.becomes);  // the caller's nodes answer to what stands for them after the rules and the schedule
   sched.becomes = std::move(rebuilt);
   return PlanBuilder::build(std::move(sched), device, options);
 }

@@ -11,11 +11,11 @@
 namespace lathe::detail {
 namespace {
 
-// A convolution of a spread input found: where its input lies under the convolution's input
-// (`depth` nodes down its views), the stride and the reach it was padded by.
-// The largest stride tried where an axis of one position cannot show it.
-constexpr int64_t kMostStride = 16;
+// The largest stride tried along an axis of one position, which cannot show it.
+constexpr int64_t kMostUnseenStride = 16;
 
+// A convolution of a spread input found: where its input lies under the convolution's input
+// (`depth` nodes down its views), the stride, and the transposed convolution's padding.
 struct Spread {
   DirectConvolution conv;
   size_t depth = 0;
@@ -43,12 +43,12 @@ std::optional<Spread> spread_under(const DirectConvolutions& convs, const UOpPtr
   if (!c) return std::nullopt;
   UOpPtr read = convs.input(u, *c);
   const Shape& ws = convs.shape(*convs.weight(u, *c));
-  std::vector<int64_t> reach{0, 0, 0, 0};
+  std::array<int64_t, 4> reach{0, 0, 0, 0};
   UOpPtr below = read;
   if (read->op() == Ops::PAD) {
-    std::vector<int64_t> p = pad_amounts(*read);
-    if (p.size() != 8 || p[0] || p[1] || p[2] || p[3] || *std::min_element(p.begin(), p.end()) < 0) return std::nullopt;
-    reach = {p[4], p[5], p[6], p[7]}, below = read->src(0);
+    std::optional<std::array<int64_t, 4>> p = image_padding(*read);
+    if (!p) return std::nullopt;
+    reach = *p, below = read->src(0);
   }
   if (reach[0] > ws[2] - 1 || reach[2] > ws[3] - 1 || reach[1] < reach[0] || reach[3] < reach[2]) return std::nullopt;
   const Shape& bs = convs.shape(*below);
@@ -58,8 +58,8 @@ std::optional<Spread> spread_under(const DirectConvolutions& convs, const UOpPtr
     if (xs.size() != 4 || xs[0] != bs[0] || xs[1] != bs[1]) continue;
     Tensor x = convs.tensor(down[depth], down[depth]);
     if (x.is_symbolic()) continue;
-    for (int64_t sh : strides_for(xs[2], bs[2], kMostStride))
-      for (int64_t sw : strides_for(xs[3], bs[3], kMostStride))
+    for (int64_t sh : strides_for(xs[2], bs[2], kMostUnseenStride))
+      for (int64_t sw : strides_for(xs[3], bs[3], kMostUnseenStride))
         if ((sh > 1 || sw > 1) && transposed_conv_input(x, {sh, sw}, {{reach[0], reach[1]}, {reach[2], reach[3]}}).uop() == read)
           return Spread{*c, depth, {sh, sw}, {ws[2] - 1 - reach[0], ws[3] - 1 - reach[2]}};
   }

@@ -30,7 +30,7 @@ TEST(TapGroups, EachAxisTapsInRunsReadingTheSameOutputs) {
   EXPECT_EQ(detail::tap_groups(9, 3, 2, 4, 4, 5), (std::vector<TapGroup>{{0, 0, 2, 5}, {1, 1, 0, 5}, {2, 2, 0, 3}}));
 }
 
-// What a part must save: a kernel's 20000 cycles at the Target's multiply-add rate.
+// What a part must save: 20000 cycles at the Target's multiply-add rate, per dtype.
 TEST(TapGroups, APartMustSaveAKernelsWorthOfMultiplyAdds) {
   Target t;
   t.vector_bytes = 32, t.threads = 2;
@@ -38,6 +38,10 @@ TEST(TapGroups, APartMustSaveAKernelsWorthOfMultiplyAdds) {
   t.vector_bytes = 64, t.threads = 16;
   EXPECT_EQ(detail::tap_part_macs(t, dtypes::float32), 20000 * 2 * 16 * 16);
   EXPECT_EQ(detail::tap_part_macs(t, dtypes::float64), 20000 * 2 * 8 * 16);
+  // 16-bit floats are computed in float32, so priced at its lanes; int8 at its own 64.
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::float16), detail::tap_part_macs(t, dtypes::float32));
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::bfloat16), detail::tap_part_macs(t, dtypes::float32));
+  EXPECT_EQ(detail::tap_part_macs(t, dtypes::int8), 20000 * 2 * 64 * 16);
 }
 
 // The choice follows the Target: the pyramid's 9 parts each save 2.6M multiply-adds, more than a
