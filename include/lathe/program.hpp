@@ -18,6 +18,13 @@ namespace lathe {
 
 using LaunchSize = std::array<size_t, 3>;
 
+/// The launch indices a kernel may read, in the order they follow its variables in `vals`: a GPU's
+/// block and thread indices per dimension, and a CPU kernel's core id. The runtime passes none of
+/// them (a CPU program sets the core id; a GPU sets the others).
+inline constexpr const char* kLaunchIndices[] = {"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2", "core_id"};
+/// Whether `name` is one of kLaunchIndices.
+bool is_launch_index(const std::string& name);
+
 /// A kernel's work at given variable values.
 struct WorkCount {
   int64_t ops = 0;        // ALU operations on values (what GFLOP/s counts; a MULACC is two)

@@ -17,6 +17,11 @@
 namespace lathe {
 namespace {
 
+// A launch index of more positions than this (a GPU's blocks and threads) is counted as its first
+// position times its size: exact where the loop it stands for divides evenly among the threads,
+// else the tail's idle threads are counted as working.
+constexpr int64_t kMostLaunchesSummed = 64;
+
 // A count of one launch (a threaded loop's trip count may depend on the core id), summed over
 // every launch index: what all cores together do.
 UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
@@ -26,8 +31,14 @@ UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
                                    }}});
   UOpPtr total = simplify(count);
   for (const UOpPtr& s : launches) {
+    int64_t positions = s->src(0)->vmax();
+    if (positions > kMostLaunchesSummed) {
+      std::pair<const UOp*, int64_t> first{s.get(), 0};
+      total = simplify(graph_rewrite(total, at, &first) * positions);
+      continue;
+    }
     UOpPtr sum = UOp::index_const(0);
-    for (int64_t i = 0; i < s->src(0)->vmax(); ++i) {
+    for (int64_t i = 0; i < positions; ++i) {
       std::pair<const UOp*, int64_t> ctx{s.get(), i};
       sum = sum + graph_rewrite(total, at, &ctx);
     }

@@ -15,6 +15,7 @@
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/half_casts.hpp"
 #include "codegen/integer_division.hpp"
+#include "codegen/launch_grid.hpp"
 #include "codegen/linearize.hpp"
 #include "ir/merge_loops.hpp"
 #include "ir/split_loops.hpp"
@@ -59,9 +60,9 @@ std::vector<Step> shaping_steps() {
   };
 }
 
-// The steps for one kernel; `threads` receives the thread count of the split, `applied` the
-// optimizer's actions.
-std::vector<Step> steps(const KernelOptions& o, int& threads, std::vector<Opt>& applied) {
+// The steps for one kernel; `threads` receives the thread count of the split, `grid` the launch
+// on a GPU's grid, `applied` the optimizer's actions.
+std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, std::vector<Opt>& applied) {
   std::vector<Step> all = shaping_steps();
   all.insert(all.end(), {
       {kOptimize,
@@ -75,6 +76,11 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, std::vector<Opt>& 
        [&o](const UOpPtr& a) { return o.target.native_transcendentals ? a : decompose_transcendentals(a); }},
       {"upcast axes as vectors", [&o](const UOpPtr& a) { return expand_upcasts(a, o.target.widest_vector); }},
       {"gates as loop bounds", gates_as_loop_bounds},
+      {"output loops as a GPU's grid and blocks",
+       [&o, &grid](const UOpPtr& a) {
+         grid = launch_on_grid(a, o.target);
+         return grid.ast;
+       }},
       {"split across threads",
        [&threads](const UOpPtr& a) {
          threads = threads_of(a);
@@ -103,19 +109,19 @@ std::string kernel_name(const UOpPtr& ast) {
 
 KernelSignature signature_of(const UOpPtr& ast) {
   std::map<int64_t, KernelSignature::Buffer> bufs;
-  std::set<std::string> vars;
-  bool core = false;
+  std::set<std::string> vars, launches;
   for (const UOpPtr& u : toposort(ast)) {
     if (u->op() == Ops::DEFINE_GLOBAL) bufs.emplace(u->arg_as<int64_t>(), KernelSignature::Buffer{static_cast<size_t>(u->arg_as<int64_t>()), u->dtype().base(), false});
     if (u->op() == Ops::DEFINE_VAR) vars.insert(u->arg_as<VarArg>().name);
-    if (u->op() == Ops::SPECIAL) core = true;
+    if (u->op() == Ops::SPECIAL) launches.insert(u->arg_as<std::string>());
   }
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) bufs.at(u->src(0)->src(0)->arg_as<int64_t>()).written = true;
   KernelSignature sig;
   for (auto& [slot, b] : bufs) sig.buffers.push_back(b);
   sig.vars.assign(vars.begin(), vars.end());
-  if (core) sig.vars.push_back("core_id");
+  for (const char* name : kLaunchIndices)
+    if (launches.count(name)) sig.vars.emplace_back(name);
   return sig;
 }
 
@@ -136,23 +142,29 @@ UOpPtr optimizer_input(const UOpPtr& ast) {
 
 std::vector<std::string> pipeline_steps() {
   int threads = 1;
+  GridLaunch grid;
   std::vector<Opt> applied;
   KernelOptions o;
   std::vector<std::string> names;
-  for (const Step& s : steps(o, threads, applied)) names.emplace_back(s.name);  // names only: none runs
+  for (const Step& s : steps(o, threads, grid, applied)) names.emplace_back(s.name);  // names only: none runs
   names.emplace_back("linearize");
   names.emplace_back("render");
   return names;
 }
 
+std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer) {
+  return renderer.render(name, linearize(lowered), signature_of(lowered));
+}
+
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
   SimplifyMemo memo;
   int threads = 1, debug = settings::debug_level();
+  GridLaunch grid;
   std::vector<Opt> applied;
   UOpPtr cur = ast;
   std::string name = kernel_name(ast);
   if (options.verify) verify(cur);
-  for (const Step& step : steps(options, threads, applied)) {
+  for (const Step& step : steps(options, threads, grid, applied)) {
     cur = step.run(cur);
     if (std::string(step.name) == kOptimize) {
       name = kernel_name(cur);
@@ -185,6 +197,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
       spec.add_var(Variable(v.name, v.min, v.max));
     }
   if (threads > 1) spec.global_size = LaunchSize{static_cast<size_t>(threads), 1, 1};
+  if (grid.launched) spec.set_work_sizes(grid.global, grid.local);
   spec.estimates = count_work(program);
   return spec;
 }

@@ -3,7 +3,8 @@
 //
 //   shaping (integer division, simplify, gates, loop splits and merges) -> optimize
 //   -> 16-bit floats as float arithmetic -> attention as one kernel -> transcendentals
-//   -> upcast axes as vectors -> gates as loop bounds -> split across threads
+//   -> upcast axes as vectors -> gates as loop bounds -> output loops as a GPU's grid and blocks
+//   -> split across threads
 //   -> reductions as accumulators -> 16-bit float conversions -> linearize -> render
 //
 // Each step is a graph rewrite over UOps (ir/, opt/, codegen/); after the steps the kernel is in

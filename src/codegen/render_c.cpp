@@ -7,12 +7,14 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/half_arithmetic.hpp"
 #include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/half.hpp"
 #include "lathe/error.hpp"
+#include "lathe/program.hpp"
 
 namespace lathe {
 namespace {
@@ -22,12 +24,12 @@ namespace {
 constexpr const char* kHalfConversions = R"PRELUDE(/* float16 and bfloat16 are stored as 16-bit integers and computed in float. */
 typedef unsigned short lathe_f16;
 typedef unsigned short lathe_bf16;
-#ifdef __FLT16_MAX__
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__)
 /* The compiler has _Float16 on this target: its conversions are exact and use the hardware. */
-static inline float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
-static inline lathe_f16 lathe_f32_to_f16(float f) { _Float16 v = (_Float16)f; lathe_f16 h; __builtin_memcpy(&h, &v, 2); return h; }
+LATHE_FN float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
+LATHE_FN lathe_f16 lathe_f32_to_f16(float f) { _Float16 v = (_Float16)f; lathe_f16 h; __builtin_memcpy(&h, &v, 2); return h; }
 #else
-static inline float lathe_f16_to_f32(lathe_f16 h) {
+LATHE_FN float lathe_f16_to_f32(lathe_f16 h) {
   union { unsigned int u; float f; } v;
   unsigned int em = h & 0x7fffu;
   v.u = em << 13;
@@ -36,7 +38,7 @@ static inline float lathe_f16_to_f32(lathe_f16 h) {
   v.u |= (unsigned int)(h & 0x8000u) << 16;
   return v.f;
 }
-static inline lathe_f16 lathe_f32_to_f16(float f) {
+LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
   union { unsigned int u; float f; } v, magic;
   v.f = f;
   unsigned int sign = (v.u >> 16) & 0x8000u, h;
@@ -54,6 +56,14 @@ static inline lathe_f16 lathe_f32_to_f16(float f) {
   return (lathe_f16)(h | sign);
 }
 #endif
+)PRELUDE";
+
+// What each dialect's functions are declared as, and CUDA's bit cast of a scalar.
+constexpr const char* kCPrelude = "#include <math.h>\n";
+constexpr const char* kCFunctions = "#define LATHE_FN static inline\n";
+constexpr const char* kCudaPrelude = R"PRELUDE(#define LATHE_FN static __device__ inline
+#define _Bool bool
+template <class To, class From> LATHE_FN To lathe_bitcast(From x) { To y; memcpy(&y, &x, sizeof y); return y; }
 )PRELUDE";
 
 bool is_half(DType d) { return d.scalar() == dtypes::float16; }
@@ -86,8 +96,12 @@ DType lane_mask(DType d) {
   return i.vec(d.count());
 }
 
-std::string float_literal(double v, bool is_double) {
+std::string float_literal(double v, bool is_double, CDialect dialect) {
   const char* suffix = is_double ? "" : "f";
+  if (dialect == CDialect::Cuda && (std::isnan(v) || std::isinf(v))) {  // from their bits
+    std::string bits = std::isnan(v) ? (is_double ? "0x7ff8000000000000ll" : "0x7fc00000") : (is_double ? "0x7ff0000000000000ll" : "0x7f800000");
+    return std::string(std::isinf(v) && v < 0 ? "-" : "") + (is_double ? "__longlong_as_double(" : "__int_as_float(") + bits + ")";
+  }
   if (std::isnan(v)) return is_double ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (is_double ? "__builtin_inf()" : "__builtin_inff()");
   char buf[64];
@@ -97,7 +111,7 @@ std::string float_literal(double v, bool is_double) {
   return s + suffix;
 }
 
-std::string const_literal(const UOp& u) {
+std::string const_literal(const UOp& u, CDialect dialect) {
   DType d = u.dtype();
   ConstValue v = u.const_value();
   if (is_16bit_float(d)) {
@@ -105,7 +119,7 @@ std::string const_literal(const UOp& u) {
     unsigned bits = is_half(d) ? detail::float_to_half(x) : detail::float_to_bf16(x);
     return "((" + c_type(d) + ")" + std::to_string(bits) + "u)";
   }
-  if (d.is_float()) return float_literal(const_as_double(v), d.scalar() == dtypes::float64);
+  if (d.is_float()) return float_literal(const_as_double(v), d.scalar() == dtypes::float64, dialect);
   if (d.is_bool()) return std::get<bool>(v) ? "1" : "0";
   if (d.is_unsigned()) return "((" + c_type(d) + ")" + std::to_string(std::get<uint64_t>(v)) + "ull)";
   int64_t i = std::get<int64_t>(v);
@@ -146,7 +160,7 @@ std::string fill(const std::string& fmt, const std::vector<std::string>& args, c
 
 class CSpeller {
  public:
-  CSpeller(const std::string& name, const KernelSignature& sig) : name_(name), sig_(sig) {}
+  CSpeller(const std::string& name, const KernelSignature& sig, CDialect dialect) : name_(name), sig_(sig), dialect_(dialect) {}
 
   std::string run(const std::vector<UOpPtr>& program) {
     for (const UOpPtr& u : program) {
@@ -155,9 +169,10 @@ class CSpeller {
       spell(u);
     }
     std::ostringstream src;
-    src << "#include <math.h>\n";
-    if (uses_16bit_) src << kHalfConversions;
+    src << (cuda() ? kCudaPrelude : kCPrelude);
+    if (uses_16bit_) src << (cuda() ? "" : kCFunctions) << kHalfConversions;
     for (const auto& [name, def] : vector_types_) src << def;
+    if (cuda()) return src.str() + cuda_head(program) + body_.str() + "}\n";
     src << "void " << name_ << "(void** bufs, const long long* vals) {\n";
     for (const KernelSignature::Buffer& b : sig_.buffers) {
       std::string t = c_type(b.dtype), q = b.written ? "" : "const ";
@@ -170,9 +185,33 @@ class CSpeller {
 
  private:
   std::string indent() const { return std::string(2 * depth_, ' '); }
+  bool cuda() const { return dialect_ == CDialect::Cuda; }
+
+  // A CUDA kernel's head: buffers and variables as parameters (launch indices are the GPU's),
+  // and the threads of its block as its launch bound.
+  std::string cuda_head(const std::vector<UOpPtr>& program) const {
+    int64_t block = 1;
+    std::unordered_set<const UOp*> seen;
+    std::vector<const UOp*> todo;
+    for (const UOpPtr& u : program) todo.push_back(u.get());
+    while (!todo.empty()) {
+      const UOp* n = todo.back();
+      todo.pop_back();
+      if (!seen.insert(n).second) continue;
+      if (n->op() == Ops::SPECIAL && n->arg_as<std::string>().rfind("lidx", 0) == 0) block *= n->src(0)->vmax();
+      for (const UOpPtr& s : n->src()) todo.push_back(s.get());
+    }
+    std::string params;
+    for (const KernelSignature::Buffer& b : sig_.buffers)
+      params += std::string(params.empty() ? "" : ", ") + (b.written ? "" : "const ") + c_type(b.dtype) + "* __restrict__ data" + std::to_string(b.slot);
+    for (const std::string& v : sig_.vars)
+      if (!is_launch_index(v)) params += std::string(params.empty() ? "" : ", ") + "const long long " + v;
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ", 1) " + name_ + "(" + params + ") {\n";
+  }
 
   void note_types(DType d) {
     uses_16bit_ |= is_16bit_float(d);
+    if (d.count() > 1 && cuda()) throw InternalError("the CUDA renderer spells scalars only (its Target's widest vector is 1), not " + d.name());
     if (d.count() > 1) {
       vector_types_.emplace(c_type(d), vector_typedef(d));
       if (d.is_bool() || d.scalar().itemsize() != 4) vector_types_.emplace(c_type(lane_mask(d)), vector_typedef(lane_mask(d)));
@@ -195,14 +234,23 @@ class CSpeller {
   std::string expr(const UOpPtr& u) {
     if (auto it = names_.find(u.get()); it != names_.end()) return it->second;
     switch (u->op()) {
-      case Ops::CONST: return const_literal(*u);
+      case Ops::CONST: return const_literal(*u, dialect_);
       case Ops::RANGE: return "ridx" + std::to_string(axis_of(*u));
       case Ops::DEFINE_VAR: return u->arg_as<VarArg>().name;
-      case Ops::SPECIAL: return u->arg_as<std::string>();
+      case Ops::SPECIAL: return cuda() ? cuda_launch_index(u->arg_as<std::string>()) : u->arg_as<std::string>();
       case Ops::BIND: return expr(u->src(0));
       default: break;
     }
     throw InternalError("the C renderer met " + to_string(*u) + " before it was computed");
+  }
+
+  static std::string cuda_launch_index(const std::string& name) {
+    static const std::map<std::string, std::string> builtin = {
+        {"gidx0", "blockIdx.x"}, {"gidx1", "blockIdx.y"}, {"gidx2", "blockIdx.z"},
+        {"lidx0", "threadIdx.x"}, {"lidx1", "threadIdx.y"}, {"lidx2", "threadIdx.z"}};
+    auto it = builtin.find(name);
+    if (it == builtin.end()) throw InternalError("the CUDA renderer has no launch index '" + name + "'");
+    return "((long long)" + it->second + ")";
   }
 
   // The element an INDEX names, `plus` (C source) elements further on: a buffer's, or an
@@ -229,10 +277,12 @@ class CSpeller {
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
       case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
+        if (cuda()) throw InternalError("the CUDA renderer has no grouped reductions across a launch yet: " + to_string(*u));
         line("static " + c_type(u->dtype().base()) + " local" + std::to_string(u->arg_as<int64_t>()) + "[" +
              std::to_string(u->dtype().ptr_size()) + "];");
         return;
       case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
+        if (cuda()) throw InternalError("the CUDA renderer has no grouped reductions across a launch yet: " + to_string(*u));
         std::string count = "arrivals" + std::to_string(next_id_);
         line("static unsigned long long " + count + ";");
         define(u, "last", "(__atomic_add_fetch(&" + count + ", 1ull, __ATOMIC_ACQ_REL) % " + std::to_string(u->arg_as<int64_t>()) +
@@ -253,6 +303,7 @@ class CSpeller {
       case Ops::BITCAST: {
         DType from = u->src(0)->dtype(), to = u->dtype();
         if (is_vector(u)) define(u, "cast", "((" + c_type(to) + ")(" + expr(u->src(0)) + "))");
+        else if (cuda()) define(u, "cast", "lathe_bitcast<" + c_type(to) + ">(" + expr(u->src(0)) + ")");
         else define(u, "cast", "({ union { " + c_type(from) + " a; " + c_type(to) + " b; } u_; u_.a = " + expr(u->src(0)) + "; u_.b; })");
         return;
       }
@@ -371,6 +422,7 @@ class CSpeller {
 
   std::string name_;
   const KernelSignature& sig_;
+  CDialect dialect_;
   std::ostringstream body_;
   int depth_ = 1;
   int next_id_ = 0;
@@ -382,8 +434,12 @@ class CSpeller {
 
 }  // namespace
 
+std::string render_c_family(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig, CDialect dialect) {
+  return CSpeller(name, sig, dialect).run(program);
+}
+
 std::string CRenderer::render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const {
-  return CSpeller(name, sig).run(program);
+  return render_c_family(name, program, sig, CDialect::C);
 }
 
 }  // namespace lathe

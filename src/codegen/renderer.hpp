@@ -19,7 +19,7 @@ struct KernelSignature {
     bool written;   // stored to (else only read)
   };
   std::vector<Buffer> buffers;    // by slot
-  std::vector<std::string> vars;  // vals[i]: the variables by name, then launch indices ("core_id")
+  std::vector<std::string> vars;  // vals[i]: the variables by name, then the launch indices it reads (kLaunchIndices's order)
 };
 
 class Renderer {
@@ -30,5 +30,10 @@ class Renderer {
   /// The source of kernel `name`: `program` is the linearized kernel (linearize.hpp).
   virtual std::string render(const std::string& name, const std::vector<UOpPtr>& program, const KernelSignature& sig) const = 0;
 };
+
+/// `lowered` (a ProgramSpec::ast: the kernel after every codegen step) linearized and spelled by
+/// `renderer` (codegen/pipeline.cpp): how the GPU emulator checks that the CUDA renderer spells
+/// the kernel it runs with a CPU renderer.
+std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer);
 
 }  // namespace lathe

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "device/cpu/cpu_backend.hpp"
+#include "device/cuda/cuda_backend.hpp"
 #include "lathe/error.hpp"
 #include "support/settings.hpp"
 
@@ -31,6 +32,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;  // leaked: backends outlive the static destruction of their users
     for (Backend& b : cpu_backends()) add(*reg, std::move(b));
+    for (Backend& b : cuda_backends()) add(*reg, std::move(b));
     return reg;
   }();
   return *r;

@@ -53,7 +53,7 @@ DeviceSpec DeviceSpec::parse(const std::string& s) {
       throw Error("bad device '" + s + "': the index after ':' must be a number");
     d.index = std::stoi(idx);
   }
-  if (d.type != "CPU" && d.type != "CUDA") throw Error("unknown device '" + s + "' (known: CPU, CUDA)");
+  if (d.type != "CPU" && d.type != "CUDA" && d.type != "EMU") throw Error("unknown device '" + s + "' (known: CPU, CUDA, EMU)");
   return d;
 }
 

@@ -4,6 +4,12 @@
 
 namespace lathe {
 
+bool is_launch_index(const std::string& name) {
+  for (const char* l : kLaunchIndices)
+    if (name == l) return true;
+  return false;
+}
+
 WorkCount& WorkCount::operator+=(const WorkCount& o) {
   ops += o.ops;
   index_ops += o.index_ops;

@@ -51,6 +51,7 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     CompiledSpec compiled = compiler.compile(spec);
     compiled.var_names = spec.var_names;
     compiled.global_size = spec.global_size;
+    compiled.local_size = spec.local_size;
     compiled.buf_count = spec.buf_count;
     auto k = std::make_shared<CachedKernel>();
     k->program = backend.load(compiled, spec);
@@ -71,6 +72,10 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     k->opts = spec.opts;
     LaunchSize g = spec.global_size.value_or(LaunchSize{1, 1, 1});
     for (int d = 0; d < 3; ++d) k->global_size[d] = UOp::index_const(static_cast<int64_t>(g[d]));
+    if (spec.local_size) {
+      k->local_size.emplace();
+      for (int d = 0; d < 3; ++d) (*k->local_size)[d] = UOp::index_const(static_cast<int64_t>((*spec.local_size)[d]));
+    }
     return k;
   });
 }
@@ -106,7 +111,7 @@ BoundLaunch bind_launch(const CachedKernel& kernel, const PreparedKernel& bound)
   for (size_t i = 0; i < bound.kernel->var_names.size(); ++i) values.emplace(bound.kernel->var_names[i], bound.vals[i]);
   BoundLaunch b;
   b.kernel = &kernel;
-  for (const std::string& name : kernel.var_names) b.vals.push_back(name == "core_id" ? 0 : values.at(name));
+  for (const std::string& name : kernel.var_names) b.vals.push_back(is_launch_index(name) ? 0 : values.at(name));
   for (int d = 0; d < 3; ++d) b.global[d] = static_cast<size_t>(evaluate_int(kernel.global_size[d], values));
   for (uintptr_t p : bound.buffer_ptrs) b.buffers.push_back(reinterpret_cast<void*>(p));
   return b;

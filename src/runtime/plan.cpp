@@ -26,7 +26,7 @@ void ExecutionPlan::Impl::refresh_values() {
     if (!k) continue;
     const std::vector<std::string>& names = k->kernel->var_names;
     for (size_t v = 0; v < names.size(); ++v) {
-      if (names[v] == "core_id") continue;
+      if (is_launch_index(names[v])) continue;
       auto fixed = k->fixedvars.find(names[v]);
       k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
     }

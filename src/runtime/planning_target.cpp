@@ -20,6 +20,7 @@ TargetShape target_shape(const PrepareOptions& o) {
 }
 
 Target planning_target(const Target& backend, const PrepareOptions& o) {
+  if (backend.has_local) return backend;  // a GPU: its grid is its parallelism; a CPU's shape does not apply
   Target t = backend.with(target_shape(o));
   t.threads = o.threads.value_or(detail::kernel_threads());
   return t;
@@ -39,6 +40,10 @@ ScheduleContext default_schedule_context() { return schedule_context(DeviceSpec:
 
 std::string planned_target() {
   Target t = default_planning_target();
+  if (t.has_local)
+    return "a GPU: blocks of up to " + std::to_string(t.local_total_max) + " threads, " + std::to_string(t.shared_bytes >> 10) +
+           " KB of shared memory a block, " + std::to_string(t.vector_bytes) + "-byte loads a thread, L2 " + std::to_string(t.l3_bytes >> 20) + " MB" +
+           (t.tensor_cores[0].m ? ", tensor cores" : "");
   std::string shape = settings::text("LATHE_TARGET_SHAPE").value_or("");
   return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) + "-byte vectors) x " +
          std::to_string(t.vector_registers) + " registers, L1 " + std::to_string(t.l1_bytes >> 10) + " KB, L2 " +

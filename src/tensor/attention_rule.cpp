@@ -353,7 +353,9 @@ class Rule {
 }  // namespace
 
 std::vector<UOpPtr> attention_as_one_node(const std::vector<UOpPtr>& outputs, const Target& target) {
-  if (outputs.empty()) return outputs;
+  // The one-kernel attention is a CPU scheme (a core's tile of queries in vector registers); a GPU
+  // Target runs attention as its matmuls and softmax.
+  if (outputs.empty() || target.has_local) return outputs;
   // Most graphs hold no softmax (an EXP2): look before computing every node's shape.
   bool exponent = false;
   for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, outputs))) {

@@ -13,16 +13,16 @@
 
 #include "codegen/pipeline.hpp"
 #include "codegen/render_c.hpp"
+#include "codegen/render_cuda.hpp"
 #include "codegen/test_kernels.hpp"
+#include "device/cuda/gpu_target.hpp"
 
 namespace lathe {
 namespace {
 
 // 16-byte vectors and 16 registers (SSE, NEON-like) unless told: `vector_bytes` and `registers`
 // name an AVX2 or AVX-512 target.
-void expect_golden(const std::string& file, const Tensor& t, int vector_bytes = 16, int registers = 16) {
-  ProgramSpec p = build_program(test::kernel_ast(t), CRenderer(),
-                                {.optimize = true, .verify = true, .target = {.vector_bytes = vector_bytes, .vector_registers = registers, .threads = 2}});
+void expect_same_as_file(const std::string& file, const ProgramSpec& p) {
   std::string path = std::string(LATHE_GOLDEN_DIR) + "/" + file;
   if (const char* up = std::getenv("LATHE_UPDATE_GOLDEN"); up && std::string(up) == "1") {
     std::ofstream(path) << p.src;
@@ -33,6 +33,19 @@ void expect_golden(const std::string& file, const Tensor& t, int vector_bytes = 
   std::stringstream want;
   want << in.rdbuf();
   EXPECT_EQ(p.src, want.str()) << "the rendered kernel differs from " << path;
+}
+
+void expect_golden(const std::string& file, const Tensor& t, int vector_bytes = 16, int registers = 16) {
+  expect_same_as_file(file, build_program(test::kernel_ast(t), CRenderer(),
+                                          {.optimize = true, .verify = true, .target = {.vector_bytes = vector_bytes, .vector_registers = registers, .threads = 2}}));
+}
+
+// The CUDA C an sm_80 GPU gets (its launch sizes checked too: they are not in the source).
+void expect_golden_cuda(const std::string& file, const Tensor& t, LaunchSize grid, LaunchSize block) {
+  ProgramSpec p = build_program(test::kernel_ast(t), CudaRenderer(), {.optimize = true, .verify = true, .target = gpu_target(80)});
+  expect_same_as_file(file, p);
+  EXPECT_EQ(p.global_size, grid);
+  EXPECT_EQ(p.local_size, block);
 }
 
 TEST(Golden, Elementwise) {
@@ -71,6 +84,30 @@ TEST(Golden, ThreadedWithTranscendental) {
 TEST(Golden, HalfPrecision) {
   Tensor h = Tensor::rand({16, 16}, 1).cast(dtypes::float16);
   expect_golden("half.c", (h * h + 1.0f).sum({1}));
+}
+
+TEST(GoldenCuda, Elementwise) {
+  Tensor a = Tensor::rand({7, 13}, 1), b = Tensor::rand({7, 13}, 2);
+  expect_golden_cuda("elementwise.cu", (a * b + 1.0f).relu(), {1, 1, 1}, {128, 1, 1});
+}
+
+TEST(GoldenCuda, RowReduction) {
+  expect_golden_cuda("row_sum.cu", Tensor::rand({300, 37}, 1).sum({1}), {2, 1, 1}, {256, 1, 1});
+}
+
+TEST(GoldenCuda, MatmulTile) {
+  expect_golden_cuda("matmul_tile.cu", Tensor::rand({64, 40}, 1).matmul(Tensor::rand({40, 96}, 2)), {1, 1, 1}, {16, 16, 1});
+}
+
+TEST(GoldenCuda, SymbolicSize) {
+  Variable n("n", 1, 64);
+  Tensor x = Tensor::rand({64, 8}, 1);
+  expect_golden_cuda("symbolic.cu", (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({1}), {1, 1, 1}, {64, 1, 1});
+}
+
+TEST(GoldenCuda, HalfPrecision) {
+  Tensor h = Tensor::rand({16, 16}, 1).cast(dtypes::float16);
+  expect_golden_cuda("half.cu", (h * h + 1.0f).sum({1}), {1, 1, 1}, {16, 1, 1});
 }
 
 }  // namespace

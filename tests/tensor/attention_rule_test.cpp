@@ -66,6 +66,7 @@ Tensor cols() { return Tensor::arange(kSeq).reshape({1, kSeq}); }
 Tensor bias_where(const Tensor& sees) { return sees.where(Tensor::full({}, 0.0), Tensor::full({}, -kInf)); }
 
 TEST(AttentionRule, CausalMaskAddedToTheScoresIsOneKernel) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   Inputs in;
   Tensor out = in.attend(in.scores() + bias_where(cols() <= rows()));
   EXPECT_EQ(attention_kernels(out), 1u);
@@ -73,6 +74,7 @@ TEST(AttentionRule, CausalMaskAddedToTheScoresIsOneKernel) {
 }
 
 TEST(AttentionRule, SlidingWindowByWhereIsOneKernel) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   Inputs in;
   int64_t window = 5;
   Tensor sees = (cols() <= rows()).logical_and(cols() > rows() - Tensor::full({}, int64_t{window}, dtypes::int32));
@@ -83,6 +85,7 @@ TEST(AttentionRule, SlidingWindowByWhereIsOneKernel) {
 }
 
 TEST(AttentionRule, PaddedKeysAfterAScaleAreOneKernel) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   Inputs in;
   int64_t valid = 30;  // keys past the 30th are padding
   Tensor bias = bias_where(cols() < Tensor::full({}, int64_t{valid}, dtypes::int32));
@@ -135,6 +138,7 @@ TEST(AttentionRule, WithoutARestrictingMaskStaysMatmuls) {
 // keys and values themselves, so the plan is the key-block copy of the keys, the mask (on
 // constants, run at prepare) and the attention kernel; no column-block copies.
 TEST(AttentionRule, ReadsTheOperandsNotTheMatmulsColumnBlocks) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   int64_t heads = 4, seq = 256, dim = 64;
   auto n = static_cast<size_t>(heads * seq * dim);
   std::vector<float> qd = data(n, 71, -1, 1), kd = data(n, 72, -1, 1), vd = data(n, 73, -1, 1);
@@ -169,6 +173,7 @@ std::vector<float> scattered_mask(int64_t seq) {
 // of the plan holds them whole, each block recomputes the scale and the mask on its rows, and
 // the values are those of plain loops. Below 16 MB (1000 x 1000) the plan holds the scores.
 TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   for (int64_t seq : {int64_t{1500}, int64_t{1000}}) {
     int64_t heads = 2, dim = 4;
     auto n = static_cast<size_t>(heads * seq * dim);
@@ -191,6 +196,7 @@ TEST(AttentionRule, LongScoresWithoutAKeyRangeRunInQueryBlocks) {
 // How many scores are held at once follows the Target's L3 (half of it): 8 MB of scores are held
 // whole on a 32 MB L3 and run in blocks of queries on an 8 MB one, with the same values.
 TEST(AttentionRule, QueryBlocksFollowTheTargetsL3) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   int64_t heads = 2, seq = 1000, dim = 4;  // 8 MB of float32 scores
   auto n = static_cast<size_t>(heads * seq * dim);
   std::vector<float> qd = data(n, 91, -1, 1), kd = data(n, 92, -1, 1), vd = data(n, 93, -1, 1);
@@ -264,6 +270,7 @@ TEST(AttentionRule, ScoresReadElsewhereAreComputedOnce) {
 // runs in query blocks that each read only the keys up to their last query: less work than over
 // every key, and the values of plain loops.
 TEST(AttentionRule, LongCausalFloat64BlocksReadOnlyTheKeysTheySee) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   int64_t heads = 2, seq = 2000, dim = 3;  // 64 MB of scores: four blocks of 512 queries and less
   auto n = static_cast<size_t>(heads * seq * dim);
   std::vector<float> qd = data(n, 91, -1, 1), kd = data(n, 92, -1, 1), vd = data(n, 93, -1, 1);

@@ -463,6 +463,7 @@ TEST(NnConv2d, ComputedInputInChannelBlocks) {
 // strided, a batch; with fewer, or channels the block does not divide, it is read where it lies.
 // Every value matches plain loops.
 TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   for (int64_t lanes : {8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
@@ -483,6 +484,7 @@ TEST(NnConv2d, StoredInputCopiedIntoChannelBlocks) {
 // of the lanes (24 channels: at 4 and 8 lanes, not at 16), a max pool reads it in them, a
 // concatenation of convolutions is one of blocks, and every value matches plain loops.
 TEST(NnConv2d, ChannelBlocksFollowTheTarget) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   for (int64_t lanes : {4, 8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
@@ -517,6 +519,7 @@ TEST(NnConv2d, ChannelBlocksFollowTheTarget) {
 // last loop is the block's 16 channels and the weight's address steps by one block of output
 // channels along it (a weight stored as (O/B, C/16, KH, KW, 16, B)).
 TEST(NnConv2d, BlockedInputSumsTheChannelsOfABlockInnermost) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   test::ScopedTargetShape shape("16");  // the blocks are one register of 16 float32
   Tensor x = f32(data(32 * 35, 87), {1, 32, 7, 5}) * 2.0f;
   Tensor w = f32(data(32 * 32 * 9, 88), {32, 32, 3, 3});
@@ -633,6 +636,7 @@ TEST(NnConv2d, TapsThatReadOnlyPaddingAreDropped) {
 // batch; groups; output positions where no tap reads the image (the bias alone). Each plan does
 // under half the whole kernel's work (the pyramid: about that of the taps reading the image).
 TEST(NnConv2d, TapsReadingTheImageAtFewPositionsAreSummedByGroup) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   // The work of the whole kernel for `y`: a multiply and an add per output, input channel and tap.
   auto whole = [](const Tensor& y, int64_t cg, int64_t taps) { return 2 * static_cast<int64_t>(y.numel()) * cg * taps; };
   Tensor aspp = check_conv({.n = 1, .c = 128, .h = 14, .w = 14, .o = 128, .kh = 3, .kw = 3, .padding = {12, 12}, .dilation = {12, 12},
@@ -843,6 +847,7 @@ TEST(NnAttention, TransposedKey) {
 Tensor f64(const std::vector<float>& x, Shape shape) { return f32(x, std::move(shape)).cast(dtypes::float64); }
 
 TEST(NnAttention, LongCausalRunsInQueryBlocks) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   const int64_t b = 2, l = 2053, d = 4, dv = 3;
   auto q = data(b * l * d, 82), k = data(b * l * d, 83), v = data(b * l * dv, 84);
   Tensor o = f64(q, {b, l, d}).scaled_dot_product_attention(f64(k, {b, l, d}), f64(v, {b, l, dv}), true);
@@ -854,6 +859,7 @@ TEST(NnAttention, LongCausalRunsInQueryBlocks) {
 }
 
 TEST(NnAttention, LongNonCausalWithMoreQueriesThanKeysRunsInQueryBlocks) {
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   const int64_t b = 3, l = 1801, s = 1601, d = 5, dv = 2;
   auto q = data(b * l * d, 85), k = data(b * s * d, 86), v = data(b * s * dv, 87);
   Tensor o = f64(q, {b, l, d}).scaled_dot_product_attention(f64(k, {b, s, d}), f64(v, {b, s, dv}));

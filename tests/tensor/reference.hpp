@@ -178,6 +178,13 @@ class ScopedTargetShape : public ScopedEnv {
   explicit ScopedTargetShape(const std::string& lanes) : ScopedEnv("LATHE_TARGET_SHAPE", lanes) {}
 };
 
+/// Plans on the CPU whatever LATHE_DEVICE says: for a test of what a CPU Target's plan is made of
+/// (its vector blocks, its kernels), which a GPU's differs from (the suite also runs on EMU).
+class ScopedCpu : public ScopedEnv {
+ public:
+  ScopedCpu() : ScopedEnv("LATHE_DEVICE", "CPU") {}
+};
+
 /// How many kernels the plan computing `t` runs.
 inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernels().size(); }
 

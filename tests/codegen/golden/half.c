@@ -1,13 +1,14 @@
 #include <math.h>
+#define LATHE_FN static inline
 /* float16 and bfloat16 are stored as 16-bit integers and computed in float. */
 typedef unsigned short lathe_f16;
 typedef unsigned short lathe_bf16;
-#ifdef __FLT16_MAX__
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__)
 /* The compiler has _Float16 on this target: its conversions are exact and use the hardware. */
-static inline float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
-static inline lathe_f16 lathe_f32_to_f16(float f) { _Float16 v = (_Float16)f; lathe_f16 h; __builtin_memcpy(&h, &v, 2); return h; }
+LATHE_FN float lathe_f16_to_f32(lathe_f16 h) { _Float16 v; __builtin_memcpy(&v, &h, 2); return (float)v; }
+LATHE_FN lathe_f16 lathe_f32_to_f16(float f) { _Float16 v = (_Float16)f; lathe_f16 h; __builtin_memcpy(&h, &v, 2); return h; }
 #else
-static inline float lathe_f16_to_f32(lathe_f16 h) {
+LATHE_FN float lathe_f16_to_f32(lathe_f16 h) {
   union { unsigned int u; float f; } v;
   unsigned int em = h & 0x7fffu;
   v.u = em << 13;
@@ -16,7 +17,7 @@ static inline float lathe_f16_to_f32(lathe_f16 h) {
   v.u |= (unsigned int)(h & 0x8000u) << 16;
   return v.f;
 }
-static inline lathe_f16 lathe_f32_to_f16(float f) {
+LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
   union { unsigned int u; float f; } v, magic;
   v.f = f;
   unsigned int sign = (v.u >> 16) & 0x8000u, h;

@@ -1,0 +1,97 @@
+#include "codegen/launch_grid.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/axis.hpp"
+#include "ir/pattern.hpp"
+#include "ir/rewrite.hpp"
+#include "ir/substitute.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+const char* const kBlockIndex[3] = {"gidx0", "gidx1", "gidx2"};
+const char* const kThreadIndex[3] = {"lidx0", "lidx1", "lidx2"};
+
+UOpPtr launch_index(const char* name, int64_t size) {
+  return UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(size)}, std::string(name));
+}
+
+int64_t power_of_two_covering(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// The output loops that may become launch indices, innermost first: ordinary loops outside every
+// reduction whose size depends on no other loop.
+std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
+  std::set<const UOp*> reduced;
+  std::vector<UOpPtr> order = toposort(ast);
+  for (const UOpPtr& u : order)
+    if (u->op() == Ops::REDUCE)
+      for (size_t i = 1; i < u->src().size(); ++i) reduced.insert(u->src(i).get());
+  std::vector<UOpPtr> loops;
+  for (const UOpPtr& u : order) {
+    if (u->op() != Ops::RANGE || axis_kind(*u) != AxisKind::Loop || reduced.count(u.get())) continue;
+    bool independent = true;
+    for (const UOpPtr& s : toposort(u->src(0))) independent &= s->op() != Ops::RANGE;
+    if (independent && u->src(0)->vmax() > 1) loops.push_back(u);
+  }
+  std::sort(loops.begin(), loops.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) > axis_of(*b); });
+  if (loops.size() > 3) loops.resize(3);
+  return loops;
+}
+
+}  // namespace
+
+GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
+  GridLaunch out{ast};
+  if (!target.has_local) return out;
+  out.launched = true;
+  int64_t next_axis = 0;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::RANGE) next_axis = std::max(next_axis, axis_of(*u) + 1);
+  Substitution moved;
+  UOpPtr inside;  // whether this thread stands for a position of every launched loop (null: all do)
+  int64_t threads_left = std::min(kThreadsPerBlock, target.local_total_max);
+  std::vector<UOpPtr> loops = launchable_loops(ast);
+  for (size_t d = 0; d < loops.size(); ++d) {
+    const UOpPtr& loop = loops[d];
+    int64_t n = loop->src(0)->vmax();
+    int64_t block = std::min({power_of_two_covering(n), threads_left, std::max<int64_t>(1, target.local_max[d])});
+    threads_left /= block;
+    int64_t blocks = std::min((n + block - 1) / block, std::max<int64_t>(1, target.global_max[d]));
+    int64_t threads = blocks * block;
+    UOpPtr thread = launch_index(kBlockIndex[d], blocks) * block + launch_index(kThreadIndex[d], block);
+    if (n <= threads) {  // one position a thread: those past the end read and write nothing
+      moved[loop.get()] = thread;
+      if (!loop->src(0)->is_const() || n < threads) inside = inside ? logical_and(inside, lt(thread, loop->src(0))) : lt(thread, loop->src(0));
+    } else {  // a chunk a thread, in a loop bounded by the end
+      UOpPtr chunk = simplify(idiv(loop->src(0) + (threads - 1), UOp::index_const(threads)));
+      UOpPtr start = simplify(thread * chunk);
+      moved[loop.get()] = start + make_range(simplify(min(chunk, loop->src(0) - start)), next_axis++);
+    }
+    out.global[d] = static_cast<size_t>(blocks);
+    out.local[d] = static_cast<size_t>(block);
+  }
+  if (moved.empty()) return out;
+  UOpPtr lowered = substitute(ast, moved);
+  if (inside) {  // every access of a buffer gated on the thread standing for a position
+    PatternMatcher gate({{UPat(Ops::INDEX).named("i"), [&inside](const Match& m) -> UOpPtr {
+      const UOpPtr& i = m["i"];
+      if (i->src(0)->op() != Ops::DEFINE_GLOBAL) return nullptr;
+      if (i->src().size() == 3 && (i->src(2) == inside || (i->src(2)->op() == Ops::AND && i->src(2)->src(1) == inside))) return nullptr;  // gated already
+      UOpPtr g = i->src().size() == 3 ? logical_and(i->src(2), inside) : inside;
+      return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), g});
+    }}});
+    lowered = graph_rewrite(lowered, gate, nullptr, Direction::TopDown);
+  }
+  out.ast = simplify(lowered);
+  return out;
+}
+
+}  // namespace lathe

@@ -1,0 +1,41 @@
+#include "device/cuda/cuda_backend.hpp"
+
+#include "codegen/render_cuda.hpp"
+#include "device/cuda/cuda_driver.hpp"
+#include "device/cuda/emulator.hpp"
+#include "device/cuda/gpu_target.hpp"
+#include "device/cuda/nvrtc.hpp"
+#include "lathe/error.hpp"
+#include "support/settings.hpp"
+
+namespace lathe {
+namespace {
+
+// The architecture CUDA kernels are built for: LATHE_CUDA_ARCH, else the first GPU's, else sm_90.
+int cuda_arch() {
+  if (auto arch = settings::text("LATHE_CUDA_ARCH")) return parse_gpu_arch(*arch);
+  int sm = cuda_device_arch(0);
+  return sm ? sm : 90;
+}
+
+}  // namespace
+
+std::vector<Backend> cuda_backends() {
+  return {Backend{"CUDA", "nvrtc",
+                  []() -> const Renderer& {
+                    static const CudaRenderer r;
+                    return r;
+                  },
+                  []() -> const Compiler& {
+                    static const NvrtcCompiler c(cuda_arch());
+                    return c;
+                  },
+                  [](const CompiledSpec&, const ProgramSpec& spec) -> std::unique_ptr<Program> {
+                    std::string why = cuda_unavailable();
+                    if (why.empty()) why = "this build compiles CUDA kernels (NVRTC) but has no CUDA runtime to run them yet";
+                    throw Error("device " + spec.device.to_string() + " cannot run kernel " + spec.name + ": " + why);
+                  }},
+          gpu_emulator_backend()};
+}
+
+}  // namespace lathe

@@ -1,0 +1,117 @@
+#include "device/cuda/emulator.hpp"
+
+#include <cstring>
+#include <memory>
+
+#include "codegen/render_cuda.hpp"
+#include "device/cuda/gpu_target.hpp"
+#include "device/cuda/nvrtc.hpp"
+#include "lathe/error.hpp"
+#include "support/settings.hpp"
+
+namespace lathe {
+namespace {
+
+// The architectures every kernel is compiled for under LATHE_EMU_NVRTC=1.
+constexpr int kCheckedArchs[] = {80, 90};
+
+int emulated_arch() {
+  auto arch = settings::text("LATHE_CUDA_ARCH");
+  return arch ? parse_gpu_arch(*arch) : 80;
+}
+
+const Backend& cpu_backend() { return find_backend(DeviceSpec{"CPU", 0}); }
+
+class EmulatorCompiler final : public Compiler {
+ public:
+  EmulatorCompiler() : cpu_(cpu_backend().compile()), target_(gpu_target(emulated_arch())), check_(settings::flag("LATHE_EMU_NVRTC")) {
+    identity_ = "emulated sm_" + std::to_string(emulated_arch()) + " on " + cpu_.identity();
+    if (check_)
+      for (int sm : kCheckedArchs) nvrtc_.push_back(std::make_unique<NvrtcCompiler>(sm));  // throws where NVRTC is missing
+  }
+  const std::string& identity() const override { return identity_; }
+  Target target() const override { return target_; }
+  void check_runs_here() const override { cpu_.check_runs_here(); }
+  std::string assembly(const ProgramSpec& spec) const override { return cpu_.assembly(spec); }
+
+  CompiledSpec compile(const ProgramSpec& spec) const override {
+    if (check_) {
+      std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{});
+      ProgramSpec gpu = spec;
+      gpu.src = cuda;
+      for (const auto& c : nvrtc_) {
+        NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm());
+        if (out.spill_bytes > 0)
+          throw CompileError("kernel " + spec.name + " spills " + std::to_string(out.spill_bytes) + " bytes on sm_" + std::to_string(c->sm()) + ":\n" + out.log + "\nsource:\n" + cuda);
+      }
+    }
+    CompiledSpec compiled = cpu_.compile(spec);
+    compiled.global_size = spec.global_size;
+    compiled.local_size = spec.local_size;
+    return compiled;
+  }
+
+ private:
+  const Compiler& cpu_;
+  Target target_;
+  bool check_;
+  std::vector<std::unique_ptr<NvrtcCompiler>> nvrtc_;
+  std::string identity_;
+};
+
+// A kernel run once per thread of its grid, each call given its launch indices.
+class EmulatedProgram final : public Program {
+ public:
+  EmulatedProgram(std::unique_ptr<Program> kernel, const ProgramSpec& spec)
+      : kernel_(std::move(kernel)), grid_(spec.global_size.value_or(LaunchSize{1, 1, 1})), block_(spec.local_size.value_or(LaunchSize{1, 1, 1})) {
+    for (size_t i = 0; i < spec.var_names.size(); ++i) {
+      const std::string& v = spec.var_names[i];
+      if (!is_launch_index(v)) continue;
+      if (v == "core_id") throw InternalError("a kernel for the GPU emulator reads a CPU core id");
+      slots_.push_back({i, v[0] == 'g', v.back() - '0'});
+    }
+    vals_ = spec.var_names.size();
+  }
+
+  void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
+    std::vector<int64_t> mine(vals, vals + vals_);
+    LaunchSize g{}, l{};
+    for (g[2] = grid_[2]; g[2]-- > 0;)
+      for (g[1] = grid_[1]; g[1]-- > 0;)
+        for (g[0] = grid_[0]; g[0]-- > 0;)
+          for (l[2] = block_[2]; l[2]-- > 0;)
+            for (l[1] = block_[1]; l[1]-- > 0;)
+              for (l[0] = block_[0]; l[0]-- > 0;) {
+                for (const Slot& s : slots_) mine[s.index] = static_cast<int64_t>((s.block ? g : l)[s.dim]);
+                kernel_->execute(buffers, mine.data(), LaunchSize{1, 1, 1}, std::nullopt);
+              }
+  }
+
+ private:
+  struct Slot {
+    size_t index;  // in vals
+    bool block;    // gidx (else lidx)
+    int dim;
+  };
+  std::unique_ptr<Program> kernel_;
+  LaunchSize grid_, block_;
+  std::vector<Slot> slots_;
+  size_t vals_ = 0;
+};
+
+}  // namespace
+
+Backend gpu_emulator_backend() {
+  return Backend{"EMU", "cpu", []() -> const Renderer& { return cpu_backend().renderer(); },
+                 []() -> const Compiler& {
+                   static const EmulatorCompiler c;
+                   return c;
+                 },
+                 [](const CompiledSpec& compiled, const ProgramSpec& spec) -> std::unique_ptr<Program> {
+                   ProgramSpec serial = spec;
+                   serial.global_size.reset();  // the CPU program runs one thread's share a call
+                   return std::make_unique<EmulatedProgram>(cpu_backend().load(compiled, serial), spec);
+                 }};
+}
+
+}  // namespace lathe

@@ -1,0 +1,18 @@
+// The GPU emulator: a device ("EMU") that runs the kernels a GPU would run, on the CPU. Kernels
+// are planned for a GPU's Target (device/cuda/gpu_target: sm_80 unless LATHE_CUDA_ARCH says) and
+// lowered onto its grid and blocks like CUDA's, then spelled by the CPU backend with the launch
+// indices as values: the emulator calls the kernel once per thread of every block, the blocks
+// and each block's threads in reverse order (a kernel that relies on threads running in order
+// fails). Buffers are host memory, so the tensor, runtime and ONNX suites run on it unchanged and
+// compare with the CPU. With LATHE_EMU_NVRTC=1 each kernel is also spelled in CUDA C and
+// compiled by NVRTC for sm_80 and sm_90; a compile error or a spill fails the kernel's build.
+#pragma once
+
+#include "device/backend.hpp"
+
+namespace lathe {
+
+/// The emulator's backend (device "EMU", compiler "cpu").
+Backend gpu_emulator_backend();
+
+}  // namespace lathe

@@ -1,0 +1,103 @@
+// Output loops as a GPU's grid and blocks: every position of an elementwise kernel is stored by
+// exactly one thread, at sizes blocks do not divide, where the grid is capped below the positions,
+// with more loops than a grid has dimensions, and at symbolic sizes; a CPU Target keeps its loops.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "codegen/launch_grid.hpp"
+#include "codegen/pipeline.hpp"
+#include "codegen/test_kernels.hpp"
+#include "device/cuda/gpu_target.hpp"
+#include "ir/eval.hpp"
+#include "ir/substitute.hpp"
+#include "ir/toposort.hpp"
+
+namespace lathe {
+namespace {
+
+// The flat positions the kernel's store writes, over every thread of the grid and every position
+// of the loops left in a thread, each as often as it is written (gated-off threads write nothing).
+std::map<int64_t, int> stored(const GridLaunch& g, const VarValues& vars = {}) {
+  UOpPtr store;
+  for (const UOpPtr& u : toposort(g.ast))
+    if (u->op() == Ops::STORE) store = u;
+  const UOpPtr& idx = store->src(0);
+  std::vector<UOpPtr> free;  // launch indices and loops, each enumerated over its largest range
+  for (const UOpPtr& u : toposort(idx))
+    if (u->op() == Ops::SPECIAL || u->op() == Ops::RANGE) free.push_back(u);
+  std::map<int64_t, int> out;
+  std::vector<int64_t> at(free.size(), 0);
+  while (true) {
+    Substitution s;
+    for (size_t i = 0; i < free.size(); ++i) s[free[i].get()] = UOp::index_const(at[i]);
+    bool runs = true;
+    for (const UOpPtr& f : free)  // a loop's position must be below its end for this thread
+      if (f->op() == Ops::RANGE) runs &= evaluate_int(substitute(f, s), vars) < evaluate_int(substitute(f->src(0), s), vars);
+    if (runs && (idx->src().size() < 3 || evaluate_int(substitute(idx->src(2), s), vars) != 0)) ++out[evaluate_int(substitute(idx->src(1), s), vars)];
+    size_t i = 0;
+    for (; i < free.size(); ++i) {
+      int64_t size = free[i]->src(0)->vmax();  // a launch index's size, a loop's largest end
+      if (++at[i] < size) break;
+      at[i] = 0;
+    }
+    if (i == free.size()) return out;
+  }
+}
+
+void expect_each_once(const std::map<int64_t, int>& got, int64_t n) {
+  ASSERT_EQ(static_cast<int64_t>(got.size()), n);
+  int64_t next = 0;
+  for (auto [pos, times] : got) {
+    EXPECT_EQ(pos, next++);
+    EXPECT_EQ(times, 1) << "position " << pos;
+  }
+}
+
+GridLaunch launched(const Tensor& t, const Target& target) { return launch_on_grid(optimizer_input(test::kernel_ast(t)), target); }
+
+TEST(LaunchGrid, CpuKeepsItsLoops) {
+  Tensor t = Tensor::rand({300}, 1) * 2.0f;
+  GridLaunch g = launched(t, Target{});
+  EXPECT_FALSE(g.launched);
+  EXPECT_EQ(g.ast, optimizer_input(test::kernel_ast(t)));
+}
+
+TEST(LaunchGrid, EveryPositionOnceAtSizesBlocksDoNotDivide) {
+  for (int64_t n : {1, 2, 7, 256, 257, 1000}) {
+    GridLaunch g = launched(Tensor::rand({n}, 1) * 2.0f, gpu_target(80));
+    ASSERT_TRUE(g.launched);
+    EXPECT_LE(g.local[0], static_cast<size_t>(kThreadsPerBlock)) << n;
+    EXPECT_GE(g.local[0] * g.global[0], static_cast<size_t>(n)) << n;
+    expect_each_once(stored(g), n);
+  }
+}
+
+TEST(LaunchGrid, ACappedGridTakesChunks) {
+  Target t = gpu_target(80);
+  t.global_max[0] = 2;  // 512 threads for 1000 positions: 2 a thread
+  GridLaunch g = launched(Tensor::rand({1000}, 1) * 2.0f, t);
+  EXPECT_EQ(g.global[0], 2u);
+  expect_each_once(stored(g), 1000);
+}
+
+TEST(LaunchGrid, TwoAndFourLoops) {
+  GridLaunch two = launched(Tensor::rand({5, 300}, 1).permute({1, 0}).contiguous() * 2.0f, gpu_target(90));
+  expect_each_once(stored(two), 1500);
+  GridLaunch four = launched(Tensor::rand({2, 3, 5, 7}, 1).permute({3, 2, 1, 0}).contiguous() * 2.0f, gpu_target(90));
+  expect_each_once(stored(four), 210);
+  int64_t threads = 1;
+  for (size_t d = 0; d < 3; ++d) threads *= static_cast<int64_t>(four.local[d] * four.global[d]);
+  EXPECT_LT(threads, 210 * 2) << "three loops launched, the fourth a loop in each thread";
+}
+
+TEST(LaunchGrid, SymbolicSizeLaunchedForItsLargest) {
+  Variable n("n", 1, 300);
+  Tensor x = Tensor::rand({300}, 1);
+  GridLaunch g = launched(x.shrink({{0, n.bind(300)}}) * 2.0f, gpu_target(80));
+  EXPECT_GE(g.local[0] * g.global[0], 300u);
+  for (int64_t v : {1, 10, 256, 300}) expect_each_once(stored(g, {{"n", v}}), v);
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,68 @@
+// The GPU backends through plans: the emulator (EMU) gives the CPU's answers with kernels lowered
+// onto a GPU's grid, and CUDA, where nothing can run its kernels, fails with an error saying why.
+#include <gtest/gtest.h>
+
+#include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+// relu(a @ b + c) at sizes no block divides, and a row softmax.
+std::vector<Tensor> graph() {
+  Tensor a = Tensor::rand({37, 53}, 1), b = Tensor::rand({53, 29}, 2), c = Tensor::rand({29}, 3);
+  Tensor x = Tensor::rand({5, 301}, 4);
+  return {(a.matmul(b) + c).relu(), x.softmax(1)};
+}
+
+TEST(GpuEmulator, GivesTheCpusAnswers) {
+  std::vector<std::vector<float>> cpu;
+  {
+    test::ScopedCpu on_cpu;
+    for (const Tensor& t : graph()) cpu.push_back(t.to_vector<float>());
+  }
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  std::vector<Tensor> outs = graph();
+  ExecutionPlan plan = Tensor::prepare(outs);
+  plan.execute();
+  bool launched = false;
+  for (const PreparedKernel* k : plan.prepared_kernels()) {
+    EXPECT_EQ(k->device.type, "EMU");
+    ASSERT_TRUE(k->kernel->local_size.has_value()) << k->kernel->entry_point;
+    int64_t threads = 1;
+    for (const UOpPtr& d : *k->kernel->local_size) threads *= d->vmax();
+    EXPECT_LE(threads, 1024);
+    launched |= threads > 1;
+  }
+  EXPECT_TRUE(launched) << "no kernel ran on more than one thread of a block";
+  for (size_t i = 0; i < outs.size(); ++i) EXPECT_ALLCLOSE(outs[i].to_vector<float>(), std::vector<double>(cpu[i].begin(), cpu[i].end()), 1e-5, 1e-5);
+}
+
+TEST(GpuEmulator, RebindsVariablesWithoutPreparingAgain) {
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  Variable n("n", 1, 300);
+  Tensor x = Tensor::arange(300).cast(dtypes::float32);
+  Tensor y = (x.shrink({{0, n.bind(300)}}) * 2.0f).sum();
+  ExecutionPlan plan = y.prepare();
+  for (int64_t v : {1, 7, 256, 257, 300}) {
+    plan.execute_with_vars({{"n", v}});
+    EXPECT_FLOAT_EQ(plan.output_buffer()->to_vector<float>()[0], static_cast<float>(v * (v - 1))) << v;
+  }
+}
+
+TEST(CudaDevice, SaysWhyItCannotRun) {
+  test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
+  Tensor t = Tensor::rand({4, 4}, 1) + 1.0f;
+  try {
+    t.prepare();
+    FAIL() << "a plan was prepared on CUDA, which this build cannot run";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    // NVRTC missing, or the kernel compiled and nothing can run it (no driver, no GPU, no runtime yet).
+    bool says_why = what.find("NVRTC") != std::string::npos || what.find("cannot run kernel") != std::string::npos;
+    EXPECT_TRUE(says_why) << what;
+  }
+}
+
+}  // namespace
+}  // namespace lathe
