@@ -32,8 +32,8 @@ bool write_cache_entry(const std::string& path, const std::vector<uint8_t>& payl
 bool read_cache_entry(const std::string& path, std::vector<uint8_t>& payload);
 
 /// A compiled kernel: the entry `kernels/<cache_key(identity + source)><extension>` when it is
-/// whole, else what `build` makes, stored there (with no disk cache, just built). Both CPU
-/// compilers build through it (`.so` from the C backend, `.o` from the JIT).
+/// whole, else what `build` makes, stored there (with no disk cache, just built). Every compiler
+/// builds through it (`.so` from the C backend, `.o` from the JIT, `.cubin` from NVRTC).
 std::vector<uint8_t> cached_kernel(const std::string& identity, const std::string& source, const std::string& extension,
                                    const std::function<std::vector<uint8_t>()>& build);
 

@@ -47,7 +47,6 @@ int main(int argc, char** argv) {
   run->add_option("--max-size", ro.max_sizes,
                   "NAME=N (repeatable): prepare once for every size of the named input dimension up to N, "
                   "then run the inputs at their own sizes (random inputs take N)");
-  run->add_option("--device", device, "Device to run on (default LATHE_DEVICE, else CPU)");
   run->add_option("--batch", ro.batch, "Batch size of the built-in model's random input")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   run->add_option("--seed", ro.seed, "Seed of random weights and inputs");
   run->add_option("--iters", ro.iters, "How many times to run the prepared plan")->check(CLI::Range(1, 1000000));
@@ -71,20 +70,29 @@ int main(int argc, char** argv) {
   bench->add_flag("--profile", bo.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
   bench->add_option("--trace", bo.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
   std::string compiler;
-  for (CLI::App* command : {run, test_onnx, bench})
+  for (CLI::App* command : {run, test_onnx, bench}) {
+    command->add_option("--device", device, "Device to plan and run on: CPU, EMU (the GPU emulator), CUDA[:n]; LATHE_DEVICE (default CPU)");
     command->add_option("--compiler", compiler,
                         "CPU kernel compiler: llvm (LLVM's JIT in process, the default in a build with LLVM) or clang "
                         "(a C compiler subprocess); LATHE_CPU_COMPILER");
+  }
   CLI11_PARSE(app, argc, argv);
   // Backends are looked up when kernels are compiled, which is after this.
   if (!compiler.empty()) setenv("LATHE_CPU_COMPILER", compiler.c_str(), 1);
+  // Plans read their device at prepare; an unknown name is refused here, naming it.
+  if (!device.empty()) {
+    try {
+      setenv("LATHE_DEVICE", lathe::DeviceSpec::parse(device).to_string().c_str(), 1);
+    } catch (const lathe::Error& e) {
+      std::cerr << "lathe: --device: " << e.what() << "\n";
+      return 1;
+    }
+  }
   // The thread pool reads LATHE_THREADS when it starts, which is after this.
   if (threads > 0) setenv("LATHE_THREADS", std::to_string(threads).c_str(), 1);
   try {
     if (*info) return run_info();
     if (*run) {
-      if (!device.empty() && lathe::DeviceSpec::parse(device) != lathe::DeviceSpec{})
-        throw lathe::Error("device " + device + " cannot run kernels in this build (CPU only)");
       return lathe::cli::run(ro);
     }
     if (*test_onnx) return lathe::cli::test_onnx(test_dirs, rtol, atol);

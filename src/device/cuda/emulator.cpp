@@ -6,6 +6,7 @@
 #include "codegen/render_cuda.hpp"
 #include "device/cuda/gpu_target.hpp"
 #include "device/cuda/nvrtc.hpp"
+#include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
 #include "support/settings.hpp"
 
@@ -37,13 +38,13 @@ class EmulatorCompiler final : public Compiler {
   CompiledSpec compile(const ProgramSpec& spec) const override {
     if (check_) {
       std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{});
-      ProgramSpec gpu = spec;
-      gpu.src = cuda;
-      for (const auto& c : nvrtc_) {
-        NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm());
-        if (out.spill_bytes > 0)
-          throw CompileError("kernel " + spec.name + " spills " + std::to_string(out.spill_bytes) + " bytes on sm_" + std::to_string(c->sm()) + ":\n" + out.log + "\nsource:\n" + cuda);
-      }
+      for (const auto& c : nvrtc_)  // on disk once checked: a kernel that spills is never stored
+        cached_kernel("spill-free " + c->identity(), cuda, ".cubin", [&] {
+          NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm());
+          if (out.spill_bytes > 0)
+            throw CompileError("kernel " + spec.name + " spills " + std::to_string(out.spill_bytes) + " bytes on sm_" + std::to_string(c->sm()) + ":\n" + out.log + "\nsource:\n" + cuda);
+          return out.cubin;
+        });
     }
     CompiledSpec compiled = cpu_.compile(spec);
     compiled.global_size = spec.global_size;

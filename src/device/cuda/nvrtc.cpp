@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "device/cuda/gpu_target.hpp"
+#include "device/disk_cache.hpp"
 #include "lathe/error.hpp"
 #include "support/settings.hpp"
 
@@ -154,8 +155,8 @@ NvrtcCompiler::NvrtcCompiler(int sm) : sm_(sm) {
 }
 
 CompiledSpec NvrtcCompiler::compile(const ProgramSpec& spec) const {
-  NvrtcOutput out = nvrtc_->compile(spec.src, spec.name, sm_);
-  CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(out.cubin), spec.ast);
+  std::vector<uint8_t> cubin = cached_kernel(identity_, spec.src, ".cubin", [&] { return nvrtc_->compile(spec.src, spec.name, sm_).cubin; });
+  CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(cubin), spec.ast);
   c.src = spec.src;
   c.global_size = spec.global_size;
   c.local_size = spec.local_size;
