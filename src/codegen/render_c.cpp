@@ -267,6 +267,7 @@ class CSpeller {
     switch (u->op()) {
       case Ops::RANGE: {
         std::string r = expr(u);
+        if (cuda()) line("#pragma unroll 4");  // render_cuda.hpp: what the optimizer left a loop stays one
         line("for (long long " + r + " = 0; " + r + " < " + expr(u->src(0)) + "; " + r + "++) {");
         ++depth_;
         return;

@@ -40,7 +40,7 @@ class EmulatorCompiler final : public Compiler {
       std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{});
       for (const auto& c : nvrtc_)  // on disk once checked: a kernel that spills is never stored
         cached_kernel("spill-free " + c->identity(), cuda, ".cubin", [&] {
-          NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm());
+          NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm(), false);
           if (out.spill_bytes > 0)
             throw CompileError("kernel " + spec.name + " spills " + std::to_string(out.spill_bytes) + " bytes on sm_" + std::to_string(c->sm()) + ":\n" + out.log + "\nsource:\n" + cuda);
           return out.cubin;

@@ -113,9 +113,10 @@ const Nvrtc* Nvrtc::get(std::string* why) {
   return nvrtc;
 }
 
-NvrtcOutput Nvrtc::compile(const std::string& src, const std::string& name, int sm) const {
+NvrtcOutput Nvrtc::compile(const std::string& src, const std::string& name, int sm, bool ptx) const {
   NvrtcOutput out;
   for (bool real : {true, false}) {  // CUBIN and ptxas's report for sm_XX; PTX for compute_XX
+    if (!real && !ptx) break;
     NvrtcProgram p{*api_};
     std::string file = name + ".cu";
     if (int rc = api_->create(&p.handle, src.c_str(), file.c_str(), 0, nullptr, nullptr); rc != 0)
@@ -155,7 +156,7 @@ NvrtcCompiler::NvrtcCompiler(int sm) : sm_(sm) {
 }
 
 CompiledSpec NvrtcCompiler::compile(const ProgramSpec& spec) const {
-  std::vector<uint8_t> cubin = cached_kernel(identity_, spec.src, ".cubin", [&] { return nvrtc_->compile(spec.src, spec.name, sm_).cubin; });
+  std::vector<uint8_t> cubin = cached_kernel(identity_, spec.src, ".cubin", [&] { return nvrtc_->compile(spec.src, spec.name, sm_, false).cubin; });
   CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(cubin), spec.ast);
   c.src = spec.src;
   c.global_size = spec.global_size;

@@ -31,9 +31,10 @@ class Nvrtc {
   static const Nvrtc* get(std::string* why = nullptr);
   /// "13.0".
   const std::string& version() const { return version_; }
-  /// `src` (a CUDA C translation unit) for compute capability `sm`. Throws CompileError with
-  /// NVRTC's log, naming `name`, when it does not compile.
-  NvrtcOutput compile(const std::string& src, const std::string& name, int sm) const;
+  /// `src` (a CUDA C translation unit) for compute capability `sm`: the CUBIN and ptxas's report,
+  /// and (a second compile) the PTX unless `ptx` is false. Throws CompileError with NVRTC's log,
+  /// naming `name`, when it does not compile.
+  NvrtcOutput compile(const std::string& src, const std::string& name, int sm, bool ptx = true) const;
 
   struct Api;
 

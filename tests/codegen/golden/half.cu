@@ -39,6 +39,7 @@ LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
 extern "C" __global__ void __launch_bounds__(16, 1) r_16_4_4_2727b6(lathe_f16* __restrict__ data0, const float* __restrict__ data1) {
   float acc0 = 0.0f;
   long long alu0 = (((long long)threadIdx.x) * 16ll);
+  #pragma unroll 4
   for (long long ridx1 = 0; ridx1 < 4ll; ridx1++) {
     float val1 = acc0;
     long long alu2 = (ridx1 * 4ll);

@@ -39,6 +39,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) r_12_16_40_4_2_4_c475d6(flo
   float acc29 = 0.0f;
   float acc30 = 0.0f;
   float acc31 = 0.0f;
+  #pragma unroll 4
   for (long long ridx2 = 0; ridx2 < 40ll; ridx2++) {
     float val5 = acc0;
     long long alu6 = (ridx2 + alu4);

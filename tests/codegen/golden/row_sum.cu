@@ -8,6 +8,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) r_300_37_96827d(float* __re
   float acc0 = 0.0f;
   long long alu3 = (((long long)blockIdx.x) * 9472ll);
   long long alu4 = (((long long)threadIdx.x) * 37ll);
+  #pragma unroll 4
   for (long long ridx1 = 0; ridx1 < 37ll; ridx1++) {
     float val5 = acc0;
     long long alu6 = (ridx1 + alu3);

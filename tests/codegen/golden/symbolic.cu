@@ -5,6 +5,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) r_64_2_4_6aa272(float* __res
   _Bool alu0 = (((long long)threadIdx.x) < n);
   float acc0 = 0.0f;
   long long alu1 = (((long long)threadIdx.x) * 8ll);
+  #pragma unroll 4
   for (long long ridx1 = 0; ridx1 < 2ll; ridx1++) {
     float val2 = acc0;
     long long alu3 = (ridx1 * 4ll);
