@@ -52,7 +52,7 @@ struct ProgramSpec {
   std::optional<LaunchSize> global_size;  // GPU grid, or [threads, 1, 1] for threaded CPU kernels
   std::optional<LaunchSize> local_size;   // GPU block
   std::vector<Variable> vars;             // the symbolic variables the kernel reads
-  std::vector<std::string> var_names;     // positional order of `vals`; "core_id" last when threaded
+  std::vector<std::string> var_names;     // positional order of `vals`: variables, then launch indices (kLaunchIndices)
   std::vector<size_t> globals;            // buffer slots, in argument order
   std::vector<size_t> outs;               // slots written by STORE
   std::vector<size_t> ins;                // slots read by LOAD and not written

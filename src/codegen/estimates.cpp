@@ -18,8 +18,9 @@ namespace lathe {
 namespace {
 
 // A launch index of more positions than this (a GPU's blocks and threads) is counted as its first
-// position times its size: exact where the loop it stands for divides evenly among the threads,
-// else the tail's idle threads are counted as working.
+// position times its size: exact for work the same at every position; the tail's idle threads
+// are counted as working, and a loop bounded by the position (a gate-bounded reduction) is
+// counted at the first position's bound. An approximation: only profiles and traces read it.
 constexpr int64_t kMostLaunchesSummed = 64;
 
 // A count of one launch (a threaded loop's trip count may depend on the core id), summed over

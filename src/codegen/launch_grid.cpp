@@ -27,16 +27,25 @@ int64_t power_of_two_covering(int64_t n) {
 }
 
 // The output loops that may become launch indices, innermost first: ordinary loops outside every
-// reduction whose size depends on no other loop.
+// reduction, whose size depends on no other loop and which every store depends on (a store that
+// did not would run once per thread of that loop instead of once).
 std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   std::set<const UOp*> reduced;
   std::vector<UOpPtr> order = toposort(ast);
-  for (const UOpPtr& u : order)
+  std::vector<std::vector<UOpPtr>> stores;
+  for (const UOpPtr& u : order) {
     if (u->op() == Ops::REDUCE)
       for (size_t i = 1; i < u->src().size(); ++i) reduced.insert(u->src(i).get());
+    if (u->op() == Ops::STORE) stores.push_back(toposort(u));
+  }
+  auto in_every_store = [&](const UOpPtr& r) {
+    for (const std::vector<UOpPtr>& s : stores)
+      if (std::find(s.begin(), s.end(), r) == s.end()) return false;
+    return true;
+  };
   std::vector<UOpPtr> loops;
   for (const UOpPtr& u : order) {
-    if (u->op() != Ops::RANGE || axis_kind(*u) != AxisKind::Loop || reduced.count(u.get())) continue;
+    if (u->op() != Ops::RANGE || axis_kind(*u) != AxisKind::Loop || reduced.count(u.get()) || !in_every_store(u)) continue;
     bool independent = true;
     for (const UOpPtr& s : toposort(u->src(0))) independent &= s->op() != Ops::RANGE;
     if (independent && u->src(0)->vmax() > 1) loops.push_back(u);
@@ -52,9 +61,6 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   GridLaunch out{ast};
   if (!target.has_local) return out;
   out.launched = true;
-  int64_t next_axis = 0;
-  for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Ops::RANGE) next_axis = std::max(next_axis, axis_of(*u) + 1);
   Substitution moved;
   UOpPtr inside;  // whether this thread stands for a position of every launched loop (null: all do)
   int64_t threads_left = std::min(kThreadsPerBlock, target.local_total_max);
@@ -73,7 +79,7 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     } else {  // a chunk a thread, in a loop bounded by the end
       UOpPtr chunk = simplify(idiv(loop->src(0) + (threads - 1), UOp::index_const(threads)));
       UOpPtr start = simplify(thread * chunk);
-      moved[loop.get()] = start + make_range(simplify(min(chunk, loop->src(0) - start)), next_axis++);
+      moved[loop.get()] = start + make_range(simplify(min(chunk, loop->src(0) - start)), axis_of(*loop));  // where the loop nested
     }
     out.global[d] = static_cast<size_t>(blocks);
     out.local[d] = static_cast<size_t>(block);

@@ -1,12 +1,13 @@
 // Output loops as a GPU's grid and blocks. On a Target with groups of threads (has_local), up to
-// three output loops leave the kernel's loop nest and become launch indices: the innermost output
-// loop is dimension x, the next two y and z. A loop over n on dimension d runs on G blocks of L
-// threads, thread t = gidx_d * L + lidx_d standing for position t; where the threads outnumber
-// the positions, every access of a buffer is gated on t < n, so the threads past the end read and
-// write nothing. Where a grid capped by the Target's limits (65535 blocks on y and z) has fewer
-// threads than positions, thread t takes the chunk of ceil(n / (G * L)) that starts at t * chunk,
-// in a loop of its own over min(chunk, n - start) positions. Blocks take up to kThreadsPerBlock threads, x
-// first: x's block is the smallest power of two covering the loop, up to all of them.
+// three output loops (ones every store depends on) leave the kernel's loop nest and become launch
+// indices: the innermost output loop is dimension x, the next two y and z. A loop over n on
+// dimension d runs on G blocks of L threads, thread t = gidx_d * L + lidx_d standing for position
+// t; where the threads outnumber the positions, every access of a buffer is gated on t < n, so
+// the threads past the end read and write nothing. Where a grid capped by the Target's limits
+// (65535 blocks on y and z) has fewer threads than positions, thread t takes the chunk of
+// ceil(n / (G * L)) that starts at t * chunk, in a loop of its own over min(chunk, n - start)
+// positions. Blocks take up to kThreadsPerBlock threads, x first: x's block is the smallest power
+// of two covering the loop, up to all of them.
 //
 // Loops whose size depends on another loop stay loops in each thread; a size that depends on
 // variables is launched for its largest value (the threads past the actual end do nothing).

@@ -152,8 +152,10 @@ std::vector<std::string> pipeline_steps() {
   return names;
 }
 
-std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer) {
-  return renderer.render(name, linearize(lowered), signature_of(lowered));
+std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer, int64_t threads_per_block) {
+  KernelSignature sig = signature_of(lowered);
+  sig.threads_per_block = threads_per_block;
+  return renderer.render(name, linearize(lowered), sig);
 }
 
 ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const KernelOptions& options) {
@@ -181,6 +183,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
     std::fprintf(stderr, "lathe: %s linearized\n%s", name.c_str(), listing.c_str());
   }
   KernelSignature sig = signature_of(cur);
+  if (grid.launched) sig.threads_per_block = static_cast<int64_t>(grid.local[0] * grid.local[1] * grid.local[2]);
   ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, cur);
   spec.shared_scratch = has_shared_scratch(cur);
   spec.set_var_names(sig.vars);

@@ -7,7 +7,6 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "codegen/half_arithmetic.hpp"
 #include "ir/alu.hpp"
@@ -172,7 +171,7 @@ class CSpeller {
     src << (cuda() ? kCudaPrelude : kCPrelude);
     if (uses_16bit_) src << (cuda() ? "" : kCFunctions) << kHalfConversions;
     for (const auto& [name, def] : vector_types_) src << def;
-    if (cuda()) return src.str() + cuda_head(program) + body_.str() + "}\n";
+    if (cuda()) return src.str() + cuda_head() + body_.str() + "}\n";
     src << "void " << name_ << "(void** bufs, const long long* vals) {\n";
     for (const KernelSignature::Buffer& b : sig_.buffers) {
       std::string t = c_type(b.dtype), q = b.written ? "" : "const ";
@@ -189,24 +188,14 @@ class CSpeller {
 
   // A CUDA kernel's head: buffers and variables as parameters (launch indices are the GPU's),
   // and the threads of its block as its launch bound.
-  std::string cuda_head(const std::vector<UOpPtr>& program) const {
-    int64_t block = 1;
-    std::unordered_set<const UOp*> seen;
-    std::vector<const UOp*> todo;
-    for (const UOpPtr& u : program) todo.push_back(u.get());
-    while (!todo.empty()) {
-      const UOp* n = todo.back();
-      todo.pop_back();
-      if (!seen.insert(n).second) continue;
-      if (n->op() == Ops::SPECIAL && n->arg_as<std::string>().rfind("lidx", 0) == 0) block *= n->src(0)->vmax();
-      for (const UOpPtr& s : n->src()) todo.push_back(s.get());
-    }
+  std::string cuda_head() const {
+    if (sig_.threads_per_block < 1) throw InternalError("the CUDA renderer met kernel " + name_ + ", which is not launched on a grid");
     std::string params;
     for (const KernelSignature::Buffer& b : sig_.buffers)
       params += std::string(params.empty() ? "" : ", ") + (b.written ? "" : "const ") + c_type(b.dtype) + "* __restrict__ data" + std::to_string(b.slot);
     for (const std::string& v : sig_.vars)
       if (!is_launch_index(v)) params += std::string(params.empty() ? "" : ", ") + "const long long " + v;
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ", 1) " + name_ + "(" + params + ") {\n";
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(sig_.threads_per_block) + ", 1) " + name_ + "(" + params + ") {\n";
   }
 
   void note_types(DType d) {
@@ -267,7 +256,7 @@ class CSpeller {
     switch (u->op()) {
       case Ops::RANGE: {
         std::string r = expr(u);
-        if (cuda()) line("#pragma unroll 4");  // render_cuda.hpp: what the optimizer left a loop stays one
+        if (cuda()) line("#pragma unroll 4");  // render_cuda.hpp: the optimizer unrolls what it means to
         line("for (long long " + r + " = 0; " + r + " < " + expr(u->src(0)) + "; " + r + "++) {");
         ++depth_;
         return;

@@ -20,6 +20,7 @@ struct KernelSignature {
   };
   std::vector<Buffer> buffers;    // by slot
   std::vector<std::string> vars;  // vals[i]: the variables by name, then the launch indices it reads (kLaunchIndices's order)
+  int64_t threads_per_block = 0;  // a GPU kernel's block (its launch bound); 0: not launched on a grid
 };
 
 class Renderer {
@@ -34,6 +35,6 @@ class Renderer {
 /// `lowered` (a ProgramSpec::ast: the kernel after every codegen step) linearized and spelled by
 /// `renderer` (codegen/pipeline.cpp): how the GPU emulator checks that the CUDA renderer spells
 /// the kernel it runs with a CPU renderer.
-std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer);
+std::string render_lowered(const std::string& name, const UOpPtr& lowered, const Renderer& renderer, int64_t threads_per_block = 0);
 
 }  // namespace lathe

@@ -21,7 +21,12 @@ int emulated_arch() {
   return arch ? parse_gpu_arch(*arch) : 80;
 }
 
-const Backend& cpu_backend() { return find_backend(DeviceSpec{"CPU", 0}); }
+// The CPU backend that spells, compiles and loads the emulated kernels: the process's choice
+// (LATHE_CPU_COMPILER) when the emulator is first used, kept, so the three always agree.
+const Backend& cpu_backend() {
+  static const Backend& cpu = find_backend(DeviceSpec{"CPU", 0});
+  return cpu;
+}
 
 class EmulatorCompiler final : public Compiler {
  public:
@@ -37,7 +42,8 @@ class EmulatorCompiler final : public Compiler {
 
   CompiledSpec compile(const ProgramSpec& spec) const override {
     if (check_) {
-      std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{});
+      LaunchSize block = spec.local_size.value_or(LaunchSize{1, 1, 1});
+      std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{}, static_cast<int64_t>(block[0] * block[1] * block[2]));
       for (const auto& c : nvrtc_)  // on disk once checked: a kernel that spills is never stored
         cached_kernel("spill-free " + c->identity(), cuda, ".cubin", [&] {
           NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm(), false);
@@ -69,7 +75,9 @@ class EmulatedProgram final : public Program {
       const std::string& v = spec.var_names[i];
       if (!is_launch_index(v)) continue;
       if (v == "core_id") throw InternalError("a kernel for the GPU emulator reads a CPU core id");
-      slots_.push_back({i, v[0] == 'g', v.back() - '0'});
+      size_t at = 0;  // its place in kLaunchIndices: gidx0..2, then lidx0..2
+      while (v != kLaunchIndices[at]) ++at;
+      slots_.push_back({i, at < 3, static_cast<int>(at % 3)});
     }
     vals_ = spec.var_names.size();
   }

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-
 #include <mutex>
 #include <regex>
 
@@ -31,6 +30,9 @@ struct Nvrtc::Api {
 };
 
 namespace {
+
+// NVRTC's options besides the architecture; part of the compiler's identity (cached CUBINs).
+constexpr const char* kOptions[] = {"--std=c++17", "-default-device"};
 
 template <class F>
 void bind(void* lib, const char* symbol, F*& fn, std::string& missing) {
@@ -122,7 +124,8 @@ NvrtcOutput Nvrtc::compile(const std::string& src, const std::string& name, int 
     if (int rc = api_->create(&p.handle, src.c_str(), file.c_str(), 0, nullptr, nullptr); rc != 0)
       throw CompileError("NVRTC could not take kernel " + name + ": " + api_->error_string(rc));
     std::string arch = std::string("--gpu-architecture=") + (real ? "sm_" : "compute_") + std::to_string(sm);
-    std::vector<const char*> options{arch.c_str(), "--std=c++17", "-default-device"};
+    std::vector<const char*> options{arch.c_str()};
+    for (const char* o : kOptions) options.push_back(o);
     if (real) options.push_back("--ptxas-options=-v");
     int rc = api_->compile(p.handle, static_cast<int>(options.size()), options.data());
     std::string log = p.log();
@@ -153,6 +156,7 @@ NvrtcCompiler::NvrtcCompiler(int sm) : sm_(sm) {
   nvrtc_ = Nvrtc::get(&why);
   if (!nvrtc_) throw CompileError(why);
   identity_ = "nvrtc " + nvrtc_->version() + " sm_" + std::to_string(sm);
+  for (const char* o : kOptions) identity_ += std::string(" ") + o;
 }
 
 CompiledSpec NvrtcCompiler::compile(const ProgramSpec& spec) const {
@@ -165,7 +169,7 @@ CompiledSpec NvrtcCompiler::compile(const ProgramSpec& spec) const {
   return c;
 }
 
-std::string NvrtcCompiler::assembly(const ProgramSpec& spec) const { return nvrtc_->compile(spec.src, spec.name, sm_).ptx; }
+std::string NvrtcCompiler::assembly(const ProgramSpec& spec) const { return nvrtc_->compile(spec.src, spec.name, sm_).ptx; }  // not cached: DEBUG=6
 
 Target NvrtcCompiler::target() const { return gpu_target(sm_); }
 

@@ -1,9 +1,9 @@
 // CUDA C -> PTX and CUBIN with NVIDIA's runtime compiler, loaded with dlopen: lathe builds and
 // runs without the CUDA toolkit, and says why it cannot compile GPU kernels where NVRTC is
-// missing. NVRTC (LATHE_NVRTC, else libnvrtc.so.13 / libnvrtc.so on the library path, else
+// missing. NVRTC (LATHE_NVRTC, else libnvrtc.so.13, .so.12 or .so on the library path, else
 // /usr/local/cuda/lib64) compiles for a real architecture (sm_90), which gives the CUBIN the
-// driver loads as it is and ptxas's report of registers and spills; PTX for a virtual one
-// (compute_90), which a newer GPU's driver can still compile.
+// driver loads as it is and ptxas's report of registers and spills; and, when asked, PTX for a
+// virtual one (compute_90), which a newer GPU's driver can still compile.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,10 @@
 // its errors name the kernel. Skipped, saying why, where NVRTC does not load (no CUDA toolkit).
 #include <gtest/gtest.h>
 
+#include "codegen/pipeline.hpp"
+#include "codegen/render_cuda.hpp"
+#include "codegen/test_kernels.hpp"
+#include "device/cuda/gpu_target.hpp"
 #include "device/cuda/nvrtc.hpp"
 #include "lathe/error.hpp"
 
@@ -63,6 +67,32 @@ TEST(Nvrtc, ErrorsNameTheKernelAndTheArchitecture) {
     EXPECT_NE(what.find("broken"), std::string::npos) << what;
     EXPECT_NE(what.find("sm_90"), std::string::npos) << what;
     EXPECT_NE(what.find("undefined_name"), std::string::npos) << what;
+  }
+}
+
+// Kernels as the pipeline renders them for a GPU, with what the CUDA dialect spells apart from C:
+// bit casts, infinities (a max's identity), 16-bit floats, 64-bit and unsigned integers, doubles,
+// transcendentals, a symbolic size; each compiles for both architectures without a spill.
+TEST(Nvrtc, RenderedKernelsCompileWithoutSpills) {
+  NVRTC_OR_SKIP();
+  Variable n("n", 1, 37);
+  Tensor x = Tensor::rand({37, 19}, 1);
+  std::vector<Tensor> kernels = {
+      x.bitcast(dtypes::int32) + 1,
+      x.max({1}),
+      (x.cast(dtypes::bfloat16) * x.cast(dtypes::bfloat16)).sum({1}),
+      x.cast(dtypes::float16).exp(),
+      x.cast(dtypes::int64) * 3 + x.cast(dtypes::uint8),
+      x.cast(dtypes::float64).sqrt() / 3.0,
+      (x.shrink({{0, n.bind(20)}, {0, 19}}) * 2.0f).sum({0}),
+      x.matmul(Tensor::rand({19, 23}, 2)).relu(),
+  };
+  for (const Tensor& t : kernels) {
+    ProgramSpec p = build_program(test::kernel_ast(t), CudaRenderer(), {.optimize = true, .verify = true, .target = gpu_target(80)});
+    for (int sm : {80, 90}) {
+      NvrtcOutput out = nvrtc->compile(p.src, p.name, sm, false);
+      EXPECT_EQ(out.spill_bytes, 0) << p.name << " sm_" << sm << "\n" << out.log;
+    }
   }
 }
 
