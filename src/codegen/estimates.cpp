@@ -17,11 +17,12 @@
 namespace lathe {
 namespace {
 
-// A launch index of more positions than this (a GPU's blocks and threads) is counted as its first
-// position times its size: exact for work the same at every position; the tail's idle threads
-// are counted as working, and a loop bounded by the position (a gate-bounded reduction) is
-// counted at the first position's bound. An approximation: only profiles and traces read it.
-constexpr int64_t kMostLaunchesSummed = 64;
+// A GPU's block or thread index of more positions than this is counted as its first position
+// times its size (summing thousands of blocks cost more than rendering the kernel): exact for
+// work the same at every position; the tail's idle threads are counted as working, and a loop
+// bounded by the position (a gate-bounded reduction) at the first position's bound. Profiles and
+// traces read it. A CPU's core ids are always summed: their work differs by core, and they are few.
+constexpr int64_t kMostGpuPositionsSummed = 64;
 
 // A count of one launch (a threaded loop's trip count may depend on the core id), summed over
 // every launch index: what all cores together do.
@@ -33,7 +34,7 @@ UOpPtr all_launches(const UOpPtr& count, const std::vector<UOpPtr>& launches) {
   UOpPtr total = simplify(count);
   for (const UOpPtr& s : launches) {
     int64_t positions = s->src(0)->vmax();
-    if (positions > kMostLaunchesSummed) {
+    if (positions > kMostGpuPositionsSummed && s->arg_as<std::string>() != "core_id") {
       std::pair<const UOp*, int64_t> first{s.get(), 0};
       total = simplify(graph_rewrite(total, at, &first) * positions);
       continue;

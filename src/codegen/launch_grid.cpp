@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/parallelize.hpp"
 #include "ir/axis.hpp"
-#include "ir/pattern.hpp"
-#include "ir/rewrite.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
@@ -60,7 +59,6 @@ std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
 GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   GridLaunch out{ast};
   if (!target.has_local) return out;
-  out.launched = true;
   Substitution moved;
   UOpPtr inside;  // whether this thread stands for a position of every launched loop (null: all do)
   int64_t threads_left = std::min(kThreadsPerBlock, target.local_total_max);
@@ -76,10 +74,9 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     if (n <= threads) {  // one position a thread: those past the end read and write nothing
       moved[loop.get()] = thread;
       if (!loop->src(0)->is_const() || n < threads) inside = inside ? logical_and(inside, lt(thread, loop->src(0))) : lt(thread, loop->src(0));
-    } else {  // a chunk a thread, in a loop bounded by the end
-      UOpPtr chunk = simplify(idiv(loop->src(0) + (threads - 1), UOp::index_const(threads)));
-      UOpPtr start = simplify(thread * chunk);
-      moved[loop.get()] = start + make_range(simplify(min(chunk, loop->src(0) - start)), axis_of(*loop));  // where the loop nested
+    } else {  // a chunk a thread, in a loop bounded by the end, nested where the loop was
+      Chunk part = chunk_of(loop->src(0), thread, threads);
+      moved[loop.get()] = part.start + make_range(part.mine, axis_of(*loop));
     }
     out.global[d] = static_cast<size_t>(blocks);
     out.local[d] = static_cast<size_t>(block);
@@ -87,14 +84,11 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   if (moved.empty()) return out;
   UOpPtr lowered = substitute(ast, moved);
   if (inside) {  // every access of a buffer gated on the thread standing for a position
-    PatternMatcher gate({{UPat(Ops::INDEX).named("i"), [&inside](const Match& m) -> UOpPtr {
-      const UOpPtr& i = m["i"];
-      if (i->src(0)->op() != Ops::DEFINE_GLOBAL) return nullptr;
-      if (i->src().size() == 3 && (i->src(2) == inside || (i->src(2)->op() == Ops::AND && i->src(2)->src(1) == inside))) return nullptr;  // gated already
-      UOpPtr g = i->src().size() == 3 ? logical_and(i->src(2), inside) : inside;
-      return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), g});
-    }}});
-    lowered = graph_rewrite(lowered, gate, nullptr, Direction::TopDown);
+    Substitution gated;
+    for (const UOpPtr& i : toposort(lowered))
+      if (i->op() == Ops::INDEX && i->src(0)->op() == Ops::DEFINE_GLOBAL)
+        gated[i.get()] = UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), i->src().size() == 3 ? logical_and(i->src(2), inside) : inside});
+    lowered = substitute(lowered, gated);
   }
   out.ast = simplify(lowered);
   return out;

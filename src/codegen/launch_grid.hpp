@@ -20,12 +20,11 @@
 namespace lathe {
 
 /// What launch_on_grid made: the kernel, and its grid (blocks per dimension) and block (threads
-/// per dimension); `launched` is false where the Target has no groups of threads (the kernel as it was).
+/// per dimension); on a Target without groups of threads, the kernel as it was.
 struct GridLaunch {
   UOpPtr ast;
   LaunchSize global{1, 1, 1};
   LaunchSize local{1, 1, 1};
-  bool launched = false;
 };
 
 /// The most threads launch_on_grid puts in one block.

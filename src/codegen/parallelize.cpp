@@ -23,21 +23,17 @@ UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind) {
   return nullptr;
 }
 
-// What `n` cores' index `core` takes of a loop over `end`: [start, start + mine).
-struct Chunk {
-  UOpPtr start, mine;
-};
-Chunk chunk_of(const UOpPtr& end, const UOpPtr& core, int64_t n) {
-  UOpPtr chunk = simplify(idiv(end + (n - 1), UOp::index_const(n)));
-  UOpPtr start = simplify(core * chunk);
-  return {start, simplify(min(chunk, end - start))};  // the last cores may get less, or nothing
-}
-
 UOpPtr core_id(int64_t threads) {
   return UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(threads)}, std::string("core_id"));
 }
 
 }  // namespace
+
+Chunk chunk_of(const UOpPtr& end, const UOpPtr& core, int64_t n) {
+  UOpPtr chunk = simplify(idiv(end + (n - 1), UOp::index_const(n)));
+  UOpPtr start = simplify(core * chunk);
+  return {start, simplify(min(chunk, end - start))};  // the last cores may get less, or nothing
+}
 
 int threads_of(const UOpPtr& ast) {
   UOpPtr r = loop_of_kind(ast, AxisKind::Thread);

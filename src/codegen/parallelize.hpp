@@ -16,6 +16,13 @@
 
 namespace lathe {
 
+/// What thread `core` of `n` takes of a loop over [0, `end`): [start, start + mine), in chunks of
+/// ceil(end / n) (the last threads may get less, or nothing). CPU cores and a GPU's threads alike.
+struct Chunk {
+  UOpPtr start, mine;
+};
+Chunk chunk_of(const UOpPtr& end, const UOpPtr& core, int64_t n);
+
 /// The thread count of `ast`'s Thread or Group loop, else of the core id it reads; 1 without either.
 int threads_of(const UOpPtr& ast);
 

@@ -183,7 +183,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
     std::fprintf(stderr, "lathe: %s linearized\n%s", name.c_str(), listing.c_str());
   }
   KernelSignature sig = signature_of(cur);
-  if (grid.launched) sig.threads_per_block = static_cast<int64_t>(grid.local[0] * grid.local[1] * grid.local[2]);
+  if (options.target.has_local) sig.threads_per_block = static_cast<int64_t>(grid.local[0] * grid.local[1] * grid.local[2]);
   ProgramSpec spec(name, renderer.render(name, program, sig), DeviceSpec{}, cur);
   spec.shared_scratch = has_shared_scratch(cur);
   spec.set_var_names(sig.vars);
@@ -200,7 +200,7 @@ ProgramSpec build_program(const UOpPtr& ast, const Renderer& renderer, const Ker
       spec.add_var(Variable(v.name, v.min, v.max));
     }
   if (threads > 1) spec.global_size = LaunchSize{static_cast<size_t>(threads), 1, 1};
-  if (grid.launched) spec.set_work_sizes(grid.global, grid.local);
+  if (options.target.has_local) spec.set_work_sizes(grid.global, grid.local);
   spec.estimates = count_work(program);
   return spec;
 }

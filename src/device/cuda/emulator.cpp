@@ -52,10 +52,7 @@ class EmulatorCompiler final : public Compiler {
           return out.cubin;
         });
     }
-    CompiledSpec compiled = cpu_.compile(spec);
-    compiled.global_size = spec.global_size;
-    compiled.local_size = spec.local_size;
-    return compiled;
+    return cpu_.compile(spec);  // the runtime sets the launch sizes from the spec
   }
 
  private:
@@ -80,10 +77,12 @@ class EmulatedProgram final : public Program {
       slots_.push_back({i, at < 3, static_cast<int>(at % 3)});
     }
     vals_ = spec.var_names.size();
+    if (vals_ > kMostValues) throw InternalError("kernel " + spec.name + " takes " + std::to_string(vals_) + " values; the GPU emulator passes at most 64");
   }
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
-    std::vector<int64_t> mine(vals, vals + vals_);
+    int64_t mine[kMostValues];  // the values with this thread's launch indices (on the stack: no allocation)
+    std::memcpy(mine, vals, vals_ * sizeof(int64_t));
     LaunchSize g{}, l{};
     for (g[2] = grid_[2]; g[2]-- > 0;)
       for (g[1] = grid_[1]; g[1]-- > 0;)
@@ -92,11 +91,12 @@ class EmulatedProgram final : public Program {
             for (l[1] = block_[1]; l[1]-- > 0;)
               for (l[0] = block_[0]; l[0]-- > 0;) {
                 for (const Slot& s : slots_) mine[s.index] = static_cast<int64_t>((s.block ? g : l)[s.dim]);
-                kernel_->execute(buffers, mine.data(), LaunchSize{1, 1, 1}, std::nullopt);
+                kernel_->execute(buffers, mine, LaunchSize{1, 1, 1}, std::nullopt);
               }
   }
 
  private:
+  static constexpr size_t kMostValues = 64;
   struct Slot {
     size_t index;  // in vals
     bool block;    // gidx (else lidx)

@@ -162,10 +162,7 @@ NvrtcCompiler::NvrtcCompiler(int sm) : sm_(sm) {
 CompiledSpec NvrtcCompiler::compile(const ProgramSpec& spec) const {
   std::vector<uint8_t> cubin = cached_kernel(identity_, spec.src, ".cubin", [&] { return nvrtc_->compile(spec.src, spec.name, sm_, false).cubin; });
   CompiledSpec c = CompiledSpec::from_bytes(spec.name, std::move(cubin), spec.ast);
-  c.src = spec.src;
-  c.global_size = spec.global_size;
-  c.local_size = spec.local_size;
-  c.buf_count = spec.buf_count;
+  c.src = spec.src;  // beside the bytes, for reading (the runtime sets the launch sizes, as for every compiler)
   return c;
 }
 

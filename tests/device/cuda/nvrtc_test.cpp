@@ -87,13 +87,18 @@ TEST(Nvrtc, RenderedKernelsCompileWithoutSpills) {
       (x.shrink({{0, n.bind(20)}, {0, 19}}) * 2.0f).sum({0}),
       x.matmul(Tensor::rand({19, 23}, 2)).relu(),
   };
+  std::string all;
   for (const Tensor& t : kernels) {
     ProgramSpec p = build_program(test::kernel_ast(t), CudaRenderer(), {.optimize = true, .verify = true, .target = gpu_target(80)});
+    all += p.src;
     for (int sm : {80, 90}) {
       NvrtcOutput out = nvrtc->compile(p.src, p.name, sm, false);
       EXPECT_EQ(out.spill_bytes, 0) << p.name << " sm_" << sm << "\n" << out.log;
     }
   }
+  // What the dialect spells apart from C was compiled above.
+  for (const char* spelling : {"lathe_bitcast<int>(", "__int_as_float(0x7f800000)", "lathe_f32_to_f16(", "const long long n", "blockIdx.x", "#pragma unroll 4"})
+    EXPECT_NE(all.find(spelling), std::string::npos) << spelling;
 }
 
 TEST(Nvrtc, CompilerKeysKernelsByArchitecture) {
