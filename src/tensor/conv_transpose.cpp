@@ -5,7 +5,6 @@
 // channels are swapped within each group. A strided one without dilation is computed at prepare as
 // one convolution per output phase, multiplying no zeros, where that pays on the plan's Target
 // (tensor/transposed_phases).
-#include <algorithm>
 
 #include "tensor/tensor_util.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "tensor/direct_convolution.hpp"
 #include "tensor/tensor_util.hpp"
+#include "tensor/winograd.hpp"
 
 namespace lathe::detail {
 namespace {
@@ -79,7 +80,7 @@ std::vector<TapGroup> tap_groups(int64_t size, int64_t k, int64_t s, int64_t d, 
 }
 
 int64_t tap_part_macs(const Target& target, DType dtype) {
-  constexpr int64_t kKernelCycles = 20000;
+  const auto kKernelCycles = static_cast<int64_t>(WinogradPrices{}.kernel);  // the price the Winograd rule puts on a kernel
   DType computed = dtype.is_float() && dtype.itemsize() < 4 ? dtypes::float32 : dtype;
   return kKernelCycles * 2 * target.lanes(computed) * std::max(target.threads, 1);
 }

@@ -68,7 +68,7 @@ std::optional<Spread> spread_under(const DirectConvolutions& convs, const UOpPtr
 
 }  // namespace
 
-Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::optional<Tensor>& bias, std::pair<int64_t, int64_t> stride,
+Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, std::pair<int64_t, int64_t> stride,
                                 std::pair<int64_t, int64_t> pad, std::pair<int64_t, int64_t> out_size, int64_t groups) {
   struct Phase {
     int64_t k0, taps, count, start, end, before, after;  // taps read; outputs; input [start, end) padded by (before, after)
@@ -98,13 +98,12 @@ Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::op
         Tensor sub = wt.slice(2, ph.k0, std::nullopt, s[0]).slice(3, pw.k0, std::nullopt, s[1]);
         Tensor xi = x.shrink({{0, batch}, {0, x.shape()[1]}, {ph.start, ph.end}, {pw.start, pw.end}});
         if (ph.before == ph.after && pw.before == pw.after) {
-          y = xi.conv2d(sub, bias, {1, 1}, {ph.before, pw.before}, {1, 1}, groups);
+          y = xi.conv2d(sub, std::nullopt, {1, 1}, {ph.before, pw.before}, {1, 1}, groups);
         } else {
-          y = xi.pad({{0, 0}, {0, 0}, {ph.before, ph.after}, {pw.before, pw.after}}).conv2d(sub, bias, {1, 1}, {0, 0}, {1, 1}, groups);
+          y = xi.pad({{0, 0}, {0, 0}, {ph.before, ph.after}, {pw.before, pw.after}}).conv2d(sub, std::nullopt, {1, 1}, {0, 0}, {1, 1}, groups);
         }
-      } else {  // no tap reaches the input: the bias alone
+      } else {  // no tap reaches the input: zeros
         y = Tensor::zeros({batch, o, ph.count, pw.count}, x.dtype());
-        if (bias) y = y + bias->reshape({1, o, 1, 1});
       }
       cols.push_back(y.pad({{0, 0}, {0, 0}, {0, longest_h - ph.count}, {0, longest_w - pw.count}}));
     }
@@ -135,7 +134,7 @@ std::vector<UOpPtr> transposed_phases_where_they_pay(const std::vector<UOpPtr>& 
     Tensor x = convs.tensor(views_down(convs.input(source, s.conv))[s.depth], views_down(convs.input(now, s.conv))[s.depth]);
     Tensor wt = convs.tensor(convs.weight(source, s.conv), convs.weight(now, s.conv));
     const Shape& ys = convs.shape(*source);
-    Tensor y = conv_transpose_by_phases(x, wt, std::nullopt, s.stride, s.pad, {ys[2], ys[3]}, s.conv.groups);
+    Tensor y = conv_transpose_by_phases(x, wt, s.stride, s.pad, {ys[2], ys[3]}, s.conv.groups);
     return Replacement{y.uop(), {x.uop().get(), wt.uop().get()}};
   }, rebuilt);
 }

@@ -22,7 +22,7 @@ namespace lathe::detail {
 /// transposed_conv_weight makes it), stride `stride`, padding `pad`, dilation 1, `out_size`
 /// outputs, as one convolution per output phase: along an axis, output y = s*Y + r takes only the
 /// taps k0 + s*m of `wt`, which read input Y + base + m. Static sizes.
-Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, const std::optional<Tensor>& bias, std::pair<int64_t, int64_t> stride,
+Tensor conv_transpose_by_phases(const Tensor& x, const Tensor& wt, std::pair<int64_t, int64_t> stride,
                                 std::pair<int64_t, int64_t> pad, std::pair<int64_t, int64_t> out_size, int64_t groups);
 
 /// `outputs` with each convolution of a spread input (transposed_conv_input of static sizes,

@@ -1,10 +1,14 @@
-// A 2-D convolution's arguments and its plain-loop reference in float64, for the tests of
-// Tensor::conv2d and of the methods it chooses between (tensor/nn_test, tensor/winograd_test).
+// 2-D convolutions' and transposed convolutions' arguments and their plain-loop references in
+// float64, for the tests of Tensor::conv2d, conv_transpose2d and the methods and rules they are
+// computed by; and how many direct convolutions a graph holds, for the rules' tests.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "ir/toposort.hpp"
+#include "tensor/direct_convolution.hpp"
 
 namespace lathe::test {
 
@@ -42,6 +46,44 @@ inline std::vector<double> conv_ref(const std::vector<float>& x, const std::vect
           out.push_back(acc);
         }
   return out;
+}
+
+// A transposed convolution: cout_per_group output channels a group, strides, padding, output
+// padding and dilation per axis.
+struct ConvT {
+  int64_t n, cin, h, w, cout_per_group, kh, kw, sh, sw, ph, pw, oph, opw, groups, dh, dw;
+};
+
+// Each input element scattered through the kernel: y[n, g*og + o, i*s - p + k*d] += x[n, g*cg + c, i] * w[g*cg + c, o, k].
+inline std::vector<double> conv_transpose_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& bias,
+                                       const ConvT& c, int64_t& oh, int64_t& ow) {
+  oh = (c.h - 1) * c.sh - 2 * c.ph + c.dh * (c.kh - 1) + 1 + c.oph;
+  ow = (c.w - 1) * c.sw - 2 * c.pw + c.dw * (c.kw - 1) + 1 + c.opw;
+  int64_t cg = c.cin / c.groups, cout = c.cout_per_group * c.groups;
+  std::vector<double> y(static_cast<size_t>(c.n * cout * oh * ow), 0.0);
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t o = 0; o < cout; ++o)
+      for (int64_t i = 0; i < oh * ow; ++i) y[static_cast<size_t>((b * cout + o) * oh * ow + i)] = bias.empty() ? 0.0 : bias[static_cast<size_t>(o)];
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t ci = 0; ci < c.cin; ++ci)
+      for (int64_t i = 0; i < c.h; ++i)
+        for (int64_t j = 0; j < c.w; ++j)
+          for (int64_t o = 0; o < c.cout_per_group; ++o)
+            for (int64_t ki = 0; ki < c.kh; ++ki)
+              for (int64_t kj = 0; kj < c.kw; ++kj) {
+                int64_t yi = i * c.sh - c.ph + ki * c.dh, yj = j * c.sw - c.pw + kj * c.dw;
+                if (yi < 0 || yi >= oh || yj < 0 || yj >= ow) continue;
+                int64_t g = ci / cg, out_ch = g * c.cout_per_group + o;
+                double xv = x[static_cast<size_t>(((b * c.cin + ci) * c.h + i) * c.w + j)];
+                double wv = w[static_cast<size_t>(((ci * c.cout_per_group + o) * c.kh + ki) * c.kw + kj)];
+                y[static_cast<size_t>(((b * cout + out_ch) * oh + yi) * ow + yj)] += xv * wv;
+              }
+  return y;
+}
+
+/// How many direct convolutions (conv2d's sums, detail::direct_sums) the graph of `roots` holds.
+inline size_t direct_sum_count(const std::vector<UOpPtr>& roots) {
+  return detail::direct_sums(UOp::make(Ops::SINK, dtypes::void_, roots)).size();
 }
 
 }  // namespace lathe::test

@@ -9,42 +9,12 @@
 #include <string>
 
 #include "reference.hpp"
+#include "tensor/conv_reference.hpp"
 
 namespace lathe::test {
 namespace {
 
 constexpr double kRtol = 1e-4, kAtol = 1e-4;
-
-struct ConvT {
-  int64_t n, cin, h, w, cout_per_group, kh, kw, sh, sw, ph, pw, oph, opw, groups, dh, dw;
-};
-
-// Each input element scattered through the kernel: y[n, g*og + o, i*s - p + k*d] += x[n, g*cg + c, i] * w[g*cg + c, o, k].
-std::vector<double> conv_transpose_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& bias,
-                                       const ConvT& c, int64_t& oh, int64_t& ow) {
-  oh = (c.h - 1) * c.sh - 2 * c.ph + c.dh * (c.kh - 1) + 1 + c.oph;
-  ow = (c.w - 1) * c.sw - 2 * c.pw + c.dw * (c.kw - 1) + 1 + c.opw;
-  int64_t cg = c.cin / c.groups, cout = c.cout_per_group * c.groups;
-  std::vector<double> y(static_cast<size_t>(c.n * cout * oh * ow), 0.0);
-  for (int64_t b = 0; b < c.n; ++b)
-    for (int64_t o = 0; o < cout; ++o)
-      for (int64_t i = 0; i < oh * ow; ++i) y[static_cast<size_t>((b * cout + o) * oh * ow + i)] = bias.empty() ? 0.0 : bias[static_cast<size_t>(o)];
-  for (int64_t b = 0; b < c.n; ++b)
-    for (int64_t ci = 0; ci < c.cin; ++ci)
-      for (int64_t i = 0; i < c.h; ++i)
-        for (int64_t j = 0; j < c.w; ++j)
-          for (int64_t o = 0; o < c.cout_per_group; ++o)
-            for (int64_t ki = 0; ki < c.kh; ++ki)
-              for (int64_t kj = 0; kj < c.kw; ++kj) {
-                int64_t yi = i * c.sh - c.ph + ki * c.dh, yj = j * c.sw - c.pw + kj * c.dw;
-                if (yi < 0 || yi >= oh || yj < 0 || yj >= ow) continue;
-                int64_t g = ci / cg, out_ch = g * c.cout_per_group + o;
-                double xv = x[static_cast<size_t>(((b * c.cin + ci) * c.h + i) * c.w + j)];
-                double wv = w[static_cast<size_t>(((ci * c.cout_per_group + o) * c.kh + ki) * c.kw + kj)];
-                y[static_cast<size_t>(((b * cout + out_ch) * oh + yi) * ow + yj)] += xv * wv;
-              }
-  return y;
-}
 
 void expect_conv_transpose(const ConvT& c, bool with_bias, uint64_t seed) {
   std::vector<float> x = data(static_cast<size_t>(c.n * c.cin * c.h * c.w), seed), w = data(static_cast<size_t>(c.cin * c.cout_per_group * c.kh * c.kw), seed + 1);

@@ -13,13 +13,6 @@ namespace {
 
 using detail::TapGroup;
 
-// The direct convolutions (conv2d's sums) under `roots`.
-size_t direct_sums(const std::vector<UOpPtr>& roots) {
-  size_t n = 0;
-  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, roots))) n += detail::direct_product(*u) != nullptr;
-  return n;
-}
-
 // Rate 12 on a 14x14 map: each side tap reads the image for the 2 output rows nearest it; taps
 // next to each other that read the same rows are one group; a stride steps over rows.
 TEST(TapGroups, EachAxisTapsInRunsReadingTheSameOutputs) {
@@ -56,8 +49,8 @@ TEST(TapGroups, PartsAreMadeWhereTheyPayOnTheTarget) {
   Target small, large;
   small.vector_bytes = 32, small.threads = 1;
   large.vector_bytes = 64, large.threads = 16;
-  EXPECT_EQ(direct_sums({y.uop()}), 1u);
-  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({y.uop()}, small)), 9u);
+  EXPECT_EQ(test::direct_sum_count({y.uop()}), 1u);
+  EXPECT_EQ(test::direct_sum_count(detail::tap_groups_where_they_pay({y.uop()}, small)), 9u);
   EXPECT_EQ(detail::tap_groups_where_they_pay({y.uop()}, large)[0], y.uop());
   for (auto [threads, lanes] : {std::pair<int, const char*>{1, "8"}, {16, "16"}}) {
     ExecutionPlan plan = Tensor::prepare({y}, {.threads = threads, .shape = TargetShape::parse(lanes)});
@@ -80,7 +73,7 @@ TEST(TapGroups, IntegerSymbolicAndUnevenlyPaddedConvolutionsAreSplit) {
   for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int8_t>(static_cast<int>(i * 7 % 11) - 5);
   for (size_t i = 0; i < wi.size(); ++i) wi[i] = static_cast<int8_t>(static_cast<int>(i * 5 % 7) - 3);
   Tensor y8 = Tensor::from_vector(xi, {2, 128, 14, 14}).conv2d(Tensor::from_vector(wi, {128, 128, 3, 3}), std::nullopt, {1, 1}, {12, 12}, {12, 12});
-  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({y8.uop()}, t)), 9u);
+  EXPECT_EQ(test::direct_sum_count(detail::tap_groups_where_they_pay({y8.uop()}, t)), 9u);
   int64_t oh = 0, ow = 0;
   std::vector<double> want = test::conv_ref(std::vector<float>(xi.begin(), xi.end()), std::vector<float>(wi.begin(), wi.end()), {}, a, oh, ow);
   ExecutionPlan p8 = Tensor::prepare({y8}, {.threads = 1, .shape = TargetShape::parse("8")});
@@ -94,7 +87,7 @@ TEST(TapGroups, IntegerSymbolicAndUnevenlyPaddedConvolutionsAreSplit) {
   Variable n("n", 1, 2);
   Tensor xs = test::f32(x, {2, 128, 14, 14});
   Tensor ys = xs.shrink({{0, n.bind(2)}, {0, 128}, {0, 14}, {0, 14}}).conv2d(test::f32(w, {128, 128, 3, 3}), std::nullopt, {1, 1}, {12, 12}, {12, 12});
-  EXPECT_EQ(direct_sums(detail::tap_groups_where_they_pay({ys.uop()}, t)), 9u);
+  EXPECT_EQ(test::direct_sum_count(detail::tap_groups_where_they_pay({ys.uop()}, t)), 9u);
   std::vector<double> ref = test::conv_ref(x, w, {}, a, oh, ow);
   ExecutionPlan ps = Tensor::prepare({ys}, {.threads = 1, .shape = TargetShape::parse("8")});
   for (int64_t batch : {1, 2}) {
@@ -109,7 +102,7 @@ TEST(TapGroups, IntegerSymbolicAndUnevenlyPaddedConvolutionsAreSplit) {
   Tensor xu = test::f32(x, {2, 128, 14, 14}).shrink({{0, 1}, {0, 128}, {0, 14}, {0, 14}});
   Tensor yu = xu.pad({{0, 0}, {0, 0}, {13, 1}, {13, 1}}).conv2d(test::f32(w, {128, 128, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {12, 12});
   ASSERT_EQ(yu.shape(), (Shape{1, 128, 4, 4}));
-  EXPECT_GT(direct_sums(detail::tap_groups_where_they_pay({yu.uop()}, t)), 1u);
+  EXPECT_GT(test::direct_sum_count(detail::tap_groups_where_they_pay({yu.uop()}, t)), 1u);
   std::vector<float> padded(128 * 28 * 28, 0.0f);
   for (int64_t c = 0; c < 128; ++c)
     for (int64_t i = 0; i < 14; ++i)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/toposort.hpp"
+#include "tensor/conv_reference.hpp"
 #include "tensor/direct_convolution.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/tensor_util.hpp"
@@ -19,33 +20,17 @@ struct Case {
   int64_t groups = 1;
 };
 
-// conv_transpose2d by its definition, with a bias.
+// conv_transpose2d by its definition (conv_reference.hpp), with a bias.
+// `oh` x `ow` outputs, as the definition's size must be.
 std::vector<double> scattered(const Case& t, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, int64_t oh, int64_t ow) {
-  int64_t og = t.o / t.groups, cg = t.c / t.groups;
-  std::vector<double> y(static_cast<size_t>(t.n * t.o * oh * ow));
-  for (int64_t n = 0; n < t.n; ++n)
-    for (int64_t o = 0; o < t.o; ++o)
-      for (int64_t i = 0; i < oh * ow; ++i) y[static_cast<size_t>((n * t.o + o) * oh * ow + i)] = b[static_cast<size_t>(o)];
-  for (int64_t n = 0; n < t.n; ++n)
-    for (int64_t c = 0; c < t.c; ++c)
-      for (int64_t i = 0; i < t.h; ++i)
-        for (int64_t j = 0; j < t.w; ++j)
-          for (int64_t q = 0; q < og; ++q)
-            for (int64_t a = 0; a < t.kh; ++a)
-              for (int64_t e = 0; e < t.kw; ++e) {
-                int64_t r = i * t.stride.first + a - t.pad.first, s = j * t.stride.second + e - t.pad.second, o = (c / cg) * og + q;
-                if (r < 0 || r >= oh || s < 0 || s >= ow) continue;
-                y[static_cast<size_t>(((n * t.o + o) * oh + r) * ow + s)] += static_cast<double>(x[static_cast<size_t>(((n * t.c + c) * t.h + i) * t.w + j)]) *
-                                                                              w[static_cast<size_t>(((c * og + q) * t.kh + a) * t.kw + e)];
-              }
+  int64_t h = 0, w_ = 0;
+  std::vector<double> y = test::conv_transpose_ref(x, w, b,
+                                                   {t.n, t.c, t.h, t.w, t.o / t.groups, t.kh, t.kw, t.stride.first, t.stride.second, t.pad.first,
+                                                    t.pad.second, t.out_pad.first, t.out_pad.second, t.groups, 1, 1},
+                                                   h, w_);
+  EXPECT_EQ(h, oh);
+  EXPECT_EQ(w_, ow);
   return y;
-}
-
-// The direct convolutions (conv2d's sums) under `root`.
-size_t direct_sums(const UOpPtr& root) {
-  size_t n = 0;
-  for (const UOpPtr& u : toposort(root)) n += detail::direct_product(*u) != nullptr;
-  return n;
 }
 
 Target target(int lanes, int threads) {
@@ -68,11 +53,11 @@ TEST(TransposedPhases, OneConvolutionPerPhaseWhereThePhasesPay) {
                    .conv_transpose2d(test::f32(w, {t.c, t.o / t.groups, t.kh, t.kw}), test::f32(b, {t.o}), t.stride, t.pad, t.out_pad, t.groups);
     int64_t oh = y.shape()[2], ow = y.shape()[3];
     std::string what = std::to_string(t.kh) + "x" + std::to_string(t.kw) + " stride " + std::to_string(t.stride.first) + "x" + std::to_string(t.stride.second);
-    EXPECT_EQ(direct_sums(y.uop()), 1u) << what;
+    EXPECT_EQ(test::direct_sum_count({y.uop()}), 1u) << what;
     int64_t reached = 0;  // phases some tap reaches
     for (int64_t r = 0; r < t.stride.first; ++r)
       for (int64_t q = 0; q < t.stride.second; ++q) reached += (r < t.kh) * (q < t.kw);
-    EXPECT_EQ(direct_sums(detail::transposed_phases_where_they_pay({y.uop()}, target(8, 1))[0]), static_cast<size_t>(reached)) << what;
+    EXPECT_EQ(test::direct_sum_count(detail::transposed_phases_where_they_pay({y.uop()}, target(8, 1))), static_cast<size_t>(reached)) << what;
     EXPECT_EQ(detail::transposed_phases_where_they_pay({y.uop()}, target(16, 64))[0], y.uop()) << what;
     std::vector<double> want = scattered(t, x, w, b, oh, ow);
     for (auto [threads, lanes] : {std::pair<int, const char*>{1, "8"}, {64, "16"}}) {
@@ -85,7 +70,7 @@ TEST(TransposedPhases, OneConvolutionPerPhaseWhereThePhasesPay) {
 
 // conv_transpose_by_phases itself, at sizes too small for the rule to choose it: output padding,
 // strides (3, 2) and (2, 3) with uneven kernels, groups, a batch, kernels smaller than the stride
-// (phases no tap reaches hold the bias) and an axis of one position; against plain loops.
+// (phases no tap reaches hold zeros) and an axis of one position; against plain loops, a bias added.
 TEST(TransposedPhases, ByPhasesMatchesTheDefinition) {
   for (const Case& t : {Case{1, 3, 4, 5, 4, 4, 4, {2, 2}, {1, 1}}, Case{2, 4, 3, 3, 6, 3, 2, {3, 2}, {0, 1}, {1, 1}, 2},
                         Case{1, 2, 5, 1, 5, 1, 1, {2, 3}, {0, 0}, {1, 2}}, Case{1, 6, 2, 3, 3, 2, 2, {2, 2}, {0, 0}, {0, 0}, 3},
@@ -95,7 +80,8 @@ TEST(TransposedPhases, ByPhasesMatchesTheDefinition) {
     int64_t oh = (t.h - 1) * t.stride.first + t.kh - 2 * t.pad.first + t.out_pad.first;
     int64_t ow = (t.w - 1) * t.stride.second + t.kw - 2 * t.pad.second + t.out_pad.second;
     Tensor wt = detail::transposed_conv_weight(test::f32(w, {t.c, t.o / t.groups, t.kh, t.kw}), t.groups);
-    Tensor y = detail::conv_transpose_by_phases(test::f32(x, {t.n, t.c, t.h, t.w}), wt, test::f32(b, {t.o}), t.stride, t.pad, {oh, ow}, t.groups);
+    Tensor y = detail::conv_transpose_by_phases(test::f32(x, {t.n, t.c, t.h, t.w}), wt, t.stride, t.pad, {oh, ow}, t.groups) +
+               test::f32(b, {t.o}).reshape({1, t.o, 1, 1});
     ASSERT_EQ(y.shape(), (Shape{t.n, t.o, oh, ow}));
     EXPECT_ALLCLOSE(y.to_vector<float>(), scattered(t, x, w, b, oh, ow), 1e-4, 1e-4) << t.kh << "x" << t.kw << " stride " << t.stride.first << "x" << t.stride.second;
   }

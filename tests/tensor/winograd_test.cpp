@@ -294,14 +294,6 @@ TEST(Winograd, OutputJoinsAConcatenationOfChannelBlocks) {
   EXPECT_ALLCLOSE(part, ref, 0, 1e-5 * scale);
 }
 
-// How many direct convolution sums (conv2d's) a graph holds.
-size_t direct_sums(const std::vector<UOpPtr>& roots) {
-  size_t n = 0;
-  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, roots)))
-    n += u->op() == Ops::REDUCE_AXIS && u->arg_as<ReduceArg>().axes == std::vector<int64_t>{3, 6, 7};
-  return n;
-}
-
 // The choice is the plan's: one graph of 72 channels prepared for 8 lanes computes its convolutions
 // by Winograd's method (whole 8-lane blocks), prepared for 16 by the direct one; a convolution
 // that reads another's output is chosen too (both are rebuilt), and each plan computes the plain
@@ -317,9 +309,9 @@ TEST(Winograd, ChosenForTheLanesOfThePlan) {
     Tensor in = symbolic ? x.shrink({{0, n.bind(2)}, {0, 72}, {0, 21}, {0, 18}}) : x;
     Tensor y = in.conv2d(w, b, {1, 1}, {1, 1}).relu();
     Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
-    EXPECT_EQ(direct_sums({z.uop()}), 2u);
-    EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u) << symbolic;
-    EXPECT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(16))), 2u) << "72 channels are not whole 16-lane blocks";
+    EXPECT_EQ(test::direct_sum_count({z.uop()}), 2u);
+    EXPECT_EQ(test::direct_sum_count(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u) << symbolic;
+    EXPECT_EQ(test::direct_sum_count(detail::winograd_where_it_pays({z.uop()}, target_of(16))), 2u) << "72 channels are not whole 16-lane blocks";
     std::vector<double> want = two_layers_ref(a, d).second;
     for (int lanes : {8, 16}) {
       ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
@@ -358,7 +350,7 @@ TEST(Winograd, KeepsLabelsAndTheCallersNodes) {
     Tensor z = y.conv2d(w, std::nullopt, {1, 1}, {1, 1});
     label(y, z, "conv2");
     ExecutionPlan plan = Tensor::prepare({z}, {.threads = 1, .shape = TargetShape::parse("8")});
-    ASSERT_EQ(direct_sums(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u);
+    ASSERT_EQ(test::direct_sum_count(detail::winograd_where_it_pays({z.uop()}, target_of(8))), 0u);
     size_t first = 0, second = 0;
     for (const PreparedKernel* k : plan.prepared_kernels()) {
       bool one = std::find(k->labels.begin(), k->labels.end(), "conv1") != k->labels.end();
