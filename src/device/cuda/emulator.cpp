@@ -82,7 +82,7 @@ class EmulatedProgram final : public Program {
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
     int64_t mine[kMostValues];  // the values with this thread's launch indices (on the stack: no allocation)
-    std::memcpy(mine, vals, vals_ * sizeof(int64_t));
+    if (vals_ > 0) std::memcpy(mine, vals, vals_ * sizeof(int64_t));  // vals may be null when there are none
     LaunchSize g{}, l{};
     for (g[2] = grid_[2]; g[2]-- > 0;)
       for (g[1] = grid_[1]; g[1]-- > 0;)
