@@ -1,12 +1,15 @@
 // Devices and buffers. A Buffer is a handle to device memory of `size` elements of one dtype:
-// copies of the handle share the memory, which is allocated on first use (64-byte aligned, from a
-// pool of freed allocations) and can be viewed without copying.
+// copies of the handle share the memory, which is allocated on first use (64-byte aligned, from the
+// device's pool of freed allocations) and can be viewed without copying. The host reads and writes
+// a buffer through copyin/copyout/to_vector on every device; data() is the host's address, only
+// for a device the host can address (the CPU).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +23,7 @@ struct DeviceSpec {
   std::string type = "CPU";
   int index = 0;
 
-  /// Parses "CPU", "cpu", "CUDA", "CUDA:1"; throws Error for anything else.
+  /// Parses "CPU", "cpu", "CUDA", "CUDA:1", "EMU"; throws Error for anything else.
   static DeviceSpec parse(const std::string& s);
   /// The device named by LATHE_DEVICE, or CPU.
   static DeviceSpec default_device();
@@ -37,8 +40,9 @@ struct BufferState;
 class Buffer {
  public:
   Buffer() = default;
-  /// A buffer of `size` elements; its memory is allocated when first needed.
-  Buffer(DType dtype, size_t size, DeviceSpec device = {});
+  /// A buffer of `size` elements on `device` (the default device, LATHE_DEVICE, when not given);
+  /// its memory is allocated when first needed.
+  Buffer(DType dtype, size_t size, std::optional<DeviceSpec> device = std::nullopt);
   /// A view of `size` elements of `dtype` starting `offset_bytes` into `base`, sharing its memory.
   static Buffer view(const Buffer& base, size_t offset_bytes, size_t size, DType dtype);
 
@@ -59,12 +63,22 @@ class Buffer {
 
   /// Allocates the memory if it is not yet allocated (for a view: its base's).
   void ensure_allocated() const;
-  /// The memory; allocates it on first use.
+  /// The memory's address on its device, what kernels are given; allocates it on first use.
+  void* device_ptr() const;
+  /// The memory's host address; allocates it on first use. Throws Error on a device the host
+  /// cannot address (a GPU's memory): read and write those with copyin/copyout.
   void* data() const;
+  /// Whether data() can be used: the device's memory is the host's.
+  bool host_visible() const;
 
-  /// Copies `nbytes` from `src` in; throws Error unless `nbytes` equals this buffer's size.
+  /// Copies `nbytes` from host memory `src` in; throws Error unless `nbytes` equals this buffer's size.
   void copyin(const void* src, size_t nbytes);
   void copyout(void* dst, size_t nbytes) const;
+  /// Copies `src`'s contents in, from any device (through the host between two devices); throws
+  /// Error unless the sizes in bytes agree.
+  void copy_from(const Buffer& src);
+  /// Sets every byte to `byte`.
+  void fill_bytes(uint8_t byte);
   /// The contents as a vector; throws DTypeError unless T matches the buffer's dtype.
   template <class T>
   std::vector<T> to_vector() const;
@@ -93,7 +107,7 @@ std::vector<T> Buffer::to_vector() const {
   return out;
 }
 
-/// Statistics of the host allocator's pool of freed memory.
+/// Statistics of the host allocator's pool of freed memory (the CPU's and the emulator's buffers).
 struct AllocatorStats {
   size_t allocations = 0;  // fresh allocations from the system
   size_t reuses = 0;       // allocations served from the pool

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -96,6 +97,10 @@ class Program {
   /// variable name.
   virtual void execute(void* const* buffers, const int64_t* vals, const LaunchSize& global,
                        const std::optional<LaunchSize>& local) const = 0;
+  /// Runs like execute() and returns how long the device took: the host's clock around execute()
+  /// unless the backend measures better (a GPU's events: its execute() returns before the kernel ends).
+  virtual std::chrono::nanoseconds execute_timed(void* const* buffers, const int64_t* vals, const LaunchSize& global,
+                                                 const std::optional<LaunchSize>& local) const;
 };
 
 }  // namespace lathe

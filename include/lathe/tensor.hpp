@@ -128,6 +128,12 @@ class Tensor {
   uint64_t uop_id() const { return uop_->id(); }
   /// The buffer behind a realized tensor, or an invalid handle for a lazy one.
   Buffer buffer() const;
+  /// The device it is computed on: its buffers' (all on one device), else LATHE_DEVICE's. Throws
+  /// Error when its graph reads buffers on two devices.
+  DeviceSpec device() const;
+  /// This tensor on `device` ("CPU", "CUDA:1", "EMU"): itself when it is there already, else
+  /// realized and its values copied to a buffer there. What is computed from the copy runs there.
+  Tensor to(const std::string& device) const;
   bool is_realized() const;
   std::string to_string() const;
   /// Names the computation of this tensor (a layer, an ONNX node): a plan's profile and trace

@@ -1,6 +1,7 @@
 // Backends: how a kernel reaches a device. A backend is a Renderer (kernel AST -> ProgramSpec,
-// codegen/), a Compiler (ProgramSpec -> CompiledSpec) and a loader (CompiledSpec -> Program),
-// registered in one table by device type and compiler name. The runtime looks backends up and
+// codegen/), a Compiler (ProgramSpec -> CompiledSpec), a loader (CompiledSpec -> Program) and the
+// device's memory (device/device_memory: allocation, copies, synchronisation), registered in one
+// table by device type and compiler name. The runtime looks backends up and
 // names none; lathe's own register themselves on the first lookup.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "codegen/renderer.hpp"
+#include "device/device_memory.hpp"
 #include "lathe/program.hpp"
 #include "lathe/target.hpp"
 
@@ -43,6 +45,7 @@ struct Backend {
   std::function<const Renderer&()> renderer;  // made on first use
   std::function<const Compiler&()> compile;   // made on first use; throws CompileError when unusable
   ProgramLoader load;
+  std::function<DeviceMemory&(int index)> memory;  // device `index`'s memory; throws Error naming why it has none
 };
 
 /// Adds `backend`, replacing one with the same device and compiler name.

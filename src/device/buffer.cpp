@@ -2,8 +2,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
-#include "device/allocator.hpp"
+#include "device/device_memory.hpp"
 #include "lathe/device.hpp"
 #include "support/settings.hpp"
 
@@ -18,13 +19,14 @@ struct BufferState {
   DeviceSpec device;
   std::shared_ptr<BufferState> base;  // set for views
   size_t offset_bytes = 0;
-  mutable void* ptr = nullptr;  // owned memory (non-views)
+  mutable void* ptr = nullptr;  // owned memory (non-views), the device's address
+  mutable DeviceMemory* memory = nullptr;  // the device's memory, found on first allocation
   std::atomic<bool> constant{false};
   mutable std::mutex mu;
 
   size_t nbytes() const { return size * static_cast<size_t>(dtype.itemsize()); }
   ~BufferState() {
-    if (!base) host_free(ptr, nbytes());
+    if (!base && ptr) memory->free(ptr, nbytes());
   }
 };
 
@@ -62,13 +64,13 @@ DeviceSpec DeviceSpec::default_device() {
   return env ? parse(*env) : DeviceSpec{};
 }
 
-Buffer::Buffer(DType dtype, size_t size, DeviceSpec device) : state_(std::make_shared<detail::BufferState>()) {
+Buffer::Buffer(DType dtype, size_t size, std::optional<DeviceSpec> device) : state_(std::make_shared<detail::BufferState>()) {
   if (dtype.is_ptr() || dtype == dtypes::void_ || dtype == dtypes::index)
     throw DTypeError("a buffer cannot hold " + dtype.name());
   state_->id = g_next_buffer_id.fetch_add(1);
   state_->dtype = dtype;
   state_->size = size;
-  state_->device = std::move(device);
+  state_->device = device ? std::move(*device) : DeviceSpec::default_device();
 }
 
 Buffer Buffer::view(const Buffer& base, size_t offset_bytes, size_t size, DType dtype) {
@@ -98,33 +100,72 @@ bool Buffer::is_allocated() const {
   return owner.ptr != nullptr;
 }
 
-void Buffer::ensure_allocated() const { (void)data(); }
+void Buffer::ensure_allocated() const { (void)device_ptr(); }
 
-void* Buffer::data() const {
+void* Buffer::device_ptr() const {
   detail::BufferState& owner = state_->base ? *state_->base : *state_;
   std::lock_guard<std::mutex> lock(owner.mu);
-  if (!owner.ptr) owner.ptr = detail::host_alloc(owner.nbytes());
+  if (!owner.ptr) {
+    if (!owner.memory) owner.memory = &device_memory(owner.device);
+    owner.ptr = owner.memory->alloc(owner.nbytes());
+  }
   return static_cast<char*>(owner.ptr) + state_->offset_bytes;
+}
+
+namespace {
+DeviceMemory& memory_of(const detail::BufferState& s) {
+  const detail::BufferState& owner = s.base ? *s.base : s;
+  std::lock_guard<std::mutex> lock(owner.mu);
+  if (!owner.memory) owner.memory = &device_memory(owner.device);
+  return *owner.memory;
+}
+}  // namespace
+
+bool Buffer::host_visible() const { return memory_of(*state_).host_visible(); }
+
+void* Buffer::data() const {
+  if (!host_visible())
+    throw Error("a buffer of " + std::to_string(size()) + " x " + dtype().name() + " on " + device().to_string() +
+                " has no host address: read and write it with copyin/copyout (or Tensor::to_vector)");
+  return device_ptr();
 }
 
 void Buffer::copyin(const void* src, size_t nbytes) {
   if (nbytes != this->nbytes())
     throw Error("copyin of " + std::to_string(nbytes) + " bytes into a buffer of " + std::to_string(this->nbytes()) +
                 " bytes (" + std::to_string(size()) + " x " + dtype().name() + ")");
-  if (nbytes) std::memcpy(data(), src, nbytes);
+  if (nbytes) memory_of(*state_).copyin(device_ptr(), src, nbytes);
 }
 
 void Buffer::copyout(void* dst, size_t nbytes) const {
   if (nbytes != this->nbytes())
     throw Error("copyout of " + std::to_string(nbytes) + " bytes from a buffer of " + std::to_string(this->nbytes()) +
                 " bytes");
-  if (nbytes) std::memcpy(dst, data(), nbytes);
+  if (nbytes) memory_of(*state_).copyout(dst, device_ptr(), nbytes);
+}
+
+void Buffer::copy_from(const Buffer& src) {
+  if (!src.valid()) throw Error("copy_from an empty buffer handle");
+  if (src.nbytes() != nbytes())
+    throw Error("copy of a buffer of " + std::to_string(src.nbytes()) + " bytes into one of " + std::to_string(nbytes()) + " bytes");
+  if (nbytes() == 0) return;
+  if (src.device() == device()) {
+    memory_of(*state_).copy(device_ptr(), src.device_ptr(), nbytes());
+    return;
+  }
+  std::vector<uint8_t> staged(nbytes());  // between two devices: through the host
+  src.copyout(staged.data(), staged.size());
+  copyin(staged.data(), staged.size());
+}
+
+void Buffer::fill_bytes(uint8_t byte) {
+  if (nbytes()) memory_of(*state_).fill(device_ptr(), byte, nbytes());
 }
 
 void Buffer::release() {
   detail::BufferState& owner = state_->base ? *state_->base : *state_;
   std::lock_guard<std::mutex> lock(owner.mu);
-  detail::host_free(owner.ptr, owner.nbytes());
+  if (owner.ptr) owner.memory->free(owner.ptr, owner.nbytes());
   owner.ptr = nullptr;
 }
 

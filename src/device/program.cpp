@@ -10,6 +10,13 @@ bool is_launch_index(const std::string& name) {
   return false;
 }
 
+std::chrono::nanoseconds Program::execute_timed(void* const* buffers, const int64_t* vals, const LaunchSize& global,
+                                               const std::optional<LaunchSize>& local) const {
+  auto t0 = std::chrono::steady_clock::now();
+  execute(buffers, vals, global, local);
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+}
+
 WorkCount& WorkCount::operator+=(const WorkCount& o) {
   ops += o.ops;
   index_ops += o.index_ops;

@@ -183,7 +183,13 @@ Tensor filled_tensor(const ::onnx::TensorProto& t, std::optional<uint64_t> lengt
     throw OnnxError(what + ": holds " + std::to_string(*length) + " bytes of data, its shape " + shape_to_string(shape) + " of " +
                     dt.name() + " needs " + std::to_string(nbytes));
   Buffer b(dt, n);
-  if (nbytes) fill(b.data(), nbytes);
+  if (nbytes && b.host_visible()) {
+    fill(b.data(), nbytes);
+  } else if (nbytes) {  // a device the host cannot address: filled on the host, then copied
+    std::vector<char> staged(static_cast<size_t>(nbytes));
+    fill(staged.data(), nbytes);
+    b.copyin(staged.data(), staged.size());
+  }
   return Tensor::from_buffer(b, shape);
 }
 

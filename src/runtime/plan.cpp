@@ -15,7 +15,7 @@ void ExecutionPlan::Impl::refresh_pointers() {
     auto* k = std::get_if<PreparedKernel>(&op);
     if (!k) continue;
     for (size_t i = 0; i < k->buffer_indices.size(); ++i)
-      k->buffer_ptrs[i] = reinterpret_cast<uintptr_t>(buffers[k->buffer_indices[i]].data());
+      k->buffer_ptrs[i] = reinterpret_cast<uintptr_t>(buffers[k->buffer_indices[i]].device_ptr());
   }
   needs_pointers.store(false);
 }
@@ -62,14 +62,15 @@ void ExecutionPlan::Impl::all_handed_out() {
 namespace {
 
 // A launch recorded in the trace, with what the kernel computes and its actions.
-void traced_launch(const PreparedKernel& k, const LaunchSize& launch) {
+std::chrono::nanoseconds traced_launch(const PreparedKernel& k, const LaunchSize& launch) {
   const std::string& name = k.kernel->entry_point;
   detail::current_kernel() = name.c_str();
   int64_t start = detail::trace_now();
-  k.kernel->program->execute(reinterpret_cast<void* const*>(k.buffer_ptrs.data()), k.vals.data(), launch, std::nullopt);
-  int64_t end = detail::trace_now();
+  auto took = k.kernel->program->execute_timed(reinterpret_cast<void* const*>(k.buffer_ptrs.data()), k.vals.data(), launch, std::nullopt);
+  int64_t end = start + took.count();  // the device's time (a GPU's launch returns before the kernel ends)
   detail::current_kernel() = nullptr;
   detail::trace_kernel(name, start, end, {k.work.ops, k.work.mem, k.labels, k.kernel->opts});
+  return took;
 }
 
 }  // namespace
@@ -79,14 +80,14 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
   for (size_t i : which) {
     const PreparedOp& op = ops[i];
     if (const auto* k = std::get_if<PreparedKernel>(&op)) {
-      auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      std::chrono::nanoseconds elapsed{0};
       if (tracing()) {
-        traced_launch(*k, launch[i]);
+        elapsed = traced_launch(*k, launch[i]);
+      } else if (timed) {
+        elapsed = k->kernel->program->execute_timed(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
       } else {
         k->kernel->program->execute(reinterpret_cast<void* const*>(k->buffer_ptrs.data()), k->vals.data(), launch[i], std::nullopt);
       }
-      auto elapsed = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-                           : std::chrono::nanoseconds{0};
       if (profile) profile->push_back({k->kernel, k->device.to_string(), k->buffer_indices.size(), elapsed, k->work, k});
       if (debug) {
         double ns = static_cast<double>(elapsed.count());
@@ -94,9 +95,8 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
                      ns > 0 ? static_cast<double>(k->work.ops) / ns : 0.0, ns > 0 ? static_cast<double>(k->work.mem) / ns : 0.0);
       }
     } else if (const auto* c = std::get_if<PreparedCopy>(&op)) {
-      const Buffer& src = buffers[c->src];
-      const Buffer& dst = buffers[c->dst];
-      if (src.nbytes()) std::memcpy(dst.data(), src.data(), src.nbytes());
+      Buffer dst = buffers[c->dst];  // a handle: the copy goes through the buffers' devices
+      dst.copy_from(buffers[c->src]);
     } else if (const auto* f = std::get_if<PreparedCustom>(&op)) {
       std::vector<Buffer> args;
       for (size_t b : f->buffer_indices) args.push_back(buffers[b]);
@@ -104,7 +104,7 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
     }
     // A PreparedBufferView shares its base's memory: nothing to run.
     if (!poison_after.empty())
-      for (size_t b : poison_after[i]) std::memset(buffers[b].data(), 0xFF, buffers[b].nbytes());
+      for (size_t b : poison_after[i]) Buffer(buffers[b]).fill_bytes(0xFF);
   }
 }
 

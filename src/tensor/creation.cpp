@@ -28,9 +28,9 @@ uint64_t mix(uint64_t seed, uint64_t i) {
 double uniform(uint64_t seed, uint64_t i) { return static_cast<double>(mix(seed, i) >> 11) * 0x1.0p-53; }
 
 Tensor host_tensor(const std::vector<double>& values, DType dtype, const Shape& shape) {
-  Buffer b(dtype, values.size());
-  auto* p = static_cast<char*>(b.data());
   size_t item = static_cast<size_t>(dtype.itemsize());
+  std::vector<char> bytes(values.size() * item);  // made on the host, then copied to the buffer's device
+  char* p = bytes.data();
   for (size_t i = 0; i < values.size(); ++i) {
     ConstValue c = cast_const(values[i], dtype);
     char* dst = p + i * item;
@@ -55,6 +55,8 @@ Tensor host_tensor(const std::vector<double>& values, DType dtype, const Shape& 
         },
         c);
   }
+  Buffer b(dtype, values.size());
+  b.copyin(bytes.data(), bytes.size());
   return Tensor(buffer_node(b, shape), shape);
 }
 

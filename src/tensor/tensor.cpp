@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "device/buffer_registry.hpp"
 #include "ir/eval.hpp"
@@ -96,7 +97,7 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* w
   Buffer b = buffer_of(*u);
   size_t n = static_cast<size_t>(evaluate_int(sym_numel(t.symbolic_shape()).uop())) * static_cast<size_t>(t.dtype().itemsize());
   std::vector<uint8_t> out(n);
-  if (n) std::memcpy(out.data(), b.data(), n);
+  if (n) Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyout(out.data(), n);
   return out;
 }
 
@@ -178,10 +179,53 @@ ExecutionPlan Tensor::prepare() const { return prepare({*this}); }
 
 ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs) { return prepare(outputs, PrepareOptions{}); }
 
+namespace {
+
+// The device a graph runs on: its buffers' (all on one), else the default device (LATHE_DEVICE).
+DeviceSpec device_of(const std::vector<UOpPtr>& roots) {
+  std::optional<Buffer> first;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (const UOpPtr& r : roots) stack.push_back(r.get());
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op() == Ops::BUFFER) {
+      Buffer b = buffer_of(*u);
+      if (!first) first = b;
+      else if (b.device() != first->device())
+        throw Error("one computation reads buffers on two devices, " + first->device().to_string() + " (" + std::to_string(first->size()) + " x " +
+                    first->dtype().name() + ") and " + b.device().to_string() + " (" + std::to_string(b.size()) + " x " + b.dtype().name() +
+                    "): move one with Tensor::to");
+    }
+    for (const UOpPtr& s : u->src()) stack.push_back(s.get());
+  }
+  return first ? first->device() : DeviceSpec::default_device();
+}
+
+}  // namespace
+
+DeviceSpec Tensor::device() const { return device_of({uop_}); }
+
+Tensor Tensor::to(const std::string& device) const {
+  DeviceSpec where = DeviceSpec::parse(device);
+  Tensor r = *this;
+  if (r.device() == where) return r;
+  r.realize();
+  UOpPtr u = r.uop();
+  while (u->op() != Ops::BUFFER) u = u->src(0);  // a symbolic tensor: a shrunk view of its buffer
+  Buffer src = buffer_of(*u);
+  Buffer moved(src.dtype(), src.size(), where);
+  moved.copy_from(src);
+  if (!is_symbolic()) return from_buffer(moved, shape_);
+  return from_buffer(moved, symbolic_shape());
+}
+
 ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
-  DeviceSpec device = DeviceSpec::default_device();
+  DeviceSpec device = device_of(roots);
   ScheduleContext context = schedule_context(device, options);
   roots = detail::attention_as_one_node(roots, context.target);
   // Convolutions rebuilt for the plan's Target, each rule over what the one before it made.

@@ -22,7 +22,8 @@ std::vector<Backend> cpu_backends() {
                                LlvmCompiler::get().check_runs_here();
                                return load_llvm_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                         spec.shared_scratch);
-                             }});
+                             },
+                             [](int) -> DeviceMemory& { return host_memory(); }});
 #endif
   backends.push_back(Backend{"CPU", "clang",
                              []() -> const Renderer& {
@@ -34,7 +35,8 @@ std::vector<Backend> cpu_backends() {
                                CCompiler::get().check_runs_here();
                                return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                        spec.shared_scratch);
-                             }});
+                             },
+                             [](int) -> DeviceMemory& { return host_memory(); }});
   return backends;
 }
 

@@ -2,6 +2,8 @@
 
 #include "codegen/render_cuda.hpp"
 #include "device/cuda/cuda_driver.hpp"
+#include "device/cuda/cuda_memory.hpp"
+#include "device/cuda/cuda_program.hpp"
 #include "device/cuda/emulator.hpp"
 #include "device/cuda/gpu_target.hpp"
 #include "device/cuda/nvrtc.hpp"
@@ -30,10 +32,15 @@ std::vector<Backend> cuda_backends() {
                     static const NvrtcCompiler c(cuda_arch());
                     return c;
                   },
-                  [](const CompiledSpec&, const ProgramSpec& spec) -> std::unique_ptr<Program> {
-                    std::string why = cuda_unavailable();
-                    if (why.empty()) why = "this build compiles CUDA kernels (NVRTC) but has no CUDA runtime to run them yet";
-                    throw Error("device " + spec.device.to_string() + " cannot run kernel " + spec.name + ": " + why);
+                  [](const CompiledSpec& compiled, const ProgramSpec& spec) -> std::unique_ptr<Program> {
+                    if (std::string why = cuda_unavailable(); !why.empty())
+                      throw Error("device " + spec.device.to_string() + " cannot run kernel " + spec.name + ": " + why);
+                    return load_cuda_program(compiled, spec);
+                  },
+                  [](int index) -> DeviceMemory& {
+                    if (std::string why = cuda_unavailable(); !why.empty())
+                      throw Error("device CUDA:" + std::to_string(index) + " cannot hold buffers: " + why);
+                    return cuda_memory(index);
                   }},
           gpu_emulator_backend()};
 }

@@ -2,50 +2,71 @@
 
 #include <dlfcn.h>
 
+#include <deque>
+#include <mutex>
+
+#include "lathe/error.hpp"
+
 namespace lathe {
 namespace {
 
-// The driver entry points lathe calls, as cuda.h declares them (CUresult is an int).
-struct Driver {
-  void* lib = nullptr;
-  int (*init)(unsigned) = nullptr;
-  int (*device_count)(int*) = nullptr;
-  int (*device_get)(int*, int) = nullptr;
-  int (*attribute)(int*, int, int) = nullptr;
-  int (*error_name)(int, const char**) = nullptr;
+struct Loaded {
+  CudaDriver api;
   std::string failure;  // why it is unusable; empty: usable
 };
 
-std::string error_text(const Driver& d, int rc) {
-  const char* name = nullptr;
-  if (d.error_name && d.error_name(rc, &name) == 0 && name) return std::string(name) + " (" + std::to_string(rc) + ")";
-  return "error " + std::to_string(rc);
+// Looks `name` up into `fn`; records the first missing one.
+template <class Fn>
+void bind(void* lib, const char* name, Fn& fn, std::string& missing) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn && missing.empty()) missing = name;
 }
 
-const Driver& driver() {
-  static const Driver d = [] {
-    Driver r;
-    r.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!r.lib) {
+const Loaded& loaded() {
+  static const Loaded d = [] {
+    Loaded r;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept open for the process
+    if (!lib) {
       const char* e = dlerror();
       r.failure = std::string("NVIDIA's driver library libcuda.so.1 did not load (") + (e ? e : "not found") + ")";
       return r;
     }
-    r.init = reinterpret_cast<int (*)(unsigned)>(dlsym(r.lib, "cuInit"));
-    r.device_count = reinterpret_cast<int (*)(int*)>(dlsym(r.lib, "cuDeviceGetCount"));
-    r.device_get = reinterpret_cast<int (*)(int*, int)>(dlsym(r.lib, "cuDeviceGet"));
-    r.attribute = reinterpret_cast<int (*)(int*, int, int)>(dlsym(r.lib, "cuDeviceGetAttribute"));
-    r.error_name = reinterpret_cast<int (*)(int, const char**)>(dlsym(r.lib, "cuGetErrorName"));
-    if (!r.init || !r.device_count || !r.device_get || !r.attribute) {
-      r.failure = "libcuda.so.1 lacks the driver API lathe calls (cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetAttribute)";
+    CudaDriver& a = r.api;
+    std::string missing;
+    bind(lib, "cuGetErrorName", a.error_name, missing);
+    bind(lib, "cuInit", a.init, missing);
+    bind(lib, "cuDeviceGetCount", a.device_count, missing);
+    bind(lib, "cuDeviceGet", a.device_get, missing);
+    bind(lib, "cuDeviceGetAttribute", a.attribute, missing);
+    bind(lib, "cuDeviceGetName", a.device_name, missing);
+    bind(lib, "cuDevicePrimaryCtxRetain", a.primary_ctx_retain, missing);
+    bind(lib, "cuCtxSetCurrent", a.ctx_set_current, missing);
+    bind(lib, "cuCtxSynchronize", a.ctx_synchronize, missing);
+    bind(lib, "cuMemAlloc_v2", a.mem_alloc, missing);
+    bind(lib, "cuMemFree_v2", a.mem_free, missing);
+    bind(lib, "cuMemcpyHtoD_v2", a.memcpy_htod, missing);
+    bind(lib, "cuMemcpyDtoH_v2", a.memcpy_dtoh, missing);
+    bind(lib, "cuMemcpyDtoD_v2", a.memcpy_dtod, missing);
+    bind(lib, "cuMemsetD8_v2", a.memset_d8, missing);
+    bind(lib, "cuModuleLoadData", a.module_load_data, missing);
+    bind(lib, "cuModuleGetFunction", a.module_get_function, missing);
+    bind(lib, "cuModuleUnload", a.module_unload, missing);
+    bind(lib, "cuLaunchKernel", a.launch_kernel, missing);
+    bind(lib, "cuEventCreate", a.event_create, missing);
+    bind(lib, "cuEventRecord", a.event_record, missing);
+    bind(lib, "cuEventSynchronize", a.event_synchronize, missing);
+    bind(lib, "cuEventElapsedTime", a.event_elapsed, missing);
+    bind(lib, "cuEventDestroy_v2", a.event_destroy, missing);
+    if (!missing.empty()) {
+      r.failure = "libcuda.so.1 lacks " + missing + ", which lathe calls (a driver older than CUDA 11?)";
       return r;
     }
-    if (int rc = r.init(0); rc != 0) {
-      r.failure = "cuInit failed: " + error_text(r, rc) + " (no GPU, or no driver for it)";
+    if (int rc = a.init(0); rc != 0) {
+      r.failure = "cuInit failed: " + a.error_text(rc) + " (no GPU, or no driver for it)";
       return r;
     }
     int n = 0;
-    if (int rc = r.device_count(&n); rc != 0 || n == 0) r.failure = rc ? "cuDeviceGetCount failed: " + error_text(r, rc) : "the driver sees no CUDA device";
+    if (int rc = a.device_count(&n); rc != 0 || n == 0) r.failure = rc ? "cuDeviceGetCount failed: " + a.error_text(rc) : "the driver sees no CUDA device";
     return r;
   }();
   return d;
@@ -53,15 +74,54 @@ const Driver& driver() {
 
 }  // namespace
 
-std::string cuda_unavailable() { return driver().failure; }
+std::string CudaDriver::error_text(int rc) const {
+  const char* name = nullptr;
+  if (error_name && error_name(rc, &name) == 0 && name) return std::string(name) + " (" + std::to_string(rc) + ")";
+  return "error " + std::to_string(rc);
+}
+
+void CudaDriver::check(int rc, const std::string& what) const {
+  if (rc != 0) throw Error(what + " failed: " + error_text(rc));
+}
+
+std::string cuda_unavailable() { return loaded().failure; }
+
+const CudaDriver& cuda_driver() {
+  const Loaded& d = loaded();
+  if (!d.failure.empty()) throw Error("CUDA is unavailable: " + d.failure);
+  return d.api;
+}
 
 int cuda_device_arch(int index) {
-  const Driver& d = driver();
+  const Loaded& d = loaded();
   if (!d.failure.empty()) return 0;
   int dev = 0, major = 0, minor = 0;
   constexpr int kMajor = 75, kMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
-  if (d.device_get(&dev, index) != 0 || d.attribute(&major, kMajor, dev) != 0 || d.attribute(&minor, kMinor, dev) != 0) return 0;
+  if (d.api.device_get(&dev, index) != 0 || d.api.attribute(&major, kMajor, dev) != 0 || d.api.attribute(&minor, kMinor, dev) != 0) return 0;
   return major * 10 + minor;
+}
+
+void CudaDevice::use() const { cuda_driver().check(cuda_driver().ctx_set_current(context), "cuCtxSetCurrent on CUDA:" + std::to_string(index)); }
+
+const CudaDevice& cuda_device(int index) {
+  static std::mutex mu;
+  static std::deque<CudaDevice> devices;  // a deque: references stay valid as devices are added
+  const CudaDriver& api = cuda_driver();
+  std::lock_guard<std::mutex> lock(mu);
+  for (const CudaDevice& d : devices)
+    if (d.index == index) return d;
+  int n = 0;
+  api.check(api.device_count(&n), "cuDeviceGetCount");
+  if (index < 0 || index >= n) throw Error("no device CUDA:" + std::to_string(index) + " (the driver sees " + std::to_string(n) + ")");
+  CudaDevice d;
+  d.index = index;
+  api.check(api.device_get(&d.handle, index), "cuDeviceGet(" + std::to_string(index) + ")");
+  api.check(api.primary_ctx_retain(&d.context, d.handle), "cuDevicePrimaryCtxRetain on CUDA:" + std::to_string(index));
+  d.arch = cuda_device_arch(index);
+  char name[256] = {};
+  if (api.device_name(name, sizeof name, d.handle) == 0) d.name = name;
+  devices.push_back(std::move(d));
+  return devices.back();
 }
 
 }  // namespace lathe

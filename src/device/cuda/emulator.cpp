@@ -1,5 +1,6 @@
 #include "device/cuda/emulator.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -41,10 +42,12 @@ class EmulatorCompiler final : public Compiler {
   std::string assembly(const ProgramSpec& spec) const override { return cpu_.assembly(spec); }
 
   CompiledSpec compile(const ProgramSpec& spec) const override {
-    if (check_) {
+    bool show = settings::debug_level() >= 4;  // the CUDA C a GPU would be given, beside the CPU's spelling
+    if (check_ || show) {
       LaunchSize block = spec.local_size.value_or(LaunchSize{1, 1, 1});
       std::string cuda = render_lowered(spec.name, spec.ast, CudaRenderer{}, static_cast<int64_t>(block[0] * block[1] * block[2]));
-      for (const auto& c : nvrtc_)  // on disk once checked: a kernel that spills is never stored
+      if (show) std::fprintf(stderr, "lathe: CUDA C of %s\n%s\n", spec.name.c_str(), cuda.c_str());
+      for (const auto& c : nvrtc_)  // (empty unless checking) on disk once checked: a kernel that spills is never stored
         cached_kernel("spill-free " + c->identity(), cuda, ".cubin", [&] {
           NvrtcOutput out = Nvrtc::get()->compile(cuda, spec.name, c->sm(), false);
           if (out.spill_bytes > 0)
@@ -108,6 +111,18 @@ class EmulatedProgram final : public Program {
   size_t vals_ = 0;
 };
 
+// A GPU's memory, emulated: the host's, but the host may not read or write it directly (Buffer::data
+// refuses), so the suites run on EMU fail wherever lathe would dereference a GPU's address.
+class EmulatedMemory final : public DeviceMemory {
+ public:
+  void* alloc(size_t nbytes) override { return host_memory().alloc(nbytes); }
+  void free(void* ptr, size_t nbytes) override { host_memory().free(ptr, nbytes); }
+  void copyin(void* dst, const void* src, size_t nbytes) override { host_memory().copyin(dst, src, nbytes); }
+  void copyout(void* dst, const void* src, size_t nbytes) override { host_memory().copyout(dst, src, nbytes); }
+  void copy(void* dst, const void* src, size_t nbytes) override { host_memory().copy(dst, src, nbytes); }
+  void fill(void* dst, uint8_t byte, size_t nbytes) override { host_memory().fill(dst, byte, nbytes); }
+};
+
 }  // namespace
 
 Backend gpu_emulator_backend() {
@@ -120,6 +135,10 @@ Backend gpu_emulator_backend() {
                    ProgramSpec serial = spec;
                    serial.global_size.reset();  // the CPU program runs one thread's share a call
                    return std::make_unique<EmulatedProgram>(cpu_backend().load(compiled, serial), spec);
+                 },
+                 [](int) -> DeviceMemory& {
+                   static EmulatedMemory* m = new EmulatedMemory;  // outlives buffers released at exit
+                   return *m;
                  }};
 }
 

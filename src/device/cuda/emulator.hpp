@@ -3,8 +3,9 @@
 // lowered onto its grid and blocks like CUDA's, then spelled by the CPU backend with the launch
 // indices as values: the emulator calls the kernel once per thread of every block, the blocks
 // and each block's threads in reverse order (a kernel that relies on threads running in order
-// fails). Buffers are host memory, so the tensor, runtime and ONNX suites run on it unchanged and
-// compare with the CPU. With LATHE_EMU_NVRTC=1 each kernel is also spelled in CUDA C and
+// fails). Its buffers are host memory the host may not touch directly (as a GPU's: only kernels and
+// copies reach them), so the tensor, runtime and ONNX suites run on it unchanged, compare with the
+// CPU, and fail wherever lathe would read a GPU's memory as the host's. With LATHE_EMU_NVRTC=1 each kernel is also spelled in CUDA C and
 // compiled by NVRTC for sm_80 and sm_90; a compile error or a spill fails the kernel's build.
 #pragma once
 

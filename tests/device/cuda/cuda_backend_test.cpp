@@ -2,6 +2,7 @@
 // onto a GPU's grid, and CUDA, where nothing can run its kernels, fails with an error saying why.
 #include <gtest/gtest.h>
 
+#include "device/cuda/cuda_driver.hpp"
 #include "lathe/lathe.hpp"
 #include "tensor/reference.hpp"
 
@@ -51,16 +52,21 @@ TEST(GpuEmulator, RebindsVariablesWithoutPreparingAgain) {
 }
 
 TEST(CudaDevice, SaysWhyItCannotRun) {
+  if (cuda_unavailable().empty()) GTEST_SKIP() << "a GPU is here: scripts/gpu-check.sh runs on it";
   test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
-  Tensor t = Tensor::rand({4, 4}, 1) + 1.0f;
-  try {
-    t.prepare();
-    FAIL() << "a plan was prepared on CUDA, which this build cannot run";
-  } catch (const Error& e) {
-    std::string what = e.what();
-    // NVRTC missing, or the kernel compiled and nothing can run it (no driver, no GPU, no runtime yet).
-    bool says_why = what.find("NVRTC") != std::string::npos || what.find("cannot run kernel") != std::string::npos;
-    EXPECT_TRUE(says_why) << what;
+  for (bool from_data : {true, false}) {
+    try {
+      // From data, the values must reach the GPU's memory first; a constant needs a kernel first.
+      Tensor t = from_data ? Tensor::rand({4, 4}, 1) + 1.0f : Tensor::full({4, 4}, 2.0f).exp();
+      t.prepare().execute();
+      FAIL() << "a plan ran on CUDA, where nothing can run it";
+    } catch (const Error& e) {
+      std::string what = e.what();
+      bool says_why = what.find("device CUDA:0 cannot hold buffers: " + cuda_unavailable()) != std::string::npos ||
+                      what.find("NVRTC") != std::string::npos ||  // missing: nothing compiles
+                      what.find("cannot run kernel") != std::string::npos;
+      EXPECT_TRUE(says_why) << what;
+    }
   }
 }
 

@@ -1,0 +1,102 @@
+#include "device/cuda/cuda_memory.hpp"
+
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include "device/cuda/cuda_driver.hpp"
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+using Ptr = CudaDriver::Ptr;
+
+Ptr address(const void* p) { return static_cast<Ptr>(reinterpret_cast<uintptr_t>(p)); }
+
+class CudaMemory final : public DeviceMemory {
+ public:
+  explicit CudaMemory(const CudaDevice& device) : device_(device), api_(cuda_driver()) {}
+
+  void* alloc(size_t nbytes) override {
+    size_t size = block_size(nbytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = pool_.find(size); it != pool_.end()) {
+        Ptr p = it->second;
+        pool_.erase(it);
+        return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+      }
+    }
+    device_.use();
+    Ptr p = 0;
+    int rc = api_.mem_alloc(&p, size);
+    if (rc != 0) {  // out of memory, perhaps only because of the pool: give it back and try once more
+      drain();
+      rc = api_.mem_alloc(&p, size);
+    }
+    api_.check(rc, "cuMemAlloc of " + std::to_string(nbytes) + " bytes on CUDA:" + std::to_string(device_.index));
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+  }
+
+  void free(void* ptr, size_t nbytes) override {
+    if (!ptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    pool_.emplace(block_size(nbytes), address(ptr));
+  }
+
+  void copyin(void* dst, const void* src, size_t nbytes) override {
+    if (!nbytes) return;
+    device_.use();
+    api_.check(api_.memcpy_htod(address(dst), src, nbytes), "copying " + std::to_string(nbytes) + " bytes to CUDA:" + std::to_string(device_.index));
+  }
+  void copyout(void* dst, const void* src, size_t nbytes) override {
+    if (!nbytes) return;
+    device_.use();
+    api_.check(api_.memcpy_dtoh(dst, address(src), nbytes), "copying " + std::to_string(nbytes) + " bytes from CUDA:" + std::to_string(device_.index));
+  }
+  void copy(void* dst, const void* src, size_t nbytes) override {
+    if (!nbytes) return;
+    device_.use();
+    api_.check(api_.memcpy_dtod(address(dst), address(src), nbytes), "copying " + std::to_string(nbytes) + " bytes within CUDA:" + std::to_string(device_.index));
+  }
+  void fill(void* dst, uint8_t byte, size_t nbytes) override {
+    if (!nbytes) return;
+    device_.use();
+    api_.check(api_.memset_d8(address(dst), byte, nbytes), "filling " + std::to_string(nbytes) + " bytes on CUDA:" + std::to_string(device_.index));
+  }
+  void synchronize() override {
+    device_.use();
+    api_.check(api_.ctx_synchronize(), "waiting for CUDA:" + std::to_string(device_.index));
+  }
+
+ private:
+  // Whole 256-byte blocks (cuMemAlloc's alignment), at least one: blocks of one size are interchangeable.
+  static size_t block_size(size_t nbytes) { return (nbytes + 255) / 256 * 256 + (nbytes == 0 ? 256 : 0); }
+
+  void drain() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [size, p] : pool_) (void)api_.mem_free(p);
+    pool_.clear();
+  }
+
+  const CudaDevice& device_;
+  const CudaDriver& api_;
+  std::mutex mu_;
+  std::unordered_multimap<size_t, Ptr> pool_;
+};
+
+}  // namespace
+
+DeviceMemory& cuda_memory(int index) {
+  static std::mutex mu;
+  static std::deque<std::pair<int, CudaMemory*>> memories;  // never freed: buffers may outlive static destruction
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto& [i, m] : memories)
+    if (i == index) return *m;
+  const CudaDevice& device = cuda_device(index);  // throws naming why CUDA:index cannot be used
+  memories.emplace_back(index, new CudaMemory(device));
+  return *memories.back().second;
+}
+
+}  // namespace lathe

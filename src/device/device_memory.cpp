@@ -1,0 +1,41 @@
+#include "device/device_memory.hpp"
+
+#include <cstring>
+
+#include "device/allocator.hpp"
+#include "device/backend.hpp"
+#include "lathe/device.hpp"
+
+namespace lathe {
+namespace {
+
+// The host's pooled allocator (device/allocator), with the host's own copies.
+class HostMemory final : public DeviceMemory {
+ public:
+  void* alloc(size_t nbytes) override { return detail::host_alloc(nbytes); }
+  void free(void* ptr, size_t nbytes) override { detail::host_free(ptr, nbytes); }
+  void copyin(void* dst, const void* src, size_t nbytes) override { copy(dst, src, nbytes); }
+  void copyout(void* dst, const void* src, size_t nbytes) override { copy(dst, src, nbytes); }
+  void copy(void* dst, const void* src, size_t nbytes) override {
+    if (nbytes) std::memmove(dst, src, nbytes);
+  }
+  void fill(void* dst, uint8_t byte, size_t nbytes) override {
+    if (nbytes) std::memset(dst, byte, nbytes);
+  }
+  bool host_visible() const override { return true; }
+};
+
+}  // namespace
+
+DeviceMemory& host_memory() {
+  static HostMemory* m = new HostMemory;  // outlives buffers released during static destruction
+  return *m;
+}
+
+DeviceMemory& device_memory(const DeviceSpec& device) {
+  const Backend& b = find_backend(device);
+  if (!b.memory) throw Error("device " + device.to_string() + " cannot hold buffers in this build (its backend has no memory)");
+  return b.memory(device.index);
+}
+
+}  // namespace lathe

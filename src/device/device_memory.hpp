@@ -1,0 +1,42 @@
+// A device's memory, as its backend supplies it: allocation (pooled), copies between the host and
+// the device and within the device, filling, and waiting for the device. Addresses are the
+// device's own: only the device's kernels and this interface may dereference them, unless
+// host_visible() says the host can too (the CPU). Buffers (lathe/device.hpp) go through it for
+// every byte they hold, so nothing outside a backend assumes a host pointer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace lathe {
+
+struct DeviceSpec;
+
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  /// `nbytes` of device memory (at least one byte's worth; 64-byte aligned or better). Throws
+  /// Error naming the device when it has none to give.
+  virtual void* alloc(size_t nbytes) = 0;
+  /// Gives back what alloc(nbytes) returned (to the backend's pool); null is ignored.
+  virtual void free(void* ptr, size_t nbytes) = 0;
+  /// Host -> device, device -> host, device -> device; complete when they return.
+  virtual void copyin(void* dst, const void* host_src, size_t nbytes) = 0;
+  virtual void copyout(void* host_dst, const void* src, size_t nbytes) = 0;
+  virtual void copy(void* dst, const void* src, size_t nbytes) = 0;
+  /// Sets `nbytes` bytes at `dst` to `byte`.
+  virtual void fill(void* dst, uint8_t byte, size_t nbytes) = 0;
+  /// Waits for the device's queued work (kernels, copies) to finish.
+  virtual void synchronize() {}
+  /// Whether the host may read and write the device's addresses directly (Buffer::data()).
+  virtual bool host_visible() const { return false; }
+};
+
+/// The host's memory (the CPU backends', lathe's pooled allocator).
+DeviceMemory& host_memory();
+
+/// The memory of `device`, from its backend; throws Error naming the device where it has none.
+DeviceMemory& device_memory(const DeviceSpec& device);
+
+}  // namespace lathe
