@@ -1,0 +1,132 @@
+// lathe's CUDA runtime against a stand-in for NVIDIA's driver (fake_libcuda.c, found first on the
+// library path by the ctest device.cuda.fake_driver): buffers in the driver's memory, pooled;
+// devices and errors named; each kernel's CUBIN loaded and launched over its grid and blocks with
+// its buffers' device addresses, timed by events. The fake runs no kernel: what they compute is
+// checked by the emulator here and by scripts/gpu-check.sh on a GPU. Elsewhere these tests skip.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "device/cuda/cuda_driver.hpp"
+#include "device/cuda/nvrtc.hpp"
+#include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
+
+namespace lathe {
+namespace {
+
+struct Fake {
+  int (*live)() = nullptr;
+  int (*allocations)() = nullptr;
+  int (*launches)() = nullptr;
+  const char* (*kernel)() = nullptr;
+  const unsigned* (*grid)() = nullptr;
+  const unsigned* (*block)() = nullptr;
+  const uint64_t* (*params)() = nullptr;
+  int (*device)() = nullptr;
+  void (*read_params)(int) = nullptr;
+};
+
+// The fake's own entry points, when the driver lathe loaded is the fake.
+std::optional<Fake> fake() {
+  if (!cuda_unavailable().empty()) return std::nullopt;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return std::nullopt;
+  Fake f;
+  f.live = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_live_allocations"));
+  f.allocations = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_allocations"));
+  f.launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_launches"));
+  f.kernel = reinterpret_cast<const char* (*)()>(dlsym(lib, "fake_cuda_last_kernel"));
+  f.grid = reinterpret_cast<const unsigned* (*)()>(dlsym(lib, "fake_cuda_last_grid"));
+  f.block = reinterpret_cast<const unsigned* (*)()>(dlsym(lib, "fake_cuda_last_block"));
+  f.params = reinterpret_cast<const uint64_t* (*)()>(dlsym(lib, "fake_cuda_last_params"));
+  f.device = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_last_device"));
+  f.read_params = reinterpret_cast<void (*)(int)>(dlsym(lib, "fake_cuda_read_params"));
+  dlclose(lib);
+  if (!f.live || !f.read_params) return std::nullopt;
+  return f;
+}
+
+// Skips unless the stand-in driver is loaded; fails where the ctest that loads it expected it.
+#define NEEDS_FAKE_DRIVER(f)                                                                      \
+  std::optional<Fake> f = fake();                                                                 \
+  if (!f && std::getenv("LATHE_TEST_FAKE_CUDA")) FAIL() << "the stand-in driver did not load: " << cuda_unavailable(); \
+  if (!f) GTEST_SKIP() << "runs under the stand-in driver (ctest -R device.cuda.fake_driver)"
+
+std::string message_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(FakeCudaDriver, BuffersLiveInTheDriversMemoryAndArePooled) {
+  NEEDS_FAKE_DRIVER(f);
+  const DeviceSpec gpu = DeviceSpec::parse("CUDA:1");
+  Buffer b(dtypes::float32, 6, gpu);
+  std::vector<float> v{1, 2, 3, 4, 5, 6};
+  b.copyin(v.data(), 24);
+  EXPECT_EQ(b.to_vector<float>(), v);
+  EXPECT_FALSE(b.host_visible());
+  EXPECT_NE(message_of([&] { (void)b.data(); }).find("on CUDA:1 has no host address"), std::string::npos);
+  Buffer cpu(dtypes::float32, 6, DeviceSpec{});
+  cpu.copy_from(b);
+  EXPECT_EQ(cpu.to_vector<float>(), v);
+  Buffer::view(b, 8, 2, dtypes::float32).fill_bytes(0);
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{1, 2, 0, 0, 5, 6}));
+  int made = f->allocations();
+  b.release();
+  Buffer again(dtypes::float32, 6, gpu);
+  again.copy_from(cpu);  // the freed block, from the pool
+  EXPECT_EQ(f->allocations(), made);
+}
+
+TEST(FakeCudaDriver, NamesADeviceItDoesNotHave) {
+  NEEDS_FAKE_DRIVER(f);
+  std::string why = message_of([] { Buffer(dtypes::float32, 1, DeviceSpec::parse("CUDA:2")).ensure_allocated(); });
+  EXPECT_NE(why.find("no device CUDA:2 (the driver sees 2)"), std::string::npos) << why;
+}
+
+TEST(FakeCudaDriver, SaysWhenMemoryRunsOut) {
+  NEEDS_FAKE_DRIVER(f);
+  size_t huge = (size_t{1} << 32) + 1;
+  std::string why = message_of([&] { Buffer(dtypes::uint8, huge, DeviceSpec::parse("CUDA:0")).ensure_allocated(); });
+  EXPECT_NE(why.find("cuMemAlloc of " + std::to_string(huge) + " bytes on CUDA:0 failed: CUDA_ERROR_OUT_OF_MEMORY (2)"), std::string::npos) << why;
+}
+
+TEST(FakeCudaDriver, LaunchesEachKernelOverItsGridWithItsBuffersAddresses) {
+  NEEDS_FAKE_DRIVER(f);
+  std::string no_nvrtc;
+  if (!Nvrtc::get(&no_nvrtc)) GTEST_SKIP() << "no NVRTC to build kernels: " << no_nvrtc;
+  test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
+  Variable n("n", 1, 500);
+  Tensor x = Tensor::rand({500, 3}, 1);  // made on the host, copied to the GPU
+  EXPECT_EQ(x.buffer().device().type, "CUDA");
+  Tensor y = (x.shrink({{0, n.bind(200)}, {0, 3}}) * 2.0f).relu();
+  ExecutionPlan plan = y.prepare();
+  ASSERT_EQ(plan.prepared_kernels().size(), 1u);
+  const PreparedKernel& k = *plan.prepared_kernels()[0];
+  ASSERT_TRUE(k.kernel->local_size.has_value());
+  f->read_params(static_cast<int>(k.buffer_ptrs.size()) + 1);  // the buffers, then n
+  int launches = f->launches();
+  plan.execute_with_vars({{"n", 137}});
+  std::vector<KernelProfile> profile = plan.execute_profiled();
+  EXPECT_EQ(f->launches(), launches + 2);
+  EXPECT_EQ(std::string(f->kernel()), k.kernel->entry_point);
+  EXPECT_EQ(f->device(), 0);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(f->grid()[d], static_cast<unsigned>(k.kernel->global_size[d]->vmax())) << d;
+    EXPECT_EQ(f->block()[d], static_cast<unsigned>((*k.kernel->local_size)[d]->vmax())) << d;
+  }
+  for (size_t i = 0; i < k.buffer_ptrs.size(); ++i) EXPECT_EQ(f->params()[i], k.buffer_ptrs[i]) << "parameter " << i;
+  EXPECT_EQ(f->params()[k.buffer_ptrs.size()], 137u) << "the variable n, after the buffers";
+  ASSERT_EQ(profile.size(), 1u);
+  EXPECT_EQ(profile[0].elapsed, std::chrono::microseconds(500)) << "the events' time, not the host's";
+  EXPECT_EQ(profile[0].device, "CUDA:0");
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,140 @@
+/* A stand-in for NVIDIA's driver (libcuda.so.1) for the tests of lathe's CUDA runtime on machines
+ * without a GPU: two devices of compute capability 8.0 whose memory is host memory, modules that
+ * load any ELF image (a CUBIN is one), launches that run nothing but are recorded, and events
+ * that always measure half a millisecond. Only the entry points lathe calls, with cuda.h's
+ * signatures (CUresult is an int). fake_cuda_* let a test read what was asked of it. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101, kInvalidImage = 200, kNotFound = 500, kNotSupported = 801 };
+enum { kDevices = 2, kMostParams = 16 };
+static const size_t kMemoryLimit = (size_t)1 << 32; /* an allocation larger than this fails */
+
+typedef unsigned long long Ptr;
+
+static int live_allocations = 0, allocations = 0, launches = 0;
+static int params_to_read = 0; /* a real driver knows a kernel's parameters from its image; the test says */
+static void* current = 0;
+static struct {
+  char name[128];
+  unsigned grid[3], block[3];
+  void* context;
+  uint64_t params[kMostParams]; /* the first 8 bytes of each parameter */
+} last;
+
+int cuGetErrorName(int rc, const char** name) {
+  switch (rc) {
+    case kSuccess: *name = "CUDA_SUCCESS"; return 0;
+    case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; return 0;
+    case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
+    case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+    case kInvalidImage: *name = "CUDA_ERROR_INVALID_IMAGE"; return 0;
+    case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; return 0;
+    default: return kInvalidValue;
+  }
+}
+/* NVRTC opens the driver too and asks for its private tables: there are none here. */
+int cuGetExportTable(const void** table, const void* id) {
+  (void)id;
+  *table = 0;
+  return kNotSupported;
+}
+int cuInit(unsigned flags) { return flags == 0 ? kSuccess : kInvalidValue; }
+int cuDeviceGetCount(int* n) { *n = kDevices; return kSuccess; }
+int cuDeviceGet(int* dev, int index) {
+  if (index < 0 || index >= kDevices) return kInvalidDevice;
+  *dev = index;
+  return kSuccess;
+}
+int cuDeviceGetAttribute(int* value, int attribute, int dev) {
+  if (dev < 0 || dev >= kDevices) return kInvalidDevice;
+  if (attribute == 75) *value = 8;      /* compute capability major */
+  else if (attribute == 76) *value = 0; /* minor */
+  else return kInvalidValue;
+  return kSuccess;
+}
+int cuDeviceGetName(char* name, int len, int dev) {
+  if (dev < 0 || dev >= kDevices || len < 16) return kInvalidValue;
+  strcpy(name, "lathe fake GPU");
+  return kSuccess;
+}
+static char contexts[kDevices];
+int cuDevicePrimaryCtxRetain(void** ctx, int dev) {
+  if (dev < 0 || dev >= kDevices) return kInvalidDevice;
+  *ctx = &contexts[dev];
+  return kSuccess;
+}
+int cuCtxSetCurrent(void* ctx) { current = ctx; return kSuccess; }
+int cuCtxSynchronize(void) { return current ? kSuccess : kInvalidValue; }
+
+int cuMemAlloc_v2(Ptr* p, size_t n) {
+  if (!current) return kInvalidValue;
+  if (n == 0) return kInvalidValue;
+  if (n > kMemoryLimit) return kOutOfMemory;
+  void* m = aligned_alloc(256, (n + 255) / 256 * 256);
+  if (!m) return kOutOfMemory;
+  ++live_allocations;
+  ++allocations;
+  *p = (Ptr)(uintptr_t)m;
+  return kSuccess;
+}
+int cuMemFree_v2(Ptr p) {
+  free((void*)(uintptr_t)p);
+  --live_allocations;
+  return kSuccess;
+}
+int cuMemcpyHtoD_v2(Ptr dst, const void* src, size_t n) { memcpy((void*)(uintptr_t)dst, src, n); return current ? kSuccess : kInvalidValue; }
+int cuMemcpyDtoH_v2(void* dst, Ptr src, size_t n) { memcpy(dst, (const void*)(uintptr_t)src, n); return current ? kSuccess : kInvalidValue; }
+int cuMemcpyDtoD_v2(Ptr dst, Ptr src, size_t n) { memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n); return current ? kSuccess : kInvalidValue; }
+int cuMemsetD8_v2(Ptr dst, unsigned char v, size_t n) { memset((void*)(uintptr_t)dst, v, n); return current ? kSuccess : kInvalidValue; }
+
+typedef struct { char name[128]; } Function;
+int cuModuleLoadData(void** module, const void* image) {
+  if (!current) return kInvalidValue;
+  if (memcmp(image, "\177ELF", 4) != 0) return kInvalidImage; /* a CUBIN is an ELF file */
+  *module = malloc(1);
+  return kSuccess;
+}
+int cuModuleGetFunction(void** fn, void* module, const char* name) {
+  (void)module;
+  if (strlen(name) >= sizeof(((Function*)0)->name)) return kNotFound;
+  Function* f = malloc(sizeof(Function)); /* kept: a test's handful */
+  strcpy(f->name, name);
+  *fn = f;
+  return kSuccess;
+}
+int cuModuleUnload(void* module) { free(module); return kSuccess; }
+int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, void* stream,
+                   void** params, void** extra) {
+  (void)shared, (void)stream, (void)extra;
+  if (!current || !fn || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return kInvalidValue;
+  strcpy(last.name, ((Function*)fn)->name);
+  last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
+  last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
+  last.context = current;
+  memset(last.params, 0, sizeof last.params);
+  for (int i = 0; params && i < params_to_read && i < kMostParams; ++i) memcpy(&last.params[i], params[i], 8);
+  ++launches;
+  return kSuccess;
+}
+int cuEventCreate(void** e, unsigned flags) { (void)flags; *e = malloc(1); return kSuccess; }
+int cuEventRecord(void* e, void* stream) { (void)stream; return e ? kSuccess : kInvalidValue; }
+int cuEventSynchronize(void* e) { return e ? kSuccess : kInvalidValue; }
+int cuEventElapsedTime(float* ms, void* start, void* end) {
+  if (!start || !end) return kInvalidValue;
+  *ms = 0.5f;
+  return kSuccess;
+}
+int cuEventDestroy_v2(void* e) { free(e); return kSuccess; }
+
+/* What a test sets and reads. */
+void fake_cuda_read_params(int n) { params_to_read = n; }
+int fake_cuda_live_allocations(void) { return live_allocations; }
+int fake_cuda_allocations(void) { return allocations; }
+int fake_cuda_launches(void) { return launches; }
+const char* fake_cuda_last_kernel(void) { return last.name; }
+const unsigned* fake_cuda_last_grid(void) { return last.grid; }
+const unsigned* fake_cuda_last_block(void) { return last.block; }
+const uint64_t* fake_cuda_last_params(void) { return last.params; }
+int fake_cuda_last_device(void) { return last.context ? (int)((char*)last.context - contexts) : -1; }
