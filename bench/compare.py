@@ -69,7 +69,7 @@ def lathe_results(binary, threads, compiler=None):
     env = dict(os.environ, LATHE_THREADS=str(threads), **HELD["lathe"])
     if compiler:
         env["LATHE_CPU_COMPILER"] = compiler
-    out = run([binary, "--benchmark_format=json", "--benchmark_min_time=0.3", "--benchmark_repetitions=3",
+    out = run([binary, "--benchmark_format=json", "--benchmark_filter=-BM_Gpu", "--benchmark_min_time=0.3", "--benchmark_repetitions=3",
                "--benchmark_report_aggregates_only=true"], env=env)
     res = {}
     for b in json.loads(out)["benchmarks"]:

@@ -92,6 +92,19 @@ void BM_Matmul(benchmark::State& state) {
 }
 BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// n x n matmul at a GPU's size, in float32 (range 1 = 32) or float16 (16): what scripts/gpu-check.sh
+// puts beside PyTorch on the same GPU (LATHE_DEVICE=CUDA). bench/compare.py leaves BM_Gpu* out.
+void BM_GpuMatmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  lathe::DType dt = state.range(1) == 16 ? lathe::dtypes::float16 : lathe::dtypes::float32;
+  Tensor a = Tensor::rand({n, n}, 1).cast(dt).realize(), b = Tensor::rand({n, n}, 2).cast(dt).realize();
+  lathe::ExecutionPlan plan = a.matmul(b).prepare();
+  plan.execute();
+  for (auto _ : state) plan.execute();
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GpuMatmul)->Args({4096, 32})->Args({4096, 16})->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // A convolution with bias, padding 1: (batch, c, hw, hw) -> (batch, o, hw, hw), kernel k x k,
 // `groups` groups. The weight is a model's (constant): its layout is prepared once.
 void conv_bench(benchmark::State& state, int64_t batch, int64_t c, int64_t o, int64_t hw, int64_t k, int64_t groups) {

@@ -5,12 +5,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "device/device_memory.hpp"
 #include "lathe/plan.hpp"
 
 namespace lathe {
 
 struct ExecutionPlan::Impl {
   DeviceSpec device;
+  DeviceMemory* device_memory = nullptr;       // the device's; waited for after each run where the host cannot address it
   std::vector<Buffer> buffers;
   std::vector<PreparedOp> ops;                 // in an order that respects every dependency
   std::vector<LaunchSize> launch;              // per op: the evaluated global size of kernels
