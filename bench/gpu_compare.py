@@ -2,8 +2,9 @@
 """lathe on an NVIDIA GPU beside PyTorch (eager) and ONNX Runtime (its CUDA execution provider) on
 the same GPU, in one run, printing one table: matmul in float32 and float16 at 4096x4096, a 3x3
 convolution (8x64x56x56, 64 filters), a softmax over 4096x4096 rows, and ResNet-18 from ONNX at
-batch 1 and 32. Every time is a median over timed runs after a warm-up; GPU work is waited for
-(CUDA events for PyTorch; lathe's execute() and ONNX Runtime's run return when the GPU is done).
+batch 1 and 32. Every time is a median over timed runs after a warm-up, each run waited for
+(torch.cuda.synchronize for PyTorch, synchronize_outputs for ONNX Runtime; lathe's execute()
+returns when the GPU is done).
 
     python3 bench/gpu_compare.py --lathe KIT/bin/lathe --lathe-bench KIT/bin/lathe_bench
     python3 bench/gpu_compare.py ... --device EMU --quick     # the flow, without a GPU (small sizes)
@@ -40,21 +41,25 @@ def lathe_env(args):
 
 
 def lathe_micro(args):
-    """lathe_bench's medians in ms, by benchmark name; or why there are none."""
-    names = [m[1].replace("/real_time", "") for m in MICRO if not args.quick or m[0].startswith("softmax")]
-    pattern = "^(" + "|".join(names) + ")(/|$)"
-    cmd = [args.lathe_bench, "--benchmark_format=json", "--benchmark_filter=" + pattern, "--benchmark_min_time=0.5",
-           "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"]
-    p = subprocess.run(cmd, env=lathe_env(args), capture_output=True, text=True)
-    if p.returncode != 0:
-        return {}, "lathe_bench failed: " + (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+    """lathe_bench's medians in ms (or why not), by benchmark name: one process per benchmark, so
+    one that fails leaves the others."""
     out = {}
-    for b in json.loads(p.stdout)["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            out[b["run_name"]] = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
-        if b.get("error_occurred"):
-            out[b["run_name"]] = "error: " + b.get("error_message", "?")
-    return out, None
+    for _, bench, _ in MICRO:
+        name = bench.replace("/real_time", "")
+        if args.quick and not name.startswith("BM_Softmax"):
+            continue
+        cmd = [args.lathe_bench, "--benchmark_format=json", "--benchmark_filter=^%s(/|$)" % name, "--benchmark_min_time=0.5",
+               "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"]
+        p = subprocess.run(cmd, env=lathe_env(args), capture_output=True, text=True)
+        if p.returncode != 0:
+            out[bench] = "lathe_bench failed: " + (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+            continue
+        for b in json.loads(p.stdout)["benchmarks"]:
+            if b.get("error_occurred"):
+                out[bench] = "error: " + b.get("error_message", "?")
+            elif b.get("aggregate_name") == "median":
+                out[b["run_name"]] = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+    return out
 
 
 def median_ms(fn, sync, runs, warmup=3):
@@ -139,10 +144,20 @@ def ort_model_ms(path, x, runs):
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         return "ONNX Runtime has no CUDA provider (%s)" % ", ".join(ort.get_available_providers())
     sess = ort.InferenceSession(path, providers=["CUDAExecutionProvider"])
+    if sess.get_providers()[0] != "CUDAExecutionProvider":  # it falls back to the CPU quietly (no cuDNN, ...)
+        return "ONNX Runtime's CUDA provider did not load (it runs on %s)" % sess.get_providers()[0]
     io = sess.io_binding()  # input and output stay on the GPU, as lathe's do
     io.bind_ortvalue_input("image", ort.OrtValue.ortvalue_from_numpy(x, "cuda", 0))
     io.bind_output("logits", "cuda")
-    return median_ms(lambda: sess.run_with_iobinding(io), lambda: None, runs)
+    return median_ms(lambda: sess.run_with_iobinding(io), io.synchronize_outputs, runs)
+
+
+def guarded(fn, *args):
+    """fn(*args), or why it failed: one peer's failure leaves the rest of the table."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - reported in the table's notes
+        return "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0])
 
 
 def fmt(v):
@@ -165,9 +180,7 @@ def main():
 
     notes = []
     rows = []  # (name, lathe, torch, ort)
-    lathe, why = lathe_micro(args)
-    if why:
-        notes.append(why)
+    lathe = lathe_micro(args)
     try:
         import torch
     except ImportError as e:
@@ -176,7 +189,10 @@ def main():
     dev = "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
     if torch is not None:
         notes.append("PyTorch %s on %s" % (torch.__version__, torch.cuda.get_device_name(0) if dev == "cuda" else "the CPU (no GPU)"))
-    peers = torch_micro(torch, dev, args.quick, args.runs) if torch is not None else {}
+    peers = guarded(torch_micro, torch, dev, args.quick, args.runs) if torch is not None else {}
+    if isinstance(peers, str):
+        notes.append("PyTorch's workloads failed: " + peers)
+        peers = {}
     for name, bench, _ in MICRO:
         if args.quick and not name.startswith("softmax"):
             continue
@@ -198,9 +214,9 @@ def main():
                 xd = x.to(dev)
                 sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
                 with torch.no_grad():
-                    eager = median_ms(lambda: m(xd), sync, args.runs)
-                ort_ms = ort_model_ms(path, x.numpy(), args.runs) if dev == "cuda" else "no GPU"
-                rows.append((name, lathe_model_ms(args, path, args.runs), eager, ort_ms))
+                    eager = guarded(median_ms, lambda: m(xd), sync, args.runs)
+                ort_ms = guarded(ort_model_ms, path, x.numpy(), args.runs) if dev == "cuda" else "no GPU"
+                rows.append((name, guarded(lathe_model_ms, args, path, args.runs), eager, ort_ms))
                 model = model.to("cpu")
 
     print("%-22s %10s %10s %10s %10s %10s" % ("workload (ms)", "lathe", "PyTorch", "ORT", "vs PyTorch", "vs ORT"))

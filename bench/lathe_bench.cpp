@@ -95,6 +95,10 @@ BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMilliseco
 // n x n matmul at a GPU's size, in float32 (range 1 = 32) or float16 (16): what scripts/gpu-check.sh
 // puts beside PyTorch on the same GPU (LATHE_DEVICE=CUDA). bench/compare.py leaves BM_Gpu* out.
 void BM_GpuMatmul(benchmark::State& state) {
+  if (lathe::DeviceSpec::default_device().type == "CPU") {
+    state.SkipWithError("a GPU's workload: run with LATHE_DEVICE=CUDA (or EMU)");
+    return;
+  }
   const int64_t n = state.range(0);
   lathe::DType dt = state.range(1) == 16 ? lathe::dtypes::float16 : lathe::dtypes::float32;
   Tensor a = Tensor::rand({n, n}, 1).cast(dt).realize(), b = Tensor::rand({n, n}, 2).cast(dt).realize();

@@ -59,6 +59,21 @@ const Backend& find_backend(const DeviceSpec& device, const std::string& asked) 
   throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (" + why + "available: " + known + ")");
 }
 
+DeviceMemory& device_memory(const DeviceSpec& device) {
+  Registry& r = registry();
+  std::function<DeviceMemory&(int)> memory;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const Backend& b : r.backends)
+      if (b.device == device.type && b.memory) {
+        memory = b.memory;
+        break;
+      }
+  }
+  if (!memory) throw Error("device " + device.to_string() + " cannot hold buffers in this build (no backend for it has memory)");
+  return memory(device.index);  // outside the lock: a GPU's memory may start its driver
+}
+
 std::vector<std::string> backend_names() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

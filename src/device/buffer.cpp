@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "device/device_memory.hpp"
+#include "device/device_scope.hpp"
 #include "lathe/device.hpp"
 #include "support/settings.hpp"
 
@@ -59,7 +60,15 @@ DeviceSpec DeviceSpec::parse(const std::string& s) {
   return d;
 }
 
+namespace {
+thread_local std::optional<DeviceSpec> t_scoped_device;  // DefaultDeviceScope's
+}
+
+DefaultDeviceScope::DefaultDeviceScope(DeviceSpec device) : outer_(std::move(t_scoped_device)) { t_scoped_device = std::move(device); }
+DefaultDeviceScope::~DefaultDeviceScope() { t_scoped_device = std::move(outer_); }
+
 DeviceSpec DeviceSpec::default_device() {
+  if (t_scoped_device) return *t_scoped_device;
   std::optional<std::string> env = settings::text("LATHE_DEVICE");
   return env ? parse(*env) : DeviceSpec{};
 }

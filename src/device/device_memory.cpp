@@ -3,8 +3,6 @@
 #include <cstring>
 
 #include "device/allocator.hpp"
-#include "device/backend.hpp"
-#include "lathe/device.hpp"
 
 namespace lathe {
 namespace {
@@ -30,12 +28,6 @@ class HostMemory final : public DeviceMemory {
 DeviceMemory& host_memory() {
   static HostMemory* m = new HostMemory;  // outlives buffers released during static destruction
   return *m;
-}
-
-DeviceMemory& device_memory(const DeviceSpec& device) {
-  const Backend& b = find_backend(device);
-  if (!b.memory) throw Error("device " + device.to_string() + " cannot hold buffers in this build (its backend has no memory)");
-  return b.memory(device.index);
 }
 
 }  // namespace lathe

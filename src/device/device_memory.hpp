@@ -36,7 +36,9 @@ class DeviceMemory {
 /// The host's memory (the CPU backends', lathe's pooled allocator).
 DeviceMemory& host_memory();
 
-/// The memory of `device`, from its backend; throws Error naming the device where it has none.
+/// The memory of `device`, from the first of its backends that has one (whichever compiler is
+/// asked for: memory is the device's); throws Error naming the device where there is none
+/// (device/backend.cpp, which holds the backends).
 DeviceMemory& device_memory(const DeviceSpec& device);
 
 }  // namespace lathe

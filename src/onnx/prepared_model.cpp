@@ -81,7 +81,8 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
 std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given) {
   // Every check first, so a bad input leaves the buffers and bindings as they were.
   std::map<std::string, int64_t> sizes;
-  std::vector<std::vector<uint8_t>> data;
+  std::vector<std::vector<uint8_t>> data;  // an input's bytes, staged on the host; or
+  std::vector<Buffer> direct;              // its buffer, where it is on the plan's device already
   std::vector<ValueInfo> infos;
   for (const Impl::Input& in : impl_->inputs) infos.push_back(in.info);
   require_known_inputs(infos, given);
@@ -110,13 +111,20 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
       if (!fresh && at->second != size)
         throw OnnxError(what + ": dimension '" + name + "' is " + std::to_string(size) + ", another input has it " + std::to_string(at->second));
     }
-    data.push_back(lathe::detail::tensor_bytes(t, t.dtype(), "PreparedModel::run"));
+    bool on_the_device = t.is_realized() && t.buffer().device() == in.buffer.device();
+    data.push_back(on_the_device ? std::vector<uint8_t>{} : lathe::detail::tensor_bytes(t, t.dtype(), "PreparedModel::run"));
+    direct.push_back(on_the_device ? t.buffer() : Buffer());
   }
   for (size_t i = 0; i < data.size(); ++i) {
     const Buffer& whole = impl_->inputs[i].buffer;
-    if (data[i].empty()) continue;
-    Buffer front = Buffer::view(whole, 0, data[i].size() / static_cast<size_t>(whole.dtype().itemsize()), whole.dtype());
-    front.copyin(data[i].data(), data[i].size());
+    size_t nbytes = direct[i].valid() ? direct[i].nbytes() : data[i].size();
+    if (nbytes == 0) continue;
+    Buffer front = Buffer::view(whole, 0, nbytes / static_cast<size_t>(whole.dtype().itemsize()), whole.dtype());
+    if (direct[i].valid()) {
+      front.copy_from(direct[i]);  // on the plan's device already: no trip through the host
+    } else {
+      front.copyin(data[i].data(), data[i].size());
+    }
   }
   std::vector<std::pair<std::string, int64_t>> binds;
   for (const std::string& name : impl_->bound) binds.emplace_back(name, sizes.at(name));
@@ -131,10 +139,10 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
     size_t elements = 1;
     for (int64_t d : shape) elements *= static_cast<size_t>(d);
     size_t nbytes = elements * static_cast<size_t>(dt.itemsize());
-    std::vector<uint8_t> bytes(nbytes);
     const Buffer* out = impl_->plan.output_buffer_at(i);
-    if (nbytes > 0) Buffer::view(*out, 0, elements, dt).copyout(bytes.data(), nbytes);
-    outs.push_back(lathe::detail::tensor_from_bytes(bytes.data(), nbytes, dt, shape));
+    Buffer copy(dt, elements, out->device());  // the plan reuses its buffers: the caller gets a copy, on the same device
+    if (nbytes > 0) copy.copy_from(Buffer::view(*out, 0, elements, dt));
+    outs.push_back(Tensor::from_buffer(copy, shape));
   }
   return outs;
 }

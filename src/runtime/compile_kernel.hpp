@@ -46,6 +46,8 @@ struct BoundLaunch {
   std::vector<int64_t> vals;  // in kernel->var_names order (core_id 0: the program sets it)
   LaunchSize global{};
   void operator()() const { kernel->program->execute(buffers.data(), vals.data(), global, std::nullopt); }
+  /// Runs it and returns the device's time (a GPU's events; Program::execute_timed).
+  std::chrono::nanoseconds timed() const { return kernel->program->execute_timed(buffers.data(), vals.data(), global, std::nullopt); }
 };
 BoundLaunch bind_launch(const CachedKernel& kernel, const PreparedKernel& bound);
 

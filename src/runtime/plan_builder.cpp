@@ -117,6 +117,9 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       bool input = node->op() == Ops::BUFFER;
       impl.buffers.push_back(input ? buffer_of(*node)
                                    : Buffer(node->dtype(), static_cast<size_t>(shape_numel(sched.shapes.at(node.get()))), device));
+      if (input && impl.buffers.back().device() != device)  // its kernels would be given another device's address
+        throw Error("a plan on " + device.to_string() + " reads a buffer on " + impl.buffers.back().device().to_string() + " (" +
+                    std::to_string(impl.buffers.back().size()) + " x " + impl.buffers.back().dtype().name() + "): move it with Tensor::to");
       if (input) inputs_or_outputs.insert(i);
     }
     impl.buffer_ast_ids.push_back(node->id());

@@ -13,8 +13,8 @@ const std::vector<Variable>& variables() {
       {"DEBUG", "once per process",
        "on stderr; 1: each kernel's name, time, GFLOP/s and GB/s at every execute; 2: also a schedule summary at prepare (each "
        "kernel's buffers, work and the optimizer's actions); 3: also each kernel's AST after the optimizer; 4: also each kernel's generated source; 5: also the kernel after every codegen step; 6: also each kernel's machine code (the LLVM backend's assembly)"},
-      {"LATHE_DEVICE", "at every prepare",
-       "the device plans run on: CPU (default); EMU, the GPU emulator (GPU kernels run on the CPU); CUDA[:n] compiles its kernels but cannot run them yet"},
+      {"LATHE_DEVICE", "at every buffer made without a device",
+       "the device tensors and buffers are made on, and so plans run on: CPU (default); EMU, the GPU emulator (GPU kernels run on the CPU); CUDA[:n], an NVIDIA GPU"},
       {"LATHE_CUDA_ARCH", "once per process", "the GPU architecture CUDA kernels are built for and EMU plans for (sm_80, sm_90, ...; default: the first GPU's, else sm_90; EMU: sm_80)"},
       {"LATHE_NVRTC", "once per process", "the path of NVRTC's library (default: libnvrtc.so.13, .so.12 or .so on the library path, else /usr/local/cuda/lib64)"},
       {"LATHE_EMU_NVRTC", "once per process", "LATHE_EMU_NVRTC=1: the GPU emulator also compiles each kernel's CUDA C for sm_80 and sm_90 and fails on an error or a spill"},

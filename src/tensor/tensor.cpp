@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "device/buffer_registry.hpp"
+#include "device/device_scope.hpp"
 #include "ir/eval.hpp"
 #include "ir/label.hpp"
 #include "lathe/plan.hpp"
@@ -226,6 +227,7 @@ ExecutionPlan Tensor::prepare(const std::vector<Tensor>& outputs, const PrepareO
   std::vector<UOpPtr> roots;
   for (const Tensor& t : outputs) roots.push_back(t.uop());
   DeviceSpec device = device_of(roots);
+  DefaultDeviceScope made_there(device);  // what the rules below make (constants) is made on the plan's device
   ScheduleContext context = schedule_context(device, options);
   roots = detail::attention_as_one_node(roots, context.target);
   // Convolutions rebuilt for the plan's Target, each rule over what the one before it made.

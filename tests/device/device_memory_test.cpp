@@ -84,5 +84,22 @@ TEST(DeviceMemory, CudaSaysWhyItCannotHoldABuffer) {
   EXPECT_NE(why.find(cuda_unavailable()), std::string::npos) << why;
 }
 
+// Where there is a GPU (scripts/gpu-check.sh runs this there), its memory as the emulator's above.
+TEST(DeviceMemory, CudaBuffersRoundTripOnAGpu) {
+  if (!cuda_unavailable().empty()) GTEST_SKIP() << "no GPU here (" << cuda_unavailable() << "): CudaSaysWhyItCannotHoldABuffer runs instead";
+  const DeviceSpec gpu = DeviceSpec::parse("CUDA:0");
+  std::vector<float> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.5f;
+  Buffer b(dtypes::float32, v.size(), gpu), c(dtypes::float32, v.size(), gpu);
+  b.copyin(v.data(), v.size() * 4);
+  c.copy_from(b);
+  EXPECT_EQ(c.to_vector<float>(), v);
+  Buffer::view(c, 40, 10, dtypes::float32).fill_bytes(0);
+  std::vector<float> w = c.to_vector<float>();
+  for (size_t i = 10; i < 20; ++i) EXPECT_EQ(w[i], 0.0f) << i;
+  EXPECT_EQ(w[20], v[20]);
+  EXPECT_FALSE(b.host_visible());
+}
+
 }  // namespace
 }  // namespace lathe

@@ -178,8 +178,9 @@ class ScopedTargetShape : public ScopedEnv {
   explicit ScopedTargetShape(const std::string& lanes) : ScopedEnv("LATHE_TARGET_SHAPE", lanes) {}
 };
 
-/// Plans on the CPU whatever LATHE_DEVICE says: for a test of what a CPU Target's plan is made of
-/// (its vector blocks, its kernels), which a GPU's differs from (the suite also runs on EMU).
+/// Makes tensors (and so plans) on the CPU whatever LATHE_DEVICE says, those made while it lasts:
+/// for a test of what a CPU Target's plan is made of (its vector blocks, its kernels), which a
+/// GPU's differs from (the suite also runs on EMU).
 class ScopedCpu : public ScopedEnv {
  public:
   ScopedCpu() : ScopedEnv("LATHE_DEVICE", "CPU") {}

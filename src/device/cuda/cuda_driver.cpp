@@ -23,13 +23,14 @@ void bind(void* lib, const char* name, Fn& fn, std::string& missing) {
 }
 
 const Loaded& loaded() {
-  static const Loaded d = [] {
-    Loaded r;
+  static const Loaded& d = *[] {  // leaked: programs and buffers may outlive static destruction
+    auto* made = new Loaded;
+    Loaded& r = *made;
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept open for the process
     if (!lib) {
       const char* e = dlerror();
       r.failure = std::string("NVIDIA's driver library libcuda.so.1 did not load (") + (e ? e : "not found") + ")";
-      return r;
+      return made;
     }
     CudaDriver& a = r.api;
     std::string missing;
@@ -59,15 +60,15 @@ const Loaded& loaded() {
     bind(lib, "cuEventDestroy_v2", a.event_destroy, missing);
     if (!missing.empty()) {
       r.failure = "libcuda.so.1 lacks " + missing + ", which lathe calls (a driver older than CUDA 11?)";
-      return r;
+      return made;
     }
     if (int rc = a.init(0); rc != 0) {
       r.failure = "cuInit failed: " + a.error_text(rc) + " (no GPU, or no driver for it)";
-      return r;
+      return made;
     }
     int n = 0;
     if (int rc = a.device_count(&n); rc != 0 || n == 0) r.failure = rc ? "cuDeviceGetCount failed: " + a.error_text(rc) : "the driver sees no CUDA device";
-    return r;
+    return made;
   }();
   return d;
 }

@@ -29,7 +29,13 @@ class CudaProgram final : public Program {
     }
   }
   ~CudaProgram() override {
-    if (module_) (void)api_.module_unload(module_);
+    if (!module_) return;
+    try {
+      device_.use();  // the module belongs to the device's context, which may not be this thread's
+    } catch (const Error&) {
+      return;  // the context is gone (process exit): so is the module
+    }
+    (void)api_.module_unload(module_);
   }
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {

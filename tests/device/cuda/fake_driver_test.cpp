@@ -1,12 +1,12 @@
 // lathe's CUDA runtime against a stand-in for NVIDIA's driver (fake_libcuda.c, found first on the
 // library path by the ctest device.cuda.fake_driver): buffers in the driver's memory, pooled;
 // devices and errors named; each kernel's CUBIN loaded and launched over its grid and blocks with
-// its buffers' device addresses, timed by events. The fake runs no kernel: what they compute is
-// checked by the emulator here and by scripts/gpu-check.sh on a GPU. Elsewhere these tests skip.
+// its buffers' device addresses, from any thread, timed by events. The fake runs no kernel: what
+// kernels compute is checked by the emulator here and by scripts/gpu-check.sh on a GPU.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <thread>
 
 #include "device/cuda/cuda_driver.hpp"
 #include "device/cuda/nvrtc.hpp"
@@ -48,11 +48,10 @@ std::optional<Fake> fake() {
   return f;
 }
 
-// Skips unless the stand-in driver is loaded; fails where the ctest that loads it expected it.
-#define NEEDS_FAKE_DRIVER(f)                                                                      \
-  std::optional<Fake> f = fake();                                                                 \
-  if (!f && std::getenv("LATHE_TEST_FAKE_CUDA")) FAIL() << "the stand-in driver did not load: " << cuda_unavailable(); \
-  if (!f) GTEST_SKIP() << "runs under the stand-in driver (ctest -R device.cuda.fake_driver)"
+// This program runs with the stand-in first on the library path (ctest -R device.cuda.fake_driver).
+#define NEEDS_FAKE_DRIVER(f)  \
+  std::optional<Fake> f = fake(); \
+  ASSERT_TRUE(f.has_value()) << "the stand-in driver did not load: " << cuda_unavailable()
 
 std::string message_of(const std::function<void()>& fn) {
   try {
@@ -113,7 +112,8 @@ TEST(FakeCudaDriver, LaunchesEachKernelOverItsGridWithItsBuffersAddresses) {
   f->read_params(static_cast<int>(k.buffer_ptrs.size()) + 1);  // the buffers, then n
   int launches = f->launches();
   plan.execute_with_vars({{"n", 137}});
-  std::vector<KernelProfile> profile = plan.execute_profiled();
+  std::vector<KernelProfile> profile;
+  std::thread([&] { profile = plan.execute_profiled(); }).join();  // a thread the device's context was never current on
   EXPECT_EQ(f->launches(), launches + 2);
   EXPECT_EQ(std::string(f->kernel()), k.kernel->entry_point);
   EXPECT_EQ(f->device(), 0);
@@ -126,6 +126,17 @@ TEST(FakeCudaDriver, LaunchesEachKernelOverItsGridWithItsBuffersAddresses) {
   ASSERT_EQ(profile.size(), 1u);
   EXPECT_EQ(profile[0].elapsed, std::chrono::microseconds(500)) << "the events' time, not the host's";
   EXPECT_EQ(profile[0].device, "CUDA:0");
+}
+
+TEST(FakeCudaDriver, AZeroSizedTensorIsComputedWithoutAnEmptyGrid) {
+  NEEDS_FAKE_DRIVER(f);
+  std::string no_nvrtc;
+  if (!Nvrtc::get(&no_nvrtc)) GTEST_SKIP() << "no NVRTC to build kernels: " << no_nvrtc;
+  test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
+  Tensor x = Tensor::rand({0, 4}, 1);
+  // The stand-in refuses a grid or block with a zero dimension, as the driver does.
+  EXPECT_TRUE((x * 2.0f + 1.0f).to_vector<float>().empty());
+  EXPECT_EQ(Tensor::rand({3, 0}, 2).sum({1}).to_vector<float>().size(), 3u);  // (the stand-in computes nothing)
 }
 
 }  // namespace

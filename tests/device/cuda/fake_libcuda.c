@@ -14,8 +14,17 @@ static const size_t kMemoryLimit = (size_t)1 << 32; /* an allocation larger than
 typedef unsigned long long Ptr;
 
 static int live_allocations = 0, allocations = 0, launches = 0;
+/* Live allocations, so that an address the driver never gave out (a host pointer where a device
+ * pointer belongs) is refused as a real driver would fault on it. */
+enum { kMostLive = 4096 };
+static struct { uintptr_t at; size_t size; } live[kMostLive];
+static int is_device_range(Ptr p, size_t n) {
+  for (int i = 0; i < kMostLive; ++i)
+    if (live[i].size && p >= live[i].at && p + n <= live[i].at + live[i].size) return 1;
+  return 0;
+}
 static int params_to_read = 0; /* a real driver knows a kernel's parameters from its image; the test says */
-static void* current = 0;
+static _Thread_local void* current = 0; /* as the driver's: a context is current per thread */
 static struct {
   char name[128];
   unsigned grid[3], block[3];
@@ -74,20 +83,43 @@ int cuMemAlloc_v2(Ptr* p, size_t n) {
   if (n > kMemoryLimit) return kOutOfMemory;
   void* m = aligned_alloc(256, (n + 255) / 256 * 256);
   if (!m) return kOutOfMemory;
+  for (int i = 0; i < kMostLive; ++i)
+    if (!live[i].size) {
+      live[i].at = (uintptr_t)m, live[i].size = n;
+      break;
+    }
   ++live_allocations;
   ++allocations;
   *p = (Ptr)(uintptr_t)m;
   return kSuccess;
 }
 int cuMemFree_v2(Ptr p) {
+  for (int i = 0; i < kMostLive; ++i)
+    if (live[i].size && live[i].at == p) live[i].size = 0;
   free((void*)(uintptr_t)p);
   --live_allocations;
   return kSuccess;
 }
-int cuMemcpyHtoD_v2(Ptr dst, const void* src, size_t n) { memcpy((void*)(uintptr_t)dst, src, n); return current ? kSuccess : kInvalidValue; }
-int cuMemcpyDtoH_v2(void* dst, Ptr src, size_t n) { memcpy(dst, (const void*)(uintptr_t)src, n); return current ? kSuccess : kInvalidValue; }
-int cuMemcpyDtoD_v2(Ptr dst, Ptr src, size_t n) { memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n); return current ? kSuccess : kInvalidValue; }
-int cuMemsetD8_v2(Ptr dst, unsigned char v, size_t n) { memset((void*)(uintptr_t)dst, v, n); return current ? kSuccess : kInvalidValue; }
+int cuMemcpyHtoD_v2(Ptr dst, const void* src, size_t n) {
+  if (!current || !is_device_range(dst, n)) return kInvalidValue;
+  memcpy((void*)(uintptr_t)dst, src, n);
+  return kSuccess;
+}
+int cuMemcpyDtoH_v2(void* dst, Ptr src, size_t n) {
+  if (!current || !is_device_range(src, n)) return kInvalidValue;
+  memcpy(dst, (const void*)(uintptr_t)src, n);
+  return kSuccess;
+}
+int cuMemcpyDtoD_v2(Ptr dst, Ptr src, size_t n) {
+  if (!current || !is_device_range(dst, n) || !is_device_range(src, n)) return kInvalidValue;
+  memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
+  return kSuccess;
+}
+int cuMemsetD8_v2(Ptr dst, unsigned char v, size_t n) {
+  if (!current || !is_device_range(dst, n)) return kInvalidValue;
+  memset((void*)(uintptr_t)dst, v, n);
+  return kSuccess;
+}
 
 typedef struct { char name[128]; } Function;
 int cuModuleLoadData(void** module, const void* image) {
