@@ -12,19 +12,10 @@ namespace {
 const DeviceSpec kEmu = DeviceSpec::parse("EMU");
 const DeviceSpec kCpu{};
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(DeviceMemory, EmulatedBuffersAreReachedOnlyThroughCopies) {
   Buffer b(dtypes::float32, 5, kEmu);
   EXPECT_FALSE(b.host_visible());
-  std::string why = message_of([&] { (void)b.data(); });
+  std::string why = test::error_message([&] { (void)b.data(); });
   EXPECT_NE(why.find("a buffer of 5 x " + dtypes::float32.name() + " on EMU:0 has no host address"), std::string::npos) << why;
   std::vector<float> v{1, 2, 3, 4, 5};
   b.copyin(v.data(), v.size() * 4);
@@ -47,7 +38,7 @@ TEST(DeviceMemory, CopiesBetweenBuffersCrossDevicesThroughTheHost) {
   back.copy_from(emu2);
   EXPECT_EQ(back.to_vector<int32_t>(), v);
   Buffer longer(dtypes::int32, 4, kEmu);
-  EXPECT_NE(message_of([&] { longer.copy_from(cpu); }).find("copy of a buffer of 12 bytes into one of 16 bytes"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { longer.copy_from(cpu); }).find("copy of a buffer of 12 bytes into one of 16 bytes"), std::string::npos);
   Buffer empty(dtypes::int32, 0, kEmu);
   empty.copy_from(Buffer(dtypes::int32, 0, kCpu));  // nothing to copy, nothing allocated
   EXPECT_TRUE(empty.to_vector<int32_t>().empty());
@@ -79,7 +70,7 @@ TEST(DeviceMemory, CudaSaysWhyItCannotHoldABuffer) {
   Buffer b(dtypes::float32, 4, DeviceSpec::parse("CUDA:1"));
   EXPECT_FALSE(b.is_allocated());  // a handle costs nothing until it is used
   std::vector<float> v(4, 1.0f);
-  std::string why = message_of([&] { b.copyin(v.data(), 16); });
+  std::string why = test::error_message([&] { b.copyin(v.data(), 16); });
   EXPECT_NE(why.find("device CUDA:1 cannot hold buffers: "), std::string::npos) << why;
   EXPECT_NE(why.find(cuda_unavailable()), std::string::npos) << why;
 }

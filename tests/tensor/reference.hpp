@@ -12,6 +12,7 @@
 #include <limits>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <optional>
 #include <string>
@@ -185,6 +186,16 @@ class ScopedCpu : public ScopedEnv {
  public:
   ScopedCpu() : ScopedEnv("LATHE_DEVICE", "CPU") {}
 };
+
+/// What `f` throws as lathe::Error, or "(no error)".
+inline std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 /// How many kernels the plan computing `t` runs.
 inline size_t kernel_count(const Tensor& t) { return t.prepare().prepared_kernels().size(); }

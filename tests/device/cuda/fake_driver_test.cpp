@@ -53,15 +53,6 @@ std::optional<Fake> fake() {
   std::optional<Fake> f = fake(); \
   ASSERT_TRUE(f.has_value()) << "the stand-in driver did not load: " << cuda_unavailable()
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(FakeCudaDriver, BuffersLiveInTheDriversMemoryAndArePooled) {
   NEEDS_FAKE_DRIVER(f);
   const DeviceSpec gpu = DeviceSpec::parse("CUDA:1");
@@ -70,7 +61,7 @@ TEST(FakeCudaDriver, BuffersLiveInTheDriversMemoryAndArePooled) {
   b.copyin(v.data(), 24);
   EXPECT_EQ(b.to_vector<float>(), v);
   EXPECT_FALSE(b.host_visible());
-  EXPECT_NE(message_of([&] { (void)b.data(); }).find("on CUDA:1 has no host address"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { (void)b.data(); }).find("on CUDA:1 has no host address"), std::string::npos);
   Buffer cpu(dtypes::float32, 6, DeviceSpec{});
   cpu.copy_from(b);
   EXPECT_EQ(cpu.to_vector<float>(), v);
@@ -85,14 +76,14 @@ TEST(FakeCudaDriver, BuffersLiveInTheDriversMemoryAndArePooled) {
 
 TEST(FakeCudaDriver, NamesADeviceItDoesNotHave) {
   NEEDS_FAKE_DRIVER(f);
-  std::string why = message_of([] { Buffer(dtypes::float32, 1, DeviceSpec::parse("CUDA:2")).ensure_allocated(); });
+  std::string why = test::error_message([] { Buffer(dtypes::float32, 1, DeviceSpec::parse("CUDA:2")).ensure_allocated(); });
   EXPECT_NE(why.find("no device CUDA:2 (the driver sees 2)"), std::string::npos) << why;
 }
 
 TEST(FakeCudaDriver, SaysWhenMemoryRunsOut) {
   NEEDS_FAKE_DRIVER(f);
   size_t huge = (size_t{1} << 32) + 1;
-  std::string why = message_of([&] { Buffer(dtypes::uint8, huge, DeviceSpec::parse("CUDA:0")).ensure_allocated(); });
+  std::string why = test::error_message([&] { Buffer(dtypes::uint8, huge, DeviceSpec::parse("CUDA:0")).ensure_allocated(); });
   EXPECT_NE(why.find("cuMemAlloc of " + std::to_string(huge) + " bytes on CUDA:0 failed: CUDA_ERROR_OUT_OF_MEMORY (2)"), std::string::npos) << why;
 }
 
