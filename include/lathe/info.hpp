@@ -19,6 +19,10 @@ struct EnvironmentVariable {
 /// Every environment variable lathe reads (PrepareOptions overrides those a plan can set).
 std::vector<EnvironmentVariable> environment_variables();
 
+/// The default device (LATHE_DEVICE) as this process finds it: "CPU"; for a GPU its name and
+/// architecture, or why it cannot be used ("CUDA:0: unavailable: NVIDIA's driver library ...").
+std::string device_status();
+
 /// The machine a prepare with default options plans for, in words: the default device's backend's
 /// Target with LATHE_TARGET_SHAPE and LATHE_THREADS applied (float32 lanes, which are also the
 /// convolutions' channel blocks; registers; caches; threads).

@@ -6,6 +6,8 @@
 
 #include "device/cpu/cpu_backend.hpp"
 #include "device/cuda/cuda_backend.hpp"
+#include "device/cuda/cuda_driver.hpp"
+#include "lathe/info.hpp"
 #include "lathe/error.hpp"
 #include "support/settings.hpp"
 
@@ -57,6 +59,18 @@ const Backend& find_backend(const DeviceSpec& device, const std::string& asked) 
   if (known.empty()) throw Error("device " + device.to_string() + " cannot run kernels in this build (no backend for it)");
   std::string why = asked.empty() ? "asked for by LATHE_" + device.type + "_COMPILER; " : "";
   throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (" + why + "available: " + known + ")");
+}
+
+std::string device_status() {
+  DeviceSpec d = DeviceSpec::default_device();
+  if (d.type != "CUDA") return d.to_string();
+  if (std::string why = cuda_unavailable(); !why.empty()) return d.to_string() + ": unavailable: " + why;
+  try {
+    const CudaDevice& gpu = cuda_device(d.index);
+    return d.to_string() + ": " + gpu.name + " (sm_" + std::to_string(gpu.arch) + ")";
+  } catch (const Error& e) {
+    return d.to_string() + ": unavailable: " + e.what();
+  }
 }
 
 DeviceMemory& device_memory(const DeviceSpec& device) {

@@ -16,7 +16,7 @@ int run_info() {
   std::cout << "dtypes:";
   for (lathe::DType d : lathe::dtypes::all()) std::cout << " " << d.name();
   std::cout << "\n";
-  std::cout << "device: " << lathe::DeviceSpec::default_device().to_string() << "\n";
+  std::cout << "device: " << lathe::device_status() << "\n";
   std::cout << "target: " << lathe::planned_target() << "\n";
   std::vector<std::string> onnx_ops = lathe::onnx::supported_ops();
   std::cout << "onnx operators (" << onnx_ops.size() << "):";
