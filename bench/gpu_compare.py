@@ -99,7 +99,7 @@ def torch_micro(torch, dev, quick, runs):
             bias = torch.rand(c, generator=g).to(dev)
             out[name] = median_ms(lambda: F.conv2d(x, w, bias, padding=1), sync, runs)
         else:
-            n = work[1] if not quick else 512
+            n = work[1]
             x = torch.rand(n, n, generator=g).to(dev)
             out[name] = median_ms(lambda: torch.softmax(x, 1), sync, runs)
     return out
@@ -174,7 +174,7 @@ def main():
     ap.add_argument("--lathe-bench", default=os.path.join(ROOT, "build", "bench", "lathe_bench"))
     ap.add_argument("--lib", help="a folder of shared libraries lathe's programs need (put first on LD_LIBRARY_PATH for them only)")
     ap.add_argument("--device", default="CUDA", help="lathe's device: CUDA[:n], or EMU for a run without a GPU")
-    ap.add_argument("--quick", action="store_true", help="the softmax (at 512x512 for PyTorch) and ResNet-18 at batch 1 only")
+    ap.add_argument("--quick", action="store_true", help="the softmax and ResNet-18 at batch 1 only")
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
 

@@ -34,9 +34,9 @@ if [[ -z "${LATHE_NVRTC:-}" ]]; then
     if [[ -e "$candidate" ]]; then export LATHE_NVRTC="$candidate"; break; fi
   done
 fi
-echo "NVRTC: ${LATHE_NVRTC:-(lathe's own search)}"
+echo "NVRTC: ${LATHE_NVRTC:-none found here, lathe searches its own list}"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-LATHE_DEVICE=$DEVICE LD_LIBRARY_PATH="$KITLIB" "$KIT/bin/lathe" info 2>&1 | grep -iE 'device|target|gpu|sm_' | head -8
+LATHE_DEVICE=$DEVICE LD_LIBRARY_PATH="$KITLIB" "$KIT/bin/lathe" info 2>&1 | grep -E '^(device|target):'
 
 # 1. The tensor suite on the device, in shards (one process each, up to 8 at once).
 t0=$(now)
@@ -51,8 +51,11 @@ bad=0
 for ((i = 0; i < shards; ++i)); do [[ "$(cat "$OUT/tensor_tests.$i.rc")" == 0 ]] || bad=$((bad + 1)); done
 passed=$(cat "$OUT"/tensor_tests.*.log | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s += $1} END {print s + 0}')
 failed=$(cat "$OUT"/tensor_tests.*.log | grep '^\[  FAILED  \] [A-Za-z]' | sed 's/^\[  FAILED  \] //; s/ (.*//' | sort -u)
-row "tensor suite on $DEVICE" "$(verdict $bad)" $(( $(now) - t0 )) \
-  "$shards shards, $passed passed, $(echo -n "$failed" | grep -c .) failed $(echo "$failed" | head -4 | tr '\n' ' ')$([[ $bad != 0 ]] && grep -l -E 'Terminated|timeout' "$OUT"/tensor_tests.*.log > /dev/null 2>&1 && echo '(a shard timed out)')"
+nfailed=$(printf '%s' "$failed" | grep -c . || true)
+first=$(printf '%s\n' "$failed" | head -4 | tr '\n' ' ')
+timedout=""
+for ((i = 0; i < shards; ++i)); do [[ "$(cat "$OUT/tensor_tests.$i.rc")" == 124 ]] && timedout=" (a shard timed out)"; done
+row "tensor suite on $DEVICE" "$(verdict $bad)" $(( $(now) - t0 )) "$shards shards, $passed passed, $nfailed failed $first$timedout"
 
 # 2. The project's models against ONNX Runtime's outputs.
 t0=$(now)
