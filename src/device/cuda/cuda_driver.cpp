@@ -106,7 +106,7 @@ void CudaDevice::use() const { cuda_driver().check(cuda_driver().ctx_set_current
 
 const CudaDevice& cuda_device(int index) {
   static std::mutex mu;
-  static std::deque<CudaDevice> devices;  // a deque: references stay valid as devices are added
+  static auto& devices = *new std::deque<CudaDevice>;  // a deque: references stay valid as devices are added; never freed (memories refer to them)
   const CudaDriver& api = cuda_driver();
   std::lock_guard<std::mutex> lock(mu);
   for (const CudaDevice& d : devices)

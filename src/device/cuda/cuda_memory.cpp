@@ -2,7 +2,9 @@
 
 #include <deque>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "device/cuda/cuda_driver.hpp"
 #include "lathe/error.hpp"
@@ -90,13 +92,13 @@ class CudaMemory final : public DeviceMemory {
 
 DeviceMemory& cuda_memory(int index) {
   static std::mutex mu;
-  static std::deque<std::pair<int, CudaMemory*>> memories;  // never freed: buffers may outlive static destruction
+  static auto* memories = new std::deque<std::pair<int, CudaMemory>>;  // never freed: buffers may outlive static destruction
   std::lock_guard<std::mutex> lock(mu);
-  for (auto& [i, m] : memories)
-    if (i == index) return *m;
+  for (auto& [i, m] : *memories)
+    if (i == index) return m;
   const CudaDevice& device = cuda_device(index);  // throws naming why CUDA:index cannot be used
-  memories.emplace_back(index, new CudaMemory(device));
-  return *memories.back().second;
+  memories->emplace_back(std::piecewise_construct, std::forward_as_tuple(index), std::forward_as_tuple(device));
+  return memories->back().second;
 }
 
 }  // namespace lathe
