@@ -50,11 +50,20 @@ def lathe_micro(args):
             continue
         cmd = [args.lathe_bench, "--benchmark_format=json", "--benchmark_filter=^%s(/|$)" % name, "--benchmark_min_time=0.5",
                "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"]
-        p = subprocess.run(cmd, env=lathe_env(args), capture_output=True, text=True)
+        try:
+            p = subprocess.run(cmd, env=lathe_env(args), capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            out[bench] = "lathe_bench took over 60 s"
+            continue
         if p.returncode != 0:
             out[bench] = "lathe_bench failed: " + (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
             continue
-        for b in json.loads(p.stdout)["benchmarks"]:
+        try:
+            results = json.loads(p.stdout)["benchmarks"]
+        except (ValueError, KeyError) as e:
+            out[bench] = "lathe_bench's output did not parse: %s" % e
+            continue
+        for b in results:
             if b.get("error_occurred"):
                 out[bench] = "error: " + b.get("error_message", "?")
             elif b.get("aggregate_name") == "median":
@@ -130,7 +139,7 @@ def export(torch, model, x, path):
 
 def lathe_model_ms(args, path, iters):
     p = subprocess.run([args.lathe, "bench", path, "--json", "--iters", str(iters), "--device", args.device],
-                       env=lathe_env(args), capture_output=True, text=True)
+                       env=lathe_env(args), capture_output=True, text=True, timeout=90)
     if p.returncode != 0:
         return "error: " + (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
     return json.loads(p.stdout)["median_ms"]
@@ -179,8 +188,19 @@ def main():
     args = ap.parse_args()
 
     notes = []
-    rows = []  # (name, lathe, torch, ort)
-    lathe = lathe_micro(args)
+    header = "%-22s %10s %10s %10s %10s %10s" % ("workload (ms)", "lathe", "PyTorch", "ORT", "vs PyTorch", "vs ORT")
+    print(header, flush=True)
+
+    def row(name, l, t, o):  # printed as soon as it is measured: a run cut short keeps what it had
+        print("%-22s %10s %10s %10s %10s %10s" % (name, fmt(l), fmt(t), fmt(o), ratio(l, t), ratio(l, o)), flush=True)
+        for who, v in (("lathe", l), ("PyTorch", t), ("ORT", o)):
+            if isinstance(v, str) and v != "-":
+                notes.append("%s, %s: %s" % (name, who, v))
+
+    lathe = guarded(lathe_micro, args)
+    if isinstance(lathe, str):
+        notes.append("lathe's workloads failed: " + lathe)
+        lathe = {}
     try:
         import torch
     except ImportError as e:
@@ -196,7 +216,7 @@ def main():
     for name, bench, _ in MICRO:
         if args.quick and not name.startswith("softmax"):
             continue
-        rows.append((name, lathe.get(bench, "-"), peers.get(name, "-"), "-"))
+        row(name, lathe.get(bench, "-"), peers.get(name, "-"), "-")
 
     if torch is not None:
         model = resnet18(torch)
@@ -208,7 +228,7 @@ def main():
                 name = "resnet18 b%d (ONNX)" % batch
                 if why:
                     notes.append("%s: the export failed: %s" % (name, why))
-                    rows.append((name, "-", "-", "-"))
+                    row(name, "-", "-", "-")
                     continue
                 m = model.to(dev)
                 xd = x.to(dev)
@@ -216,16 +236,9 @@ def main():
                 with torch.no_grad():
                     eager = guarded(median_ms, lambda: m(xd), sync, args.runs)
                 ort_ms = guarded(ort_model_ms, path, x.numpy(), args.runs) if dev == "cuda" else "no GPU"
-                rows.append((name, guarded(lathe_model_ms, args, path, args.runs), eager, ort_ms))
+                row(name, guarded(lathe_model_ms, args, path, args.runs), eager, ort_ms)
                 model = model.to("cpu")
 
-    print("%-22s %10s %10s %10s %10s %10s" % ("workload (ms)", "lathe", "PyTorch", "ORT", "vs PyTorch", "vs ORT"))
-    for name, l, t, o in rows:
-        print("%-22s %10s %10s %10s %10s %10s" % (name, fmt(l), fmt(t), fmt(o), ratio(l, t), ratio(l, o)))
-    for name, l, t, o in rows:
-        for who, v in (("lathe", l), ("PyTorch", t), ("ORT", o)):
-            if isinstance(v, str) and v != "-":
-                notes.append("%s, %s: %s" % (name, who, v))
     for n in notes:
         print("note:", n)
     print("lathe %s on %s; ratios are lathe's time over the peer's (below 1: lathe is faster)" % (args.device, dev))

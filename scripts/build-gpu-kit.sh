@@ -8,8 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The programs find the kit's libraries beside them ($ORIGIN/../lib, a RUNPATH), so nothing they
+# start (the C compiler, compute-sanitizer) inherits a library path meant for them.
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_LLVM=OFF -DLATHE_BUILD_TESTS=ON -DLATHE_BUILD_BENCH=ON \
-  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ '-DCMAKE_BUILD_RPATH=$ORIGIN/../lib'
 cmake --build build-gpu -j "$(nproc)" --target lathe_cli tensor_tests device_tests lathe_bench
 
 rm -rf gpu-kit

@@ -112,7 +112,8 @@ class PreparedModel {
 
   /// Runs on `inputs` (by name): each named dimension takes its size from the inputs (inputs
   /// that share a name must agree) and must lie in [1, its maximum]. Returns the outputs at
-  /// their sizes for these inputs. A bad input throws OnnxError and changes nothing.
+  /// their sizes for these inputs, as copies on the plan's device (to_vector reads them from any
+  /// device). A bad input throws OnnxError and changes nothing.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
   /// The sizes the last run bound, by dimension name.
   const std::map<std::string, int64_t>& sizes() const;

@@ -2,8 +2,10 @@
 // computed from them runs where they are, and one computation never reads two devices.
 #include <gtest/gtest.h>
 
+#include "device/cuda/gpu_target.hpp"
 #include "lathe/lathe.hpp"
 #include "tensor/reference.hpp"
+#include "tensor/winograd.hpp"
 
 namespace lathe {
 namespace {
@@ -42,6 +44,21 @@ TEST(TensorDevice, AComputationReadingTwoDevicesIsRefused) {
     EXPECT_NE(what.find("Tensor::to"), std::string::npos) << what;
   }
   EXPECT_THROW(a.to("TPU"), Error);
+}
+
+// Winograd's transform matrices are made while the plan is prepared: on the plan's device, not
+// LATHE_DEVICE's (a plan refuses a buffer on another device).
+TEST(TensorDevice, ConstantsTheRulesMakeAreMadeOnThePlansDevice) {
+  test::ScopedCpu cpu;
+  Tensor x = Tensor::rand({1, 64, 40, 39}, 1);
+  Tensor w = (Tensor::rand({64, 64, 3, 3}, 2) * 0.05f).realize();
+  w.buffer().set_constant();
+  ASSERT_TRUE(detail::winograd_pays(x, w, {1, 1}, {1, 1}, {1, 1}, 1, gpu_target(80))) << "the rule must fire on the emulator's GPU";
+  std::vector<float> expected = x.conv2d(w, std::nullopt, {1, 1}, {1, 1}).to_vector<float>();
+  Tensor we = w.to("EMU");
+  we.buffer().set_constant();
+  Tensor y = x.to("EMU").conv2d(we, std::nullopt, {1, 1}, {1, 1});
+  EXPECT_ALLCLOSE(y.to_vector<float>(), doubles(expected), 1e-4, 1e-4);
 }
 
 TEST(TensorDevice, ConstantsAndLazyGraphsMoveToo) {

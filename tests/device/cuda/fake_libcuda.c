@@ -83,11 +83,13 @@ int cuMemAlloc_v2(Ptr* p, size_t n) {
   if (n > kMemoryLimit) return kOutOfMemory;
   void* m = aligned_alloc(256, (n + 255) / 256 * 256);
   if (!m) return kOutOfMemory;
-  for (int i = 0; i < kMostLive; ++i)
-    if (!live[i].size) {
-      live[i].at = (uintptr_t)m, live[i].size = n;
-      break;
-    }
+  int slot = 0;
+  while (slot < kMostLive && live[slot].size) ++slot;
+  if (slot == kMostLive) { /* more than it can check: refused, never silently unchecked */
+    free(m);
+    return kOutOfMemory;
+  }
+  live[slot].at = (uintptr_t)m, live[slot].size = n;
   ++live_allocations;
   ++allocations;
   *p = (Ptr)(uintptr_t)m;
@@ -136,7 +138,11 @@ int cuModuleGetFunction(void** fn, void* module, const char* name) {
   *fn = f;
   return kSuccess;
 }
-int cuModuleUnload(void* module) { free(module); return kSuccess; }
+int cuModuleUnload(void* module) {
+  if (!current) return kInvalidValue; /* a module belongs to a context, which must be current */
+  free(module);
+  return kSuccess;
+}
 int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, void* stream,
                    void** params, void** extra) {
   (void)shared, (void)stream, (void)extra;
