@@ -6,7 +6,6 @@
 
 #include "device/cpu/cpu_backend.hpp"
 #include "device/cuda/cuda_backend.hpp"
-#include "device/cuda/cuda_driver.hpp"
 #include "lathe/info.hpp"
 #include "lathe/error.hpp"
 #include "support/settings.hpp"
@@ -61,31 +60,31 @@ const Backend& find_backend(const DeviceSpec& device, const std::string& asked) 
   throw Error("device " + device.to_string() + " has no compiler '" + compiler + "' (" + why + "available: " + known + ")");
 }
 
+namespace {
+
+// The member `field` of the first backend of device `type` that sets it (a copy, used outside the
+// registry's lock: a GPU's may start its driver), or an empty function.
+template <class Fn>
+Fn first_set(const std::string& type, Fn Backend::*field) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const Backend& b : r.backends)
+    if (b.device == type && b.*field) return b.*field;
+  return {};
+}
+
+}  // namespace
+
 std::string device_status() {
   DeviceSpec d = DeviceSpec::default_device();
-  if (d.type != "CUDA") return d.to_string();
-  if (std::string why = cuda_unavailable(); !why.empty()) return d.to_string() + ": unavailable: " + why;
-  try {
-    const CudaDevice& gpu = cuda_device(d.index);
-    return d.to_string() + ": " + gpu.name + " (sm_" + std::to_string(gpu.arch) + ")";
-  } catch (const Error& e) {
-    return d.to_string() + ": unavailable: " + e.what();
-  }
+  auto describe = first_set(d.type, &Backend::describe);
+  return describe ? d.to_string() + ": " + describe(d.index) : d.to_string();
 }
 
 DeviceMemory& device_memory(const DeviceSpec& device) {
-  Registry& r = registry();
-  std::function<DeviceMemory&(int)> memory;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    for (const Backend& b : r.backends)
-      if (b.device == device.type && b.memory) {
-        memory = b.memory;
-        break;
-      }
-  }
+  auto memory = first_set(device.type, &Backend::memory);
   if (!memory) throw Error("device " + device.to_string() + " cannot hold buffers in this build (no backend for it has memory)");
-  return memory(device.index);  // outside the lock: a GPU's memory may start its driver
+  return memory(device.index);
 }
 
 std::vector<std::string> backend_names() {

@@ -46,6 +46,7 @@ struct Backend {
   std::function<const Compiler&()> compile;   // made on first use; throws CompileError when unusable
   ProgramLoader load;
   std::function<DeviceMemory&(int index)> memory;  // device `index`'s memory; throws Error naming why it has none
+  std::function<std::string(int index)> describe;  // what this process finds of device `index` (a GPU's name, or why it cannot be used); none: its name
 };
 
 /// Adds `backend`, replacing one with the same device and compiler name.

@@ -35,6 +35,9 @@ class DeviceMemory {
 
 /// The host's memory (the CPU backends', lathe's pooled allocator).
 DeviceMemory& host_memory();
+/// The same memory with host_visible() false: the GPU emulator's, so a suite run on it fails
+/// wherever lathe would read a GPU's memory as the host's.
+DeviceMemory& emulated_gpu_memory();
 
 /// The memory of `device`, from the first of its backends that has one (whichever compiler is
 /// asked for: memory is the device's); throws Error naming the device where there is none

@@ -49,7 +49,7 @@ void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
   if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
   if (constants_stale.load(std::memory_order_relaxed) && constants_stale.exchange(false)) run_ops(folded, profile);
   run_ops(executed, profile);
-  if (device_memory && !device_memory->host_visible()) device_memory->synchronize();  // a GPU's launches return early: done means done
+  if (wait_on) wait_on->synchronize();  // a GPU's launches return early: done means done
 }
 
 void ExecutionPlan::Impl::handed_out(size_t buffer) {

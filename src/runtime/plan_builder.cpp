@@ -85,7 +85,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   ExecutionPlan plan;
   ExecutionPlan::Impl& impl = *plan.impl_;
   impl.device = device;
-  impl.device_memory = &lathe::device_memory(device);
+  if (DeviceMemory& memory = device_memory(device); !memory.host_visible()) impl.wait_on = &memory;
 
   std::set<size_t> inputs_or_outputs;
   // buffer index -> the kernels that wrote it: the last one, or for a joined buffer its parts'

@@ -12,7 +12,7 @@ namespace lathe {
 
 struct ExecutionPlan::Impl {
   DeviceSpec device;
-  DeviceMemory* device_memory = nullptr;       // the device's; waited for after each run where the host cannot address it
+  DeviceMemory* wait_on = nullptr;             // a device whose launches return early (not host-visible): waited for after each run
   std::vector<Buffer> buffers;
   std::vector<PreparedOp> ops;                 // in an order that respects every dependency
   std::vector<LaunchSize> launch;              // per op: the evaluated global size of kernels

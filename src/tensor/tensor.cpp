@@ -79,6 +79,14 @@ Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape sha
   return Tensor(buffer_node(b, shape), shape);
 }
 
+// The buffer behind a realized tensor: its own, or for a symbolic one the buffer sized for its
+// maximum that it is a shrunk view of.
+static Buffer backing_buffer(const Tensor& realized) {
+  UOpPtr u = realized.uop();
+  while (u->op() != Ops::BUFFER) u = u->src(0);
+  return buffer_of(*u);
+}
+
 std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* what) {
   bool bits_of_half = (t.dtype() == dtypes::float16 || t.dtype() == dtypes::bfloat16) && expected == dtypes::uint16;
   bool bool_as_bytes = t.dtype() == dtypes::bool_ && expected == dtypes::uint8;
@@ -93,9 +101,7 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* w
     return out;
   }
   // A symbolic tensor's values are packed at the front of a buffer sized for the maximum.
-  UOpPtr u = r.uop();
-  while (u->op() != Ops::BUFFER) u = u->src(0);
-  Buffer b = buffer_of(*u);
+  Buffer b = backing_buffer(r);
   size_t n = static_cast<size_t>(evaluate_int(sym_numel(t.symbolic_shape()).uop())) * static_cast<size_t>(t.dtype().itemsize());
   std::vector<uint8_t> out(n);
   if (n) Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyout(out.data(), n);
@@ -214,9 +220,7 @@ Tensor Tensor::to(const std::string& device) const {
   Tensor r = *this;
   if (r.device() == where) return r;
   r.realize();
-  UOpPtr u = r.uop();
-  while (u->op() != Ops::BUFFER) u = u->src(0);  // a symbolic tensor: a shrunk view of its buffer
-  Buffer src = buffer_of(*u);
+  Buffer src = detail::backing_buffer(r);
   Buffer moved(src.dtype(), src.size(), where);
   moved.copy_from(src);
   if (!is_symbolic()) return from_buffer(moved, shape_);

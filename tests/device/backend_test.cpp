@@ -226,7 +226,8 @@ void register_toy() {
                     [](const CompiledSpec&, const ProgramSpec& spec) -> std::unique_ptr<Program> {
                       return std::make_unique<Interpreter>(linearize(spec.ast), spec.var_names);
                     },
-                    [](int) -> DeviceMemory& { return host_memory(); }});
+                    [](int) -> DeviceMemory& { return host_memory(); },
+                    {}});
 }
 
 std::vector<float> run_with(const Tensor& t, const std::string& compiler, int threads = 1) {

@@ -23,7 +23,8 @@ std::vector<Backend> cpu_backends() {
                                return load_llvm_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                         spec.shared_scratch);
                              },
-                             [](int) -> DeviceMemory& { return host_memory(); }});
+                             [](int) -> DeviceMemory& { return host_memory(); },
+                             {}});
 #endif
   backends.push_back(Backend{"CPU", "clang",
                              []() -> const Renderer& {
@@ -36,7 +37,8 @@ std::vector<Backend> cpu_backends() {
                                return load_cpu_program(compiled, spec.var_names.size(), spec.global_size.has_value(),
                                                        spec.shared_scratch);
                              },
-                             [](int) -> DeviceMemory& { return host_memory(); }});
+                             [](int) -> DeviceMemory& { return host_memory(); },
+                             {}});
   return backends;
 }
 

@@ -41,6 +41,15 @@ std::vector<Backend> cuda_backends() {
                     if (std::string why = cuda_unavailable(); !why.empty())
                       throw Error("device CUDA:" + std::to_string(index) + " cannot hold buffers: " + why);
                     return cuda_memory(index);
+                  },
+                  [](int index) -> std::string {
+                    if (std::string why = cuda_unavailable(); !why.empty()) return "unavailable: " + why;
+                    try {
+                      const CudaDevice& gpu = cuda_device(index);
+                      return gpu.name + " (sm_" + std::to_string(gpu.arch) + ")";
+                    } catch (const Error& e) {
+                      return std::string("unavailable: ") + e.what();
+                    }
                   }},
           gpu_emulator_backend()};
 }

@@ -111,18 +111,6 @@ class EmulatedProgram final : public Program {
   size_t vals_ = 0;
 };
 
-// A GPU's memory, emulated: the host's, but the host may not read or write it directly (Buffer::data
-// refuses), so the suites run on EMU fail wherever lathe would dereference a GPU's address.
-class EmulatedMemory final : public DeviceMemory {
- public:
-  void* alloc(size_t nbytes) override { return host_memory().alloc(nbytes); }
-  void free(void* ptr, size_t nbytes) override { host_memory().free(ptr, nbytes); }
-  void copyin(void* dst, const void* src, size_t nbytes) override { host_memory().copyin(dst, src, nbytes); }
-  void copyout(void* dst, const void* src, size_t nbytes) override { host_memory().copyout(dst, src, nbytes); }
-  void copy(void* dst, const void* src, size_t nbytes) override { host_memory().copy(dst, src, nbytes); }
-  void fill(void* dst, uint8_t byte, size_t nbytes) override { host_memory().fill(dst, byte, nbytes); }
-};
-
 }  // namespace
 
 Backend gpu_emulator_backend() {
@@ -136,10 +124,8 @@ Backend gpu_emulator_backend() {
                    serial.global_size.reset();  // the CPU program runs one thread's share a call
                    return std::make_unique<EmulatedProgram>(cpu_backend().load(compiled, serial), spec);
                  },
-                 [](int) -> DeviceMemory& {
-                   static EmulatedMemory* m = new EmulatedMemory;  // outlives buffers released at exit
-                   return *m;
-                 }};
+                 [](int) -> DeviceMemory& { return emulated_gpu_memory(); },
+                 {}};
 }
 
 }  // namespace lathe
