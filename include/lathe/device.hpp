@@ -76,9 +76,9 @@ class Buffer {
   void copyout(void* dst, size_t nbytes) const;
   /// Copies `src`'s contents in, from any device (through the host between two devices); throws
   /// Error unless the sizes in bytes agree.
-  void copy_from(const Buffer& src);
-  /// Sets every byte to `byte`.
-  void fill_bytes(uint8_t byte);
+  void copy_from(const Buffer& src) const;
+  /// Sets every byte to `byte`. (Both write the memory, not the handle, as data() hands it out.)
+  void fill_bytes(uint8_t byte) const;
   /// The contents as a vector; throws DTypeError unless T matches the buffer's dtype.
   template <class T>
   std::vector<T> to_vector() const;

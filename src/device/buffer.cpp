@@ -153,7 +153,7 @@ void Buffer::copyout(void* dst, size_t nbytes) const {
   if (nbytes) memory_of(*state_).copyout(dst, device_ptr(), nbytes);
 }
 
-void Buffer::copy_from(const Buffer& src) {
+void Buffer::copy_from(const Buffer& src) const {
   if (!src.valid()) throw Error("copy_from an empty buffer handle");
   if (src.nbytes() != nbytes())
     throw Error("copy of a buffer of " + std::to_string(src.nbytes()) + " bytes into one of " + std::to_string(nbytes()) + " bytes");
@@ -164,10 +164,10 @@ void Buffer::copy_from(const Buffer& src) {
   }
   std::vector<uint8_t> staged(nbytes());  // between two devices: through the host
   src.copyout(staged.data(), staged.size());
-  copyin(staged.data(), staged.size());
+  memory_of(*state_).copyin(device_ptr(), staged.data(), staged.size());
 }
 
-void Buffer::fill_bytes(uint8_t byte) {
+void Buffer::fill_bytes(uint8_t byte) const {
   if (nbytes()) memory_of(*state_).fill(device_ptr(), byte, nbytes());
 }
 

@@ -96,8 +96,7 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
                      ns > 0 ? static_cast<double>(k->work.ops) / ns : 0.0, ns > 0 ? static_cast<double>(k->work.mem) / ns : 0.0);
       }
     } else if (const auto* c = std::get_if<PreparedCopy>(&op)) {
-      Buffer dst = buffers[c->dst];  // a handle: the copy goes through the buffers' devices
-      dst.copy_from(buffers[c->src]);
+      buffers[c->dst].copy_from(buffers[c->src]);  // through the buffers' devices
     } else if (const auto* f = std::get_if<PreparedCustom>(&op)) {
       std::vector<Buffer> args;
       for (size_t b : f->buffer_indices) args.push_back(buffers[b]);
@@ -105,7 +104,7 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
     }
     // A PreparedBufferView shares its base's memory: nothing to run.
     if (!poison_after.empty())
-      for (size_t b : poison_after[i]) Buffer(buffers[b]).fill_bytes(0xFF);
+      for (size_t b : poison_after[i]) buffers[b].fill_bytes(0xFF);
   }
 }
 
