@@ -432,12 +432,16 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
   check_conv({.n = 1, .c = 16, .h = 9, .w = 17, .o = 24, .kh = 5, .kw = 3, .stride = {1, 2}, .padding = {2, 1}, .dilation = {2, 1}}, 64);
   check_conv({.n = 1, .c = 32, .h = 6, .w = 3, .o = 16, .kh = 3, .kw = 3, .padding = {3, 2}, .groups = 2, .bias = true}, 65);
   check_conv({.n = 1, .c = 8, .h = 37, .w = 29, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}}, 66);
-  // A stored input with few multiply-adds per element (4 outputs x 9 taps) is read where it lies;
-  // with 256 output channels (2304 per element) the convolution reads a padded copy instead.
+  // A stored input with few multiply-adds per element (16 outputs x 3 taps, too few to copy it into
+  // channel blocks, and 16 outputs fill a block at every target shape) is read where it lies; with
+  // 1024 output channels (3072 per element) the convolution reads a padded copy instead.
   Tensor x = f32(data(16 * 25, 67), {1, 16, 5, 5});
-  Tensor y = x.conv2d(f32(data(4 * 16 * 9, 68), {4, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
-  Tensor copied = x.conv2d(f32(data(256 * 16 * 9, 69), {256, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1});
-  EXPECT_EQ(test::kernel_count(y) + 1, test::kernel_count(copied)) << "the padded copy is a kernel of its own";
+  for (int lanes : {4, 8, 16}) {
+    test::ScopedTargetShape shape(std::to_string(lanes));
+    Tensor y = x.conv2d(f32(data(16 * 16 * 3, 68), {16, 16, 3, 1}), std::nullopt, {1, 1}, {1, 0});
+    Tensor copied = x.conv2d(f32(data(1024 * 16 * 3, 69), {1024, 16, 3, 1}), std::nullopt, {1, 1}, {1, 0});
+    EXPECT_EQ(test::kernel_count(y) + 1, test::kernel_count(copied)) << "the padded copy is a kernel of its own, at " << lanes << " lanes";
+  }
 }
 
 // A computed input with whole blocks of 16 channels per group is stored in channel blocks,
