@@ -8,6 +8,7 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "lathe/error.hpp"
 
 namespace lathe {
 namespace {
@@ -54,6 +55,13 @@ std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   return loops;
 }
 
+// The loop a GROUP gave to a block's threads (null: none).
+UOpPtr group_loop(const UOpPtr& ast) {
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Ops::RANGE && axis_kind(*u) == AxisKind::Group) return u;
+  return nullptr;
+}
+
 }  // namespace
 
 GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
@@ -61,7 +69,13 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   if (!target.has_local) return out;
   Substitution moved;
   UOpPtr inside;  // whether this thread stands for a position of every launched loop (null: all do)
-  int64_t threads_left = std::min(kThreadsPerBlock, target.local_total_max);
+  // A grouped reduction's threads are its block (dimension x): the output loops take blocks alone.
+  UOpPtr group = group_loop(ast);
+  int64_t group_threads = group ? thread_count(*group) : 1;
+  if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0]))
+    throw CompileError("a reduction grouped across " + std::to_string(group_threads) + " threads exceeds a block of this GPU (" +
+                       std::to_string(std::min<int64_t>(target.local_total_max, target.local_max[0])) + ")");
+  int64_t threads_left = group ? 1 : std::min(kThreadsPerBlock, target.local_total_max);
   std::vector<UOpPtr> loops = launchable_loops(ast);
   for (size_t d = 0; d < loops.size(); ++d) {
     const UOpPtr& loop = loops[d];
@@ -70,7 +84,8 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     threads_left /= block;
     int64_t blocks = std::min((n + block - 1) / block, std::max<int64_t>(1, target.global_max[d]));
     int64_t threads = blocks * block;
-    UOpPtr thread = launch_index(kBlockIndex[d], blocks) * block + launch_index(kThreadIndex[d], block);
+    UOpPtr thread = block == 1 && group ? launch_index(kBlockIndex[d], blocks)
+                                        : launch_index(kBlockIndex[d], blocks) * block + launch_index(kThreadIndex[d], block);
     if (n <= threads) {  // one position a thread: those past the end read and write nothing
       moved[loop.get()] = thread;
       if (!loop->src(0)->is_const() || n < threads) inside = inside ? logical_and(inside, lt(thread, loop->src(0))) : lt(thread, loop->src(0));
@@ -81,7 +96,7 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     out.global[d] = static_cast<size_t>(blocks);
     out.local[d] = static_cast<size_t>(block);
   }
-  if (moved.empty()) return out;
+  if (moved.empty() && !group) return out;
   UOpPtr lowered = substitute(ast, moved);
   if (inside) {  // every access of a buffer gated on the thread standing for a position
     Substitution gated;
@@ -89,6 +104,16 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
       if (i->op() == Ops::INDEX && i->src(0)->op() == Ops::DEFINE_GLOBAL)
         gated[i.get()] = UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), i->src().size() == 3 ? logical_and(i->src(2), inside) : inside});
     lowered = substitute(lowered, gated);
+  }
+  if (group) {
+    lowered = split_group_in_block(lowered, launch_index(kThreadIndex[0], group_threads));
+    out.local[0] = static_cast<size_t>(group_threads);
+    int64_t scratch = 0;
+    for (const UOpPtr& u : toposort(lowered))
+      if (u->op() == Ops::DEFINE_LOCAL) scratch += u->dtype().ptr_size() * u->dtype().base().itemsize();
+    if (scratch > target.shared_bytes)
+      throw CompileError("a grouped reduction's partial sums take " + std::to_string(scratch) + " bytes of shared memory, more than this GPU's " +
+                         std::to_string(target.shared_bytes) + " a block");
   }
   out.ast = simplify(lowered);
   return out;

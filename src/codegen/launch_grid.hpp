@@ -9,6 +9,11 @@
 // positions. Blocks take up to kThreadsPerBlock threads, x first: x's block is the smallest power
 // of two covering the loop, up to all of them.
 //
+// A kernel with a GROUP loop (a reduction the heuristic shares among a block's threads) launches
+// its output loops as blocks alone, one position a block, and its group as the block's x threads
+// (split_group_in_block: partials in shared memory, a barrier, one thread combining); a scratch
+// larger than the Target's shared memory is a CompileError.
+//
 // Loops whose size depends on another loop stay loops in each thread; a size that depends on
 // variables is launched for its largest value (the threads past the actual end do nothing).
 #pragma once

@@ -61,9 +61,12 @@ UOpPtr split_for_threads(const UOpPtr& ast) {
   return simplify(graph_rewrite(ast, swap, nullptr, Direction::TopDown));
 }
 
-UOpPtr split_group(const UOpPtr& ast) {
-  UOpPtr g = loop_of_kind(ast, AxisKind::Group);
-  if (!g) return ast;
+namespace {
+
+// `ast` with its Group loop `g` (over n threads) split: thread `core` reduces its share of the loop
+// (a contiguous chunk, or every n-th position from its own where `interleaved`) into its row of
+// the scratch, then the last to arrive combines the rows.
+UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, bool interleaved) {
   int64_t n = thread_count(*g);
   std::vector<UOpPtr> order = toposort(ast);
   UOpPtr red;
@@ -93,11 +96,17 @@ UOpPtr split_group(const UOpPtr& ast) {
     count *= f->src(0)->vmax();
   }
 
-  // Each core: its chunk of the loop, for every output (in loops of its own), into its row.
-  UOpPtr core = core_id(n);
-  Chunk chunk = chunk_of(g->src(0), core, n);
-  UOpPtr part_loop = make_range(chunk.mine, axis++);
-  Substitution mine_only{{g.get(), chunk.start + part_loop}};
+  // Each core: its share of the loop, for every output (in loops of its own), into its row.
+  UOpPtr part_loop, position;
+  if (interleaved) {
+    part_loop = make_range(simplify(idiv(g->src(0) - core + (n - 1), UOp::index_const(n))), axis++);
+    position = part_loop * n + core;
+  } else {
+    Chunk chunk = chunk_of(g->src(0), core, n);
+    part_loop = make_range(chunk.mine, axis++);
+    position = chunk.start + part_loop;
+  }
+  Substitution mine_only{{g.get(), position}};
   std::vector<UOpPtr> own_outs;
   UOpPtr at_a = UOp::index_const(0), at_b = UOp::index_const(0);
   int64_t stride = count;
@@ -154,6 +163,18 @@ UOpPtr split_group(const UOpPtr& ast) {
                                             return UOp::make(Ops::STORE, s->dtype(), std::move(src));
                                           }}});
   return graph_rewrite(out, only_last, const_cast<UOpPtr*>(&last));
+}
+
+}  // namespace
+
+UOpPtr split_group(const UOpPtr& ast) {
+  UOpPtr g = loop_of_kind(ast, AxisKind::Group);
+  return g ? split_group_with(ast, g, core_id(thread_count(*g)), false) : ast;
+}
+
+UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane) {
+  UOpPtr g = loop_of_kind(ast, AxisKind::Group);
+  return g ? split_group_with(ast, g, lane, true) : ast;
 }
 
 bool has_shared_scratch(const UOpPtr& ast) {

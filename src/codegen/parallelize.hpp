@@ -39,6 +39,13 @@ UOpPtr split_for_threads(const UOpPtr& ast);
 /// `ast` with its Group loop's reduction split across its cores (unchanged without one).
 UOpPtr split_group(const UOpPtr& ast);
 
+/// `ast` with its Group loop's reduction split across the threads of a GPU block (unchanged
+/// without one): thread `lane` (a launch index over the group's thread count) reduces every n-th
+/// position from its own, so neighbouring threads read neighbouring elements; its partials go to
+/// the block's shared memory (DEFINE_LOCAL), and after the barrier (on a GPU, __syncthreads(),
+/// then true for the block's first thread) one thread combines them and stores the outputs.
+UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane);
+
 /// Whether a kernel keeps state between the cores of a launch (a grouped reduction's scratch).
 bool has_shared_scratch(const UOpPtr& ast);
 

@@ -266,13 +266,17 @@ class CSpeller {
           if (s->op() == Ops::RANGE) --depth_, line("}");
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
-      case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
-        if (cuda()) throw InternalError("the CUDA renderer has no grouped reductions across a launch yet: " + to_string(*u));
-        line("static " + c_type(u->dtype().base()) + " local" + std::to_string(u->arg_as<int64_t>()) + "[" +
+      case Ops::DEFINE_LOCAL:  // CPU: lives with the loaded kernel, shared by the cores of a launch; GPU: a block's shared memory
+        line((cuda() ? "__shared__ " : "static ") + c_type(u->dtype().base()) + " local" + std::to_string(u->arg_as<int64_t>()) + "[" +
              std::to_string(u->dtype().ptr_size()) + "];");
         return;
-      case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
-        if (cuda()) throw InternalError("the CUDA renderer has no grouped reductions across a launch yet: " + to_string(*u));
+      case Ops::BARRIER: {
+        if (cuda()) {  // the block's threads wait for each other; the first of them goes on to combine
+          line("__syncthreads();");
+          define(u, "last", "(threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)");
+          return;
+        }
+        // CPU: the cores' arrivals, counted across launches: the last of each gets true
         std::string count = "arrivals" + std::to_string(next_id_);
         line("static unsigned long long " + count + ";");
         define(u, "last", "(__atomic_add_fetch(&" + count + ", 1ull, __ATOMIC_ACQ_REL) % " + std::to_string(u->arg_as<int64_t>()) +

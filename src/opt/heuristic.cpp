@@ -67,6 +67,15 @@ constexpr int64_t kFewUsesPerElement = 256;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
+// A GPU runs one thread per output. A kernel with at most kGroupedOutputs outputs whose
+// reduction is at least kGroupedReduction long (a sum to one value, a norm's statistics, a
+// pooled head) would leave the GPU nearly idle, each thread reducing a whole row: its threads share
+// the reduction instead, a block of up to kGroupThreads per output (GROUP), each taking every n-th
+// element, their partials combined through shared memory.
+constexpr int64_t kGroupedOutputs = 4096;
+constexpr int64_t kGroupedReduction = 256;
+constexpr int64_t kGroupThreads = 256;
+
 // Whether the next position of `r` reads inside the window a position of it reads through one of
 // the `hot` loads: a step along `r` is a whole number of steps along some reduction loop that stay
 // within it (a convolution's pixels along its taps, or along its taps and channels merged into one
@@ -130,6 +139,7 @@ class Planner {
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
     budget_ = t_.accumulators();
+    if (t_.has_local && grouped_on_gpu()) return opts_;
     if (std::optional<VectorAxis> v = vector_axis(max_lanes))
       if (!v->padded || apply({OptOp::PADTO, v->loop.axis, v->lanes})) tile(*find_loop(cur_, v->loop.axis), v->lanes);
     threads();
@@ -435,6 +445,21 @@ class Planner {
       int64_t n = outer_size % 4 == 0 ? 4 : outer_size % 2 == 0 ? 2 : 1;
       if (n > 1) apply({OptOp::UNROLL, axis, n});
     }
+  }
+
+  // On a GPU, a kernel of few outputs and one long reduction: its longest reduction loop shared by
+  // a block of threads, at least 4 positions each (a power of two, so a warp is whole).
+  bool grouped_on_gpu() {
+    int64_t outputs = 1;
+    std::optional<Loop> longest;
+    for (const Loop& l : kernel_loops(cur_)) {
+      if (!l.reduce) outputs *= l.size;
+      else if (ordinary(l) && (!longest || l.size > longest->size)) longest = l;
+    }
+    if (!longest || outputs > kGroupedOutputs || longest->size < kGroupedReduction) return false;
+    int64_t n = std::min<int64_t>({kGroupThreads, t_.local_max[0], t_.local_total_max});
+    while (n > 32 && n * 4 > longest->size) n /= 2;
+    return apply({OptOp::GROUP, longest->axis, n});
   }
 
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.

@@ -105,6 +105,10 @@ TEST(GoldenCuda, SymbolicSize) {
   expect_golden_cuda("symbolic.cu", (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({1}), {1, 1, 1}, {64, 1, 1});
 }
 
+TEST(GoldenCuda, ReductionSharedByABlock) {  // few outputs, a long reduction: GROUP
+  expect_golden_cuda("grouped_sum.cu", Tensor::rand({3, 1001}, 1).sum({1}), {3, 1, 1}, {128, 1, 1});
+}
+
 TEST(GoldenCuda, HalfPrecision) {
   Tensor h = Tensor::rand({16, 16}, 1).cast(dtypes::float16);
   expect_golden_cuda("half.cu", (h * h + 1.0f).sum({1}), {1, 1, 1}, {16, 1, 1});

@@ -12,6 +12,9 @@
 #include "ir/eval.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
+#include "lathe/error.hpp"
+#include "opt/action.hpp"
+#include "opt/heuristic.hpp"
 
 namespace lathe {
 namespace {
@@ -101,6 +104,30 @@ TEST(LaunchGrid, SymbolicSizeLaunchedForItsLargest) {
   GridLaunch g = launched(x.shrink({{0, n.bind(300)}}) * 2.0f, gpu_target(80));
   EXPECT_GE(g.local[0] * g.global[0], 300u);
   for (int64_t v : {1, 10, 256, 300}) expect_each_once(stored(g, {{"n", v}}), v);
+}
+
+// A reduction the GPU heuristic groups (few outputs, a long reduction): its threads are the block,
+// each output a block of its own; the block's partials live in shared memory, which a GPU too
+// small for them refuses with an error that says so.
+TEST(LaunchGrid, AGroupedReductionIsABlockPerOutput) {
+  Tensor rows = Tensor::rand({3, 5000}, 1);
+  UOpPtr ast = optimizer_input(test::kernel_ast(rows.sum({1})));
+  UOpPtr grouped = apply_opts(ast, hand_coded_opts(ast, gpu_target(80)));
+  GridLaunch g = launch_on_grid(grouped, gpu_target(80));
+  EXPECT_EQ(g.global, (LaunchSize{3, 1, 1}));
+  EXPECT_EQ(g.local, (LaunchSize{256, 1, 1}));
+  size_t shared = 0, barriers = 0;
+  for (const UOpPtr& u : toposort(g.ast)) shared += u->op() == Ops::DEFINE_LOCAL, barriers += u->op() == Ops::BARRIER;
+  EXPECT_EQ(shared, 1u);
+  EXPECT_EQ(barriers, 1u);
+  Target small = gpu_target(80);
+  small.shared_bytes = 512;  // 256 partial sums of 4 bytes do not fit
+  try {
+    launch_on_grid(grouped, small);
+    ADD_FAILURE() << "a scratch larger than shared memory was launched";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("1024 bytes of shared memory, more than this GPU's 512"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -51,6 +51,42 @@ TEST(GpuEmulator, RebindsVariablesWithoutPreparingAgain) {
   }
 }
 
+// Reductions to few outputs shared by a block of threads (GROUP: each thread every n-th element,
+// partials in shared memory, one thread combining them after the barrier): to one value at sizes
+// the block does not divide (a prime, one past a power of two), a max of negative numbers, an
+// integer sum, a mean over a middle axis with several outputs, a norm's statistics; each gives
+// the CPU's answer, and the long ones ran grouped.
+TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
+  auto graph = [] {
+    Tensor big = Tensor::rand({100003}, 5), odd = Tensor::rand({257}, 6) - 2.0f;
+    Tensor ints = Tensor::arange(4099).cast(dtypes::int32), rows = Tensor::rand({3, 1031, 2}, 7);
+    Tensor x = Tensor::rand({2, 4096}, 8);
+    return std::vector<Tensor>{big.sum(), odd.max(), ints.sum(), rows.mean({1}), x.layernorm({-1})};
+  };
+  std::vector<std::vector<double>> cpu;
+  {
+    test::ScopedCpu on_cpu;
+    for (const Tensor& t : graph()) {
+      std::vector<float> v = t.cast(dtypes::float32).to_vector<float>();
+      cpu.emplace_back(v.begin(), v.end());
+    }
+  }
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  std::vector<Tensor> outs = graph();
+  for (Tensor& t : outs) t = t.cast(dtypes::float32);
+  ExecutionPlan plan = Tensor::prepare(outs);
+  plan.execute();
+  size_t grouped = 0;
+  for (const PreparedKernel* k : plan.prepared_kernels())
+    if (size_t at = k->kernel->opts.find("GROUP("); at != std::string::npos) {
+      ++grouped;
+      int64_t threads = std::stoll(k->kernel->opts.substr(k->kernel->opts.find(", ", at) + 2));
+      EXPECT_EQ(k->kernel->local_size->at(0)->vmax(), threads) << k->kernel->entry_point << ": the group is the block";
+    }
+  EXPECT_GE(grouped, 5u);
+  for (size_t i = 0; i < outs.size(); ++i) EXPECT_ALLCLOSE(outs[i].to_vector<float>(), cpu[i], 1e-4, 1e-5) << i;
+}
+
 TEST(CudaDevice, SaysWhyItCannotRun) {
   if (cuda_unavailable().empty()) GTEST_SKIP() << "a GPU is here: scripts/gpu-check.sh runs on it";
   test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");

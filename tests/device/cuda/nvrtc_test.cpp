@@ -72,7 +72,7 @@ TEST(Nvrtc, ErrorsNameTheKernelAndTheArchitecture) {
 
 // Kernels as the pipeline renders them for a GPU, with what the CUDA dialect spells apart from C:
 // bit casts, infinities (a max's identity), 16-bit floats, 64-bit and unsigned integers, doubles,
-// transcendentals, a symbolic size; each compiles for both architectures without a spill.
+// transcendentals, a symbolic size, a reduction shared by a block; each compiles for both architectures without a spill.
 TEST(Nvrtc, RenderedKernelsCompileWithoutSpills) {
   NVRTC_OR_SKIP();
   Variable n("n", 1, 37);
@@ -86,6 +86,7 @@ TEST(Nvrtc, RenderedKernelsCompileWithoutSpills) {
       x.cast(dtypes::float64).sqrt() / 3.0,
       (x.shrink({{0, n.bind(20)}, {0, 19}}) * 2.0f).sum({0}),
       x.matmul(Tensor::rand({19, 23}, 2)).relu(),
+      Tensor::rand({3, 5003}, 3).sum({1}),  // grouped: shared memory and a barrier
   };
   std::string all;
   for (const Tensor& t : kernels) {
@@ -97,7 +98,7 @@ TEST(Nvrtc, RenderedKernelsCompileWithoutSpills) {
     }
   }
   // What the dialect spells apart from C was compiled above.
-  for (const char* spelling : {"lathe_bitcast<int>(", "__int_as_float(0x7f800000)", "lathe_f32_to_f16(", "const long long n", "blockIdx.x", "#pragma unroll 4"})
+  for (const char* spelling : {"lathe_bitcast<int>(", "__int_as_float(0x7f800000)", "lathe_f32_to_f16(", "const long long n", "blockIdx.x", "#pragma unroll 4", "__shared__ float", "__syncthreads();"})
     EXPECT_NE(all.find(spelling), std::string::npos) << spelling;
 }
 
