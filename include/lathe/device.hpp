@@ -79,6 +79,10 @@ class Buffer {
   void copy_from(const Buffer& src) const;
   /// Sets every byte to `byte`. (Both write the memory, not the handle, as data() hands it out.)
   void fill_bytes(uint8_t byte) const;
+  /// Waits until what is queued on this buffer's device (a GPU's copies and kernels) is done; on
+  /// the CPU there is nothing to wait for. copyout waits by itself; a device-to-device copy_from
+  /// may return before its bytes have moved, ordered before every later use by lathe.
+  void synchronize() const;
   /// The contents as a vector; throws DTypeError unless T matches the buffer's dtype.
   template <class T>
   std::vector<T> to_vector() const;

@@ -167,6 +167,10 @@ void Buffer::copy_from(const Buffer& src) const {
   memory_of(*state_).copyin(device_ptr(), staged.data(), staged.size());
 }
 
+void Buffer::synchronize() const {
+  if (valid()) memory_of(*state_).synchronize();
+}
+
 void Buffer::fill_bytes(uint8_t byte) const {
   if (nbytes()) memory_of(*state_).fill(device_ptr(), byte, nbytes());
 }

@@ -144,6 +144,8 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
     if (nbytes > 0) copy.copy_from(Buffer::view(*out, 0, elements, dt));
     outs.push_back(Tensor::from_buffer(copy, shape));
   }
+  // On a GPU the copies are queued behind the plan's kernels: the outputs are whole when run returns.
+  if (const Buffer* first = impl_->plan.output_buffer_at(0)) first->synchronize();
   return outs;
 }
 
