@@ -8,7 +8,6 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
-#include "lathe/error.hpp"
 
 namespace lathe {
 namespace {
@@ -62,6 +61,9 @@ UOpPtr group_loop(const UOpPtr& ast) {
   return nullptr;
 }
 
+// `ast` with its Group loop `group` an ordinary loop again: a reduction no block can share.
+UOpPtr ungrouped(const UOpPtr& ast, const UOpPtr& group) { return substitute(ast, {{group.get(), make_range(group->src(0), axis_of(*group))}}); }
+
 }  // namespace
 
 GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
@@ -72,9 +74,7 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   // A grouped reduction's threads are its block (dimension x): the output loops take blocks alone.
   UOpPtr group = group_loop(ast);
   int64_t group_threads = group ? thread_count(*group) : 1;
-  if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0]))
-    throw CompileError("a reduction grouped across " + std::to_string(group_threads) + " threads exceeds a block of this GPU (" +
-                       std::to_string(std::min<int64_t>(target.local_total_max, target.local_max[0])) + ")");
+  if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0])) return launch_on_grid(ungrouped(ast, group), target);
   int64_t threads_left = group ? 1 : std::min(kThreadsPerBlock, target.local_total_max);
   std::vector<UOpPtr> loops = launchable_loops(ast);
   for (size_t d = 0; d < loops.size(); ++d) {
@@ -106,14 +106,16 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     lowered = substitute(lowered, gated);
   }
   if (group) {
+    // The loops left in each thread (output loops beyond the three launched, a chunked one) each
+    // take a row of partials: of a size known now, and within the block's shared memory.
+    for (const UOpPtr& u : toposort(lowered))
+      if (u->op() == Ops::RANGE && u != group && !u->src(0)->is_const()) return launch_on_grid(ungrouped(ast, group), target);
     lowered = split_group_in_block(lowered, launch_index(kThreadIndex[0], group_threads));
     out.local[0] = static_cast<size_t>(group_threads);
     int64_t scratch = 0;
     for (const UOpPtr& u : toposort(lowered))
       if (u->op() == Ops::DEFINE_LOCAL) scratch += u->dtype().ptr_size() * u->dtype().base().itemsize();
-    if (scratch > target.shared_bytes)
-      throw CompileError("a grouped reduction's partial sums take " + std::to_string(scratch) + " bytes of shared memory, more than this GPU's " +
-                         std::to_string(target.shared_bytes) + " a block");
+    if (scratch > target.shared_bytes) return launch_on_grid(ungrouped(ast, group), target);
   }
   out.ast = simplify(lowered);
   return out;

@@ -11,8 +11,10 @@
 //
 // A kernel with a GROUP loop (a reduction the heuristic shares among a block's threads) launches
 // its output loops as blocks alone, one position a block, and its group as the block's x threads
-// (split_group_in_block: partials in shared memory, a barrier, one thread combining); a scratch
-// larger than the Target's shared memory is a CompileError.
+// (split_group_in_block: partials in shared memory, a barrier, one thread combining). Output
+// loops that stay loops (beyond the three launched) take a row of partials each. Where the group
+// cannot be placed (more threads than a block, partials beyond the Target's shared memory, a loop
+// left in the threads of a size not known until run time) the GROUP loop is an ordinary loop again.
 //
 // Loops whose size depends on another loop stay loops in each thread; a size that depends on
 // variables is launched for its largest value (the threads past the actual end do nothing).

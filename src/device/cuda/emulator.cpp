@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "codegen/render_cuda.hpp"
 #include "device/cuda/gpu_target.hpp"
@@ -70,7 +71,8 @@ class EmulatorCompiler final : public Compiler {
 class EmulatedProgram final : public Program {
  public:
   EmulatedProgram(std::unique_ptr<Program> kernel, const ProgramSpec& spec)
-      : kernel_(std::move(kernel)), grid_(spec.global_size.value_or(LaunchSize{1, 1, 1})), block_(spec.local_size.value_or(LaunchSize{1, 1, 1})) {
+      : kernel_(std::move(kernel)), grid_(spec.global_size.value_or(LaunchSize{1, 1, 1})), block_(spec.local_size.value_or(LaunchSize{1, 1, 1})),
+        one_launch_(spec.shared_scratch ? std::make_unique<std::mutex>() : nullptr) {
     for (size_t i = 0; i < spec.var_names.size(); ++i) {
       const std::string& v = spec.var_names[i];
       if (!is_launch_index(v)) continue;
@@ -84,6 +86,10 @@ class EmulatedProgram final : public Program {
   }
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
+    // A block's shared memory is the CPU kernel's static scratch: one launch at a time uses it
+    // (the CPU program serialises each call, which here is one thread of the launch).
+    std::unique_lock<std::mutex> lock;
+    if (one_launch_) lock = std::unique_lock<std::mutex>(*one_launch_);
     int64_t mine[kMostValues];  // the values with this thread's launch indices (on the stack: no allocation)
     if (vals_ > 0) std::memcpy(mine, vals, vals_ * sizeof(int64_t));  // vals may be null when there are none
     LaunchSize g{}, l{};
@@ -109,6 +115,7 @@ class EmulatedProgram final : public Program {
   LaunchSize grid_, block_;
   std::vector<Slot> slots_;
   size_t vals_ = 0;
+  std::unique_ptr<std::mutex> one_launch_;  // set for a kernel with shared scratch
 };
 
 }  // namespace
