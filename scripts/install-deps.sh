@@ -16,6 +16,8 @@ packages=(
   libonnx-testdata  # the ONNX backend test suite the importer is checked against
   libgtest-dev libgmock-dev # GoogleTest for the test suite
   libbenchmark-dev  # Google Benchmark for bench/
+  python3-dev pybind11-dev # the Python package (python/): Debian's interpreter's headers and pybind11
+  python3-numpy python3-pytest # what the Python package exchanges arrays with, and its tests
 )
 
 sudo_cmd=()
