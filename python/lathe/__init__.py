@@ -61,6 +61,11 @@ _ORT_TYPE = {
 }
 
 
+def _native_order(a: np.ndarray) -> np.ndarray:
+    """`a`, or a copy of it in this machine's byte order."""
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
 class NodeArg:
     """A graph input or output, as ONNX Runtime describes one.
 
@@ -74,7 +79,11 @@ class NodeArg:
         self.shape = shape
         self.dtype = np.dtype("float32" if dtype == "bfloat16" else dtype)
         element = _ORT_TYPE.get(dtype, dtype)
-        self.type = f"tensor({element})" if kind == "tensor" else f"seq(tensor({element}))" if kind == "sequence" else f"optional(tensor({element}))"
+        self.type = {
+            "tensor": f"tensor({element})",
+            "sequence": f"seq(tensor({element}))",
+            "optional": f"optional(tensor({element}))",
+        }.get(kind, f"optional(seq(tensor({element})))")
 
     def __repr__(self) -> str:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
@@ -86,8 +95,9 @@ class InferenceSession:
     ``path_or_bytes``: a model file's path (its external data beside it) or its serialized bytes.
     ``max_sizes``: the largest size each named dimension will take (``{"batch": 64}``). A named
     dimension without one is compiled for the size the first run gives it, and compiled again,
-    for twice the size needed, when a later run exceeds it; a run past a given maximum raises
-    OnnxError. Threads and the device come from the environment (``LATHE_THREADS``,
+    for the larger of the size needed and twice the size before, when a later run exceeds it; a run
+    past a given maximum raises OnnxError. A dimension the model neither sizes nor names (None) is
+    refused when the model is prepared. Threads and the device come from the environment (``LATHE_THREADS``,
     ``LATHE_DEVICE``), read once when lathe first needs them.
 
     One session may be used from several threads: its runs take turns. Runs of different sessions
@@ -129,7 +139,7 @@ class InferenceSession:
         Returns the outputs named in ``output_names`` (all of them, in graph order, for None) as
         new numpy arrays. Raises OnnxError for a missing, unknown or misshapen input.
         """
-        feed = {name: np.asarray(value) for name, value in input_feed.items()}
+        feed = {name: _native_order(np.asarray(value)) for name, value in input_feed.items()}
         wanted = self._positions(output_names)
         self._ensure_prepared(feed)
         outs = self._native.run(feed)
@@ -150,6 +160,12 @@ class InferenceSession:
         missing = [arg.name for arg in self._inputs if arg.name not in feed]
         if missing:
             raise OnnxError(f"inputs {missing} are missing (the model's inputs: {[a.name for a in self._inputs]})")
+        # A wrong rank or fixed size is refused before any size grows (and anything compiles).
+        for arg in self._inputs:
+            value = feed[arg.name]
+            fixed = [(axis, dim) for axis, dim in enumerate(arg.shape) if isinstance(dim, int)]
+            if value.ndim != len(arg.shape) or any(value.shape[axis] != dim for axis, dim in fixed):
+                raise OnnxError(f"input {arg.name!r} has shape {tuple(value.shape)}; the model's is {arg.shape}")
         needed: Dict[str, int] = {}
         for arg in self._inputs:
             value = feed[arg.name]

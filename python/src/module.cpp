@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,8 @@ std::string numpy_name(DType dt) { return dt == dtypes::bool_ ? "bool" : dt.name
 DType dtype_of_array(const py::array& a) {
   std::string name = py::str(a.dtype().attr("name"));
   if (name == "bool") return dtypes::bool_;
+  if (name == "void" || name == "object" || name.rfind("str", 0) == 0 || name.rfind("bytes", 0) == 0)
+    throw DTypeError("lathe has no dtype for numpy's " + name);
   try {
     return dtypes::from_name(name);
   } catch (const Error&) {
@@ -40,7 +43,10 @@ DType dtype_of_array(const py::array& a) {
 // A copy of a C-contiguous view of `a` as a lathe tensor of its dtype and shape.
 Tensor tensor_of(const py::array& given) {
   DType dt = dtype_of_array(given);
+  if (!py::bool_(given.dtype().attr("isnative")))
+    throw DTypeError("an array of " + std::string(py::str(given.dtype().attr("str"))) + " is not in this machine's byte order: astype('=') it first");
   py::array a = py::array::ensure(given, py::array::c_style);
+  if (!a) throw py::error_already_set();
   Shape shape(a.shape(), a.shape() + a.ndim());
   return detail::tensor_from_bytes(a.data(), static_cast<size_t>(a.nbytes()), dt, shape);
 }
@@ -63,7 +69,10 @@ py::tuple describe(const ValueInfo& v) {
     else if (d < v.dim_params.size() && !v.dim_params[d].empty()) dims.append(v.dim_params[d]);
     else dims.append(py::none());
   }
-  const char* kind = v.kind == ValueKind::kTensor ? "tensor" : v.kind == ValueKind::kSequence ? "sequence" : "optional";
+  const char* kind = v.kind == ValueKind::kTensor ? "tensor"
+                     : v.kind == ValueKind::kSequence ? "sequence"
+                     : v.kind == ValueKind::kOptionalTensor ? "optional"
+                                                            : "optional sequence";
   return py::make_tuple(v.name, dims, v.dtype.name(), kind);
 }
 
@@ -75,14 +84,20 @@ class Session {
   py::list outputs() const { return described(model_.outputs()); }
 
   // Builds and compiles the model for inputs whose named dimensions reach `max_sizes`.
+  // Builds and compiles the model for inputs whose named dimensions reach `max_sizes`; runs meanwhile
+  // use the model prepared before, which stays where this fails.
   void prepare(const std::map<std::string, int64_t>& max_sizes) {
     py::gil_scoped_release unlocked;
+    PreparedModel fresh = model_.prepare(max_sizes);
     std::lock_guard<std::mutex> lock(mu_);
     prepared_.reset();
-    prepared_.emplace(model_.prepare(max_sizes));
+    prepared_.emplace(std::move(fresh));
   }
 
-  bool prepared() const { return prepared_.has_value(); }
+  bool prepared() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return prepared_.has_value();
+  }
 
   std::vector<py::array> run(const std::map<std::string, py::array>& feed) {
     std::map<std::string, Tensor> inputs;

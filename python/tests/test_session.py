@@ -97,9 +97,21 @@ def test_bad_inputs_raise_and_change_nothing():
     with pytest.raises(lathe.DTypeError, match="complex"):
         sess.run(None, {name: inputs[name].astype(np.complex64)})
     np.testing.assert_allclose(sess.run(None, inputs)[0], expected[0], rtol=RTOL, atol=ATOL)
-    # A view that is not contiguous is read as numpy sees it.
+    # A view that is not contiguous, and an array in the other byte order, are read as numpy sees them.
     flipped = np.ascontiguousarray(inputs[name][..., ::-1])[..., ::-1]
     np.testing.assert_allclose(sess.run(None, {name: flipped})[0], expected[0], rtol=RTOL, atol=ATOL)
+    swapped = inputs[name].astype(inputs[name].dtype.newbyteorder("S"))
+    np.testing.assert_allclose(sess.run(None, {name: swapped})[0], expected[0], rtol=RTOL, atol=ATOL)
+
+
+def test_a_bad_input_compiles_nothing():
+    sess = lathe.InferenceSession(os.path.join(MODELS, "cnn_dynamic_batch", "model.onnx"))
+    sess.run(None, {"image": np.zeros((2, 3, 16, 16), np.float32)})
+    with pytest.raises(lathe.OnnxError, match="image"):
+        sess.run(None, {"image": np.zeros((64, 3, 16, 15), np.float32)})  # a fixed size wrong
+    with pytest.raises(lathe.OnnxError, match="image"):
+        sess.run(None, {"image": np.zeros((64, 3, 16), np.float32)})  # a rank wrong
+    assert sess.get_max_sizes() == {"batch": 2}
 
 
 def test_errors_are_python_exceptions():
@@ -128,9 +140,23 @@ def test_threads_share_sessions_safely():
         except Exception as e:  # noqa: BLE001 - reported below
             failures.append(e)
 
+    # A session with a dynamic batch, grown by one thread while another runs it.
+    dyn = lathe.InferenceSession(os.path.join(MODELS, "cnn_dynamic_batch", "model.onnx"))
+    images = np.random.default_rng(5).standard_normal((12, 3, 16, 16)).astype(np.float32)
+    single = np.concatenate([dyn.run(None, {"image": images[i : i + 1]})[0] for i in range(12)])
+
+    def batches(sizes):
+        try:
+            for n in sizes:
+                np.testing.assert_allclose(dyn.run(None, {"image": images[:n]})[0], single[:n], rtol=1e-4, atol=1e-5)
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
     threads = [threading.Thread(target=work, args=args) for args in [(a, a_in, a_out), (b, b_in, b_out), (a, a_in, a_out)]]
+    threads += [threading.Thread(target=batches, args=(s,)) for s in ([1, 3, 2, 9, 4] * 3, [2, 5, 12, 1, 7] * 3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not failures, failures
+    assert dyn.get_max_sizes()["batch"] >= 12
