@@ -161,16 +161,14 @@ class InferenceSession:
         if missing:
             raise OnnxError(f"inputs {missing} are missing (the model's inputs: {[a.name for a in self._inputs]})")
         # A wrong rank or fixed size is refused before any size grows (and anything compiles).
+        needed: Dict[str, int] = {}
         for arg in self._inputs:
             value = feed[arg.name]
             fixed = [(axis, dim) for axis, dim in enumerate(arg.shape) if isinstance(dim, int)]
             if value.ndim != len(arg.shape) or any(value.shape[axis] != dim for axis, dim in fixed):
                 raise OnnxError(f"input {arg.name!r} has shape {tuple(value.shape)}; the model's is {arg.shape}")
-        needed: Dict[str, int] = {}
-        for arg in self._inputs:
-            value = feed[arg.name]
             for axis, dim in enumerate(arg.shape):
-                if isinstance(dim, str) and axis < value.ndim:
+                if isinstance(dim, str):
                     needed[dim] = max(needed.get(dim, 1), int(value.shape[axis]))
         with self._lock:
             grown = dict(self._max)

@@ -132,30 +132,14 @@ PYBIND11_MODULE(_lathe, m) {
   m.doc() = "lathe's native module: ONNX models prepared and run on numpy arrays (use the lathe package)";
   m.attr("__version__") = LATHE_VERSION_STRING;
 
-  // lathe's errors, most general first (pybind11 tries the last registered first).
-  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
-  static py::exception<OnnxError> onnx_error(m, "OnnxError", error.ptr());
-  static py::exception<ShapeError> shape_error(m, "ShapeError", error.ptr());
-  static py::exception<DTypeError> dtype_error(m, "DTypeError", error.ptr());
-  static py::exception<CompileError> compile_error(m, "CompileError", error.ptr());
-  static py::exception<SpecError> spec_error(m, "SpecError", error.ptr());
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const OnnxError& e) {
-      onnx_error(e.what());
-    } catch (const ShapeError& e) {
-      shape_error(e.what());
-    } catch (const DTypeError& e) {
-      dtype_error(e.what());
-    } catch (const CompileError& e) {
-      compile_error(e.what());
-    } catch (const SpecError& e) {
-      spec_error(e.what());
-    } catch (const Error& e) {
-      error(e.what());
-    }
-  });
+  // lathe's errors, most general first: pybind11 tries the translator registered last first, so
+  // each subclass is caught before Error.
+  py::object error = py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  py::register_exception<OnnxError>(m, "OnnxError", error);
+  py::register_exception<ShapeError>(m, "ShapeError", error);
+  py::register_exception<DTypeError>(m, "DTypeError", error);
+  py::register_exception<CompileError>(m, "CompileError", error);
+  py::register_exception<SpecError>(m, "SpecError", error);
 
   py::class_<Session>(m, "Session", "An ONNX model loaded by lathe (lathe.InferenceSession wraps it)")
       .def_static("from_path", [](const std::string& path) { return std::make_unique<Session>(Model::load(path)); }, py::arg("path"),

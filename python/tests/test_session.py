@@ -92,7 +92,7 @@ def test_bad_inputs_raise_and_change_nothing():
         sess.run(None, {})
     with pytest.raises(lathe.OnnxError, match=name):
         sess.run(None, {name: np.zeros((1, 3, 31, 32), np.float32)})  # wrong shape
-    with pytest.raises(lathe.Error):
+    with pytest.raises(lathe.OnnxError, match="float64, the model expects float32"):
         sess.run(None, {name: inputs[name].astype(np.float64)})  # wrong dtype
     with pytest.raises(lathe.DTypeError, match="complex"):
         sess.run(None, {name: inputs[name].astype(np.complex64)})

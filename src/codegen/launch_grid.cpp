@@ -84,8 +84,8 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     threads_left /= block;
     int64_t blocks = std::min((n + block - 1) / block, std::max<int64_t>(1, target.global_max[d]));
     int64_t threads = blocks * block;
-    UOpPtr thread = block == 1 && group ? launch_index(kBlockIndex[d], blocks)
-                                        : launch_index(kBlockIndex[d], blocks) * block + launch_index(kThreadIndex[d], block);
+    UOpPtr thread = launch_index(kBlockIndex[d], blocks);  // a block of one thread needs no thread index
+    if (block > 1) thread = thread * block + launch_index(kThreadIndex[d], block);
     if (n <= threads) {  // one position a thread: those past the end read and write nothing
       moved[loop.get()] = thread;
       if (!loop->src(0)->is_const() || n < threads) inside = inside ? logical_and(inside, lt(thread, loop->src(0))) : lt(thread, loop->src(0));

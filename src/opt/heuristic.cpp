@@ -447,15 +447,22 @@ class Planner {
     }
   }
 
-  // On a GPU, a kernel of few outputs and one long reduction: its longest reduction loop shared by
-  // a block of threads, at least 4 positions each (a power of two, so a warp is whole).
-  bool grouped_on_gpu() {
+  // The kernel's output count (its output loops' sizes multiplied) and its longest ordinary
+  // reduction loop (none: no reduction a GROUP can take): what both GROUP rules weigh.
+  std::pair<int64_t, std::optional<Loop>> outputs_and_longest_reduction() const {
     int64_t outputs = 1;
     std::optional<Loop> longest;
     for (const Loop& l : kernel_loops(cur_)) {
       if (!l.reduce) outputs *= l.size;
       else if (ordinary(l) && (!longest || l.size > longest->size)) longest = l;
     }
+    return {outputs, longest};
+  }
+
+  // On a GPU, a kernel of few outputs and one long reduction: its longest reduction loop shared by
+  // a block of threads, at least 4 positions each (a power of two, so a warp is whole).
+  bool grouped_on_gpu() {
+    auto [outputs, longest] = outputs_and_longest_reduction();
     if (!longest || outputs > kGroupedOutputs || longest->size < kGroupedReduction) return false;
     int64_t n = std::min<int64_t>({kGroupThreads, t_.local_max[0], t_.local_total_max});
     while (n > 32 && n * 4 > longest->size) n /= 2;
@@ -467,14 +474,10 @@ class Planner {
   void threads() {
     int64_t ops = estimated_ops(cur_);
     if (t_.threads <= 1 || ops < kThreadedOps) return;
+    auto [outputs, longest] = outputs_and_longest_reduction();
     std::vector<Loop> outs;
-    int64_t outputs = 1;
-    std::optional<Loop> longest;
-    for (const Loop& l : kernel_loops(cur_)) {
+    for (const Loop& l : kernel_loops(cur_))
       if (!l.reduce && l.kind == AxisKind::Loop) outs.push_back(l);
-      if (!l.reduce) outputs *= l.size;
-      else if (ordinary(l) && (!longest || l.size > longest->size)) longest = l;
-    }
     if (outputs < t_.threads && longest && longest->size >= 2 * t_.threads && apply({OptOp::GROUP, longest->axis, t_.threads})) return;
     if (outs.empty()) return;
     const Loop outermost = outs.front();
