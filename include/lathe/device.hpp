@@ -45,6 +45,12 @@ class Buffer {
   Buffer(DType dtype, size_t size, std::optional<DeviceSpec> device = std::nullopt);
   /// A view of `size` elements of `dtype` starting `offset_bytes` into `base`, sharing its memory.
   static Buffer view(const Buffer& base, size_t offset_bytes, size_t size, DType dtype);
+  /// A buffer over memory lathe does not own (a numpy array's, a DLPack tensor's): `memory` is its
+  /// address on `device` (the CPU when not given), and `owner` keeps it alive; the buffer and every
+  /// copy of its handle hold `owner` and drop it when the last goes. The memory must hold `size`
+  /// elements aligned to the dtype's size and stay valid while `owner` lives. release() leaves
+  /// such memory alone.
+  static Buffer borrow(void* memory, DType dtype, size_t size, std::shared_ptr<void> owner, std::optional<DeviceSpec> device = std::nullopt);
 
   bool valid() const { return state_ != nullptr; }
   /// Stable for the buffer's lifetime and unique in the process.
@@ -54,6 +60,8 @@ class Buffer {
   size_t nbytes() const;
   const DeviceSpec& device() const;
   bool is_view() const;
+  /// Whether the memory is borrowed (Buffer::borrow), for it or for the buffer it views.
+  bool is_borrowed() const;
   bool is_allocated() const;
   /// Marks the contents as fixed once written (a model's weights). A plan computes what depends
   /// only on constant buffers once, when it is prepared, and again only after the plan hands one

@@ -22,12 +22,13 @@ struct BufferState {
   size_t offset_bytes = 0;
   mutable void* ptr = nullptr;  // owned memory (non-views), the device's address
   mutable DeviceMemory* memory = nullptr;  // the device's memory, found on first allocation
+  std::shared_ptr<void> lender;  // set for borrowed memory: what keeps `ptr` alive (never freed here)
   std::atomic<bool> constant{false};
   mutable std::mutex mu;
 
   size_t nbytes() const { return size * static_cast<size_t>(dtype.itemsize()); }
   ~BufferState() {
-    if (!base && ptr) memory->free(ptr, nbytes());
+    if (!base && ptr && !lender) memory->free(ptr, nbytes());
   }
 };
 
@@ -91,6 +92,24 @@ Buffer Buffer::view(const Buffer& base, size_t offset_bytes, size_t size, DType 
   v.state_->base = base.state_->base ? base.state_->base : base.state_;
   v.state_->offset_bytes = offset_bytes + base.state_->offset_bytes;
   return v;
+}
+
+Buffer Buffer::borrow(void* memory, DType dtype, size_t size, std::shared_ptr<void> owner, std::optional<DeviceSpec> device) {
+  alignas(64) static char no_elements[64];  // the address of an empty borrowed buffer
+  if (!owner) throw Error("Buffer::borrow without an owner to keep its memory alive");
+  if (memory == nullptr && size != 0) throw Error("Buffer::borrow of " + std::to_string(size) + " x " + dtype.name() + " at a null address");
+  auto item = static_cast<uintptr_t>(dtype.itemsize());
+  if (item > 1 && reinterpret_cast<uintptr_t>(memory) % item != 0)
+    throw Error("Buffer::borrow of " + dtype.name() + " at an address not aligned to its " + std::to_string(item) + " bytes");
+  Buffer b(dtype, size, std::move(device));
+  b.state_->ptr = memory ? memory : no_elements;
+  b.state_->lender = std::move(owner);
+  return b;
+}
+
+bool Buffer::is_borrowed() const {
+  const detail::BufferState& owner = state_->base ? *state_->base : *state_;
+  return owner.lender != nullptr;
 }
 
 BufferId Buffer::id() const { return state_->id; }
@@ -178,6 +197,7 @@ void Buffer::fill_bytes(uint8_t byte) const {
 void Buffer::release() {
   detail::BufferState& owner = state_->base ? *state_->base : *state_;
   std::lock_guard<std::mutex> lock(owner.mu);
+  if (owner.lender) return;  // borrowed: not lathe's to give back
   if (owner.ptr) owner.memory->free(owner.ptr, owner.nbytes());
   owner.ptr = nullptr;
 }

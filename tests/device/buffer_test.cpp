@@ -101,6 +101,41 @@ TEST(Buffer, ReleaseGivesMemoryBackAndReallocatesOnUse) {
   EXPECT_NE(b.data(), nullptr);
 }
 
+TEST(Buffer, BorrowedMemoryIsSharedAndItsOwnerLivesAsLongAsAHandle) {
+  auto values = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5});
+  std::weak_ptr<std::vector<float>> watch = values;
+  Buffer b = Buffer::borrow(values->data(), dtypes::float32, 5, values);
+  float* seen = values->data();
+  values.reset();  // the lender's own reference gone: the buffer's keeps the memory
+  EXPECT_FALSE(watch.expired());
+  EXPECT_TRUE(b.is_borrowed());
+  EXPECT_TRUE(b.is_allocated());
+  EXPECT_EQ(b.data(), seen);
+  seen[2] = 30;  // written through the lender's address: read by the buffer
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{1, 2, 30, 4, 5}));
+  Buffer v = Buffer::view(b, 4, 2, dtypes::float32);
+  EXPECT_TRUE(v.is_borrowed());
+  b.release();  // not lathe's memory: left alone
+  EXPECT_EQ(b.data(), seen);
+  b = Buffer();
+  EXPECT_FALSE(watch.expired()) << "a view holds its borrowed base";
+  EXPECT_EQ(v.to_vector<float>(), (std::vector<float>{2, 30}));
+  v = Buffer();
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(Buffer, BorrowRefusesMisalignedNullAndOwnerlessMemory) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(64);
+  EXPECT_THROW(Buffer::borrow(bytes->data() + 1, dtypes::float32, 4, bytes), Error);
+  EXPECT_THROW(Buffer::borrow(nullptr, dtypes::float32, 4, bytes), Error);
+  EXPECT_THROW(Buffer::borrow(bytes->data(), dtypes::float32, 4, nullptr), Error);
+  Buffer empty = Buffer::borrow(nullptr, dtypes::float32, 0, bytes);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_TRUE(empty.to_vector<float>().empty());
+  Buffer odd = Buffer::borrow(bytes->data() + 1, dtypes::uint8, 3, bytes);  // one-byte elements: any address
+  EXPECT_EQ(odd.size(), 3u);
+}
+
 TEST(DeviceSpec, ParsesAndRejects) {
   EXPECT_EQ(DeviceSpec::parse("cpu").to_string(), "CPU");
   EXPECT_EQ(DeviceSpec::parse("CUDA:1").to_string(), "CUDA:1");
