@@ -18,6 +18,8 @@ packages=(
   libbenchmark-dev  # Google Benchmark for bench/
   python3-dev pybind11-dev # the Python package (python/): Debian's interpreter's headers and pybind11
   python3-numpy python3-pytest # what the Python package exchanges arrays with, and its tests
+  libdlpack-dev     # DLPack's header: the Python package's zero-copy exchange with torch, numpy, ...
+  python3-torch     # the Python Tensor API's tests compare against PyTorch
 )
 
 sudo_cmd=()

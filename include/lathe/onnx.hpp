@@ -93,7 +93,8 @@ class Model {
   /// (`dim_param`) from 1 up to `max_sizes[name]`: each becomes a Variable, so running it at
   /// another size rebinds the variable and compiles nothing. Every named dimension needs a
   /// maximum. Throws OnnxError naming the node for an operator that needs static sizes.
-  PreparedModel prepare(const std::map<std::string, int64_t>& max_sizes) const;
+  /// `options` are the plan's settings (threads, backend, ...); unset ones take the defaults.
+  PreparedModel prepare(const std::map<std::string, int64_t>& max_sizes, const PrepareOptions& options = {}) const;
 
   struct Impl;
 
@@ -114,7 +115,8 @@ class PreparedModel {
   /// that share a name must agree) and must lie in [1, its maximum]. Returns the outputs at
   /// their sizes for these inputs, as copies on the plan's device (to_vector reads them from any
   /// device). A bad input throws OnnxError and changes nothing.
-  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
+  /// With `profile`, it receives each kernel's time and work in this run, in the order they ran.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, std::vector<KernelProfile>* profile = nullptr);
   /// The sizes the last run bound, by dimension name.
   const std::map<std::string, int64_t>& sizes() const;
   /// The plan behind it: kernels, buffers, profiles.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 #include "lathe/uop.hpp"
 
@@ -49,6 +50,9 @@ class SInt {
   /// The largest and smallest values the size can take.
   int64_t max() const { return expr_ ? expr_->vmax() : value_; }
   int64_t min() const { return expr_ ? expr_->vmin() : value_; }
+  /// The size with its variables at `vars` (by name; a bound variable absent there takes its
+  /// bound value); throws Error naming a variable that has no value.
+  int64_t value_at(const std::unordered_map<std::string, int64_t>& vars) const;
   /// The size as an index node (a CONST for a static size).
   UOpPtr uop() const;
   std::string to_string() const;

@@ -1,5 +1,6 @@
 #include "lathe/variable.hpp"
 
+#include "ir/eval.hpp"
 #include "ir/symbolic.hpp"
 #include "lathe/error.hpp"
 
@@ -37,6 +38,8 @@ int64_t SInt::value() const {
   if (expr_) throw Error("the size " + to_string() + " is symbolic, not a number");
   return value_;
 }
+
+int64_t SInt::value_at(const std::unordered_map<std::string, int64_t>& vars) const { return expr_ ? evaluate_int(expr_, vars) : value_; }
 
 UOpPtr SInt::uop() const { return expr_ ? expr_ : UOp::index_const(value_); }
 

@@ -29,7 +29,7 @@ PreparedModel::PreparedModel(PreparedModel&&) noexcept = default;
 PreparedModel& PreparedModel::operator=(PreparedModel&&) noexcept = default;
 PreparedModel::~PreparedModel() = default;
 
-PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) const {
+PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, const PrepareOptions& options) const {
   auto impl = std::make_unique<PreparedModel::Impl>();
   std::map<std::string, Tensor> given;
   for (const ValueInfo& in : inputs()) {
@@ -71,14 +71,14 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes) co
   detail::PreparedInputsScope scope(std::move(input_nodes));
   std::vector<Tensor> outs = build(given);
   for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
-  impl->plan = Tensor::prepare(outs);
+  impl->plan = Tensor::prepare(outs, options);
   for (const PreparedKernel* k : impl->plan.prepared_kernels())
     for (const RuntimeVar& v : k->runtime_vars)
       if (std::find(impl->bound.begin(), impl->bound.end(), v.name) == impl->bound.end()) impl->bound.push_back(v.name);
   return PreparedModel(std::move(impl));
 }
 
-std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given) {
+std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given, std::vector<KernelProfile>* profile) {
   // Every check first, so a bad input leaves the buffers and bindings as they were.
   std::map<std::string, int64_t> sizes;
   std::vector<std::vector<uint8_t>> data;  // an input's bytes, staged on the host; or
@@ -128,7 +128,8 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
   }
   std::vector<std::pair<std::string, int64_t>> binds;
   for (const std::string& name : impl_->bound) binds.emplace_back(name, sizes.at(name));
-  impl_->plan.execute_with_vars(binds);
+  if (profile) *profile = impl_->plan.execute_with_vars_profiled(binds);
+  else impl_->plan.execute_with_vars(binds);
   impl_->sizes = sizes;
   VarValues vals(sizes.begin(), sizes.end());
   std::vector<Tensor> outs;

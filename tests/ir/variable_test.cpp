@@ -46,5 +46,16 @@ TEST(SInt, StaticAndSymbolicArithmetic) {
   EXPECT_EQ(SInt(5).uop(), UOp::index_const(5));
 }
 
+TEST(SInt, ValueAtGivenVariablesOrTheBoundOnes) {
+  Variable n("n", 1, 64), m("m", 1, 8);
+  SInt s = SInt(n) * 4 + SInt(m);
+  EXPECT_EQ(s.value_at({{"n", 3}, {"m", 2}}), 14);
+  EXPECT_THROW(s.value_at({{"n", 3}}), Error);  // m has no value: named, not guessed
+  SInt bound = n.bind(10) * 2;
+  EXPECT_EQ(bound.value_at({}), 20);
+  EXPECT_EQ(bound.value_at({{"n", 7}}), 14);
+  EXPECT_EQ(SInt(5).value_at({{"n", 1}}), 5);
+}
+
 }  // namespace
 }  // namespace lathe

@@ -1,0 +1,122 @@
+#include "arrays.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace lathe::python {
+
+std::string numpy_name(DType dt) { return dt == dtypes::bool_ ? "bool" : dt.name(); }
+
+namespace {
+
+DType dtype_named(const std::string& name, const std::string& said) {
+  if (name == "bool") return dtypes::bool_;
+  try {
+    DType dt = dtypes::from_name(name);
+    if (dt != dtypes::index && dt != dtypes::void_) return dt;
+  } catch (const Error&) {
+  }
+  throw DTypeError("lathe has no dtype " + said);
+}
+
+}  // namespace
+
+DType dtype_of_array(const py::array& a) {
+  std::string name = py::str(a.dtype().attr("name"));
+  return dtype_named(name, "for numpy's " + name);
+}
+
+DType dtype_arg(py::handle given) {
+  if (py::isinstance<DType>(given)) return given.cast<DType>();
+  if (py::isinstance<py::str>(given)) {
+    std::string name = given.cast<std::string>();
+    if (name == "bfloat16") return dtypes::bfloat16;  // numpy has no such name: lathe's own
+    try {
+      name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(given)).attr("name"));
+    } catch (const py::error_already_set&) {
+      throw DTypeError("lathe has no dtype '" + given.cast<std::string>() + "'");
+    }
+    return dtype_named(name, "'" + given.cast<std::string>() + "'");
+  }
+  std::string name;
+  try {
+    name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(given)).attr("name"));
+  } catch (const py::error_already_set&) {
+    throw DTypeError("a dtype must be a lathe.DType, a name or a numpy dtype, not " + std::string(py::str(py::repr(given))));
+  }
+  return dtype_named(name, "for numpy's " + name);
+}
+
+std::shared_ptr<void> hold(py::object lender) {
+  auto* held = new py::object(std::move(lender));
+  return std::shared_ptr<void>(held, [](void* p) {
+    auto* object = static_cast<py::object*>(p);
+    if (!Py_IsInitialized()) {  // the interpreter is gone: nothing left to release
+      object->release();
+      delete object;
+      return;
+    }
+    py::gil_scoped_acquire locked;
+    delete object;
+  });
+}
+
+namespace {
+
+void check_native_order(const py::array& a) {
+  if (!py::bool_(a.dtype().attr("isnative")))
+    throw DTypeError("an array of " + std::string(py::str(a.dtype().attr("str"))) + " is not in this machine's byte order: astype('=') it first");
+}
+
+Shape shape_of(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
+
+}  // namespace
+
+Tensor copy_of(const py::array& given) {
+  DType dt = dtype_of_array(given);
+  check_native_order(given);
+  py::array a = py::array::ensure(given, py::array::c_style);
+  if (!a) throw py::error_already_set();
+  return detail::tensor_from_bytes(a.data(), static_cast<size_t>(a.nbytes()), dt, shape_of(a));
+}
+
+Tensor borrow_or_copy(const py::array& a) {
+  DType dt = dtype_of_array(a);
+  check_native_order(a);
+  bool contiguous = (a.flags() & py::array::c_style) != 0;
+  bool aligned = reinterpret_cast<uintptr_t>(a.data()) % static_cast<uintptr_t>(dt.itemsize()) == 0;
+  if (!contiguous || !aligned || !a.writeable()) return copy_of(a);
+  Buffer memory = Buffer::borrow(const_cast<void*>(a.data()), dt, static_cast<size_t>(a.size()), hold(a));
+  return Tensor::from_buffer(memory, shape_of(a));
+}
+
+py::array array_over(const Buffer& buffer, const Shape& shape) {
+  size_t elements = 1;
+  for (int64_t d : shape) elements *= static_cast<size_t>(d);
+  Buffer front = elements == buffer.size() ? buffer : Buffer::view(buffer, 0, elements, buffer.dtype());
+  if (buffer.dtype() == dtypes::bfloat16 || !buffer.host_visible()) return array_of(Tensor::from_buffer(front, shape));
+  auto* kept = new Buffer(front);
+  py::capsule owner(kept, [](void* p) { delete static_cast<Buffer*>(p); });
+  std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  return py::array(py::dtype(numpy_name(front.dtype())), dims, front.data(), owner);
+}
+
+py::array array_of(const Tensor& given) {
+  Tensor t = given.dtype() == dtypes::bfloat16 ? given.cast(dtypes::float32) : given;
+  std::vector<uint8_t> bytes = detail::tensor_bytes(t, t.dtype(), "numpy()");
+  Shape shape = bound_shape(t);
+  std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  py::array out(py::dtype(numpy_name(t.dtype())), dims);
+  if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  return out;
+}
+
+Shape bound_shape(const Tensor& t) {
+  if (!t.is_symbolic()) return t.shape();
+  Shape shape;
+  for (const SInt& d : t.symbolic_shape()) shape.push_back(d.value_at({}));
+  return shape;
+}
+
+}  // namespace lathe::python

@@ -1,0 +1,722 @@
+// lathe.Tensor: the C++ Tensor API from Python, with numpy's broadcasting and indexing, Python
+// scalars on either side of an operator, and numpy arrays in and out. Also DType, Variable and
+// SInt (symbolic sizes) and Plan (a prepared ExecutionPlan run many times, its variables rebound).
+//
+// Every op builds graph only; realize(), numpy(), item() and the like run it. A tensor made from
+// a numpy array copies it (Tensor(a)) or borrows its memory (Tensor.from_numpy(a)); a realized
+// tensor hands its memory out through the buffer protocol and DLPack without a copy.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+
+namespace lathe::python {
+
+namespace {
+
+// ---- arguments ------------------------------------------------------------------------------------
+
+SInt sint_of(py::handle h) {
+  if (py::isinstance<SInt>(h)) return h.cast<SInt>();
+  if (py::isinstance<Variable>(h)) return SInt(h.cast<Variable>());
+  if (py::isinstance<py::int_>(h) || py::hasattr(h, "__index__")) return SInt(py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>());
+  throw py::type_error("a size must be an int, a lathe.Variable or a lathe.SInt, not " + std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+// A shape given as separate arguments, f(2, 3), or as one sequence, f((2, 3)).
+SymShape shape_args(const py::args& args) {
+  py::sequence items = args;
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && py::isinstance<py::sequence>(args[0])) items = args[0];
+  SymShape shape;
+  for (py::handle h : items) shape.push_back(sint_of(h));
+  return shape;
+}
+
+SymShape shape_arg(py::handle given) {
+  if (py::isinstance<py::int_>(given) || py::isinstance<SInt>(given) || py::isinstance<Variable>(given)) return {sint_of(given)};
+  SymShape shape;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(given)) shape.push_back(sint_of(h));
+  return shape;
+}
+
+std::optional<Shape> static_shape(const SymShape& shape) {
+  Shape out;
+  for (const SInt& d : shape) {
+    if (!d.is_static()) return std::nullopt;
+    out.push_back(d.value());
+  }
+  return out;
+}
+
+std::vector<int64_t> ints_arg(py::handle given) {
+  if (given.is_none()) return {};
+  if (py::isinstance<py::int_>(given)) return {given.cast<int64_t>()};
+  return given.cast<std::vector<int64_t>>();
+}
+
+std::vector<int64_t> ints_args(const py::args& args) {
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return ints_arg(args[0]);
+  return args.cast<std::vector<int64_t>>();
+}
+
+// An int for each of `n` axes: one int for all, or a sequence of n.
+std::vector<int64_t> per_axis(py::handle given, size_t n, const char* what) {
+  if (py::isinstance<py::int_>(given)) return std::vector<int64_t>(n, given.cast<int64_t>());
+  std::vector<int64_t> v = given.cast<std::vector<int64_t>>();
+  if (v.size() != n) throw ShapeError(std::string(what) + " has " + std::to_string(v.size()) + " entries for " + std::to_string(n) + " spatial axes");
+  return v;
+}
+
+// Padding for `n` spatial axes: an int for every side, an int per axis (both sides), or a
+// (before, after) pair per axis.
+std::vector<std::pair<int64_t, int64_t>> padding_arg(py::handle given, size_t n) {
+  if (py::isinstance<py::int_>(given)) return std::vector<std::pair<int64_t, int64_t>>(n, {given.cast<int64_t>(), given.cast<int64_t>()});
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(given)) {
+    if (py::isinstance<py::int_>(h)) out.emplace_back(h.cast<int64_t>(), h.cast<int64_t>());
+    else out.push_back(h.cast<std::pair<int64_t, int64_t>>());
+  }
+  if (out.size() != n) throw ShapeError("padding has " + std::to_string(out.size()) + " entries for " + std::to_string(n) + " spatial axes");
+  return out;
+}
+
+size_t spatial_axes(const Tensor& t, const char* op) {
+  if (t.ndim() < 3) throw ShapeError(std::string(op) + " of a tensor of shape " + shape_to_string(t.shape()) + " (needs N, C and a spatial axis)");
+  return static_cast<size_t>(t.ndim() - 2);
+}
+
+Window window_arg(size_t n, py::handle stride, py::handle padding, py::handle dilation, bool ceil_mode = false) {
+  Window w;
+  if (!stride.is_none()) w.stride = per_axis(stride, n, "stride");
+  w.padding = padding_arg(padding, n);
+  w.dilation = per_axis(dilation, n, "dilation");
+  w.ceil_mode = ceil_mode;
+  return w;
+}
+
+std::optional<Tensor> optional_tensor(py::handle h);
+
+// ---- data in ----------------------------------------------------------------------------------------
+
+// A tensor from Python data: a Tensor, a numpy array (copied), a scalar, or nested sequences.
+// Without a dtype, Python floats become float32 and ints int32, as in tinygrad; arrays keep theirs.
+Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
+  Tensor t;
+  if (py::isinstance<Tensor>(data)) {
+    t = data.cast<Tensor>();
+  } else if (py::isinstance<py::bool_>(data)) {
+    t = Tensor::full(Shape{}, ConstValue(data.cast<bool>()), dtypes::bool_);
+  } else if (py::isinstance<py::int_>(data)) {
+    t = Tensor::full(Shape{}, ConstValue(data.cast<int64_t>()), dtype.value_or(dtypes::default_int));
+  } else if (py::isinstance<py::float_>(data)) {
+    t = Tensor::full(Shape{}, ConstValue(data.cast<double>()), dtype.value_or(dtypes::default_float));
+  } else if (py::isinstance<py::array>(data)) {
+    t = copy_of(py::reinterpret_borrow<py::array>(data));
+  } else {
+    py::array a = py::module_::import("numpy").attr("asarray")(data);
+    std::string kind = py::str(a.dtype().attr("kind"));
+    if (!dtype && kind == "f") a = a.attr("astype")("float32");
+    if (!dtype && kind == "i") a = a.attr("astype")("int32");
+    t = copy_of(a);
+  }
+  return dtype && t.dtype() != *dtype ? t.cast(*dtype) : t;
+}
+
+// The other operand of a binary op: Python numbers become scalars shaped to broadcast (an int
+// takes `like`'s dtype, a float is float32 unless `like` is a float), anything else a tensor.
+Tensor operand(const Tensor& like, py::handle x) {
+  if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
+  if (py::isinstance<py::bool_>(x)) return Tensor::full(Shape{}, ConstValue(x.cast<bool>()), dtypes::bool_);
+  if (py::isinstance<py::int_>(x)) return Tensor::scalar_like(like, static_cast<double>(x.cast<int64_t>()), false);
+  if (py::isinstance<py::float_>(x)) return Tensor::scalar_like(like, x.cast<double>(), true);
+  return tensor_of(x, std::nullopt);
+}
+
+std::optional<Tensor> optional_tensor(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return tensor_of(h, std::nullopt);
+}
+
+std::vector<Tensor> tensors_of(const py::args& args) {
+  std::vector<Tensor> out;
+  py::sequence items = args;
+  if (args.size() == 1 && !py::isinstance<Tensor>(args[0]) && py::isinstance<py::sequence>(args[0])) items = args[0];
+  for (py::handle h : items) out.push_back(tensor_of(h, std::nullopt));
+  return out;
+}
+
+// ---- ops that Python spells differently ---------------------------------------------------------
+
+// Python's //: floor division (numpy's and torch's, not C's truncation).
+Tensor floordiv(const Tensor& a, const Tensor& b) {
+  DType dt = least_upper_dtype({a.dtype(), b.dtype()});
+  if (dt.is_float()) return (a / b).floor();
+  return (a - a.remainder(b)).idiv(b);
+}
+
+Tensor invert(const Tensor& a) {
+  if (a.dtype().is_bool()) return a.logical_not();
+  if (a.dtype().is_float()) throw DTypeError("~ of a " + a.dtype().name() + " tensor (bool and integers only)");
+  return a.bitwise_xor(Tensor::scalar_like(a, -1, false));
+}
+
+Tensor power(const Tensor& a, py::handle exponent) {
+  if (py::isinstance<py::float_>(exponent) || (py::isinstance<py::int_>(exponent) && !py::isinstance<py::bool_>(exponent) && a.dtype().is_float()))
+    return a.pow(exponent.cast<double>());
+  return a.pow(operand(a, exponent));
+}
+
+// numpy-style basic indexing: ints, slices, None (a new axis) and one Ellipsis.
+Tensor index(const Tensor& t, py::handle key) {
+  py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  int64_t used = 0;
+  bool ellipsis = false;
+  for (py::handle h : items) {
+    if (h.is(py::ellipsis())) {
+      if (ellipsis) throw py::index_error("an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    } else if (!h.is_none()) {
+      ++used;
+    }
+  }
+  if (used > t.ndim())
+    throw py::index_error("too many indices for a tensor of shape " + shape_to_string(t.shape()) + ": " + std::to_string(used) + " for " +
+                          std::to_string(t.ndim()) + " axes");
+  Tensor r = t;
+  int64_t axis = 0;  // the axis of r the next entry indexes
+  for (py::handle h : items) {
+    if (h.is(py::ellipsis())) {
+      axis += t.ndim() - used;
+    } else if (h.is_none()) {
+      r = r.unsqueeze(axis++);
+    } else if (py::isinstance<py::slice>(h)) {
+      auto get = [&](const char* name) -> std::optional<int64_t> {
+        py::object v = h.attr(name);
+        if (v.is_none()) return std::nullopt;
+        return v.cast<int64_t>();
+      };
+      std::optional<int64_t> step = get("step");
+      if (step && *step == 0) throw py::value_error("slice step cannot be zero");
+      r = r.slice(axis++, get("start"), get("stop"), step.value_or(1));
+    } else if (py::isinstance<py::int_>(h) || (!py::isinstance<Tensor>(h) && !py::isinstance<py::sequence>(h) && py::hasattr(h, "__index__"))) {
+      int64_t i = py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>();
+      int64_t size = r.shape()[static_cast<size_t>(axis)];
+      if (i < -size || i >= size)
+        throw py::index_error("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) + " of size " + std::to_string(size));
+      if (i < 0) i += size;
+      r = r.slice(axis, i, i + 1).squeeze(axis);
+    } else {
+      throw py::index_error("lathe.Tensor is indexed by ints, slices, None and '...' (for tensor indices use gather), not " +
+                            std::string(py::str(py::type::of(h).attr("__name__"))));
+    }
+  }
+  return r;
+}
+
+py::tuple shape_tuple(const Tensor& t) {
+  py::list dims;
+  if (!t.is_symbolic()) {
+    for (int64_t d : t.shape()) dims.append(d);
+  } else {
+    for (const SInt& d : t.symbolic_shape()) {
+      if (d.is_static()) dims.append(d.value());
+      else dims.append(py::cast(d));
+    }
+  }
+  return py::tuple(dims);
+}
+
+const char* buffer_format(DType dt) {
+  switch (dt.scalar_type()) {
+    case ScalarType::Bool: return "?";
+    case ScalarType::Int8: return "b";
+    case ScalarType::UInt8: return "B";
+    case ScalarType::Int16: return "h";
+    case ScalarType::UInt16: return "H";
+    case ScalarType::Int32: return "i";
+    case ScalarType::UInt32: return "I";
+    case ScalarType::Int64: return "q";
+    case ScalarType::UInt64: return "Q";
+    case ScalarType::Float16: return "e";
+    case ScalarType::Float32: return "f";
+    case ScalarType::Float64: return "d";
+    default: throw DTypeError("a " + dt.name() + " tensor has no buffer format (cast it to float32 first)");
+  }
+}
+
+// The values of a one-element tensor as a Python scalar.
+py::object item(const Tensor& t) {
+  if (t.numel() != 1) throw ShapeError("item() of a tensor of shape " + shape_to_string(t.shape()) + " (needs one element)");
+  return array_of(t).attr("item")();
+}
+
+// ---- plans --------------------------------------------------------------------------------------
+
+// A prepared ExecutionPlan and its outputs' shapes, so a run at other variable values reads its
+// outputs at their sizes there. Runs of one plan are serialised; the interpreter lock is released
+// while it runs.
+class Plan {
+ public:
+  Plan(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
+    py::gil_scoped_release unlocked;
+    plan_ = Tensor::prepare(outputs, options);
+    for (const Tensor& t : outputs) shapes_.push_back(t.symbolic_shape()), dtypes_.push_back(t.dtype());
+  }
+
+  py::object execute(const std::map<std::string, int64_t>& vars, bool profile) {
+    std::vector<std::pair<std::string, int64_t>> binds(vars.begin(), vars.end());
+    std::vector<KernelRecord> records;
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<KernelProfile> kernels = profile ? plan_.execute_with_vars_profiled(binds) : std::vector<KernelProfile>{};
+      if (!profile) plan_.execute_with_vars(binds);
+      records = records_of(kernels);
+      for (const auto& [name, value] : vars) vars_[name] = value;
+    }
+    if (!profile) return py::none();
+    return py::cast(records);
+  }
+
+  size_t outputs() const { return shapes_.size(); }
+
+  // A copy of output `i` at the sizes of the last run's variables.
+  py::array numpy(size_t i) {
+    if (i >= shapes_.size()) throw py::index_error("output " + std::to_string(i) + " of a plan of " + std::to_string(shapes_.size()));
+    std::lock_guard<std::mutex> lock(mu_);
+    Shape shape;
+    size_t elements = 1;
+    for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(vars_)), elements *= static_cast<size_t>(shape.back());
+    const Buffer* out = plan_.output_buffer_at(i);
+    return array_of(Tensor::from_buffer(elements == out->size() ? *out : Buffer::view(*out, 0, elements, dtypes_[i]), shape));
+  }
+
+  // Copies `values` into the plan's buffer of `input` (a realized tensor the plan reads), at its
+  // front when the buffer is larger (an input of symbolic size).
+  void write(const Tensor& input, const py::array& values) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Buffer* b = input.is_realized() ? plan_.buffer_mut_by_id(input.uop_id()) : nullptr;
+    if (!b) throw Error("write: the plan reads no buffer of this tensor (" + input.to_string() + "); give it a realized input of the plan");
+    Tensor given = copy_of(values);
+    if (given.dtype() != b->dtype()) throw DTypeError("write: " + given.dtype().name() + " values into a " + b->dtype().name() + " input");
+    std::vector<uint8_t> bytes = detail::tensor_bytes(given, given.dtype(), "write");
+    if (bytes.size() > b->nbytes())
+      throw ShapeError("write: " + std::to_string(given.numel()) + " values into an input of " + std::to_string(b->size()));
+    Buffer front = bytes.size() == b->nbytes() ? *b : Buffer::view(*b, 0, static_cast<size_t>(given.numel()), b->dtype());
+    front.copyin(bytes.data(), bytes.size());
+  }
+
+  py::dict variables() const {
+    py::dict out;
+    for (const PreparedKernel* k : plan_.prepared_kernels())
+      for (const RuntimeVar& v : k->runtime_vars) out[py::str(v.name)] = py::make_tuple(v.min, v.max);
+    return out;
+  }
+
+  std::vector<std::string> kernels() const {
+    std::vector<std::string> names;
+    for (const PreparedKernel* k : plan_.prepared_kernels()) names.push_back(k->kernel->entry_point);
+    return names;
+  }
+
+  py::dict memory() const {
+    const MemoryStats& s = plan_.memory_stats();
+    py::dict out;
+    out["arena_bytes"] = s.arena_bytes;
+    out["intermediate_bytes"] = s.intermediate_bytes;
+    out["peak_live_bytes"] = s.peak_live_bytes;
+    out["constant_bytes"] = s.constant_bytes;
+    out["io_bytes"] = s.io_bytes;
+    return out;
+  }
+
+ private:
+  ExecutionPlan plan_;
+  std::vector<SymShape> shapes_;
+  std::vector<DType> dtypes_;
+  std::unordered_map<std::string, int64_t> vars_;  // the values the last run set (others: as bound)
+  std::mutex mu_;
+};
+
+std::unique_ptr<Plan> prepare_plan(const std::vector<Tensor>& outputs, std::optional<int> threads, std::optional<std::string> backend,
+                                   std::optional<bool> optimize, std::optional<int> beam) {
+  return std::make_unique<Plan>(outputs, prepare_options(threads, backend, optimize, beam));
+}
+
+#define LATHE_PREPARE_ARGS \
+  py::arg("threads") = py::none(), py::arg("backend") = py::none(), py::arg("optimize") = py::none(), py::arg("beam") = py::none()
+
+void bind_symbols(py::module_& m) {
+  py::class_<DType>(m, "DType", "An element type: lathe.dtypes.float32, ...")
+      .def_property_readonly("name", [](const DType& d) { return d.name(); })
+      .def_property_readonly("itemsize", &DType::itemsize)
+      .def_property_readonly("is_float", &DType::is_float)
+      .def_property_readonly("is_int", [](const DType& d) { return d.is_int(); })
+      .def_property_readonly("is_bool", &DType::is_bool)
+      .def_property_readonly("np", [](const DType& d) { return py::dtype(numpy_name(d == dtypes::bfloat16 ? dtypes::float32 : d)); },
+                             "the numpy dtype its values convert to (bfloat16: float32)")
+      .def("__eq__", [](const DType& a, py::handle b) {
+        try {
+          return a == dtype_arg(b);
+        } catch (const Error&) {
+          return false;
+        }
+      })
+      .def("__hash__", [](const DType& d) { return py::hash(py::str(d.name())); })
+      .def("__str__", [](const DType& d) { return d.name(); })
+      .def("__repr__", [](const DType& d) { return "dtypes." + (d.is_bool() ? std::string("bool") : d.name()); });
+  py::module_ dt = m.def_submodule("dtypes", "lathe's element types, as tinygrad names them");
+  for (DType d : dtypes::all()) dt.attr(py::str(d.is_bool() ? "bool" : d.name())) = d;
+  dt.attr("default_float") = dtypes::default_float;
+  dt.attr("default_int") = dtypes::default_int;
+
+  py::class_<SInt>(m, "SInt", "A size: a number or an expression of variables")
+      .def(py::init([](int64_t v) { return SInt(v); }))
+      .def_property_readonly("is_static", &SInt::is_static)
+      .def_property_readonly("min", &SInt::min)
+      .def_property_readonly("max", &SInt::max)
+      .def("value", [](const SInt& s, const std::unordered_map<std::string, int64_t>& vars) { return s.value_at(vars); },
+           py::arg("vars") = std::unordered_map<std::string, int64_t>{},
+           "The size at the given variable values (bound variables default to their bound values)")
+      .def("__int__", [](const SInt& s) { return s.value_at({}); })
+      .def("__add__", [](const SInt& a, py::handle b) { return a + sint_of(b); }, py::is_operator())
+      .def("__radd__", [](const SInt& a, py::handle b) { return sint_of(b) + a; }, py::is_operator())
+      .def("__sub__", [](const SInt& a, py::handle b) { return a - sint_of(b); }, py::is_operator())
+      .def("__rsub__", [](const SInt& a, py::handle b) { return sint_of(b) - a; }, py::is_operator())
+      .def("__mul__", [](const SInt& a, py::handle b) { return a * sint_of(b); }, py::is_operator())
+      .def("__rmul__", [](const SInt& a, py::handle b) { return sint_of(b) * a; }, py::is_operator())
+      .def("__eq__", [](const SInt& a, py::handle b) { return a == sint_of(b); })
+      .def("__hash__", [](const SInt& s) { return py::hash(py::str(s.to_string())); })
+      .def("__repr__", &SInt::to_string);
+
+  py::class_<Variable>(m, "Variable", "A symbolic size in [min, max]: kernels that use one compile once and read it at run time")
+      .def(py::init<std::string, int64_t, int64_t>(), py::arg("name"), py::arg("min"), py::arg("max"))
+      .def_property_readonly("name", &Variable::name)
+      .def_property_readonly("min", &Variable::min)
+      .def_property_readonly("max", &Variable::max)
+      .def("bind", &Variable::bind, py::arg("value"), "This variable at `value` now, rebindable at run time (Plan.execute)")
+      .def("__add__", [](const Variable& a, py::handle b) { return SInt(a) + sint_of(b); }, py::is_operator())
+      .def("__mul__", [](const Variable& a, py::handle b) { return SInt(a) * sint_of(b); }, py::is_operator())
+      .def("__repr__", [](const Variable& v) {
+        return "Variable('" + v.name() + "', " + std::to_string(v.min()) + ", " + std::to_string(v.max()) + ")";
+      });
+  py::implicitly_convertible<Variable, SInt>();
+  py::implicitly_convertible<py::int_, SInt>();
+
+  py::class_<Plan>(m, "Plan", "Tensors compiled once (Tensor.prepare): execute() runs them, rebinding variables, compiling nothing")
+      .def("execute", &Plan::execute, py::arg("vars") = std::map<std::string, int64_t>{}, py::arg("profile") = false,
+           "Runs the plan, variables rebound by name (checked against their bounds); with profile=True returns a KernelProfile per kernel")
+      .def_property_readonly("num_outputs", &Plan::outputs)
+      .def("numpy", &Plan::numpy, py::arg("i") = 0, "A copy of output i at the sizes of the last run")
+      .def("write", &Plan::write, py::arg("input"), py::arg("values"), "Copies a numpy array into the plan's buffer of a realized input tensor")
+      .def_property_readonly("variables", &Plan::variables, "The variables its kernels read: name -> (min, max)")
+      .def_property_readonly("kernels", &Plan::kernels, "Its kernels' names, in the order they run")
+      .def_property_readonly("memory", &Plan::memory, "Where its memory goes, in bytes");
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  bind_symbols(m);
+  using T = const Tensor&;
+  using H = py::handle;
+  py::class_<Tensor> t(m, "Tensor", py::buffer_protocol(), "A lazy tensor: ops build a graph; realize(), numpy() and item() run it");
+  t.def(py::init([](H data, H dtype) { return tensor_of(data, dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype))); }),
+        py::arg("data"), py::arg("dtype") = py::none(),
+        "From a numpy array (copied), a Python scalar or nested lists (floats as float32, ints as int32), or another Tensor")
+      // creation
+      .def_static("from_numpy", &borrow_or_copy, py::arg("array"),
+                  "Over the array's memory, which it keeps alive, where lathe can read it in place (C-contiguous, aligned, native "
+                  "byte order, writeable); a copy otherwise. Later writes to the array are seen by what is computed from it")
+      .def_static("zeros", [](py::args shape, H dtype) { return Tensor::zeros(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
+                  py::kw_only(), py::arg("dtype") = py::none())
+      .def_static("ones", [](py::args shape, H dtype) { return Tensor::ones(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
+                  py::kw_only(), py::arg("dtype") = py::none())
+      .def_static("empty", [](py::args shape, H dtype) { return Tensor::empty(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
+                  py::kw_only(), py::arg("dtype") = py::none())
+      .def_static(
+          "full",
+          [](H shape, H value, H dtype) {
+            std::optional<DType> dt = dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype));
+            if (py::isinstance<py::bool_>(value)) return Tensor::full(shape_arg(shape), ConstValue(value.cast<bool>()), dt.value_or(dtypes::bool_));
+            if (py::isinstance<py::int_>(value)) return Tensor::full(shape_arg(shape), ConstValue(value.cast<int64_t>()), dt.value_or(dtypes::default_int));
+            return Tensor::full(shape_arg(shape), ConstValue(value.cast<double>()), dt.value_or(dtypes::default_float));
+          },
+          py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none())
+      .def_static(
+          "arange",
+          [](H start, H stop, H step, H dtype) {
+            bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);
+            DType dt = dtype.is_none() ? (any_float ? dtypes::default_float : dtypes::default_int) : dtype_arg(dtype);
+            double a = stop.is_none() ? 0.0 : start.cast<double>(), b = stop.is_none() ? start.cast<double>() : stop.cast<double>();
+            return Tensor::arange(a, b, step.cast<double>(), dt);
+          },
+          py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::arg("dtype") = py::none(),
+          "[start, start+step, ...) below stop; arange(n) is [0, n). int32 unless an argument is a float")
+      .def_static("eye", [](int64_t n, H dtype) { return Tensor::eye(n, dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); }, py::arg("n"),
+                  py::arg("dtype") = py::none())
+      .def_static("rand", [](py::args shape, uint64_t seed, H dtype) {
+        std::optional<Shape> s = static_shape(shape_args(shape));
+        if (!s) throw ShapeError("rand needs a static shape");
+        return Tensor::rand(*s, seed, dtype.is_none() ? dtypes::float32 : dtype_arg(dtype));
+      }, py::kw_only(), py::arg("seed") = 0, py::arg("dtype") = py::none(), "Uniform in [0, 1), the same on every machine for a seed")
+      .def_static("randn", [](py::args shape, uint64_t seed, H dtype) {
+        std::optional<Shape> s = static_shape(shape_args(shape));
+        if (!s) throw ShapeError("randn needs a static shape");
+        return Tensor::randn(*s, seed, dtype.is_none() ? dtypes::float32 : dtype_arg(dtype));
+      }, py::kw_only(), py::arg("seed") = 0, py::arg("dtype") = py::none(), "Standard normal, the same on every machine for a seed")
+      // properties
+      .def_property_readonly("shape", &shape_tuple, "A tuple: ints, and SInts for symbolic sizes")
+      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def("numel", &Tensor::numel)
+      .def_property_readonly("device", [](T x) { return x.device().to_string(); })
+      .def_property_readonly("is_realized", &Tensor::is_realized)
+      .def("label", [](T x, const std::string& name) { return x.label(name); }, py::arg("name"), "Names its computation in profiles and traces")
+      .def("__len__", [](T x) {
+        if (x.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+        return x.shape()[0];
+      })
+      .def("__repr__", &Tensor::to_string)
+      .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
+      // running and data out
+      .def("realize", [](py::object self) {
+        Tensor& x = self.cast<Tensor&>();
+        {
+          py::gil_scoped_release unlocked;
+          x.realize();
+        }
+        return self;
+      }, "Runs its graph now; afterwards it reads its own buffer. Returns itself")
+      .def("prepare", [](T x, std::optional<int> threads, std::optional<std::string> backend, std::optional<bool> optimize, std::optional<int> beam) {
+        return prepare_plan({x}, threads, backend, optimize, beam);
+      }, py::kw_only(), LATHE_PREPARE_ARGS, "Compiles and allocates everything it needs into a Plan; runs nothing")
+      .def("numpy", &array_of, "A new numpy array with its values")
+      .def("tolist", [](T x) { return array_of(x).attr("tolist")(); })
+      .def("item", &item, "The value of a one-element tensor, as a Python number")
+      .def("__array__", [](T x, H dtype, H) {
+        py::array a = array_of(x);
+        return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));
+      }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("__bool__", [](T x) {
+        if (x.numel() != 1) throw py::value_error("the truth value of a tensor of shape " + shape_to_string(x.shape()) + " is ambiguous");
+        return item(x).cast<bool>();
+      })
+      .def("__float__", [](T x) { return item(x).cast<double>(); })
+      .def("__int__", [](T x) { return item(x).cast<int64_t>(); })
+      .def("to", [](T x, const std::string& device) { return x.to(device); }, py::arg("device"), "On another device (\"CPU\", \"EMU\", \"CUDA:0\")")
+      .def_buffer([](Tensor& x) {
+        {
+          py::gil_scoped_release unlocked;
+          x.realize();
+        }
+        if (!x.is_realized()) throw ShapeError("a tensor of symbolic shape " + shape_to_string(x.symbolic_shape()) + " has no buffer of its shape: numpy() copies it");
+        Buffer b = x.buffer();
+        const char* format = buffer_format(x.dtype());
+        std::vector<py::ssize_t> shape(x.shape().begin(), x.shape().end()), strides(shape.size());
+        py::ssize_t stride = x.dtype().itemsize();
+        for (size_t i = shape.size(); i-- > 0;) strides[i] = stride, stride *= std::max<py::ssize_t>(shape[i], 1);
+        return py::buffer_info(b.data(), x.dtype().itemsize(), format, static_cast<py::ssize_t>(shape.size()), shape, strides, b.is_constant());
+      })
+      // elementwise
+      .def("neg", &Tensor::neg).def("abs", &Tensor::abs).def("exp", &Tensor::exp).def("exp2", &Tensor::exp2).def("log", &Tensor::log)
+      .def("log2", &Tensor::log2).def("sqrt", &Tensor::sqrt).def("rsqrt", &Tensor::rsqrt).def("reciprocal", &Tensor::reciprocal)
+      .def("sin", &Tensor::sin).def("cos", &Tensor::cos).def("tan", &Tensor::tan).def("asin", &Tensor::asin).def("acos", &Tensor::acos)
+      .def("atan", &Tensor::atan).def("sinh", &Tensor::sinh).def("cosh", &Tensor::cosh).def("asinh", &Tensor::asinh)
+      .def("acosh", &Tensor::acosh).def("atanh", &Tensor::atanh).def("relu", &Tensor::relu).def("sigmoid", &Tensor::sigmoid)
+      .def("tanh", &Tensor::tanh).def("gelu", &Tensor::gelu, "The tanh approximation").def("silu", &Tensor::silu)
+      .def("softplus", &Tensor::softplus).def("softsign", &Tensor::softsign).def("mish", &Tensor::mish).def("erf", &Tensor::erf)
+      .def("floor", &Tensor::floor).def("ceil", &Tensor::ceil).def("round", &Tensor::round, "Half to even").def("trunc", &Tensor::trunc)
+      .def("sign", &Tensor::sign).def("hardswish", &Tensor::hardswish).def("logical_not", &Tensor::logical_not)
+      .def("elu", &Tensor::elu, py::arg("alpha") = 1.0).def("celu", &Tensor::celu, py::arg("alpha") = 1.0)
+      .def("selu", &Tensor::selu, py::arg("alpha") = 1.6732632423543772, py::arg("gamma") = 1.0507009873554805)
+      .def("leaky_relu", &Tensor::leaky_relu, py::arg("neg_slope") = 0.01)
+      .def("hardsigmoid", &Tensor::hardsigmoid, py::arg("alpha") = 1.0 / 6, py::arg("beta") = 0.5)
+      .def("clip", &Tensor::clip, py::arg("min"), py::arg("max"))
+      .def("clamp", &Tensor::clip, py::arg("min"), py::arg("max"))
+      .def("pow", &power, py::arg("exponent"))
+      .def("maximum", [](T a, H b) { return a.maximum(operand(a, b)); }, py::arg("other"))
+      .def("minimum", [](T a, H b) { return a.minimum(operand(a, b)); }, py::arg("other"))
+      .def("where", [](T c, H x, H y) {
+        if ((py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) && (py::isinstance<py::int_>(y) || py::isinstance<py::float_>(y)) &&
+            !py::isinstance<py::bool_>(x) && !py::isinstance<py::bool_>(y))
+          return c.where(x.cast<double>(), y.cast<double>());
+        Tensor tx = py::isinstance<Tensor>(x) || !py::isinstance<Tensor>(y) ? tensor_of(x, std::nullopt) : operand(y.cast<Tensor>(), x);
+        return c.where(tx, operand(tx, y));
+      }, py::arg("x"), py::arg("y"), "x where this bool tensor is true, else y")
+      .def("logical_and", [](T a, H b) { return a.logical_and(operand(a, b)); })
+      .def("logical_or", [](T a, H b) { return a.logical_or(operand(a, b)); })
+      .def("bitwise_and", [](T a, H b) { return a.bitwise_and(operand(a, b)); })
+      .def("bitwise_or", [](T a, H b) { return a.bitwise_or(operand(a, b)); })
+      .def("bitwise_xor", [](T a, H b) { return a.bitwise_xor(operand(a, b)); })
+      .def("idiv", [](T a, H b) { return a.idiv(operand(a, b)); }, "Integer division rounding toward zero (C's /)")
+      .def("fmod", [](T a, H b) { return a.fmod(operand(a, b)); }, "The remainder with the dividend's sign (C's fmod)")
+      .def("remainder", [](T a, H b) { return a.remainder(operand(a, b)); }, "The remainder with the divisor's sign (Python's %)")
+      .def("cast", [](T a, H dtype) { return a.cast(dtype_arg(dtype)); }, py::arg("dtype"))
+      .def("bitcast", [](T a, H dtype) { return a.bitcast(dtype_arg(dtype)); }, py::arg("dtype"))
+      // operators
+      .def("__add__", [](T a, H b) { return a + operand(a, b); }, py::is_operator())
+      .def("__radd__", [](T a, H b) { return operand(a, b) + a; }, py::is_operator())
+      .def("__sub__", [](T a, H b) { return a - operand(a, b); }, py::is_operator())
+      .def("__rsub__", [](T a, H b) { return operand(a, b) - a; }, py::is_operator())
+      .def("__mul__", [](T a, H b) { return a * operand(a, b); }, py::is_operator())
+      .def("__rmul__", [](T a, H b) { return operand(a, b) * a; }, py::is_operator())
+      .def("__truediv__", [](T a, H b) { return a / operand(a, b); }, py::is_operator())
+      .def("__rtruediv__", [](T a, H b) { return operand(a, b) / a; }, py::is_operator())
+      .def("__floordiv__", [](T a, H b) { return floordiv(a, operand(a, b)); }, py::is_operator())
+      .def("__rfloordiv__", [](T a, H b) { return floordiv(operand(a, b), a); }, py::is_operator())
+      .def("__mod__", [](T a, H b) { return a.remainder(operand(a, b)); }, py::is_operator())
+      .def("__rmod__", [](T a, H b) { return operand(a, b).remainder(a); }, py::is_operator())
+      .def("__pow__", [](T a, H b) { return power(a, b); }, py::is_operator())
+      .def("__rpow__", [](T a, H b) { return operand(a, b).pow(a); }, py::is_operator())
+      .def("__matmul__", [](T a, H b) { return a.matmul(operand(a, b)); }, py::is_operator())
+      .def("__rmatmul__", [](T a, H b) { return operand(a, b).matmul(a); }, py::is_operator())
+      .def("__and__", [](T a, H b) { return a.bitwise_and(operand(a, b)); }, py::is_operator())
+      .def("__rand__", [](T a, H b) { return operand(a, b).bitwise_and(a); }, py::is_operator())
+      .def("__or__", [](T a, H b) { return a.bitwise_or(operand(a, b)); }, py::is_operator())
+      .def("__ror__", [](T a, H b) { return operand(a, b).bitwise_or(a); }, py::is_operator())
+      .def("__xor__", [](T a, H b) { return a.bitwise_xor(operand(a, b)); }, py::is_operator())
+      .def("__rxor__", [](T a, H b) { return operand(a, b).bitwise_xor(a); }, py::is_operator())
+      .def("__lshift__", [](T a, H b) { return a.lshift(operand(a, b)); }, py::is_operator())
+      .def("__rshift__", [](T a, H b) { return a.rshift(operand(a, b)); }, py::is_operator())
+      .def("__lt__", [](T a, H b) { return a < operand(a, b); }, py::is_operator())
+      .def("__le__", [](T a, H b) { return a <= operand(a, b); }, py::is_operator())
+      .def("__gt__", [](T a, H b) { return a > operand(a, b); }, py::is_operator())
+      .def("__ge__", [](T a, H b) { return a >= operand(a, b); }, py::is_operator())
+      .def("__eq__", [](T a, H b) { return a == operand(a, b); }, py::is_operator())
+      .def("__ne__", [](T a, H b) { return a != operand(a, b); }, py::is_operator())
+      .def("__neg__", &Tensor::neg)
+      .def("__pos__", [](T a) { return a; })
+      .def("__abs__", &Tensor::abs)
+      .def("__invert__", &invert)
+      .def("__getitem__", &index)
+      // reductions: axis None (all), an int or a sequence
+      .def("sum", [](T a, H axis, bool keepdim) { return a.sum(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("prod", [](T a, H axis, bool keepdim) { return a.prod(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("max", [](T a, H axis, bool keepdim) { return a.max(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("min", [](T a, H axis, bool keepdim) { return a.min(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("mean", [](T a, H axis, bool keepdim) { return a.mean(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("var", [](T a, H axis, bool keepdim, int64_t correction) { return a.var(ints_arg(axis), keepdim, correction); },
+           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
+      .def("std", [](T a, H axis, bool keepdim, int64_t correction) { return a.std(ints_arg(axis), keepdim, correction); },
+           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
+      .def("any", [](T a, H axis, bool keepdim) { return a.any(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("all", [](T a, H axis, bool keepdim) { return a.all(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("argmax", &Tensor::argmax, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("argmin", &Tensor::argmin, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0)
+      // movement
+      .def("reshape", [](T a, py::args shape) {
+        SymShape s = shape_args(shape);
+        std::optional<Shape> fixed = static_shape(s);
+        return fixed ? a.reshape(*fixed) : a.reshape(s);
+      }, "One size may be -1 (inferred)")
+      .def("view", [](T a, py::args shape) {
+        SymShape s = shape_args(shape);
+        std::optional<Shape> fixed = static_shape(s);
+        return fixed ? a.reshape(*fixed) : a.reshape(s);
+      })
+      .def("permute", [](T a, py::args order) { return a.permute(ints_args(order)); })
+      .def("expand", [](T a, py::args shape) {
+        SymShape s = shape_args(shape);
+        std::optional<Shape> fixed = static_shape(s);
+        return fixed ? a.expand(*fixed) : a.expand(s);
+      }, "Size-1 axes grow; -1 keeps an axis")
+      .def("pad", [](T a, H padding, double value, const std::string& mode) {
+        std::vector<std::pair<SInt, SInt>> p;
+        for (H h : py::reinterpret_borrow<py::sequence>(padding)) {
+          if (h.is_none()) {
+            p.emplace_back(0, 0);
+            continue;
+          }
+          auto pair = py::reinterpret_borrow<py::sequence>(h);
+          if (pair.size() != 2) throw ShapeError("pad: each axis takes (before, after)");
+          p.emplace_back(sint_of(pair[0]), sint_of(pair[1]));
+        }
+        static const std::map<std::string, PadMode> modes = {
+            {"constant", PadMode::constant}, {"edge", PadMode::edge}, {"reflect", PadMode::reflect}, {"wrap", PadMode::wrap}};
+        auto m = modes.find(mode);
+        if (m == modes.end()) throw Error("pad: unknown mode '" + mode + "' (constant, edge, reflect, wrap)");
+        return a.pad(p, m->second, value);
+      }, py::arg("padding"), py::arg("value") = 0.0, py::arg("mode") = "constant", "(before, after) per axis, or None to leave one")
+      .def("shrink", [](T a, H bounds) {
+        std::vector<std::pair<SInt, SInt>> b;
+        size_t axis = 0;
+        for (H h : py::reinterpret_borrow<py::sequence>(bounds)) {
+          if (h.is_none()) {
+            if (axis >= a.shape().size()) throw ShapeError("shrink: more bounds than axes in " + shape_to_string(a.shape()));
+            b.emplace_back(0, a.symbolic_shape()[axis]);
+          } else {
+            auto pair = py::reinterpret_borrow<py::sequence>(h);
+            if (pair.size() != 2) throw ShapeError("shrink: each axis takes (start, end)");
+            b.emplace_back(sint_of(pair[0]), sint_of(pair[1]));
+          }
+          ++axis;
+        }
+        return a.shrink(b);
+      }, py::arg("bounds"), "(start, end) per axis, or None to keep one")
+      .def("flip", [](T a, H axis) { return a.flip(ints_arg(axis)); }, py::arg("axis"))
+      .def("transpose", &Tensor::transpose, py::arg("dim0") = -2, py::arg("dim1") = -1)
+      .def_property_readonly("T", [](T a) {
+        std::vector<int64_t> order;
+        for (int64_t i = a.ndim(); i-- > 0;) order.push_back(i);
+        return a.permute(order);
+      })
+      .def("squeeze", &Tensor::squeeze, py::arg("dim") = py::none())
+      .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
+      .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def("cat", [](T a, py::args others, int64_t dim) {
+        std::vector<Tensor> all{a};
+        for (const Tensor& o : tensors_of(others)) all.push_back(o);
+        return Tensor::cat(all, dim);
+      }, py::kw_only(), py::arg("dim") = 0)
+      .def_static("stack", [](py::args tensors, int64_t dim) { return Tensor::stack(tensors_of(tensors), dim); }, py::kw_only(), py::arg("dim") = 0)
+      .def("split", [](T a, H sizes, int64_t dim) {
+        return py::isinstance<py::int_>(sizes) ? a.split(sizes.cast<int64_t>(), dim) : a.split(sizes.cast<std::vector<int64_t>>(), dim);
+      }, py::arg("sizes"), py::arg("dim") = 0)
+      .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0)
+      .def("repeat", [](T a, py::args repeats) { return a.repeat(ints_args(repeats)); })
+      .def("gather", [](T a, int64_t dim, T index) { return a.gather(dim, index); }, py::arg("dim"), py::arg("index"))
+      .def("contiguous", &Tensor::contiguous)
+      // compound
+      .def("matmul", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"))
+      .def("dot", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"))
+      .def_static("einsum", [](const std::string& eq, py::args operands) { return Tensor::einsum(eq, tensors_of(operands)); }, py::arg("equation"))
+      .def("softmax", &Tensor::softmax, py::arg("axis") = -1)
+      .def("log_softmax", &Tensor::log_softmax, py::arg("axis") = -1)
+      .def("layernorm", [](T a, H axis, double eps) { return a.layernorm(ints_arg(axis), eps); }, py::arg("axis") = -1, py::arg("eps") = 1e-5)
+      .def("conv2d", [](T x, H weight, H bias, int64_t groups, H stride, H dilation, H padding) {
+        size_t n = spatial_axes(x, "conv2d");
+        return x.conv(tensor_of(weight, std::nullopt), optional_tensor(bias), window_arg(n, stride, padding, dilation), groups);
+      }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1, py::arg("dilation") = 1,
+         py::arg("padding") = 0, "Convolution over every axis after N and C (1-d, 2-d, 3-d ...): weight (O, C/groups, K...)")
+      .def("conv_transpose2d", [](T x, H weight, H bias, int64_t groups, H stride, H dilation, H padding, H output_padding) {
+        size_t n = spatial_axes(x, "conv_transpose2d");
+        return x.conv_transpose(tensor_of(weight, std::nullopt), optional_tensor(bias), window_arg(n, stride, padding, dilation),
+                                per_axis(output_padding, n, "output_padding"), groups);
+      }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1, py::arg("dilation") = 1,
+         py::arg("padding") = 0, py::arg("output_padding") = 0, "Its adjoint: weight (C, O/groups, K...)")
+      .def("max_pool2d", [](T x, H kernel_size, H stride, H dilation, H padding, bool ceil_mode) {
+        size_t n = spatial_axes(x, "max_pool2d");
+        return x.max_pool(per_axis(kernel_size, n, "kernel_size"), window_arg(n, stride, padding, dilation, ceil_mode));
+      }, py::arg("kernel_size") = 2, py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false)
+      .def("avg_pool2d", [](T x, H kernel_size, H stride, H dilation, H padding, bool ceil_mode, bool count_include_pad) {
+        size_t n = spatial_axes(x, "avg_pool2d");
+        return x.avg_pool(per_axis(kernel_size, n, "kernel_size"), window_arg(n, stride, padding, dilation, ceil_mode), count_include_pad);
+      }, py::arg("kernel_size") = 2, py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false,
+         py::arg("count_include_pad") = true)
+      .def("scaled_dot_product_attention", [](T q, T k, T v, bool is_causal) { return q.scaled_dot_product_attention(k, v, is_causal); },
+           py::arg("key"), py::arg("value"), py::arg("is_causal") = false);
+  bind_dlpack(t);
+
+  m.def("prepare", [](py::args tensors, std::optional<int> threads, std::optional<std::string> backend, std::optional<bool> optimize,
+                      std::optional<int> beam) { return prepare_plan(tensors_of(tensors), threads, backend, optimize, beam); },
+        py::kw_only(), LATHE_PREPARE_ARGS, "Several tensors compiled into one Plan, outputs in order");
+}
+
+}  // namespace lathe::python
