@@ -1,38 +1,57 @@
-"""lathe from Python: ONNX models compiled by lathe and run on numpy arrays.
+"""lathe from Python: lazy tensors compiled by lathe, and ONNX models run on numpy arrays.
 
     import numpy as np, lathe
     sess = lathe.InferenceSession("model.onnx")
     outputs = sess.run(None, {"input": np.zeros((1, 3, 224, 224), np.float32)})
 
-``InferenceSession`` is shaped like ONNX Runtime's: ``get_inputs()``/``get_outputs()`` describe the
-graph, ``run(output_names, input_feed)`` returns a list of numpy arrays. The model is compiled once
-for a range of sizes of its named (dynamic) dimensions; running it at another size inside that
-range compiles nothing.
+    x = lathe.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    y = (x @ x.T).relu().sum(axis=1)
+    y.numpy()                       # runs the graph: array([ 5., 25.], dtype=float32)
+
+``InferenceSession`` is shaped like ONNX Runtime's; ``Tensor`` like tinygrad's: every op builds a
+graph, ``realize()``/``numpy()``/``item()`` run it, ``prepare()`` compiles it into a ``Plan`` that
+runs many times, its variables rebound without compiling again. Tensors exchange memory with numpy
+and torch without copies (``Tensor.from_numpy``, ``Tensor.from_dlpack``, ``numpy.asarray(t)``,
+``torch.from_dlpack(t)``).
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
-
-import numpy as np
-
 from ._lathe import (  # noqa: F401  (re-exported)
     CompileError,
+    DType,
     DTypeError,
     Error,
+    KernelProfile,
     OnnxError,
+    Plan,
     ShapeError,
+    SInt,
     SpecError,
+    Tensor,
+    Variable,
     __version__,
+    dtypes,
     load_tensor_pb,
+    prepare,
+    start_trace,
+    stop_trace,
 )
-from . import _lathe
+from .session import InferenceSession, NodeArg
 
 __all__ = [
     "InferenceSession",
     "NodeArg",
+    "Tensor",
+    "DType",
+    "dtypes",
+    "Variable",
+    "SInt",
+    "Plan",
+    "KernelProfile",
+    "prepare",
+    "start_trace",
+    "stop_trace",
     "Error",
     "OnnxError",
     "ShapeError",
@@ -42,144 +61,3 @@ __all__ = [
     "load_tensor_pb",
     "__version__",
 ]
-
-# ONNX Runtime's spelling of an element type in NodeArg.type.
-_ORT_TYPE = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "float16",
-    "bfloat16": "bfloat16",
-    "bool": "bool",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-}
-
-
-def _native_order(a: np.ndarray) -> np.ndarray:
-    """`a`, or a copy of it in this machine's byte order."""
-    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
-
-
-class NodeArg:
-    """A graph input or output, as ONNX Runtime describes one.
-
-    ``name``; ``shape``, a list with an int for a fixed dimension, the dimension's name (a str) for
-    a dynamic one, None where the model says nothing; ``type``, ONNX Runtime's spelling
-    (``"tensor(float)"``); ``dtype``, the numpy dtype of its values.
-    """
-
-    def __init__(self, name: str, shape: List[Union[int, str, None]], dtype: str, kind: str) -> None:
-        self.name = name
-        self.shape = shape
-        self.dtype = np.dtype("float32" if dtype == "bfloat16" else dtype)
-        element = _ORT_TYPE.get(dtype, dtype)
-        self.type = {
-            "tensor": f"tensor({element})",
-            "sequence": f"seq(tensor({element}))",
-            "optional": f"optional(tensor({element}))",
-        }.get(kind, f"optional(seq(tensor({element})))")
-
-    def __repr__(self) -> str:
-        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
-
-
-class InferenceSession:
-    """An ONNX model compiled by lathe, run on numpy arrays.
-
-    ``path_or_bytes``: a model file's path (its external data beside it) or its serialized bytes.
-    ``max_sizes``: the largest size each named dimension will take (``{"batch": 64}``). A named
-    dimension without one is compiled for the size the first run gives it, and compiled again,
-    for the larger of the size needed and twice the size before, when a later run exceeds it; a run
-    past a given maximum raises OnnxError. A dimension the model neither sizes nor names (None) is
-    refused when the model is prepared. Threads and the device come from the environment (``LATHE_THREADS``,
-    ``LATHE_DEVICE``), read once when lathe first needs them.
-
-    One session may be used from several threads: its runs take turns. Runs of different sessions
-    proceed at once; the interpreter lock is released while a model runs.
-    """
-
-    def __init__(self, path_or_bytes: Union[str, bytes, "os.PathLike[str]"], max_sizes: Optional[Mapping[str, int]] = None) -> None:
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._native = _lathe.Session.from_bytes(bytes(path_or_bytes))
-        else:
-            self._native = _lathe.Session.from_path(str(path_or_bytes))
-        self._inputs = [NodeArg(*v) for v in self._native.inputs()]
-        self._outputs = [NodeArg(*v) for v in self._native.outputs()]
-        self._given = dict(max_sizes or {})
-        self._max: Dict[str, int] = {}
-        self._lock = threading.Lock()
-        named = {d for arg in self._inputs for d in arg.shape if isinstance(d, str)}
-        unknown = set(self._given) - named
-        if unknown:
-            raise OnnxError(f"max_sizes names {sorted(unknown)}, which no input of the model has (its named dimensions: {sorted(named)})")
-        if named <= set(self._given):  # every size known: compile now, as ONNX Runtime does
-            self._prepare(dict(self._given))
-
-    def get_inputs(self) -> List[NodeArg]:
-        """The graph's inputs."""
-        return list(self._inputs)
-
-    def get_outputs(self) -> List[NodeArg]:
-        """The graph's outputs."""
-        return list(self._outputs)
-
-    def get_max_sizes(self) -> Dict[str, int]:
-        """The largest size of each named dimension the model is compiled for now."""
-        return dict(self._max)
-
-    def run(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any], run_options: Any = None) -> List[np.ndarray]:
-        """Runs the model on ``input_feed`` (input name -> array or anything numpy.asarray takes).
-
-        Returns the outputs named in ``output_names`` (all of them, in graph order, for None) as
-        new numpy arrays. Raises OnnxError for a missing, unknown or misshapen input.
-        """
-        feed = {name: _native_order(np.asarray(value)) for name, value in input_feed.items()}
-        wanted = self._positions(output_names)
-        self._ensure_prepared(feed)
-        outs = self._native.run(feed)
-        return [outs[i] for i in wanted]
-
-    def _positions(self, output_names: Optional[Sequence[str]]) -> List[int]:
-        names = [o.name for o in self._outputs]
-        if output_names is None:
-            return list(range(len(names)))
-        positions = []
-        for name in output_names:
-            if name not in names:
-                raise OnnxError(f"no output named {name!r} (the model's outputs: {names})")
-            positions.append(names.index(name))
-        return positions
-
-    def _ensure_prepared(self, feed: Mapping[str, np.ndarray]) -> None:
-        missing = [arg.name for arg in self._inputs if arg.name not in feed]
-        if missing:
-            raise OnnxError(f"inputs {missing} are missing (the model's inputs: {[a.name for a in self._inputs]})")
-        # A wrong rank or fixed size is refused before any size grows (and anything compiles).
-        needed: Dict[str, int] = {}
-        for arg in self._inputs:
-            value = feed[arg.name]
-            fixed = [(axis, dim) for axis, dim in enumerate(arg.shape) if isinstance(dim, int)]
-            if value.ndim != len(arg.shape) or any(value.shape[axis] != dim for axis, dim in fixed):
-                raise OnnxError(f"input {arg.name!r} has shape {tuple(value.shape)}; the model's is {arg.shape}")
-            for axis, dim in enumerate(arg.shape):
-                if isinstance(dim, str):
-                    needed[dim] = max(needed.get(dim, 1), int(value.shape[axis]))
-        with self._lock:
-            grown = dict(self._max)
-            for dim, size in needed.items():
-                if dim in self._given:
-                    grown[dim] = self._given[dim]  # a run past it is refused by the model, naming it
-                elif size > grown.get(dim, 0):
-                    grown[dim] = size if dim not in self._max else max(size, 2 * self._max[dim])
-            if not self._native.prepared or grown != self._max:
-                self._prepare(grown)
-
-    def _prepare(self, max_sizes: Dict[str, int]) -> None:
-        self._native.prepare(max_sizes)
-        self._max = dict(max_sizes)

@@ -505,10 +505,10 @@ void bind_tensor(py::module_& m) {
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("__bool__", [](T x) {
         if (x.numel() != 1) throw py::value_error("the truth value of a tensor of shape " + shape_to_string(x.shape()) + " is ambiguous");
-        return item(x).cast<bool>();
+        return py::bool_(item(x));
       })
-      .def("__float__", [](T x) { return item(x).cast<double>(); })
-      .def("__int__", [](T x) { return item(x).cast<int64_t>(); })
+      .def("__float__", [](T x) { return py::float_(item(x)); })
+      .def("__int__", [](T x) { return py::int_(item(x)); })
       .def("to", [](T x, const std::string& device) { return x.to(device); }, py::arg("device"), "On another device (\"CPU\", \"EMU\", \"CUDA:0\")")
       .def_buffer([](Tensor& x) {
         {
