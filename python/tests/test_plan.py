@@ -1,0 +1,114 @@
+"""Plans from Python: prepared once, executed many times on new data and at new variable values
+without compiling again; their profiles; and the settings a plan or a session is prepared with."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import lathe
+from lathe import Tensor, Variable
+
+from test_session import MODELS, reference_data
+
+
+def test_a_plan_runs_again_on_new_values_of_a_borrowed_input():
+    x = np.zeros((4, 8), np.float32)
+    y = (Tensor.from_numpy(x) * 2 + 1).sum(axis=1)
+    plan = y.prepare()
+    for round in range(3):
+        x[:] = np.arange(32, dtype=np.float32).reshape(4, 8) * round  # written in place: the plan reads it
+        plan.execute()
+        np.testing.assert_allclose(plan.numpy(), (x * 2 + 1).sum(1))
+
+
+def test_write_copies_new_values_into_a_plans_input():
+    a = Tensor.empty(3, 5)
+    plan = (a.softmax(-1) * 10).prepare(threads=1)
+    for seed in range(3):
+        values = np.random.default_rng(seed).normal(size=(3, 5)).astype(np.float32)
+        plan.write(a, values)
+        plan.execute()
+        e = np.exp(values - values.max(-1, keepdims=True))
+        np.testing.assert_allclose(plan.numpy(), 10 * e / e.sum(-1, keepdims=True), rtol=1e-5)
+    with pytest.raises(lathe.DTypeError):
+        plan.write(a, np.zeros((3, 5), np.int32))
+    with pytest.raises(lathe.ShapeError):
+        plan.write(a, np.zeros((4, 5), np.float32))
+    with pytest.raises(lathe.Error, match="reads no buffer"):
+        plan.write(Tensor([1.0]), np.zeros(1, np.float32))
+
+
+def test_variables_are_rebound_without_compiling_and_outputs_read_at_their_sizes():
+    n = Variable("n", 1, 16)
+    data = np.arange(16 * 3, dtype=np.float32).reshape(16, 3)
+    x = Tensor(data)
+    rows = x.shrink([(0, n.bind(4)), None]) * 2
+    total = rows.sum(axis=0)
+    plan = lathe.prepare(rows, total)
+    assert plan.num_outputs == 2
+    assert plan.variables == {"n": (1, 16)}
+    kernels = list(plan.kernels)
+    for size in (1, 7, 16, 3):
+        plan.execute({"n": size})
+        np.testing.assert_array_equal(plan.numpy(0), data[:size] * 2)
+        np.testing.assert_array_equal(plan.numpy(1), (data[:size] * 2).sum(0))
+    assert plan.kernels == kernels
+    with pytest.raises(lathe.Error, match="outside its bounds"):
+        plan.execute({"n": 17})
+    with pytest.raises(IndexError):
+        plan.numpy(2)
+
+
+def test_symbolic_shapes_and_sizes():
+    n = Variable("n", 1, 10)
+    t = Tensor.zeros(n.bind(3), 4)
+    assert isinstance(t.shape[0], lathe.SInt) and t.shape[1] == 4
+    assert t.shape[0].max == 10 and t.shape[0].value() == 3 and t.shape[0].value({"n": 5}) == 5
+    assert (t.shape[0] * 2 + 1).value({"n": 5}) == 11
+    assert t.numpy().shape == (3, 4)
+
+
+def test_profile_and_memory():
+    x = Tensor.rand(64, 64, seed=1)
+    plan = (x @ x).relu().prepare()
+    profile = plan.execute(profile=True)
+    assert len(profile) >= 1
+    k = profile[0]
+    assert k.ms > 0 and k.ops > 0 and k.bytes > 0 and k.gflops > 0 and k.name
+    assert "KernelProfile(" in repr(k)
+    assert plan.execute() is None
+    assert plan.memory["io_bytes"] > 0
+
+
+def test_prepare_settings():
+    x = Tensor.rand(33, 17, seed=2)
+    want = (x.exp() + 1).sum(axis=1).numpy()
+    for settings in (dict(threads=1), dict(optimize=False), dict(backend="clang"), dict(threads=2, backend="llvm")):
+        plan = (x.exp() + 1).sum(axis=1).prepare(**settings)
+        plan.execute()
+        np.testing.assert_allclose(plan.numpy(), want, rtol=1e-6)
+    with pytest.raises(lathe.Error):
+        x.prepare(threads=0)
+    with pytest.raises(lathe.Error):
+        x.exp().prepare(backend="no-such-backend")
+
+
+def test_a_session_with_settings_fills_a_profile_and_writes_a_trace(tmp_path):
+    model = os.path.join(MODELS, "cnn_resnet")
+    inputs, expected = reference_data(model)
+    sess = lathe.InferenceSession(os.path.join(model, "model.onnx"), threads=1, backend="clang", optimize=True)
+    profile = []
+    trace = tmp_path / "run.json"
+    got = sess.run(None, inputs, profile=profile, trace=trace)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-3, atol=1e-7)
+    assert profile and all(isinstance(p, lathe.KernelProfile) for p in profile)
+    assert any(p.labels for p in profile)  # the ONNX nodes each kernel computes
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    assert any(e.get("ph") == "X" for e in events)
+    got_again = sess.run(None, inputs)  # no profile, no trace: the same answers
+    np.testing.assert_array_equal(got_again[0], got[0])
+    with pytest.raises(ValueError):
+        lathe.InferenceSession(os.path.join(model, "model.onnx"), threads=0)
