@@ -6,7 +6,7 @@
 
     x = lathe.Tensor([[1.0, 2.0], [3.0, 4.0]])
     y = (x @ x.T).relu().sum(axis=1)
-    y.numpy()                       # runs the graph: array([ 5., 25.], dtype=float32)
+    y.numpy()                       # runs the graph: array([16., 36.], dtype=float32)
 
 ``InferenceSession`` is shaped like ONNX Runtime's; ``Tensor`` like tinygrad's: every op builds a
 graph, ``realize()``/``numpy()``/``item()`` run it, ``prepare()`` compiles it into a ``Plan`` that

@@ -102,8 +102,19 @@ py::array array_over(const Buffer& buffer, const Shape& shape) {
   return py::array(py::dtype(numpy_name(front.dtype())), dims, front.data(), owner);
 }
 
+void realize_unlocked(Tensor& t) {
+  if (t.is_realized()) return;
+  Tensor copy = t;
+  {
+    py::gil_scoped_release unlocked;
+    copy.realize();
+  }
+  t = copy;
+}
+
 py::array array_of(const Tensor& given) {
   Tensor t = given.dtype() == dtypes::bfloat16 ? given.cast(dtypes::float32) : given;
+  realize_unlocked(t);
   std::vector<uint8_t> bytes = detail::tensor_bytes(t, t.dtype(), "numpy()");
   Shape shape = bound_shape(t);
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());

@@ -36,6 +36,10 @@ py::array array_over(const Buffer& buffer, const Shape& shape);
 /// A new numpy array with a tensor's values (realized first), at its bound sizes.
 py::array array_of(const Tensor& t);
 
+/// Realizes `t` with the interpreter lock released: a copy is realized and assigned back under the
+/// lock, so two Python threads may realize one tensor at once.
+void realize_unlocked(Tensor& t);
+
 /// The sizes of a tensor at the values its variables are bound to.
 Shape bound_shape(const Tensor& t);
 

@@ -62,10 +62,7 @@ py::tuple dl_device(const Buffer& b) {
 }
 
 Tensor& realized(Tensor& t, const char* what) {
-  {
-    py::gil_scoped_release unlocked;
-    t.realize();
-  }
+  realize_unlocked(t);
   if (!t.is_realized())
     throw ShapeError(std::string(what) + " of a tensor of symbolic shape " + shape_to_string(t.symbolic_shape()) + ": numpy() copies it");
   return t;

@@ -486,11 +486,7 @@ void bind_tensor(py::module_& m) {
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
       // running and data out
       .def("realize", [](py::object self) {
-        Tensor& x = self.cast<Tensor&>();
-        {
-          py::gil_scoped_release unlocked;
-          x.realize();
-        }
+        realize_unlocked(self.cast<Tensor&>());
         return self;
       }, "Runs its graph now; afterwards it reads its own buffer. Returns itself")
       .def("prepare", [](T x, std::optional<int> threads, std::optional<std::string> backend, std::optional<bool> optimize, std::optional<int> beam) {
@@ -511,10 +507,7 @@ void bind_tensor(py::module_& m) {
       .def("__int__", [](T x) { return py::int_(item(x)); })
       .def("to", [](T x, const std::string& device) { return x.to(device); }, py::arg("device"), "On another device (\"CPU\", \"EMU\", \"CUDA:0\")")
       .def_buffer([](Tensor& x) {
-        {
-          py::gil_scoped_release unlocked;
-          x.realize();
-        }
+        realize_unlocked(x);
         if (!x.is_realized()) throw ShapeError("a tensor of symbolic shape " + shape_to_string(x.symbolic_shape()) + " has no buffer of its shape: numpy() copies it");
         Buffer b = x.buffer();
         const char* format = buffer_format(x.dtype());

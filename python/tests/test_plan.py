@@ -112,3 +112,38 @@ def test_a_session_with_settings_fills_a_profile_and_writes_a_trace(tmp_path):
     np.testing.assert_array_equal(got_again[0], got[0])
     with pytest.raises(ValueError):
         lathe.InferenceSession(os.path.join(model, "model.onnx"), threads=0)
+
+
+def test_threads_realize_one_tensor_and_share_one_plan():
+    import threading
+
+    data = np.random.default_rng(5).standard_normal((96, 96)).astype(np.float32)
+    x = Tensor(data)
+    y = (x @ x).relu().sum(axis=1)  # lazy: every thread asks for it at once
+    want = np.maximum(data.astype(np.float64) @ data, 0).sum(1)
+    n = Variable("n", 1, 96)
+    plan = (x.shrink([(0, n.bind(96)), None]) * 3).sum(axis=1).prepare()
+    got, errors = [], []
+
+    def work(i):
+        try:
+            got.append(y.numpy())
+            size = 1 + (i * 37) % 96
+            for _ in range(5):
+                plan.execute({"n": size})  # runs take turns; each reads its own size's output right after
+            y.realize()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(got) == 6
+    for g in got:
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-3)
+    assert y.is_realized
+    plan.execute({"n": 5})
+    np.testing.assert_allclose(plan.numpy(), (data[:5] * 3).sum(1), rtol=1e-5)
