@@ -25,14 +25,14 @@ std::vector<KernelRecord> records_of(const std::vector<KernelProfile>& profile) 
 void bind_profiles(py::module_& m) {
   py::class_<KernelRecord>(m, "KernelProfile", "One kernel's run: its time and the work it did")
       .def_readonly("name", &KernelRecord::name, "the kernel's entry point")
-      .def_readonly("device", &KernelRecord::device)
+      .def_readonly("device", &KernelRecord::device, "Where it ran (CPU, ...)")
       .def_readonly("ms", &KernelRecord::ms, "wall time in milliseconds")
       .def_readonly("ops", &KernelRecord::ops, "arithmetic operations on values (a multiply-add is two)")
       .def_readonly("bytes", &KernelRecord::bytes, "bytes of the buffers it read or wrote")
       .def_readonly("labels", &KernelRecord::labels, "what it computes: the labels (ONNX nodes) of the tensors fused into it")
       .def_readonly("actions", &KernelRecord::actions, "the optimizer's actions")
-      .def_property_readonly("gflops", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.ops) / (r.ms * 1e6) : 0.0; })
-      .def_property_readonly("gbps", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.bytes) / (r.ms * 1e6) : 0.0; })
+      .def_property_readonly("gflops", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.ops) / (r.ms * 1e6) : 0.0; }, "Operations per nanosecond (GFLOP/s)")
+      .def_property_readonly("gbps", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.bytes) / (r.ms * 1e6) : 0.0; }, "Bytes moved per nanosecond (GB/s)")
       .def("__repr__", [](const KernelRecord& r) {
         char text[160];
         std::snprintf(text, sizeof text, "%.3f ms, %.2f GFLOP/s, %.2f GB/s", r.ms, r.ms > 0 ? static_cast<double>(r.ops) / (r.ms * 1e6) : 0.0,

@@ -108,7 +108,7 @@ void bind_session(py::module_& m) {
           py::arg("max_sizes"), py::arg("threads") = py::none(), py::arg("backend") = py::none(), py::arg("optimize") = py::none(),
           "Builds and compiles the model for every named dimension from 1 up to its maximum (a dict), with the most threads a "
           "kernel uses, the backend by name and the optimizer on or off (None: the defaults)")
-      .def_property_readonly("prepared", &Session::prepared)
+      .def_property_readonly("prepared", &Session::prepared, "Whether a model is prepared (compiled) to run")
       .def("run", &Session::run, py::arg("feed"), py::arg("profile") = py::none(),
            "Runs on a dict of input name -> numpy array; returns the outputs as new numpy arrays, in graph order. Each kernel's "
            "KernelProfile is appended to `profile` when a list is given");

@@ -353,11 +353,11 @@ std::unique_ptr<Plan> prepare_plan(const std::vector<Tensor>& outputs, std::opti
 
 void bind_symbols(py::module_& m) {
   py::class_<DType>(m, "DType", "An element type: lathe.dtypes.float32, ...")
-      .def_property_readonly("name", [](const DType& d) { return d.name(); })
-      .def_property_readonly("itemsize", &DType::itemsize)
-      .def_property_readonly("is_float", &DType::is_float)
-      .def_property_readonly("is_int", [](const DType& d) { return d.is_int(); })
-      .def_property_readonly("is_bool", &DType::is_bool)
+      .def_property_readonly("name", [](const DType& d) { return d.name(); }, "Its name: float32, ...")
+      .def_property_readonly("itemsize", &DType::itemsize, "Bytes per element")
+      .def_property_readonly("is_float", &DType::is_float, "Whether it is a floating-point type")
+      .def_property_readonly("is_int", [](const DType& d) { return d.is_int(); }, "Whether it is an integer type (signed or not)")
+      .def_property_readonly("is_bool", &DType::is_bool, "Whether it is bool")
       .def_property_readonly("np", [](const DType& d) { return py::dtype(numpy_name(d == dtypes::bfloat16 ? dtypes::float32 : d)); },
                              "the numpy dtype its values convert to (bfloat16: float32)")
       .def("__eq__", [](const DType& a, py::handle b) {
@@ -377,9 +377,9 @@ void bind_symbols(py::module_& m) {
 
   py::class_<SInt>(m, "SInt", "A size: a number or an expression of variables")
       .def(py::init([](int64_t v) { return SInt(v); }))
-      .def_property_readonly("is_static", &SInt::is_static)
-      .def_property_readonly("min", &SInt::min)
-      .def_property_readonly("max", &SInt::max)
+      .def_property_readonly("is_static", &SInt::is_static, "Whether it is a number rather than an expression of variables")
+      .def_property_readonly("min", &SInt::min, "The smallest value it can take")
+      .def_property_readonly("max", &SInt::max, "The largest value it can take")
       .def("value", [](const SInt& s, const std::unordered_map<std::string, int64_t>& vars) { return s.value_at(vars); },
            py::arg("vars") = std::unordered_map<std::string, int64_t>{},
            "The size at the given variable values (bound variables default to their bound values)")
@@ -396,9 +396,9 @@ void bind_symbols(py::module_& m) {
 
   py::class_<Variable>(m, "Variable", "A symbolic size in [min, max]: kernels that use one compile once and read it at run time")
       .def(py::init<std::string, int64_t, int64_t>(), py::arg("name"), py::arg("min"), py::arg("max"))
-      .def_property_readonly("name", &Variable::name)
-      .def_property_readonly("min", &Variable::min)
-      .def_property_readonly("max", &Variable::max)
+      .def_property_readonly("name", &Variable::name, "Its name, by which Plan.execute rebinds it")
+      .def_property_readonly("min", &Variable::min, "Its smallest value")
+      .def_property_readonly("max", &Variable::max, "Its largest value")
       .def("bind", &Variable::bind, py::arg("value"), "This variable at `value` now, rebindable at run time (Plan.execute)")
       .def("__add__", [](const Variable& a, py::handle b) { return SInt(a) + sint_of(b); }, py::is_operator())
       .def("__mul__", [](const Variable& a, py::handle b) { return SInt(a) * sint_of(b); }, py::is_operator())
@@ -411,13 +411,58 @@ void bind_symbols(py::module_& m) {
   py::class_<Plan>(m, "Plan", "Tensors compiled once (Tensor.prepare): execute() runs them, rebinding variables, compiling nothing")
       .def("execute", &Plan::execute, py::arg("vars") = std::map<std::string, int64_t>{}, py::arg("profile") = false,
            "Runs the plan, variables rebound by name (checked against their bounds); with profile=True returns a KernelProfile per kernel")
-      .def_property_readonly("num_outputs", &Plan::outputs)
+      .def_property_readonly("num_outputs", &Plan::outputs, "How many outputs it computes")
       .def("numpy", &Plan::numpy, py::arg("i") = 0, "A copy of output i at the sizes of the last run")
       .def("write", &Plan::write, py::arg("input"), py::arg("values"), "Copies a numpy array into the plan's buffer of a realized input tensor")
       .def_property_readonly("variables", &Plan::variables, "The variables its kernels read: name -> (min, max)")
       .def_property_readonly("kernels", &Plan::kernels, "Its kernels' names, in the order they run")
       .def_property_readonly("memory", &Plan::memory, "Where its memory goes, in bytes");
 }
+
+// The one-operand elementwise ops, each with its docstring: bound from this table.
+struct UnaryOp {
+  const char* name;
+  Tensor (Tensor::*fn)() const;
+  const char* doc;
+};
+constexpr UnaryOp kUnaryOps[] = {
+    {"neg", &Tensor::neg, "-x"},
+    {"abs", &Tensor::abs, "|x|"},
+    {"exp", &Tensor::exp, "e to the x"},
+    {"exp2", &Tensor::exp2, "2 to the x"},
+    {"log", &Tensor::log, "The natural logarithm"},
+    {"log2", &Tensor::log2, "The base-2 logarithm"},
+    {"sqrt", &Tensor::sqrt, "The square root"},
+    {"rsqrt", &Tensor::rsqrt, "1 / sqrt(x)"},
+    {"reciprocal", &Tensor::reciprocal, "1 / x"},
+    {"sin", &Tensor::sin, "The sine (radians)"},
+    {"cos", &Tensor::cos, "The cosine (radians)"},
+    {"tan", &Tensor::tan, "The tangent (radians)"},
+    {"asin", &Tensor::asin, "The arcsine"},
+    {"acos", &Tensor::acos, "The arccosine"},
+    {"atan", &Tensor::atan, "The arctangent"},
+    {"sinh", &Tensor::sinh, "The hyperbolic sine"},
+    {"cosh", &Tensor::cosh, "The hyperbolic cosine"},
+    {"asinh", &Tensor::asinh, "The inverse hyperbolic sine"},
+    {"acosh", &Tensor::acosh, "The inverse hyperbolic cosine"},
+    {"atanh", &Tensor::atanh, "The inverse hyperbolic tangent"},
+    {"relu", &Tensor::relu, "max(x, 0)"},
+    {"sigmoid", &Tensor::sigmoid, "1 / (1 + e^-x)"},
+    {"tanh", &Tensor::tanh, "The hyperbolic tangent"},
+    {"gelu", &Tensor::gelu, "GELU, the tanh approximation (tinygrad's, torch's approximate='tanh')"},
+    {"silu", &Tensor::silu, "x * sigmoid(x)"},
+    {"softplus", &Tensor::softplus, "log(1 + e^x), without overflow for large x"},
+    {"softsign", &Tensor::softsign, "x / (1 + |x|)"},
+    {"mish", &Tensor::mish, "x * tanh(softplus(x))"},
+    {"erf", &Tensor::erf, "The error function"},
+    {"floor", &Tensor::floor, "Rounded down"},
+    {"ceil", &Tensor::ceil, "Rounded up"},
+    {"round", &Tensor::round, "Rounded to the nearest integer, half to even (numpy's, tinygrad's)"},
+    {"trunc", &Tensor::trunc, "Rounded toward zero"},
+    {"sign", &Tensor::sign, "-1, 0 or 1"},
+    {"hardswish", &Tensor::hardswish, "x * relu6(x + 3) / 6"},
+    {"logical_not", &Tensor::logical_not, "not x, as bool"},
+};
 
 }  // namespace
 
@@ -434,11 +479,11 @@ void bind_tensor(py::module_& m) {
                   "Over the array's memory, which it keeps alive, where lathe can read it in place (C-contiguous, aligned, native "
                   "byte order, writeable); a copy otherwise. Later writes to the array are seen by what is computed from it")
       .def_static("zeros", [](py::args shape, H dtype) { return Tensor::zeros(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
-                  py::kw_only(), py::arg("dtype") = py::none())
+                  py::kw_only(), py::arg("dtype") = py::none(), "Zeros of the shape (float32 unless dtype says)")
       .def_static("ones", [](py::args shape, H dtype) { return Tensor::ones(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
-                  py::kw_only(), py::arg("dtype") = py::none())
+                  py::kw_only(), py::arg("dtype") = py::none(), "Ones of the shape (float32 unless dtype says)")
       .def_static("empty", [](py::args shape, H dtype) { return Tensor::empty(shape_args(shape), dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); },
-                  py::kw_only(), py::arg("dtype") = py::none())
+                  py::kw_only(), py::arg("dtype") = py::none(), "Uninitialised memory of the shape (a symbolic size allocates for its maximum)")
       .def_static(
           "full",
           [](H shape, H value, H dtype) {
@@ -447,7 +492,7 @@ void bind_tensor(py::module_& m) {
             if (py::isinstance<py::int_>(value)) return Tensor::full(shape_arg(shape), ConstValue(value.cast<int64_t>()), dt.value_or(dtypes::default_int));
             return Tensor::full(shape_arg(shape), ConstValue(value.cast<double>()), dt.value_or(dtypes::default_float));
           },
-          py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none())
+          py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), "fill_value everywhere (its dtype from the value: bool, int32 or float32, unless dtype says)")
       .def_static(
           "arange",
           [](H start, H stop, H step, H dtype) {
@@ -459,7 +504,7 @@ void bind_tensor(py::module_& m) {
           py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::arg("dtype") = py::none(),
           "[start, start+step, ...) below stop; arange(n) is [0, n). int32 unless an argument is a float")
       .def_static("eye", [](int64_t n, H dtype) { return Tensor::eye(n, dtype.is_none() ? dtypes::float32 : dtype_arg(dtype)); }, py::arg("n"),
-                  py::arg("dtype") = py::none())
+                  py::arg("dtype") = py::none(), "The n x n identity")
       .def_static("rand", [](py::args shape, uint64_t seed, H dtype) {
         std::optional<Shape> s = static_shape(shape_args(shape));
         if (!s) throw ShapeError("rand needs a static shape");
@@ -472,11 +517,11 @@ void bind_tensor(py::module_& m) {
       }, py::kw_only(), py::arg("seed") = 0, py::arg("dtype") = py::none(), "Standard normal, the same on every machine for a seed")
       // properties
       .def_property_readonly("shape", &shape_tuple, "A tuple: ints, and SInts for symbolic sizes")
-      .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("ndim", &Tensor::ndim)
-      .def("numel", &Tensor::numel)
-      .def_property_readonly("device", [](T x) { return x.device().to_string(); })
-      .def_property_readonly("is_realized", &Tensor::is_realized)
+      .def_property_readonly("dtype", &Tensor::dtype, "Its element type")
+      .def_property_readonly("ndim", &Tensor::ndim, "The number of axes")
+      .def("numel", &Tensor::numel, "The number of elements (a symbolic size at its maximum)")
+      .def_property_readonly("device", [](T x) { return x.device().to_string(); }, "The device it is computed on (\"CPU\", \"EMU\", \"CUDA:0\")")
+      .def_property_readonly("is_realized", &Tensor::is_realized, "Whether it reads its own buffer (realize() makes it so)")
       .def("label", [](T x, const std::string& name) { return x.label(name); }, py::arg("name"), "Names its computation in profiles and traces")
       .def("__len__", [](T x) {
         if (x.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
@@ -493,7 +538,7 @@ void bind_tensor(py::module_& m) {
         return prepare_plan({x}, threads, backend, optimize, beam);
       }, py::kw_only(), LATHE_PREPARE_ARGS, "Compiles and allocates everything it needs into a Plan; runs nothing")
       .def("numpy", &array_of, "A new numpy array with its values")
-      .def("tolist", [](T x) { return array_of(x).attr("tolist")(); })
+      .def("tolist", [](T x) { return array_of(x).attr("tolist")(); }, "Its values as nested Python lists")
       .def("item", &item, "The value of a one-element tensor, as a Python number")
       .def("__array__", [](T x, H dtype, H) {
         py::array a = array_of(x);
@@ -516,25 +561,17 @@ void bind_tensor(py::module_& m) {
         for (size_t i = shape.size(); i-- > 0;) strides[i] = stride, stride *= std::max<py::ssize_t>(shape[i], 1);
         return py::buffer_info(b.data(), x.dtype().itemsize(), format, static_cast<py::ssize_t>(shape.size()), shape, strides, b.is_constant());
       })
-      // elementwise
-      .def("neg", &Tensor::neg).def("abs", &Tensor::abs).def("exp", &Tensor::exp).def("exp2", &Tensor::exp2).def("log", &Tensor::log)
-      .def("log2", &Tensor::log2).def("sqrt", &Tensor::sqrt).def("rsqrt", &Tensor::rsqrt).def("reciprocal", &Tensor::reciprocal)
-      .def("sin", &Tensor::sin).def("cos", &Tensor::cos).def("tan", &Tensor::tan).def("asin", &Tensor::asin).def("acos", &Tensor::acos)
-      .def("atan", &Tensor::atan).def("sinh", &Tensor::sinh).def("cosh", &Tensor::cosh).def("asinh", &Tensor::asinh)
-      .def("acosh", &Tensor::acosh).def("atanh", &Tensor::atanh).def("relu", &Tensor::relu).def("sigmoid", &Tensor::sigmoid)
-      .def("tanh", &Tensor::tanh).def("gelu", &Tensor::gelu, "The tanh approximation").def("silu", &Tensor::silu)
-      .def("softplus", &Tensor::softplus).def("softsign", &Tensor::softsign).def("mish", &Tensor::mish).def("erf", &Tensor::erf)
-      .def("floor", &Tensor::floor).def("ceil", &Tensor::ceil).def("round", &Tensor::round, "Half to even").def("trunc", &Tensor::trunc)
-      .def("sign", &Tensor::sign).def("hardswish", &Tensor::hardswish).def("logical_not", &Tensor::logical_not)
-      .def("elu", &Tensor::elu, py::arg("alpha") = 1.0).def("celu", &Tensor::celu, py::arg("alpha") = 1.0)
-      .def("selu", &Tensor::selu, py::arg("alpha") = 1.6732632423543772, py::arg("gamma") = 1.0507009873554805)
-      .def("leaky_relu", &Tensor::leaky_relu, py::arg("neg_slope") = 0.01)
-      .def("hardsigmoid", &Tensor::hardsigmoid, py::arg("alpha") = 1.0 / 6, py::arg("beta") = 0.5)
-      .def("clip", &Tensor::clip, py::arg("min"), py::arg("max"))
-      .def("clamp", &Tensor::clip, py::arg("min"), py::arg("max"))
-      .def("pow", &power, py::arg("exponent"))
-      .def("maximum", [](T a, H b) { return a.maximum(operand(a, b)); }, py::arg("other"))
-      .def("minimum", [](T a, H b) { return a.minimum(operand(a, b)); }, py::arg("other"))
+      // elementwise with arguments (one-operand ops: kUnaryOps, below)
+      .def("elu", &Tensor::elu, py::arg("alpha") = 1.0, "x, or alpha * (e^x - 1) below 0")
+      .def("celu", &Tensor::celu, py::arg("alpha") = 1.0, "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))")
+      .def("selu", &Tensor::selu, py::arg("alpha") = 1.6732632423543772, py::arg("gamma") = 1.0507009873554805, "gamma * elu(x, alpha)")
+      .def("leaky_relu", &Tensor::leaky_relu, py::arg("neg_slope") = 0.01, "x, or neg_slope * x below 0")
+      .def("hardsigmoid", &Tensor::hardsigmoid, py::arg("alpha") = 1.0 / 6, py::arg("beta") = 0.5, "clip(alpha * x + beta, 0, 1)")
+      .def("clip", &Tensor::clip, py::arg("min"), py::arg("max"), "Each value held within [min, max]")
+      .def("clamp", &Tensor::clip, py::arg("min"), py::arg("max"), "clip's other name (torch's)")
+      .def("pow", &power, py::arg("exponent"), "x to the power of a tensor or a number")
+      .def("maximum", [](T a, H b) { return a.maximum(operand(a, b)); }, py::arg("other"), "The larger of the two, broadcast")
+      .def("minimum", [](T a, H b) { return a.minimum(operand(a, b)); }, py::arg("other"), "The smaller of the two, broadcast")
       .def("where", [](T c, H x, H y) {
         if ((py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) && (py::isinstance<py::int_>(y) || py::isinstance<py::float_>(y)) &&
             !py::isinstance<py::bool_>(x) && !py::isinstance<py::bool_>(y))
@@ -542,16 +579,16 @@ void bind_tensor(py::module_& m) {
         Tensor tx = py::isinstance<Tensor>(x) || !py::isinstance<Tensor>(y) ? tensor_of(x, std::nullopt) : operand(y.cast<Tensor>(), x);
         return c.where(tx, operand(tx, y));
       }, py::arg("x"), py::arg("y"), "x where this bool tensor is true, else y")
-      .def("logical_and", [](T a, H b) { return a.logical_and(operand(a, b)); })
-      .def("logical_or", [](T a, H b) { return a.logical_or(operand(a, b)); })
-      .def("bitwise_and", [](T a, H b) { return a.bitwise_and(operand(a, b)); })
-      .def("bitwise_or", [](T a, H b) { return a.bitwise_or(operand(a, b)); })
-      .def("bitwise_xor", [](T a, H b) { return a.bitwise_xor(operand(a, b)); })
+      .def("logical_and", [](T a, H b) { return a.logical_and(operand(a, b)); }, "x and other, as bool, broadcast")
+      .def("logical_or", [](T a, H b) { return a.logical_or(operand(a, b)); }, "x or other, as bool, broadcast")
+      .def("bitwise_and", [](T a, H b) { return a.bitwise_and(operand(a, b)); }, "x & other, broadcast")
+      .def("bitwise_or", [](T a, H b) { return a.bitwise_or(operand(a, b)); }, "x | other, broadcast")
+      .def("bitwise_xor", [](T a, H b) { return a.bitwise_xor(operand(a, b)); }, "x ^ other, broadcast")
       .def("idiv", [](T a, H b) { return a.idiv(operand(a, b)); }, "Integer division rounding toward zero (C's /)")
       .def("fmod", [](T a, H b) { return a.fmod(operand(a, b)); }, "The remainder with the dividend's sign (C's fmod)")
       .def("remainder", [](T a, H b) { return a.remainder(operand(a, b)); }, "The remainder with the divisor's sign (Python's %)")
-      .def("cast", [](T a, H dtype) { return a.cast(dtype_arg(dtype)); }, py::arg("dtype"))
-      .def("bitcast", [](T a, H dtype) { return a.bitcast(dtype_arg(dtype)); }, py::arg("dtype"))
+      .def("cast", [](T a, H dtype) { return a.cast(dtype_arg(dtype)); }, py::arg("dtype"), "Converted to another dtype (floats to integers truncate)")
+      .def("bitcast", [](T a, H dtype) { return a.bitcast(dtype_arg(dtype)); }, py::arg("dtype"), "The same bits read as another dtype of the same size")
       // operators
       .def("__add__", [](T a, H b) { return a + operand(a, b); }, py::is_operator())
       .def("__radd__", [](T a, H b) { return operand(a, b) + a; }, py::is_operator())
@@ -589,20 +626,20 @@ void bind_tensor(py::module_& m) {
       .def("__invert__", &invert)
       .def("__getitem__", &index)
       // reductions: axis None (all), an int or a sequence
-      .def("sum", [](T a, H axis, bool keepdim) { return a.sum(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("prod", [](T a, H axis, bool keepdim) { return a.prod(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("max", [](T a, H axis, bool keepdim) { return a.max(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("min", [](T a, H axis, bool keepdim) { return a.min(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("mean", [](T a, H axis, bool keepdim) { return a.mean(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def("sum", [](T a, H axis, bool keepdim) { return a.sum(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The sum over axis (None: all, an int or a sequence)")
+      .def("prod", [](T a, H axis, bool keepdim) { return a.prod(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The product over axis")
+      .def("max", [](T a, H axis, bool keepdim) { return a.max(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The largest value over axis")
+      .def("min", [](T a, H axis, bool keepdim) { return a.min(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The smallest value over axis")
+      .def("mean", [](T a, H axis, bool keepdim) { return a.mean(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The mean over axis")
       .def("var", [](T a, H axis, bool keepdim, int64_t correction) { return a.var(ints_arg(axis), keepdim, correction); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
+           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1, "The variance over axis, with `correction` (1: the sample's)")
       .def("std", [](T a, H axis, bool keepdim, int64_t correction) { return a.std(ints_arg(axis), keepdim, correction); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
-      .def("any", [](T a, H axis, bool keepdim) { return a.any(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("all", [](T a, H axis, bool keepdim) { return a.all(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("argmax", &Tensor::argmax, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("argmin", &Tensor::argmin, py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0)
+           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1, "The standard deviation over axis, with `correction` (1: the sample's)")
+      .def("any", [](T a, H axis, bool keepdim) { return a.any(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "Whether any value over axis is true")
+      .def("all", [](T a, H axis, bool keepdim) { return a.all(ints_arg(axis), keepdim); }, py::arg("axis") = py::none(), py::arg("keepdim") = false, "Whether every value over axis is true")
+      .def("argmax", &Tensor::argmax, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The index of the first largest value along axis (of all, flattened, for None), int32")
+      .def("argmin", &Tensor::argmin, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The index of the first smallest value along axis, int32")
+      .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0, "The running sum along axis")
       // movement
       .def("reshape", [](T a, py::args shape) {
         SymShape s = shape_args(shape);
@@ -613,8 +650,8 @@ void bind_tensor(py::module_& m) {
         SymShape s = shape_args(shape);
         std::optional<Shape> fixed = static_shape(s);
         return fixed ? a.reshape(*fixed) : a.reshape(s);
-      })
-      .def("permute", [](T a, py::args order) { return a.permute(ints_args(order)); })
+      }, "reshape's other name (torch's)")
+      .def("permute", [](T a, py::args order) { return a.permute(ints_args(order)); }, "The axes in a new order")
       .def("expand", [](T a, py::args shape) {
         SymShape s = shape_args(shape);
         std::optional<Shape> fixed = static_shape(s);
@@ -653,36 +690,36 @@ void bind_tensor(py::module_& m) {
         }
         return a.shrink(b);
       }, py::arg("bounds"), "(start, end) per axis, or None to keep one")
-      .def("flip", [](T a, H axis) { return a.flip(ints_arg(axis)); }, py::arg("axis"))
-      .def("transpose", &Tensor::transpose, py::arg("dim0") = -2, py::arg("dim1") = -1)
+      .def("flip", [](T a, H axis) { return a.flip(ints_arg(axis)); }, py::arg("axis"), "Reversed along each axis given")
+      .def("transpose", &Tensor::transpose, py::arg("dim0") = -2, py::arg("dim1") = -1, "Two axes swapped")
       .def_property_readonly("T", [](T a) {
         std::vector<int64_t> order;
         for (int64_t i = a.ndim(); i-- > 0;) order.push_back(i);
         return a.permute(order);
-      })
-      .def("squeeze", &Tensor::squeeze, py::arg("dim") = py::none())
-      .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
-      .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      }, "All axes reversed (a matrix transposed)")
+      .def("squeeze", &Tensor::squeeze, py::arg("dim") = py::none(), "Without the size-1 axis dim (every size-1 axis, for None)")
+      .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"), "With a new size-1 axis at dim")
+      .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1, "The axes from start_dim to end_dim as one")
       .def("cat", [](T a, py::args others, int64_t dim) {
         std::vector<Tensor> all{a};
         for (const Tensor& o : tensors_of(others)) all.push_back(o);
         return Tensor::cat(all, dim);
-      }, py::kw_only(), py::arg("dim") = 0)
-      .def_static("stack", [](py::args tensors, int64_t dim) { return Tensor::stack(tensors_of(tensors), dim); }, py::kw_only(), py::arg("dim") = 0)
+      }, py::kw_only(), py::arg("dim") = 0, "This tensor and others joined along dim")
+      .def_static("stack", [](py::args tensors, int64_t dim) { return Tensor::stack(tensors_of(tensors), dim); }, py::kw_only(), py::arg("dim") = 0, "Tensors of one shape stacked along a new axis dim")
       .def("split", [](T a, H sizes, int64_t dim) {
         return py::isinstance<py::int_>(sizes) ? a.split(sizes.cast<int64_t>(), dim) : a.split(sizes.cast<std::vector<int64_t>>(), dim);
-      }, py::arg("sizes"), py::arg("dim") = 0)
-      .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0)
-      .def("repeat", [](T a, py::args repeats) { return a.repeat(ints_args(repeats)); })
-      .def("gather", [](T a, int64_t dim, T index) { return a.gather(dim, index); }, py::arg("dim"), py::arg("index"))
-      .def("contiguous", &Tensor::contiguous)
+      }, py::arg("sizes"), py::arg("dim") = 0, "Pieces along dim: of `sizes` each (an int) or of the sizes listed")
+      .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0, "Split into `chunks` pieces of equal size (the last may be smaller)")
+      .def("repeat", [](T a, py::args repeats) { return a.repeat(ints_args(repeats)); }, "Tiled: each axis repeated as many times as given (torch.Tensor.repeat)")
+      .def("gather", [](T a, int64_t dim, T index) { return a.gather(dim, index); }, py::arg("dim"), py::arg("index"), "out[i][j] = x[index[i][j]][j] along dim, as torch.gather")
+      .def("contiguous", &Tensor::contiguous, "A copy in a fresh buffer when realized (a realize point inside a graph)")
       // compound
-      .def("matmul", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"))
-      .def("dot", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"))
-      .def_static("einsum", [](const std::string& eq, py::args operands) { return Tensor::einsum(eq, tensors_of(operands)); }, py::arg("equation"))
-      .def("softmax", &Tensor::softmax, py::arg("axis") = -1)
-      .def("log_softmax", &Tensor::log_softmax, py::arg("axis") = -1)
-      .def("layernorm", [](T a, H axis, double eps) { return a.layernorm(ints_arg(axis), eps); }, py::arg("axis") = -1, py::arg("eps") = 1e-5)
+      .def("matmul", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"), "The matrix product (x @ other): vectors, matrices and batches broadcast as numpy.matmul")
+      .def("dot", [](T a, H b) { return a.matmul(operand(a, b)); }, py::arg("other"), "matmul's other name")
+      .def_static("einsum", [](const std::string& eq, py::args operands) { return Tensor::einsum(eq, tensors_of(operands)); }, py::arg("equation"), "Einstein summation as numpy.einsum (ij,jk->ik, repeated labels, ...); the first operand's dtype")
+      .def("softmax", &Tensor::softmax, py::arg("axis") = -1, "e^x normalized to sum to 1 along axis")
+      .def("log_softmax", &Tensor::log_softmax, py::arg("axis") = -1, "log(softmax(x)), computed without overflow")
+      .def("layernorm", [](T a, H axis, double eps) { return a.layernorm(ints_arg(axis), eps); }, py::arg("axis") = -1, py::arg("eps") = 1e-5, "Normalized to mean 0 and variance 1 over axis (no scale or shift)")
       .def("conv2d", [](T x, H weight, H bias, int64_t groups, H stride, H dilation, H padding) {
         size_t n = spatial_axes(x, "conv2d");
         return x.conv(tensor_of(weight, std::nullopt), optional_tensor(bias), window_arg(n, stride, padding, dilation), groups);
@@ -697,14 +734,15 @@ void bind_tensor(py::module_& m) {
       .def("max_pool2d", [](T x, H kernel_size, H stride, H dilation, H padding, bool ceil_mode) {
         size_t n = spatial_axes(x, "max_pool2d");
         return x.max_pool(per_axis(kernel_size, n, "kernel_size"), window_arg(n, stride, padding, dilation, ceil_mode));
-      }, py::arg("kernel_size") = 2, py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false)
+      }, py::arg("kernel_size") = 2, py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false, "The maximum of each window over the spatial axes (any number of them); padding counts as -inf")
       .def("avg_pool2d", [](T x, H kernel_size, H stride, H dilation, H padding, bool ceil_mode, bool count_include_pad) {
         size_t n = spatial_axes(x, "avg_pool2d");
         return x.avg_pool(per_axis(kernel_size, n, "kernel_size"), window_arg(n, stride, padding, dilation, ceil_mode), count_include_pad);
       }, py::arg("kernel_size") = 2, py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false,
-         py::arg("count_include_pad") = true)
+         py::arg("count_include_pad") = true, "The mean of each window over the spatial axes (any number of them); count_include_pad counts padding as zeros, in the divisor too")
       .def("scaled_dot_product_attention", [](T q, T k, T v, bool is_causal) { return q.scaled_dot_product_attention(k, v, is_causal); },
-           py::arg("key"), py::arg("value"), py::arg("is_causal") = false);
+           py::arg("key"), py::arg("value"), py::arg("is_causal") = false, "softmax(q k^T / sqrt(d) [+ a causal mask]) v over the last two axes");
+  for (const UnaryOp& op : kUnaryOps) t.def(op.name, op.fn, op.doc);
   bind_dlpack(t);
 
   m.def("prepare", [](py::args tensors, std::optional<int> threads, std::optional<std::string> backend, std::optional<bool> optimize,

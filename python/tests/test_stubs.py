@@ -43,3 +43,19 @@ def test_every_native_name_is_declared():
 def test_every_dtype_is_declared():
     classes, _ = declared()
     assert public(_lathe.dtypes) <= classes["_DTypes"]
+
+
+def test_every_native_member_has_a_docstring():
+    undocumented = []
+    for cls in ("Tensor", "Plan", "KernelProfile", "DType", "SInt", "Variable", "Session"):
+        c = getattr(_lathe, cls)
+        for name in public(c):
+            member = getattr(c, name)
+            doc = (getattr(member, "__doc__", "") or "").strip()
+            if isinstance(member, property):
+                has = bool(doc)
+            else:  # pybind11 puts the signature first: the text after it is the docstring
+                has = len([line for line in doc.split("\n") if line.strip()]) >= 2
+            if not has:
+                undocumented.append(f"{cls}.{name}")
+    assert not undocumented, f"no docstring: {undocumented}"
