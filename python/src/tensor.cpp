@@ -218,6 +218,13 @@ Tensor index(const Tensor& t, py::handle key) {
   return r;
 }
 
+// reshape(2, 3) or reshape((2, 3)): static sizes may include one -1.
+Tensor reshaped(const Tensor& a, const py::args& shape) {
+  SymShape s = shape_args(shape);
+  std::optional<Shape> fixed = static_shape(s);
+  return fixed ? a.reshape(*fixed) : a.reshape(s);
+}
+
 py::tuple shape_tuple(const Tensor& t) {
   py::list dims;
   if (!t.is_symbolic()) {
@@ -641,16 +648,8 @@ void bind_tensor(py::module_& m) {
       .def("argmin", &Tensor::argmin, py::arg("axis") = py::none(), py::arg("keepdim") = false, "The index of the first smallest value along axis, int32")
       .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0, "The running sum along axis")
       // movement
-      .def("reshape", [](T a, py::args shape) {
-        SymShape s = shape_args(shape);
-        std::optional<Shape> fixed = static_shape(s);
-        return fixed ? a.reshape(*fixed) : a.reshape(s);
-      }, "One size may be -1 (inferred)")
-      .def("view", [](T a, py::args shape) {
-        SymShape s = shape_args(shape);
-        std::optional<Shape> fixed = static_shape(s);
-        return fixed ? a.reshape(*fixed) : a.reshape(s);
-      }, "reshape's other name (torch's)")
+      .def("reshape", &reshaped, "One size may be -1 (inferred)")
+      .def("view", &reshaped, "reshape's other name (torch's)")
       .def("permute", [](T a, py::args order) { return a.permute(ints_args(order)); }, "The axes in a new order")
       .def("expand", [](T a, py::args shape) {
         SymShape s = shape_args(shape);
