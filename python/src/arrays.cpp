@@ -109,7 +109,7 @@ void realize_unlocked(Tensor& t) {
     py::gil_scoped_release unlocked;
     copy.realize();
   }
-  t = copy;
+  if (!t.is_realized()) t = copy;  // another thread's realization, when first, stays: views of its buffer may exist
 }
 
 py::array array_of(const Tensor& given) {

@@ -18,6 +18,7 @@ void bind_profiles(py::module_& m);  // profiles.cpp: KernelProfile
 void bind_session(py::module_& m);   // session.cpp: ONNX models (InferenceSession's engine)
 void bind_tensor(py::module_& m);    // tensor.cpp: DType, Variable, SInt, Tensor, Plan
 void bind_dlpack(py::class_<Tensor>& tensor);  // dlpack.cpp: __dlpack__, from_dlpack
+void bind_buffer_protocol(py::class_<Tensor>& tensor);  // buffer_protocol.cpp: memoryview(t), numpy.asarray(t)
 
 /// One kernel's run, as Python reads it (KernelProfile holds pointers into its plan; this does not).
 struct KernelRecord {

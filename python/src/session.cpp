@@ -60,6 +60,7 @@ class Session {
   }
 
   bool prepared() {
+    py::gil_scoped_release unlocked;  // a run may hold the lock: wait for it without the interpreter's
     std::lock_guard<std::mutex> lock(mu_);
     return prepared_.has_value();
   }

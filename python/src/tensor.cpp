@@ -21,26 +21,54 @@ namespace {
 
 // ---- arguments ------------------------------------------------------------------------------------
 
+// An int given as anything with __index__ (a Python int, a numpy integer), not a bool;
+// OverflowError past int64.
+bool is_int(py::handle h) {
+  if (PyBool_Check(h.ptr()) || py::isinstance<py::array>(h)) return false;
+  return PyLong_Check(h.ptr()) || (!PySequence_Check(h.ptr()) && py::hasattr(h, "__index__") && !py::isinstance<py::bool_>(h) &&
+                                   std::string(py::str(py::type::of(h).attr("__name__"))) != "bool_");
+}
+
+int64_t int_of(py::handle h) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow) {
+    PyErr_SetString(PyExc_OverflowError, ("the int " + std::string(py::str(i)) + " does not fit in 64 bits").c_str());
+    throw py::error_already_set();
+  }
+  return v;
+}
+
+// A sequence's items, held by a tuple: a sequence may make a new object for every item it hands out.
+py::tuple items_of(py::handle seq) {
+  if (!PySequence_Check(seq.ptr()) || py::isinstance<py::str>(seq))
+    throw py::type_error("expected a sequence, not " + std::string(py::str(py::type::of(seq).attr("__name__"))));
+  return py::tuple(py::reinterpret_borrow<py::object>(seq));
+}
+
 SInt sint_of(py::handle h) {
   if (py::isinstance<SInt>(h)) return h.cast<SInt>();
   if (py::isinstance<Variable>(h)) return SInt(h.cast<Variable>());
-  if (py::isinstance<py::int_>(h) || py::hasattr(h, "__index__")) return SInt(py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>());
+  if (is_int(h)) return SInt(int_of(h));
   throw py::type_error("a size must be an int, a lathe.Variable or a lathe.SInt, not " + std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+bool is_size(py::handle h) { return is_int(h) || py::isinstance<SInt>(h) || py::isinstance<Variable>(h); }
+
+SymShape shape_arg(py::handle given) {
+  if (is_size(given)) return {sint_of(given)};
+  SymShape shape;
+  for (py::handle h : items_of(given)) shape.push_back(sint_of(h));
+  return shape;
 }
 
 // A shape given as separate arguments, f(2, 3), or as one sequence, f((2, 3)).
 SymShape shape_args(const py::args& args) {
-  py::sequence items = args;
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && py::isinstance<py::sequence>(args[0])) items = args[0];
+  if (args.size() == 1 && !is_size(args[0])) return shape_arg(args[0]);
   SymShape shape;
-  for (py::handle h : items) shape.push_back(sint_of(h));
-  return shape;
-}
-
-SymShape shape_arg(py::handle given) {
-  if (py::isinstance<py::int_>(given) || py::isinstance<SInt>(given) || py::isinstance<Variable>(given)) return {sint_of(given)};
-  SymShape shape;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(given)) shape.push_back(sint_of(h));
+  for (py::handle h : args) shape.push_back(sint_of(h));
   return shape;
 }
 
@@ -53,33 +81,49 @@ std::optional<Shape> static_shape(const SymShape& shape) {
   return out;
 }
 
+// Axes or sizes: None (none), an int, or a sequence of ints.
 std::vector<int64_t> ints_arg(py::handle given) {
   if (given.is_none()) return {};
-  if (py::isinstance<py::int_>(given)) return {given.cast<int64_t>()};
-  return given.cast<std::vector<int64_t>>();
+  if (is_int(given)) return {int_of(given)};
+  std::vector<int64_t> out;
+  for (py::handle h : items_of(given)) out.push_back(int_of(h));
+  return out;
 }
 
 std::vector<int64_t> ints_args(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return ints_arg(args[0]);
-  return args.cast<std::vector<int64_t>>();
+  if (args.size() == 1 && !is_int(args[0])) return ints_arg(args[0]);
+  std::vector<int64_t> out;
+  for (py::handle h : args) out.push_back(int_of(h));
+  return out;
 }
 
 // An int for each of `n` axes: one int for all, or a sequence of n.
 std::vector<int64_t> per_axis(py::handle given, size_t n, const char* what) {
-  if (py::isinstance<py::int_>(given)) return std::vector<int64_t>(n, given.cast<int64_t>());
-  std::vector<int64_t> v = given.cast<std::vector<int64_t>>();
+  if (is_int(given)) return std::vector<int64_t>(n, int_of(given));
+  std::vector<int64_t> v = ints_arg(given);
   if (v.size() != n) throw ShapeError(std::string(what) + " has " + std::to_string(v.size()) + " entries for " + std::to_string(n) + " spatial axes");
   return v;
+}
+
+// (before, after) from a pair.
+std::pair<py::object, py::object> pair_of(py::handle h, const char* what) {
+  py::tuple pair = items_of(h);
+  if (pair.size() != 2) throw ShapeError(std::string(what) + ": each axis takes a pair, not " + std::to_string(pair.size()) + " values");
+  return {pair[0], pair[1]};
 }
 
 // Padding for `n` spatial axes: an int for every side, an int per axis (both sides), or a
 // (before, after) pair per axis.
 std::vector<std::pair<int64_t, int64_t>> padding_arg(py::handle given, size_t n) {
-  if (py::isinstance<py::int_>(given)) return std::vector<std::pair<int64_t, int64_t>>(n, {given.cast<int64_t>(), given.cast<int64_t>()});
+  if (is_int(given)) return std::vector<std::pair<int64_t, int64_t>>(n, {int_of(given), int_of(given)});
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(given)) {
-    if (py::isinstance<py::int_>(h)) out.emplace_back(h.cast<int64_t>(), h.cast<int64_t>());
-    else out.push_back(h.cast<std::pair<int64_t, int64_t>>());
+  for (py::handle h : items_of(given)) {
+    if (is_int(h)) {
+      out.emplace_back(int_of(h), int_of(h));
+    } else {
+      auto [before, after] = pair_of(h, "padding");
+      out.emplace_back(int_of(before), int_of(after));
+    }
   }
   if (out.size() != n) throw ShapeError("padding has " + std::to_string(out.size()) + " entries for " + std::to_string(n) + " spatial axes");
   return out;
@@ -105,6 +149,9 @@ std::optional<Tensor> optional_tensor(py::handle h);
 
 // A tensor from Python data: a Tensor, a numpy array (copied), a scalar, or nested sequences.
 // Without a dtype, Python floats become float32 and ints int32, as in tinygrad; arrays keep theirs.
+// The default dtype of a Python int: int32, as tinygrad's, unless the value needs int64.
+DType int_dtype(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX ? dtypes::default_int : dtypes::int64; }
+
 Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
   Tensor t;
   if (py::isinstance<Tensor>(data)) {
@@ -112,7 +159,8 @@ Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
   } else if (py::isinstance<py::bool_>(data)) {
     t = Tensor::full(Shape{}, ConstValue(data.cast<bool>()), dtypes::bool_);
   } else if (py::isinstance<py::int_>(data)) {
-    t = Tensor::full(Shape{}, ConstValue(data.cast<int64_t>()), dtype.value_or(dtypes::default_int));
+    int64_t v = int_of(data);
+    t = Tensor::full(Shape{}, ConstValue(v), dtype.value_or(int_dtype(v)));
   } else if (py::isinstance<py::float_>(data)) {
     t = Tensor::full(Shape{}, ConstValue(data.cast<double>()), dtype.value_or(dtypes::default_float));
   } else if (py::isinstance<py::array>(data)) {
@@ -121,7 +169,8 @@ Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
     py::array a = py::module_::import("numpy").attr("asarray")(data);
     std::string kind = py::str(a.dtype().attr("kind"));
     if (!dtype && kind == "f") a = a.attr("astype")("float32");
-    if (!dtype && kind == "i") a = a.attr("astype")("int32");
+    bool fits = a.size() == 0 || (py::int_(a.attr("min")()).cast<int64_t>() >= INT32_MIN && py::int_(a.attr("max")()).cast<int64_t>() <= INT32_MAX);
+    if (!dtype && kind == "i" && fits) a = a.attr("astype")("int32");
     t = copy_of(a);
   }
   return dtype && t.dtype() != *dtype ? t.cast(*dtype) : t;
@@ -132,7 +181,7 @@ Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
 Tensor operand(const Tensor& like, py::handle x) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
   if (py::isinstance<py::bool_>(x)) return Tensor::full(Shape{}, ConstValue(x.cast<bool>()), dtypes::bool_);
-  if (py::isinstance<py::int_>(x)) return Tensor::scalar_like(like, static_cast<double>(x.cast<int64_t>()), false);
+  if (py::isinstance<py::int_>(x)) return Tensor::scalar_like(like, static_cast<double>(int_of(x)), false);
   if (py::isinstance<py::float_>(x)) return Tensor::scalar_like(like, x.cast<double>(), true);
   return tensor_of(x, std::nullopt);
 }
@@ -142,10 +191,11 @@ std::optional<Tensor> optional_tensor(py::handle h) {
   return tensor_of(h, std::nullopt);
 }
 
+// Tensors given as separate arguments, f(a, b), or as one sequence, f([a, b]).
 std::vector<Tensor> tensors_of(const py::args& args) {
   std::vector<Tensor> out;
-  py::sequence items = args;
-  if (args.size() == 1 && !py::isinstance<Tensor>(args[0]) && py::isinstance<py::sequence>(args[0])) items = args[0];
+  py::tuple items = args;
+  if (args.size() == 1 && !py::isinstance<Tensor>(args[0]) && PySequence_Check(args[0].ptr())) items = items_of(args[0]);
   for (py::handle h : items) out.push_back(tensor_of(h, std::nullopt));
   return out;
 }
@@ -153,10 +203,19 @@ std::vector<Tensor> tensors_of(const py::args& args) {
 // ---- ops that Python spells differently ---------------------------------------------------------
 
 // Python's //: floor division (numpy's and torch's, not C's truncation).
+// Python's //: floor division (numpy's and torch's, not C's truncation). For floats, numpy's
+// divmod: (a - fmod(a, b)) / b, one less where the remainder's sign differs from b's, rounded to
+// the nearest integer (floor(1.0 / 0.1) is 10, 1.0 // 0.1 is 9, as 1.0 % 0.1 is 0.0999...).
 Tensor floordiv(const Tensor& a, const Tensor& b) {
   DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  if (dt.is_float()) return (a / b).floor();
-  return (a - a.remainder(b)).idiv(b);
+  if (!dt.is_float()) return (a - a.remainder(b)).idiv(b);
+  Tensor x = a.cast(dt), y = b.cast(dt);
+  Tensor mod = x.fmod(y);
+  Tensor div = (x - mod) / y;
+  Tensor zero = Tensor::scalar_like(mod, 0, true);
+  div = ((mod != zero).logical_and((y < zero) != (mod < zero))).where(div - Tensor::scalar_like(div, 1, true), div);
+  Tensor down = div.floor();
+  return (div - down > Tensor::scalar_like(div, 0.5, true)).where(down + Tensor::scalar_like(down, 1, true), down);
 }
 
 Tensor invert(const Tensor& a) {
@@ -198,13 +257,25 @@ Tensor index(const Tensor& t, py::handle key) {
       auto get = [&](const char* name) -> std::optional<int64_t> {
         py::object v = h.attr(name);
         if (v.is_none()) return std::nullopt;
-        return v.cast<int64_t>();
+        py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+        if (!i) throw py::error_already_set();
+        int overflow = 0;
+        long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+        constexpr int64_t far = int64_t{1} << 62;  // past any axis: clamped, as Python clamps slices
+        return overflow > 0 ? far : overflow < 0 ? -far : std::clamp<int64_t>(n, -far, far);
       };
       std::optional<int64_t> step = get("step");
       if (step && *step == 0) throw py::value_error("slice step cannot be zero");
       r = r.slice(axis++, get("start"), get("stop"), step.value_or(1));
-    } else if (py::isinstance<py::int_>(h) || (!py::isinstance<Tensor>(h) && !py::isinstance<py::sequence>(h) && py::hasattr(h, "__index__"))) {
-      int64_t i = py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>();
+    } else if (PyBool_Check(h.ptr()) || std::string(py::str(py::type::of(h).attr("__name__"))) == "bool_") {
+      throw py::index_error("lathe.Tensor takes no bool index (numpy's masks): use where");
+    } else if (is_int(h)) {
+      int64_t i = 0;
+      try {
+        i = int_of(h);
+      } catch (const py::error_already_set&) {
+        throw py::index_error("index " + std::string(py::str(h)) + " is out of bounds for axis " + std::to_string(axis));
+      }
       int64_t size = r.shape()[static_cast<size_t>(axis)];
       if (i < -size || i >= size)
         throw py::index_error("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) + " of size " + std::to_string(size));
@@ -238,27 +309,16 @@ py::tuple shape_tuple(const Tensor& t) {
   return py::tuple(dims);
 }
 
-const char* buffer_format(DType dt) {
-  switch (dt.scalar_type()) {
-    case ScalarType::Bool: return "?";
-    case ScalarType::Int8: return "b";
-    case ScalarType::UInt8: return "B";
-    case ScalarType::Int16: return "h";
-    case ScalarType::UInt16: return "H";
-    case ScalarType::Int32: return "i";
-    case ScalarType::UInt32: return "I";
-    case ScalarType::Int64: return "q";
-    case ScalarType::UInt64: return "Q";
-    case ScalarType::Float16: return "e";
-    case ScalarType::Float32: return "f";
-    case ScalarType::Float64: return "d";
-    default: throw DTypeError("a " + dt.name() + " tensor has no buffer format (cast it to float32 first)");
-  }
-}
 
 // The values of a one-element tensor as a Python scalar.
+int64_t bound_numel(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : bound_shape(t)) n *= d;
+  return n;
+}
+
 py::object item(const Tensor& t) {
-  if (t.numel() != 1) throw ShapeError("item() of a tensor of shape " + shape_to_string(t.shape()) + " (needs one element)");
+  if (bound_numel(t) != 1) throw ShapeError("item() of a tensor of shape " + shape_to_string(bound_shape(t)) + " (needs one element)");
   return array_of(t).attr("item")();
 }
 
@@ -273,6 +333,8 @@ class Plan {
     py::gil_scoped_release unlocked;
     plan_ = Tensor::prepare(outputs, options);
     for (const Tensor& t : outputs) shapes_.push_back(t.symbolic_shape()), dtypes_.push_back(t.dtype());
+    for (const PreparedKernel* k : plan_.prepared_kernels())  // each variable's value as prepared (bound, or its minimum)
+      for (size_t v = 0; v < k->kernel->var_names.size() && v < k->vals.size(); ++v) vars_.emplace(k->kernel->var_names[v], k->vals[v]);
   }
 
   py::object execute(const std::map<std::string, int64_t>& vars, bool profile) {
@@ -285,6 +347,7 @@ class Plan {
       if (!profile) plan_.execute_with_vars(binds);
       records = records_of(kernels);
       for (const auto& [name, value] : vars) vars_[name] = value;
+      ran_ = true;
     }
     if (!profile) return py::none();
     return py::cast(records);
@@ -292,26 +355,35 @@ class Plan {
 
   size_t outputs() const { return shapes_.size(); }
 
-  // A copy of output `i` at the sizes of the last run's variables.
+  // A copy of output `i` at the sizes of the last run's variables. The plan's lock is taken with
+  // the interpreter lock released, and let go before the array is made.
   py::array numpy(size_t i) {
     if (i >= shapes_.size()) throw py::index_error("output " + std::to_string(i) + " of a plan of " + std::to_string(shapes_.size()));
-    std::lock_guard<std::mutex> lock(mu_);
+    Buffer copy;
     Shape shape;
-    size_t elements = 1;
-    for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(vars_)), elements *= static_cast<size_t>(shape.back());
-    const Buffer* out = plan_.output_buffer_at(i);
-    return array_of(Tensor::from_buffer(elements == out->size() ? *out : Buffer::view(*out, 0, elements, dtypes_[i]), shape));
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!ran_) throw Error("Plan.numpy before the plan ran: execute() it first");
+      size_t elements = 1;
+      for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(vars_)), elements *= static_cast<size_t>(shape.back());
+      const Buffer* out = plan_.output_buffer_at(i);
+      copy = Buffer(dtypes_[i], elements, out->device());
+      if (elements) copy.copy_from(elements == out->size() ? *out : Buffer::view(*out, 0, elements, dtypes_[i]));
+    }
+    return array_over(copy, shape);
   }
 
   // Copies `values` into the plan's buffer of `input` (a realized tensor the plan reads), at its
   // front when the buffer is larger (an input of symbolic size).
   void write(const Tensor& input, const py::array& values) {
+    Tensor given = copy_of(values);
+    std::vector<uint8_t> bytes = detail::tensor_bytes(given, given.dtype(), "write");
+    py::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(mu_);
     Buffer* b = input.is_realized() ? plan_.buffer_mut_by_id(input.uop_id()) : nullptr;
     if (!b) throw Error("write: the plan reads no buffer of this tensor (" + input.to_string() + "); give it a realized input of the plan");
-    Tensor given = copy_of(values);
     if (given.dtype() != b->dtype()) throw DTypeError("write: " + given.dtype().name() + " values into a " + b->dtype().name() + " input");
-    std::vector<uint8_t> bytes = detail::tensor_bytes(given, given.dtype(), "write");
     if (bytes.size() > b->nbytes())
       throw ShapeError("write: " + std::to_string(given.numel()) + " values into an input of " + std::to_string(b->size()));
     Buffer front = bytes.size() == b->nbytes() ? *b : Buffer::view(*b, 0, static_cast<size_t>(given.numel()), b->dtype());
@@ -346,7 +418,8 @@ class Plan {
   ExecutionPlan plan_;
   std::vector<SymShape> shapes_;
   std::vector<DType> dtypes_;
-  std::unordered_map<std::string, int64_t> vars_;  // the values the last run set (others: as bound)
+  std::unordered_map<std::string, int64_t> vars_;  // each variable's value in the last run
+  bool ran_ = false;
   std::mutex mu_;
 };
 
@@ -496,7 +569,10 @@ void bind_tensor(py::module_& m) {
           [](H shape, H value, H dtype) {
             std::optional<DType> dt = dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype));
             if (py::isinstance<py::bool_>(value)) return Tensor::full(shape_arg(shape), ConstValue(value.cast<bool>()), dt.value_or(dtypes::bool_));
-            if (py::isinstance<py::int_>(value)) return Tensor::full(shape_arg(shape), ConstValue(value.cast<int64_t>()), dt.value_or(dtypes::default_int));
+            if (py::isinstance<py::int_>(value)) {
+              int64_t v = int_of(value);
+              return Tensor::full(shape_arg(shape), ConstValue(v), dt.value_or(int_dtype(v)));
+            }
             return Tensor::full(shape_arg(shape), ConstValue(value.cast<double>()), dt.value_or(dtypes::default_float));
           },
           py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), "fill_value everywhere (its dtype from the value: bool, int32 or float32, unless dtype says)")
@@ -532,7 +608,7 @@ void bind_tensor(py::module_& m) {
       .def("label", [](T x, const std::string& name) { return x.label(name); }, py::arg("name"), "Names its computation in profiles and traces")
       .def("__len__", [](T x) {
         if (x.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
-        return x.shape()[0];
+        return bound_shape(x)[0];
       })
       .def("__repr__", &Tensor::to_string)
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
@@ -552,22 +628,12 @@ void bind_tensor(py::module_& m) {
         return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("__bool__", [](T x) {
-        if (x.numel() != 1) throw py::value_error("the truth value of a tensor of shape " + shape_to_string(x.shape()) + " is ambiguous");
+        if (bound_numel(x) != 1) throw py::value_error("the truth value of a tensor of shape " + shape_to_string(bound_shape(x)) + " is ambiguous");
         return py::bool_(item(x));
       })
       .def("__float__", [](T x) { return py::float_(item(x)); })
       .def("__int__", [](T x) { return py::int_(item(x)); })
       .def("to", [](T x, const std::string& device) { return x.to(device); }, py::arg("device"), "On another device (\"CPU\", \"EMU\", \"CUDA:0\")")
-      .def_buffer([](Tensor& x) {
-        realize_unlocked(x);
-        if (!x.is_realized()) throw ShapeError("a tensor of symbolic shape " + shape_to_string(x.symbolic_shape()) + " has no buffer of its shape: numpy() copies it");
-        Buffer b = x.buffer();
-        const char* format = buffer_format(x.dtype());
-        std::vector<py::ssize_t> shape(x.shape().begin(), x.shape().end()), strides(shape.size());
-        py::ssize_t stride = x.dtype().itemsize();
-        for (size_t i = shape.size(); i-- > 0;) strides[i] = stride, stride *= std::max<py::ssize_t>(shape[i], 1);
-        return py::buffer_info(b.data(), x.dtype().itemsize(), format, static_cast<py::ssize_t>(shape.size()), shape, strides, b.is_constant());
-      })
       // elementwise with arguments (one-operand ops: kUnaryOps, below)
       .def("elu", &Tensor::elu, py::arg("alpha") = 1.0, "x, or alpha * (e^x - 1) below 0")
       .def("celu", &Tensor::celu, py::arg("alpha") = 1.0, "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))")
@@ -586,14 +652,14 @@ void bind_tensor(py::module_& m) {
         Tensor tx = py::isinstance<Tensor>(x) || !py::isinstance<Tensor>(y) ? tensor_of(x, std::nullopt) : operand(y.cast<Tensor>(), x);
         return c.where(tx, operand(tx, y));
       }, py::arg("x"), py::arg("y"), "x where this bool tensor is true, else y")
-      .def("logical_and", [](T a, H b) { return a.logical_and(operand(a, b)); }, "x and other, as bool, broadcast")
-      .def("logical_or", [](T a, H b) { return a.logical_or(operand(a, b)); }, "x or other, as bool, broadcast")
-      .def("bitwise_and", [](T a, H b) { return a.bitwise_and(operand(a, b)); }, "x & other, broadcast")
-      .def("bitwise_or", [](T a, H b) { return a.bitwise_or(operand(a, b)); }, "x | other, broadcast")
-      .def("bitwise_xor", [](T a, H b) { return a.bitwise_xor(operand(a, b)); }, "x ^ other, broadcast")
-      .def("idiv", [](T a, H b) { return a.idiv(operand(a, b)); }, "Integer division rounding toward zero (C's /)")
-      .def("fmod", [](T a, H b) { return a.fmod(operand(a, b)); }, "The remainder with the dividend's sign (C's fmod)")
-      .def("remainder", [](T a, H b) { return a.remainder(operand(a, b)); }, "The remainder with the divisor's sign (Python's %)")
+      .def("logical_and", [](T a, H b) { return a.logical_and(operand(a, b)); }, py::arg("other"), "x and other, as bool, broadcast")
+      .def("logical_or", [](T a, H b) { return a.logical_or(operand(a, b)); }, py::arg("other"), "x or other, as bool, broadcast")
+      .def("bitwise_and", [](T a, H b) { return a.bitwise_and(operand(a, b)); }, py::arg("other"), "x & other, broadcast")
+      .def("bitwise_or", [](T a, H b) { return a.bitwise_or(operand(a, b)); }, py::arg("other"), "x | other, broadcast")
+      .def("bitwise_xor", [](T a, H b) { return a.bitwise_xor(operand(a, b)); }, py::arg("other"), "x ^ other, broadcast")
+      .def("idiv", [](T a, H b) { return a.idiv(operand(a, b)); }, py::arg("other"), "Integer division rounding toward zero (C's /)")
+      .def("fmod", [](T a, H b) { return a.fmod(operand(a, b)); }, py::arg("other"), "The remainder with the dividend's sign (C's fmod)")
+      .def("remainder", [](T a, H b) { return a.remainder(operand(a, b)); }, py::arg("other"), "The remainder with the divisor's sign (Python's %)")
       .def("cast", [](T a, H dtype) { return a.cast(dtype_arg(dtype)); }, py::arg("dtype"), "Converted to another dtype (floats to integers truncate)")
       .def("bitcast", [](T a, H dtype) { return a.bitcast(dtype_arg(dtype)); }, py::arg("dtype"), "The same bits read as another dtype of the same size")
       // operators
@@ -621,6 +687,8 @@ void bind_tensor(py::module_& m) {
       .def("__rxor__", [](T a, H b) { return operand(a, b).bitwise_xor(a); }, py::is_operator())
       .def("__lshift__", [](T a, H b) { return a.lshift(operand(a, b)); }, py::is_operator())
       .def("__rshift__", [](T a, H b) { return a.rshift(operand(a, b)); }, py::is_operator())
+      .def("__rlshift__", [](T a, H b) { return operand(a, b).lshift(a); }, py::is_operator())
+      .def("__rrshift__", [](T a, H b) { return operand(a, b).rshift(a); }, py::is_operator())
       .def("__lt__", [](T a, H b) { return a < operand(a, b); }, py::is_operator())
       .def("__le__", [](T a, H b) { return a <= operand(a, b); }, py::is_operator())
       .def("__gt__", [](T a, H b) { return a > operand(a, b); }, py::is_operator())
@@ -658,14 +726,13 @@ void bind_tensor(py::module_& m) {
       }, "Size-1 axes grow; -1 keeps an axis")
       .def("pad", [](T a, H padding, double value, const std::string& mode) {
         std::vector<std::pair<SInt, SInt>> p;
-        for (H h : py::reinterpret_borrow<py::sequence>(padding)) {
+        for (H h : items_of(padding)) {
           if (h.is_none()) {
             p.emplace_back(0, 0);
             continue;
           }
-          auto pair = py::reinterpret_borrow<py::sequence>(h);
-          if (pair.size() != 2) throw ShapeError("pad: each axis takes (before, after)");
-          p.emplace_back(sint_of(pair[0]), sint_of(pair[1]));
+          auto [before, after] = pair_of(h, "pad");
+          p.emplace_back(sint_of(before), sint_of(after));
         }
         static const std::map<std::string, PadMode> modes = {
             {"constant", PadMode::constant}, {"edge", PadMode::edge}, {"reflect", PadMode::reflect}, {"wrap", PadMode::wrap}};
@@ -676,14 +743,13 @@ void bind_tensor(py::module_& m) {
       .def("shrink", [](T a, H bounds) {
         std::vector<std::pair<SInt, SInt>> b;
         size_t axis = 0;
-        for (H h : py::reinterpret_borrow<py::sequence>(bounds)) {
+        for (H h : items_of(bounds)) {
           if (h.is_none()) {
             if (axis >= a.shape().size()) throw ShapeError("shrink: more bounds than axes in " + shape_to_string(a.shape()));
             b.emplace_back(0, a.symbolic_shape()[axis]);
           } else {
-            auto pair = py::reinterpret_borrow<py::sequence>(h);
-            if (pair.size() != 2) throw ShapeError("shrink: each axis takes (start, end)");
-            b.emplace_back(sint_of(pair[0]), sint_of(pair[1]));
+            auto [start, end] = pair_of(h, "shrink");
+            b.emplace_back(sint_of(start), sint_of(end));
           }
           ++axis;
         }
@@ -706,7 +772,7 @@ void bind_tensor(py::module_& m) {
       }, py::kw_only(), py::arg("dim") = 0, "This tensor and others joined along dim")
       .def_static("stack", [](py::args tensors, int64_t dim) { return Tensor::stack(tensors_of(tensors), dim); }, py::kw_only(), py::arg("dim") = 0, "Tensors of one shape stacked along a new axis dim")
       .def("split", [](T a, H sizes, int64_t dim) {
-        return py::isinstance<py::int_>(sizes) ? a.split(sizes.cast<int64_t>(), dim) : a.split(sizes.cast<std::vector<int64_t>>(), dim);
+        return is_int(sizes) ? a.split(int_of(sizes), dim) : a.split(ints_arg(sizes), dim);
       }, py::arg("sizes"), py::arg("dim") = 0, "Pieces along dim: of `sizes` each (an int) or of the sizes listed")
       .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0, "Split into `chunks` pieces of equal size (the last may be smaller)")
       .def("repeat", [](T a, py::args repeats) { return a.repeat(ints_args(repeats)); }, "Tiled: each axis repeated as many times as given (torch.Tensor.repeat)")
@@ -742,6 +808,7 @@ void bind_tensor(py::module_& m) {
       .def("scaled_dot_product_attention", [](T q, T k, T v, bool is_causal) { return q.scaled_dot_product_attention(k, v, is_causal); },
            py::arg("key"), py::arg("value"), py::arg("is_causal") = false, "softmax(q k^T / sqrt(d) [+ a causal mask]) v over the last two axes");
   for (const UnaryOp& op : kUnaryOps) t.def(op.name, op.fn, op.doc);
+  bind_buffer_protocol(t);
   bind_dlpack(t);
 
   m.def("prepare", [](py::args tensors, std::optional<int> threads, std::optional<std::string> backend, std::optional<bool> optimize,

@@ -204,3 +204,31 @@ def test_round_trip_lathe_torch_lathe_shares_one_buffer():
     del t
     gc.collect()
     np.testing.assert_array_equal(back.numpy(), np.full((3, 3), 4, np.float32))
+
+
+def test_what_cannot_be_viewed_is_a_buffer_error_and_numpy_copies_it():
+    n = lathe.Variable("n", 1, 8)
+    for t in (Tensor([1.5]).cast("bfloat16"), Tensor.zeros(n.bind(3))):
+        with pytest.raises(BufferError):
+            memoryview(t)
+    np.testing.assert_array_equal(np.asarray(Tensor([1.5]).cast("bfloat16")), [1.5])  # through __array__, as float32
+    np.testing.assert_array_equal(np.asarray(Tensor.zeros(n.bind(3))), [0, 0, 0])
+    assert memoryview(Tensor.arange(3)).readonly  # a constant: viewed, not to be written
+
+
+def test_views_taken_by_threads_at_once_stay_valid():
+    t = Tensor.full((1000,), 1.0) * 2  # lazy: every thread realizes it
+    views = []
+
+    def view():
+        views.append(np.asarray(t))
+
+    threads = [threading.Thread(target=view) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    junk = [(Tensor.full((1000,), 9.0) * 1).realize() for _ in range(20)]  # memory freed by a lost race would be reused here
+    assert all((v == 2).all() for v in views)
+    assert len({address(v) for v in views}) == 1  # one buffer: the first realization kept
+    del junk

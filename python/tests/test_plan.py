@@ -147,3 +147,31 @@ def test_threads_realize_one_tensor_and_share_one_plan():
     assert y.is_realized
     plan.execute({"n": 5})
     np.testing.assert_allclose(plan.numpy(), (data[:5] * 3).sum(1), rtol=1e-5)
+
+
+def test_plan_numpy_before_a_run_and_with_a_variable_never_bound():
+    x = Tensor.ones(8)
+    plan = (x * 2).prepare()
+    with pytest.raises(lathe.Error, match="execute"):
+        plan.numpy()
+    m = Variable("m", 2, 8)  # never bound: the plan runs at its minimum until told otherwise
+    plan = (x.shrink([(0, m)]) * 2).prepare()
+    plan.execute()
+    assert plan.numpy().shape == (2,)
+    plan.execute({"m": 5})
+    np.testing.assert_array_equal(plan.numpy(), np.full(5, 2, np.float32))
+
+
+def test_threads_reading_a_bfloat16_plan_do_not_wait_on_each_other_forever():
+    import threading
+
+    plan = (Tensor.ones(64, 64).cast("bfloat16") * 3).prepare()
+    plan.execute()
+    outs = []
+    threads = [threading.Thread(target=lambda: [outs.append(plan.numpy()) for _ in range(5)]) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "plan.numpy() deadlocked"
+    assert len(outs) == 15 and all((o == 3).all() and o.dtype == np.float32 for o in outs)

@@ -499,3 +499,58 @@ def test_errors_name_the_op_and_shapes():
         Tensor.arange(0, 5, 0)
     with pytest.raises(lathe.ShapeError):
         Tensor.zeros(4).conv2d(Tensor.zeros(1, 1, 1))
+
+
+# ---- arguments of every kind, and Python's own semantics ---------------------------------------------
+
+def test_sizes_and_pairs_from_sequences_that_make_new_items():
+    x = Tensor.ones(3, 4)
+    assert Tensor.zeros(np.array([2, 3])).shape == (2, 3)
+    assert Tensor.zeros(range(300, 302)).shape == (300, 301)
+    assert Tensor.full(np.array([2, 2]), 1).tolist() == [[1, 1], [1, 1]]
+    assert x.shrink(np.array([[1, 3], [0, 4]])).shape == (2, 4)
+    assert x.pad(np.array([[1, 1], [0, 0]])).shape == (5, 4)
+    assert x.reshape(range(12, 13)).shape == (12,)
+    assert Tensor.stack(np.ones((3, 2), np.float32)).shape == (3, 2)
+    assert Tensor.ones(1, 1, 4, 4).conv2d(Tensor.ones(1, 1, 3, 3), padding=np.array([1, 1])).shape == (1, 1, 4, 4)
+    np.testing.assert_array_equal(x.sum(axis=np.int64(0)).numpy(), np.full(4, 3, np.float32))
+
+
+def test_ints_past_int32_and_past_int64():
+    assert Tensor(2**40).dtype == lathe.dtypes.int64 and Tensor(2**40).item() == 2**40
+    assert Tensor([2**40, 1]).tolist() == [2**40, 1]
+    assert Tensor.full((2,), 2**40).tolist() == [2**40, 2**40]
+    with pytest.raises(OverflowError):
+        Tensor.ones(2) + 2**70
+    with pytest.raises(IndexError):
+        Tensor.ones(2)[10**30]
+    assert Tensor.arange(5)[-(10**30):10**30].tolist() == [0, 1, 2, 3, 4]  # slices clamp, as Python's
+
+
+def test_float_floor_division_and_remainder_agree_with_python():
+    a = data((200,), low=-5, high=5)
+    b = np.where(np.abs(data((200,), low=-2, high=2)) < 0.05, 0.5, data((200,), low=-2, high=2)).astype(np.float32)
+    np.testing.assert_array_equal((Tensor(a) // Tensor(b)).numpy(), a // b)
+    np.testing.assert_allclose((Tensor(a) % Tensor(b)).numpy(), a % b, rtol=1e-5, atol=1e-5)
+    assert (Tensor([1.0]) // 0.1).item() == 9.0  # floor(1.0 / 0.1) would say 10
+
+
+def test_more_operators_and_keywords():
+    np.testing.assert_array_equal((1 << Tensor([1, 2])).numpy(), [2, 4])
+    np.testing.assert_array_equal((64 >> Tensor([1, 2])).numpy(), [32, 16])
+    np.testing.assert_array_equal(Tensor([True, True]).logical_and(other=Tensor([False, True])).numpy(), [False, True])
+    np.testing.assert_array_equal(Tensor([7, -7]).idiv(other=2).numpy(), [3, -3])
+
+
+def test_bool_indices_are_refused_not_read_as_ints():
+    with pytest.raises(IndexError, match="bool"):
+        Tensor.ones(3)[True]
+    with pytest.raises(IndexError, match="bool"):
+        Tensor.ones(3)[np.bool_(False)]
+
+
+def test_symbolic_tensors_report_their_bound_sizes():
+    n = lathe.Variable("n", 1, 4)
+    assert len(Tensor.zeros(n.bind(2), 3)) == 2
+    assert Tensor.zeros(n.bind(1)).item() == 0.0
+    assert Tensor.zeros(n.bind(3)).numpy().shape == (3,)

@@ -1,6 +1,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -77,6 +78,8 @@ DeviceSpec DeviceSpec::default_device() {
 Buffer::Buffer(DType dtype, size_t size, std::optional<DeviceSpec> device) : state_(std::make_shared<detail::BufferState>()) {
   if (dtype.is_ptr() || dtype == dtypes::void_ || dtype == dtypes::index)
     throw DTypeError("a buffer cannot hold " + dtype.name());
+  if (size > std::numeric_limits<size_t>::max() / static_cast<size_t>(dtype.itemsize()))
+    throw Error("a buffer of " + std::to_string(size) + " x " + dtype.name() + " has more bytes than an address can count");
   state_->id = g_next_buffer_id.fetch_add(1);
   state_->dtype = dtype;
   state_->size = size;
@@ -101,7 +104,7 @@ Buffer Buffer::borrow(void* memory, DType dtype, size_t size, std::shared_ptr<vo
   auto item = static_cast<uintptr_t>(dtype.itemsize());
   if (item > 1 && reinterpret_cast<uintptr_t>(memory) % item != 0)
     throw Error("Buffer::borrow of " + dtype.name() + " at an address not aligned to its " + std::to_string(item) + " bytes");
-  Buffer b(dtype, size, std::move(device));
+  Buffer b(dtype, size, device.value_or(DeviceSpec{}));  // host memory unless said otherwise, whatever LATHE_DEVICE says
   b.state_->ptr = memory ? memory : no_elements;
   b.state_->lender = std::move(owner);
   return b;

@@ -64,8 +64,14 @@ SInt sym_numel(const SymShape& s) {
 SymShape to_sym(const Shape& s) { return SymShape(s.begin(), s.end()); }
 
 void check_shape(const Shape& shape, const char* op) {
-  for (int64_t d : shape)
+  int64_t elements = 1;
+  for (int64_t d : shape) {
     if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_to_string(shape));
+    if (d != 0 && elements > (int64_t{1} << 48) / d) elements = -1;  // past 2^48: no machine holds it
+    else if (elements >= 0) elements *= d;
+  }
+  if (elements < 0 && std::find(shape.begin(), shape.end(), 0) == shape.end())
+    throw ShapeError(std::string(op) + ": shape " + shape_to_string(shape) + " has more than 2^48 elements");
 }
 
 Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape shape) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "device/device_scope.hpp"
 #include "lathe/lathe.hpp"
 
 namespace lathe {
@@ -134,6 +135,19 @@ TEST(Buffer, BorrowRefusesMisalignedNullAndOwnerlessMemory) {
   EXPECT_TRUE(empty.to_vector<float>().empty());
   Buffer odd = Buffer::borrow(bytes->data() + 1, dtypes::uint8, 3, bytes);  // one-byte elements: any address
   EXPECT_EQ(odd.size(), 3u);
+}
+
+TEST(Buffer, BorrowedMemoryIsTheHostsWhateverTheDefaultDevice) {
+  auto values = std::make_shared<std::vector<float>>(4, 1.0f);
+  DefaultDeviceScope elsewhere(DeviceSpec::parse("EMU"));
+  EXPECT_EQ(Buffer(dtypes::float32, 4).device().to_string(), "EMU:0");
+  EXPECT_EQ(Buffer::borrow(values->data(), dtypes::float32, 4, values).device().to_string(), "CPU");
+  EXPECT_EQ(Buffer::borrow(values->data(), dtypes::float32, 4, values, DeviceSpec::parse("EMU")).device().to_string(), "EMU:0");
+}
+
+TEST(Buffer, ASizeWhoseBytesOverflowIsRefused) {
+  EXPECT_THROW(Buffer(dtypes::float32, size_t{1} << 62), Error);
+  EXPECT_NO_THROW(Buffer(dtypes::float32, size_t{1} << 40));  // allocated on first use only
 }
 
 TEST(DeviceSpec, ParsesAndRejects) {

@@ -11,6 +11,12 @@ Tensor f(Shape s) { return Tensor::zeros(std::move(s)); }
 
 // ---- elementwise ----------------------------------------------------------------------------------
 
+TEST(ErrorsCreation, AShapeTooLargeForAnyMachineIsAShapeError) {
+  EXPECT_THROW(Tensor::zeros(Shape{int64_t{1} << 40, int64_t{1} << 40}), ShapeError);
+  EXPECT_THROW(Tensor::empty(Shape{int64_t{1} << 62}), ShapeError);
+  EXPECT_EQ(Tensor::zeros(Shape{int64_t{1} << 40, int64_t{1} << 40, 0}).numel(), 0);  // empty: nothing to hold
+}
+
 TEST(ErrorsElementwise, BinaryShapeMismatchNamesOpAndShapes) {
   EXPECT_THROW_MSG(f({2, 3}) + f({4}), ShapeError, "add", "(2, 3)", "(4,)");
   EXPECT_THROW_MSG(f({2, 3}) - f({3, 2}), ShapeError, "sub", "(2, 3)", "(3, 2)");
