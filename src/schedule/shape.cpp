@@ -1,5 +1,7 @@
 #include "schedule/shape.hpp"
 
+#include <algorithm>
+
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "lathe/error.hpp"
@@ -19,6 +21,7 @@ SymDims split_dims(SymDims dims, size_t a, int64_t n, int64_t b) {
 }
 
 int64_t shape_numel(const Shape& s) {
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;  // empty, however large the other sizes
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
