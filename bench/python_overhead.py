@@ -67,7 +67,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lathe", default=os.path.join(ROOT, "build/tools/lathe"))
     a = ap.parse_args()
-    os.environ.update({k: v for k, v in clean_env().items()})
+    for k in set(os.environ) - set(clean_env()):  # BEAM, NOOPT, a trace ...: not for this process's lathe either
+        del os.environ[k]
     print(f"# lathe {lathe.__version__}, {a.threads} threads, medians in ms (best of {a.rounds} interleaved rounds)")
     print(f"{'model':22} {'lathe bench':>11} {'Python run':>10} {'overhead us':>11} {'ORT (node)':>10} {'Python/ORT':>10}")
     for case in a.cases:

@@ -29,23 +29,15 @@ DType dtype_of_array(const py::array& a) {
 
 DType dtype_arg(py::handle given) {
   if (py::isinstance<DType>(given)) return given.cast<DType>();
-  if (py::isinstance<py::str>(given)) {
-    std::string name = given.cast<std::string>();
-    if (name == "bfloat16") return dtypes::bfloat16;  // numpy has no such name: lathe's own
-    try {
-      name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(given)).attr("name"));
-    } catch (const py::error_already_set&) {
-      throw DTypeError("lathe has no dtype '" + given.cast<std::string>() + "'");
-    }
-    return dtype_named(name, "'" + given.cast<std::string>() + "'");
-  }
+  std::string said = py::str(py::repr(given));
+  if (py::isinstance<py::str>(given) && given.cast<std::string>() == "bfloat16") return dtypes::bfloat16;  // a name numpy lacks
   std::string name;
-  try {
+  try {  // a name, a numpy dtype or type: numpy's name for it
     name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(given)).attr("name"));
   } catch (const py::error_already_set&) {
-    throw DTypeError("a dtype must be a lathe.DType, a name or a numpy dtype, not " + std::string(py::str(py::repr(given))));
+    throw DTypeError("lathe has no dtype " + said + " (a dtype is a lathe.DType, a name or a numpy dtype)");
   }
-  return dtype_named(name, "for numpy's " + name);
+  return dtype_named(name, said);
 }
 
 std::shared_ptr<void> hold(py::object lender) {
@@ -112,14 +104,27 @@ void realize_unlocked(Tensor& t) {
   if (!t.is_realized()) t = copy;  // another thread's realization, when first, stays: views of its buffer may exist
 }
 
+Buffer realized_buffer(Tensor& t, const char* what) {
+  realize_unlocked(t);
+  if (!t.is_realized())
+    throw ShapeError(std::string(what) + ": a tensor of symbolic shape " + shape_to_string(t.symbolic_shape()) +
+                     " has no buffer of its shape (numpy() copies it)");
+  return t.buffer();
+}
+
 py::array array_of(const Tensor& given) {
   Tensor t = given.dtype() == dtypes::bfloat16 ? given.cast(dtypes::float32) : given;
   realize_unlocked(t);
-  std::vector<uint8_t> bytes = detail::tensor_bytes(t, t.dtype(), "numpy()");
   Shape shape = bound_shape(t);
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
   py::array out(py::dtype(numpy_name(t.dtype())), dims);
-  if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  if (out.nbytes() == 0) return out;
+  if (t.is_realized()) {  // straight into the array
+    t.buffer().copyout(out.mutable_data(), static_cast<size_t>(out.nbytes()));
+  } else {  // symbolic: its values packed at the front of a larger buffer
+    std::vector<uint8_t> bytes = detail::tensor_bytes(t, t.dtype(), "numpy()");
+    std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  }
   return out;
 }
 

@@ -40,6 +40,10 @@ py::array array_of(const Tensor& t);
 /// lock, so two Python threads may realize one tensor at once.
 void realize_unlocked(Tensor& t);
 
+/// A tensor's buffer, realized as realize_unlocked does; ShapeError naming `what` for a tensor of
+/// symbolic shape (its buffer is sized for the maximum).
+Buffer realized_buffer(Tensor& t, const char* what);
+
 /// The sizes of a tensor at the values its variables are bound to.
 Shape bound_shape(const Tensor& t);
 

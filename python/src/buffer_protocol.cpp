@@ -43,9 +43,7 @@ int get_buffer(PyObject* self, Py_buffer* view, int flags) {
   view->obj = nullptr;
   try {
     Tensor& t = py::handle(self).cast<Tensor&>();
-    realize_unlocked(t);
-    if (!t.is_realized()) throw ShapeError("a tensor of symbolic shape " + shape_to_string(t.symbolic_shape()) + " has no buffer of its shape (numpy() copies it)");
-    Buffer b = t.buffer();
+    Buffer b = realized_buffer(t, "memoryview");
     if (!b.host_visible()) throw Error("a tensor on " + b.device().to_string() + " has no host memory to view (numpy() copies it)");
     const char* format = buffer_format(t.dtype());
     if (b.is_constant() && (flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) throw Error("a constant tensor's buffer is read-only");

@@ -54,28 +54,20 @@ void unused_capsule(PyObject* capsule) {
   if (m && m->deleter) m->deleter(m);
 }
 
-py::tuple dl_device(const Buffer& b) {
+DLDevice dl_device(const Buffer& b) {
   const DeviceSpec& d = b.device();
-  if (d.type == "CUDA") return py::make_tuple(static_cast<int>(kDLCUDA), d.index);
-  if (b.host_visible()) return py::make_tuple(static_cast<int>(kDLCPU), 0);
+  if (d.type == "CUDA") return DLDevice{kDLCUDA, d.index};
+  if (b.host_visible()) return DLDevice{kDLCPU, 0};
   throw Error("a tensor on " + d.to_string() + " has no DLPack device");
 }
 
-Tensor& realized(Tensor& t, const char* what) {
-  realize_unlocked(t);
-  if (!t.is_realized())
-    throw ShapeError(std::string(what) + " of a tensor of symbolic shape " + shape_to_string(t.symbolic_shape()) + ": numpy() copies it");
-  return t;
-}
-
 py::capsule to_dlpack(Tensor& t) {
-  realized(t, "__dlpack__");
-  Buffer b = t.buffer();
-  py::tuple device = dl_device(b);
+  Buffer b = realized_buffer(t, "__dlpack__");
+  DLDevice device = dl_device(b);  // (throws before anything is allocated)
   auto* e = new Exported{{}, b, t.shape()};
   DLTensor& d = e->managed.dl_tensor;
   d.data = b.device_ptr();
-  d.device = DLDevice{static_cast<DLDeviceType>(device[0].cast<int>()), device[1].cast<int>()};
+  d.device = device;
   d.ndim = static_cast<int>(e->shape.size());
   d.dtype = dl_type(b.dtype());
   d.shape = e->shape.data();
@@ -143,7 +135,10 @@ void bind_dlpack(py::class_<Tensor>& tensor) {
   tensor
       .def("__dlpack__", [](Tensor& t, py::handle) { return to_dlpack(t); }, py::kw_only(), py::arg("stream") = py::none(),
            "Realizes it and exports its buffer without a copy (a DLPack capsule that holds the buffer until its consumer lets go)")
-      .def("__dlpack_device__", [](Tensor& t) { return dl_device(realized(t, "__dlpack_device__").buffer()); })
+      .def("__dlpack_device__", [](Tensor& t) {
+        DLDevice d = dl_device(realized_buffer(t, "__dlpack_device__"));
+        return py::make_tuple(static_cast<int>(d.device_type), d.device_id);
+      })
       .def_static("from_dlpack", &from_dlpack, py::arg("source"),
                   "A tensor over another library's memory (torch, numpy, ...), which it keeps alive; strided CPU memory is copied");
 }

@@ -82,7 +82,7 @@ class Session {
     if (profile)
       for (KernelRecord& r : records) profile->append(py::cast(std::move(r)));
     std::vector<py::array> arrays;
-    for (const Tensor& t : outs) arrays.push_back(t.is_realized() ? array_over(t.buffer(), t.shape()) : array_of(t));
+    for (const Tensor& t : outs) arrays.push_back(array_over(t.buffer(), t.shape()));  // PreparedModel::run's own copies
     return arrays;
   }
 

@@ -21,21 +21,28 @@ namespace {
 
 // ---- arguments ------------------------------------------------------------------------------------
 
-// An int given as anything with __index__ (a Python int, a numpy integer), not a bool;
-// OverflowError past int64.
+// A Python bool or a numpy bool_ (which ints are not, though Python's bool is an int).
+bool is_bool(py::handle h) { return PyBool_Check(h.ptr()) || std::string(py::str(py::type::of(h).attr("__name__"))) == "bool_"; }
+
+// An int given as anything with __index__ (a Python int, a numpy integer), not a bool.
 bool is_int(py::handle h) {
-  if (PyBool_Check(h.ptr()) || py::isinstance<py::array>(h)) return false;
-  return PyLong_Check(h.ptr()) || (!PySequence_Check(h.ptr()) && py::hasattr(h, "__index__") && !py::isinstance<py::bool_>(h) &&
-                                   std::string(py::str(py::type::of(h).attr("__name__"))) != "bool_");
+  if (is_bool(h) || py::isinstance<py::array>(h)) return false;
+  return PyLong_Check(h.ptr()) || (!PySequence_Check(h.ptr()) && py::hasattr(h, "__index__"));
 }
 
-int64_t int_of(py::handle h) {
+// h's __index__ value; `overflow` says +1 or -1 for one past int64 (the value is then meaningless).
+int64_t index_value(py::handle h, int* overflow) {
   py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
   if (!i) throw py::error_already_set();
+  return PyLong_AsLongLongAndOverflow(i.ptr(), overflow);
+}
+
+// An int's value; OverflowError past int64.
+int64_t int_of(py::handle h) {
   int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  int64_t v = index_value(h, &overflow);
   if (overflow) {
-    PyErr_SetString(PyExc_OverflowError, ("the int " + std::string(py::str(i)) + " does not fit in 64 bits").c_str());
+    PyErr_SetString(PyExc_OverflowError, ("the int " + std::string(py::str(h)) + " does not fit in 64 bits").c_str());
     throw py::error_already_set();
   }
   return v;
@@ -147,11 +154,12 @@ std::optional<Tensor> optional_tensor(py::handle h);
 
 // ---- data in ----------------------------------------------------------------------------------------
 
-// A tensor from Python data: a Tensor, a numpy array (copied), a scalar, or nested sequences.
-// Without a dtype, Python floats become float32 and ints int32, as in tinygrad; arrays keep theirs.
 // The default dtype of a Python int: int32, as tinygrad's, unless the value needs int64.
 DType int_dtype(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX ? dtypes::default_int : dtypes::int64; }
 
+// A tensor from Python data: a Tensor, a numpy array (copied), a scalar, or nested sequences.
+// Without a dtype, Python floats become float32 and ints int32 (int64 where a value needs it), as
+// in tinygrad; arrays keep theirs.
 Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
   Tensor t;
   if (py::isinstance<Tensor>(data)) {
@@ -169,8 +177,9 @@ Tensor tensor_of(py::handle data, std::optional<DType> dtype) {
     py::array a = py::module_::import("numpy").attr("asarray")(data);
     std::string kind = py::str(a.dtype().attr("kind"));
     if (!dtype && kind == "f") a = a.attr("astype")("float32");
-    bool fits = a.size() == 0 || (py::int_(a.attr("min")()).cast<int64_t>() >= INT32_MIN && py::int_(a.attr("max")()).cast<int64_t>() <= INT32_MAX);
-    if (!dtype && kind == "i" && fits) a = a.attr("astype")("int32");
+    if (!dtype && kind == "i" &&
+        (a.size() == 0 || (int_of(a.attr("min")()) >= INT32_MIN && int_of(a.attr("max")()) <= INT32_MAX)))
+      a = a.attr("astype")("int32");
     t = copy_of(a);
   }
   return dtype && t.dtype() != *dtype ? t.cast(*dtype) : t;
@@ -202,7 +211,6 @@ std::vector<Tensor> tensors_of(const py::args& args) {
 
 // ---- ops that Python spells differently ---------------------------------------------------------
 
-// Python's //: floor division (numpy's and torch's, not C's truncation).
 // Python's //: floor division (numpy's and torch's, not C's truncation). For floats, numpy's
 // divmod: (a - fmod(a, b)) / b, one less where the remainder's sign differs from b's, rounded to
 // the nearest integer (floor(1.0 / 0.1) is 10, 1.0 // 0.1 is 9, as 1.0 % 0.1 is 0.0999...).
@@ -257,17 +265,15 @@ Tensor index(const Tensor& t, py::handle key) {
       auto get = [&](const char* name) -> std::optional<int64_t> {
         py::object v = h.attr(name);
         if (v.is_none()) return std::nullopt;
-        py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-        if (!i) throw py::error_already_set();
         int overflow = 0;
-        long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+        int64_t n = index_value(v, &overflow);
         constexpr int64_t far = int64_t{1} << 62;  // past any axis: clamped, as Python clamps slices
         return overflow > 0 ? far : overflow < 0 ? -far : std::clamp<int64_t>(n, -far, far);
       };
       std::optional<int64_t> step = get("step");
       if (step && *step == 0) throw py::value_error("slice step cannot be zero");
       r = r.slice(axis++, get("start"), get("stop"), step.value_or(1));
-    } else if (PyBool_Check(h.ptr()) || std::string(py::str(py::type::of(h).attr("__name__"))) == "bool_") {
+    } else if (is_bool(h)) {
       throw py::index_error("lathe.Tensor takes no bool index (numpy's masks): use where");
     } else if (is_int(h)) {
       int64_t i = 0;
@@ -296,27 +302,20 @@ Tensor reshaped(const Tensor& a, const py::args& shape) {
   return fixed ? a.reshape(*fixed) : a.reshape(s);
 }
 
+// The shape: an int per static size, an SInt per symbolic one.
 py::tuple shape_tuple(const Tensor& t) {
   py::list dims;
-  if (!t.is_symbolic()) {
-    for (int64_t d : t.shape()) dims.append(d);
-  } else {
-    for (const SInt& d : t.symbolic_shape()) {
-      if (d.is_static()) dims.append(d.value());
-      else dims.append(py::cast(d));
-    }
-  }
+  for (const SInt& d : t.symbolic_shape()) dims.append(d.is_static() ? py::int_(d.value()) : py::cast(d));
   return py::tuple(dims);
 }
 
-
-// The values of a one-element tensor as a Python scalar.
 int64_t bound_numel(const Tensor& t) {
   int64_t n = 1;
   for (int64_t d : bound_shape(t)) n *= d;
   return n;
 }
 
+// The value of a one-element tensor as a Python scalar.
 py::object item(const Tensor& t) {
   if (bound_numel(t) != 1) throw ShapeError("item() of a tensor of shape " + shape_to_string(bound_shape(t)) + " (needs one element)");
   return array_of(t).attr("item")();
@@ -343,9 +342,8 @@ class Plan {
     {
       py::gil_scoped_release unlocked;
       std::lock_guard<std::mutex> lock(mu_);
-      std::vector<KernelProfile> kernels = profile ? plan_.execute_with_vars_profiled(binds) : std::vector<KernelProfile>{};
-      if (!profile) plan_.execute_with_vars(binds);
-      records = records_of(kernels);
+      if (profile) records = records_of(plan_.execute_with_vars_profiled(binds));
+      else plan_.execute_with_vars(binds);
       for (const auto& [name, value] : vars) vars_[name] = value;
       ran_ = true;
     }

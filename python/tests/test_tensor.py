@@ -554,3 +554,11 @@ def test_symbolic_tensors_report_their_bound_sizes():
     assert len(Tensor.zeros(n.bind(2), 3)) == 2
     assert Tensor.zeros(n.bind(1)).item() == 0.0
     assert Tensor.zeros(n.bind(3)).numpy().shape == (3,)
+
+
+def test_lists_of_special_floats_and_of_ints_of_every_size():
+    t = Tensor([float("nan"), float("inf"), -float("inf"), 1.5])
+    assert t.dtype == lathe.dtypes.float32
+    np.testing.assert_array_equal(t.numpy(), np.array([np.nan, np.inf, -np.inf, 1.5], np.float32))
+    assert Tensor([-(2**31), 2**31 - 1]).dtype == lathe.dtypes.int32
+    assert Tensor([2**31]).dtype == lathe.dtypes.int64
