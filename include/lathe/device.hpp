@@ -80,7 +80,7 @@ class Buffer {
   bool host_visible() const;
 
   /// Copies `nbytes` from host memory `src` in; throws Error unless `nbytes` equals this buffer's size.
-  void copyin(const void* src, size_t nbytes);
+  void copyin(const void* src, size_t nbytes) const;
   void copyout(void* dst, size_t nbytes) const;
   /// Copies `src`'s contents in, from any device (through the host between two devices); throws
   /// Error unless the sizes in bytes agree.

@@ -1,13 +1,13 @@
 #include "codegen/launch_grid.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "codegen/parallelize.hpp"
 #include "ir/axis.hpp"
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "opt/action.hpp"
 
 namespace lathe {
 namespace {
@@ -29,22 +29,18 @@ int64_t power_of_two_covering(int64_t n) {
 // reduction, whose size depends on no other loop and which every store depends on (a store that
 // did not would run once per thread of that loop instead of once).
 std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
-  std::set<const UOp*> reduced;
-  std::vector<UOpPtr> order = toposort(ast);
   std::vector<std::vector<UOpPtr>> stores;
-  for (const UOpPtr& u : order) {
-    if (u->op() == Ops::REDUCE)
-      for (size_t i = 1; i < u->src().size(); ++i) reduced.insert(u->src(i).get());
+  for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::STORE) stores.push_back(toposort(u));
-  }
   auto in_every_store = [&](const UOpPtr& r) {
     for (const std::vector<UOpPtr>& s : stores)
       if (std::find(s.begin(), s.end(), r) == s.end()) return false;
     return true;
   };
   std::vector<UOpPtr> loops;
-  for (const UOpPtr& u : order) {
-    if (u->op() != Ops::RANGE || axis_kind(*u) != AxisKind::Loop || reduced.count(u.get()) || !in_every_store(u)) continue;
+  for (const Loop& l : kernel_loops(ast)) {
+    const UOpPtr& u = l.range;
+    if (l.reduce || l.kind != AxisKind::Loop || !in_every_store(u)) continue;
     bool independent = true;
     for (const UOpPtr& s : toposort(u->src(0))) independent &= s->op() != Ops::RANGE;
     if (independent && u->src(0)->vmax() > 1) loops.push_back(u);
@@ -52,13 +48,6 @@ std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   std::sort(loops.begin(), loops.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) > axis_of(*b); });
   if (loops.size() > 3) loops.resize(3);
   return loops;
-}
-
-// The loop a GROUP gave to a block's threads (null: none).
-UOpPtr group_loop(const UOpPtr& ast) {
-  for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Ops::RANGE && axis_kind(*u) == AxisKind::Group) return u;
-  return nullptr;
 }
 
 // `ast` with its Group loop `group` an ordinary loop again: a reduction no block can share.
@@ -72,7 +61,9 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   Substitution moved;
   UOpPtr inside;  // whether this thread stands for a position of every launched loop (null: all do)
   // A grouped reduction's threads are its block (dimension x): the output loops take blocks alone.
-  UOpPtr group = group_loop(ast);
+  // The heuristic groups only what can be placed; a GROUP that cannot (BEAM's, a narrower GPU's)
+  // runs ungrouped.
+  UOpPtr group = loop_of_kind(ast, AxisKind::Group);
   int64_t group_threads = group ? thread_count(*group) : 1;
   if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0])) return launch_on_grid(ungrouped(ast, group), target);
   int64_t threads_left = group ? 1 : std::min(kThreadsPerBlock, target.local_total_max);
@@ -106,10 +97,11 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     lowered = substitute(lowered, gated);
   }
   if (group) {
-    // The loops left in each thread (output loops beyond the three launched, a chunked one) each
-    // take a row of partials: of a size known now, and within the block's shared memory.
-    for (const UOpPtr& u : toposort(lowered))
-      if (u->op() == Ops::RANGE && u != group && !u->src(0)->is_const()) return launch_on_grid(ungrouped(ast, group), target);
+    // The output loops left in each thread (beyond the three launched) each take a row of
+    // partials: of a size known now, and within the block's shared memory. (The reduction's own
+    // loops may have any size.)
+    for (const Loop& l : kernel_loops(lowered))
+      if (!l.reduce && l.symbolic) return launch_on_grid(ungrouped(ast, group), target);
     lowered = split_group_in_block(lowered, launch_index(kThreadIndex[0], group_threads));
     out.local[0] = static_cast<size_t>(group_threads);
     int64_t scratch = 0;

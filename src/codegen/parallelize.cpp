@@ -15,13 +15,13 @@
 #include "ir/toposort.hpp"
 
 namespace lathe {
-namespace {
-
 UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind) {
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::RANGE && axis_kind(*u) == kind) return u;
   return nullptr;
 }
+
+namespace {
 
 UOpPtr core_id(int64_t threads) {
   return UOp::make(Ops::SPECIAL, dtypes::index, {UOp::index_const(threads)}, std::string("core_id"));

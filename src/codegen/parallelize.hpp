@@ -12,6 +12,7 @@
 // the scratch alone: the backend runs launches of such a kernel one at a time.
 #pragma once
 
+#include "ir/axis.hpp"
 #include "lathe/uop.hpp"
 
 namespace lathe {
@@ -45,6 +46,9 @@ UOpPtr split_group(const UOpPtr& ast);
 /// the block's shared memory (DEFINE_LOCAL), and after the barrier (on a GPU, __syncthreads(),
 /// then true for the block's first thread) one thread combines them and stores the outputs.
 UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane);
+
+/// The kernel's first loop of `kind` (a Thread or Group loop), or null.
+UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind);
 
 /// Whether a kernel keeps state between the cores of a launch (a grouped reduction's scratch).
 bool has_shared_scratch(const UOpPtr& ast);

@@ -161,7 +161,7 @@ void* Buffer::data() const {
   return device_ptr();
 }
 
-void Buffer::copyin(const void* src, size_t nbytes) {
+void Buffer::copyin(const void* src, size_t nbytes) const {
   if (nbytes != this->nbytes())
     throw Error("copyin of " + std::to_string(nbytes) + " bytes into a buffer of " + std::to_string(this->nbytes()) +
                 " bytes (" + std::to_string(size()) + " x " + dtype().name() + ")");
@@ -186,7 +186,7 @@ void Buffer::copy_from(const Buffer& src) const {
   }
   std::vector<uint8_t> staged(nbytes());  // between two devices: through the host
   src.copyout(staged.data(), staged.size());
-  memory_of(*state_).copyin(device_ptr(), staged.data(), staged.size());
+  copyin(staged.data(), staged.size());
 }
 
 void Buffer::synchronize() const {

@@ -135,7 +135,7 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
   std::vector<Tensor> outs;
   for (size_t i = 0; i < impl_->output_shapes.size(); ++i) {
     Shape shape;
-    for (const SInt& d : impl_->output_shapes[i]) shape.push_back(d.is_static() ? d.value() : evaluate_int(d.uop(), vals));
+    for (const SInt& d : impl_->output_shapes[i]) shape.push_back(d.value_at(vals));
     DType dt = impl_->output_dtypes[i];
     size_t elements = 1;
     for (int64_t d : shape) elements *= static_cast<size_t>(d);

@@ -461,11 +461,24 @@ class Planner {
 
   // On a GPU, a kernel of few outputs and one long reduction: its longest reduction loop shared by
   // a block of threads, at least 4 positions each (a power of two, so a warp is whole).
+  // Only where the GPU can place it (codegen/launch_grid): a grid launches the three output loops
+  // of the largest axes; each loop past them stays in every thread, a row of partials each, and
+  // the rows (n x their count x the accumulator) must fit the block's shared memory.
   bool grouped_on_gpu() {
     auto [outputs, longest] = outputs_and_longest_reduction();
     if (!longest || outputs > kGroupedOutputs || longest->size < kGroupedReduction) return false;
     int64_t n = std::min<int64_t>({kGroupThreads, t_.local_max[0], t_.local_total_max});
     while (n > 32 && n * 4 > longest->size) n /= 2;
+    std::vector<Loop> outs;  // by axis
+    for (const Loop& l : kernel_loops(cur_))
+      if (!l.reduce && l.size > 1) outs.push_back(l);
+    int64_t rows = 1;
+    for (size_t i = 0; i + 3 < outs.size(); ++i) rows *= outs[i].size;
+    int64_t partial_bytes = 4;  // a 16-bit float's partials are float32, others their own type
+    for (const UOpPtr& u : toposort(cur_))
+      if (u->op() == Ops::REDUCE && std::find(u->src().begin() + 1, u->src().end(), longest->range) != u->src().end())
+        partial_bytes = std::max<int64_t>(partial_bytes, u->dtype().scalar().itemsize());
+    if (n * rows * partial_bytes > t_.shared_bytes) return false;
     return apply({OptOp::GROUP, longest->axis, n});
   }
 

@@ -8,7 +8,6 @@
 
 #include "device/buffer_registry.hpp"
 #include "device/device_scope.hpp"
-#include "ir/eval.hpp"
 #include "ir/label.hpp"
 #include "lathe/plan.hpp"
 #include "runtime/plan_builder.hpp"
@@ -64,14 +63,15 @@ SInt sym_numel(const SymShape& s) {
 SymShape to_sym(const Shape& s) { return SymShape(s.begin(), s.end()); }
 
 void check_shape(const Shape& shape, const char* op) {
+  for (int64_t d : shape)
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_to_string(shape));
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;  // empty: nothing to hold
   int64_t elements = 1;
   for (int64_t d : shape) {
-    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_to_string(shape));
-    if (d != 0 && elements > (int64_t{1} << 48) / d) elements = -1;  // past 2^48: no machine holds it
-    else if (elements >= 0) elements *= d;
+    if (elements > (int64_t{1} << 48) / d)  // no machine holds it
+      throw ShapeError(std::string(op) + ": shape " + shape_to_string(shape) + " has more than 2^48 elements");
+    elements *= d;
   }
-  if (elements < 0 && std::find(shape.begin(), shape.end(), 0) == shape.end())
-    throw ShapeError(std::string(op) + ": shape " + shape_to_string(shape) + " has more than 2^48 elements");
 }
 
 Tensor tensor_from_bytes(const void* data, size_t nbytes, DType dtype, Shape shape) {
@@ -108,7 +108,7 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* w
   }
   // A symbolic tensor's values are packed at the front of a buffer sized for the maximum.
   Buffer b = backing_buffer(r);
-  size_t n = static_cast<size_t>(evaluate_int(sym_numel(t.symbolic_shape()).uop())) * static_cast<size_t>(t.dtype().itemsize());
+  size_t n = static_cast<size_t>(sym_numel(t.symbolic_shape()).value_at({})) * static_cast<size_t>(t.dtype().itemsize());
   std::vector<uint8_t> out(n);
   if (n) Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyout(out.data(), n);
   return out;

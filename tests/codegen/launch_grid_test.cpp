@@ -131,5 +131,46 @@ TEST(LaunchGrid, AGroupedReductionIsABlockPerOutput) {
   }
 }
 
+
+bool groups(const std::vector<Opt>& opts) {
+  return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::GROUP; });
+}
+
+// The heuristic groups only what the grid can place: where the partials would not fit a block's
+// shared memory it plans the kernel as it would without GROUP (a thread per output, vectorized).
+TEST(LaunchGrid, TheHeuristicGroupsOnlyWhatFitsSharedMemory) {
+  UOpPtr ast = optimizer_input(test::kernel_ast(Tensor::rand({3, 5000}, 1).sum({1})));
+  EXPECT_TRUE(groups(hand_coded_opts(ast, gpu_target(80))));
+  Target small = gpu_target(80);
+  small.shared_bytes = 512;
+  std::vector<Opt> opts = hand_coded_opts(ast, small);
+  EXPECT_FALSE(groups(opts)) << to_string(opts);
+  // Four output loops that cannot merge: the three of the largest axes are launched, the
+  // fourth's 2 rows stay in each thread: 64 threads x 2 rows x 4 bytes fit 512 bytes, not 256.
+  Tensor crossed = Tensor::rand({300, 7, 5, 3, 2}, 9).permute({4, 3, 2, 1, 0});  // (2, 3, 5, 7, 300), strides reversed
+  UOpPtr four = optimizer_input(test::kernel_ast(crossed.sum({4})));
+  Target fits = gpu_target(80), too_small = gpu_target(80);
+  fits.shared_bytes = 512;
+  too_small.shared_bytes = 256;
+  EXPECT_FALSE(groups(hand_coded_opts(four, too_small)));
+  std::vector<Opt> four_opts = hand_coded_opts(four, fits);
+  ASSERT_TRUE(groups(four_opts)) << to_string(four_opts);
+  GridLaunch g = launch_on_grid(apply_opts(four, four_opts), fits);
+  EXPECT_EQ(g.local[0], 64u) << "grouped as planned, not ungrouped by the grid";
+}
+
+// A reduction whose own loops have a run-time size is still shared by the block: only output loops
+// left in a thread size its partials.
+TEST(LaunchGrid, AReductionOfRunTimeLengthIsGrouped) {
+  Variable n("n", 1, 64);  // the reduction's outer loop; the grouped one is its 512
+  Tensor x = Tensor::rand({3, 64, 512}, 3);
+  UOpPtr ast = optimizer_input(test::kernel_ast(x.shrink({{0, 3}, {0, n.bind(40)}, {0, 512}}).sum({1, 2})));
+  std::vector<Opt> opts = hand_coded_opts(ast, gpu_target(80));
+  ASSERT_TRUE(groups(opts)) << to_string(opts);
+  GridLaunch g = launch_on_grid(apply_opts(ast, opts), gpu_target(80));
+  EXPECT_EQ(g.global, (LaunchSize{3, 1, 1}));
+  EXPECT_GT(g.local[0], 1u) << "the group is the block, not ungrouped";
+}
+
 }  // namespace
 }  // namespace lathe

@@ -435,6 +435,7 @@ TEST(NnConv2d, ThroughItsPaddingWithoutACopy) {
   // A stored input with few multiply-adds per element (16 outputs x 3 taps, too few to copy it into
   // channel blocks, and 16 outputs fill a block at every target shape) is read where it lies; with
   // 1024 output channels (3072 per element) the convolution reads a padded copy instead.
+  test::ScopedCpu cpu;  // checks the plan a CPU Target gets
   Tensor x = f32(data(16 * 25, 67), {1, 16, 5, 5});
   for (int lanes : {4, 8, 16}) {
     test::ScopedTargetShape shape(std::to_string(lanes));

@@ -87,7 +87,7 @@ class EmulatedProgram final : public Program {
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
     // A block's shared memory is the CPU kernel's static scratch: one launch at a time uses it
-    // (the CPU program serialises each call, which here is one thread of the launch).
+    // (this lock; the CPU program under it, called once per emulated thread, takes none).
     std::unique_lock<std::mutex> lock;
     if (one_launch_) lock = std::unique_lock<std::mutex>(*one_launch_);
     int64_t mine[kMostValues];  // the values with this thread's launch indices (on the stack: no allocation)
@@ -129,6 +129,7 @@ Backend gpu_emulator_backend() {
                  [](const CompiledSpec& compiled, const ProgramSpec& spec) -> std::unique_ptr<Program> {
                    ProgramSpec serial = spec;
                    serial.global_size.reset();  // the CPU program runs one thread's share a call
+                   serial.shared_scratch = false;  // serialised by the launch's lock, not by each call
                    return std::make_unique<EmulatedProgram>(cpu_backend().load(compiled, serial), spec);
                  },
                  [](int) -> DeviceMemory& { return emulated_gpu_memory(); },

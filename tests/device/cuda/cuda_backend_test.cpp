@@ -82,6 +82,7 @@ TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
     for (const PreparedKernel* k : plan.prepared_kernels())
       if (size_t at = k->kernel->opts.find("GROUP("); at != std::string::npos) {
         grouped = true;
+        ASSERT_TRUE(k->kernel->local_size.has_value()) << k->kernel->entry_point;
         int64_t threads = std::stoll(k->kernel->opts.substr(k->kernel->opts.find(", ", at) + 2));
         EXPECT_EQ(k->kernel->local_size->at(0)->vmax(), threads) << k->kernel->entry_point << ": the group is the block";
       }
