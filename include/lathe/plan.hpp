@@ -72,12 +72,19 @@ struct PreparedBufferView {
   std::vector<uint64_t> dependencies;
 };
 
+/// A host step (lathe/host_step.hpp) bound into a plan: it runs on the host when execute()
+/// reaches it and sets the variables of the sizes it decides.
 struct PreparedCustom {
   uint64_t id = 0;
   std::string name;
-  std::vector<size_t> buffer_indices;
-  std::function<void(std::vector<Buffer>&)> fn;
+  std::vector<size_t> buffer_indices;  // its outputs (every one of the step's), then its inputs
+  size_t num_outputs = 0;
+  /// Runs the step on the buffers (in buffer_indices' order) at the variables' current values,
+  /// and sets the variables in `sets`.
+  std::function<void(std::vector<Buffer>&, std::unordered_map<std::string, int64_t>& vars)> fn;
   std::vector<uint64_t> dependencies;
+  std::vector<RuntimeVar> runtime_vars;  // the variables its inputs' and outputs' shapes read
+  std::vector<RuntimeVar> sets;          // the sizes each run decides
 };
 
 using PreparedOp = std::variant<PreparedKernel, PreparedCopy, PreparedBufferView, PreparedCustom>;
@@ -129,9 +136,14 @@ class ExecutionPlan {
   void execute() const;
   std::vector<KernelProfile> execute_profiled() const;
   /// Rebinds variables (by name) and runs. Each value is checked against its variable's
-  /// [min, max]; an unknown name or a value out of bounds throws Error before anything runs.
+  /// [min, max]; an unknown name, a value out of bounds or a size a host step decides throws
+  /// Error before anything runs.
   void execute_with_vars(const std::vector<std::pair<std::string, int64_t>>& var_vals);
   std::vector<KernelProfile> execute_with_vars_profiled(const std::vector<std::pair<std::string, int64_t>>& var_vals);
+
+  /// Every variable's value: as bound, and for the sizes a host step decides, as the last run set
+  /// them (a plan output's shape at that run is its symbolic shape at these values).
+  const std::unordered_map<std::string, int64_t>& variable_values() const;
 
   /// The work of one execute() at the current variable values: the kernels' estimates summed.
   WorkCount estimated_work() const;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "lathe/device.hpp"
 #include "lathe/dtype.hpp"
 #include "lathe/error.hpp"
+#include "lathe/host_step.hpp"
 #include "lathe/uop.hpp"
 #include "lathe/variable.hpp"
 
@@ -25,8 +27,6 @@ namespace lathe {
 class ExecutionPlan;
 struct PrepareOptions;
 using Shape = std::vector<int64_t>;
-/// A shape whose dimensions may be symbolic (see SInt).
-using SymShape = std::vector<SInt>;
 
 /// A shape that does not fit the operation (mismatched, bad axis, negative size, ...).
 class ShapeError : public Error {
@@ -149,12 +149,22 @@ class Tensor {
   static ExecutionPlan prepare(const std::vector<Tensor>& outputs);
   /// The same with settings of its own (optimizations, threads, backend) instead of the defaults.
   static ExecutionPlan prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options);
+  /// This tensor, an output of `plan` at `position`, after a run: a view of the plan's buffer at
+  /// the sizes of that run (a size a host step decides takes the value the run set).
+  Tensor read_from(const ExecutionPlan& plan, size_t position) const;
   /// Realizes and copies the values out; T must match the dtype.
   template <class T>
   std::vector<T> to_vector() const;
   /// The value of a one-element tensor.
   template <class T>
   T item() const;
+
+  // ---- host steps -----------------------------------------------------------------------------------
+  /// The outputs of `step` (lathe/host_step.hpp) over `inputs`, at their symbolic shapes: the step
+  /// runs on the host each time a plan that computes them runs, and the sizes it decides are
+  /// variables the kernels after it read. Throws Error for a step without a run function or
+  /// outputs, or an output whose size has no upper bound.
+  static std::vector<Tensor> host_step(std::shared_ptr<const HostStep> step, const std::vector<Tensor>& inputs);
 
   // ---- elementwise --------------------------------------------------------------------------------
   Tensor neg() const;

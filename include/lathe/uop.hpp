@@ -152,8 +152,9 @@ class UOp : public std::enable_shared_from_this<UOp> {
 /// Number of live interned nodes (for leak tests and diagnostics).
 size_t live_uop_count();
 namespace detail {
-/// Called with each BUFFER node as it is freed, so the owner of buffer memory can let it go.
-void set_buffer_release_hook(void (*hook)(const UOp&));
+/// Called with each node of op `op` as it is freed, so what a registry keeps for such nodes (the
+/// memory behind a BUFFER, the step behind a CUSTOM) can go with them. One hook per op.
+void set_release_hook(Ops op, void (*hook)(const UOp&));
 }  // namespace detail
 
 /// The id the next node made will get: every node made later has an id at least this large.

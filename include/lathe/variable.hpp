@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "lathe/uop.hpp"
 
@@ -67,5 +68,8 @@ class SInt {
   int64_t value_ = 0;
   UOpPtr expr_;
 };
+
+/// A shape whose dimensions may be symbolic.
+using SymShape = std::vector<SInt>;
 
 }  // namespace lathe

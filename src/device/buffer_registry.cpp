@@ -14,7 +14,7 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;  // outlives nodes freed during static destruction
-    detail::set_buffer_release_hook([](const UOp& u) {
+    detail::set_release_hook(Ops::BUFFER, [](const UOp& u) {
       Registry& rr = registry();
       Buffer dropped;
       std::lock_guard<std::mutex> lock(rr.mu);

@@ -128,7 +128,7 @@ uint64_t structural_hash(Ops op, DType dtype, const std::vector<UOpPtr>& src, co
 }
 
 std::atomic<uint64_t> g_next_id{1};
-std::atomic<void (*)(const UOp&)> g_buffer_hook{nullptr};
+std::array<std::atomic<void (*)(const UOp&)>, kNumOps> g_release_hooks{};
 std::atomic<size_t> g_live{0};
 
 }  // namespace
@@ -187,8 +187,7 @@ class InternTable {
 struct UOpDeleter {
   void operator()(const UOp* u) const {
     InternTable::get().erase(u);
-    if (u->op_ == Ops::BUFFER)
-      if (auto hook = g_buffer_hook.load()) hook(*u);
+    if (auto hook = g_release_hooks[static_cast<size_t>(u->op_)].load()) hook(*u);
     thread_local std::vector<UOpPtr> pending;
     thread_local bool draining = false;
     UOp* mut = const_cast<UOp*>(u);
@@ -295,7 +294,7 @@ ConstValue UOp::const_value() const {
       arg_);
 }
 
-void detail::set_buffer_release_hook(void (*hook)(const UOp&)) { g_buffer_hook.store(hook); }
+void detail::set_release_hook(Ops op, void (*hook)(const UOp&)) { g_release_hooks[static_cast<size_t>(op)].store(hook); }
 
 size_t live_uop_count() { return g_live.load(std::memory_order_relaxed); }
 uint64_t next_uop_id() { return g_next_id.load(std::memory_order_relaxed); }

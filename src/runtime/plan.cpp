@@ -21,28 +21,30 @@ void ExecutionPlan::Impl::refresh_pointers() {
 }
 
 void ExecutionPlan::Impl::refresh_values() {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    auto* k = std::get_if<PreparedKernel>(&ops[i]);
-    if (!k) continue;
-    const std::vector<std::string>& names = k->kernel->var_names;
-    for (size_t v = 0; v < names.size(); ++v) {
-      if (is_launch_index(names[v])) continue;
-      auto fixed = k->fixedvars.find(names[v]);
-      k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
-    }
-    // Sizes and counts that are constants need no variable values (and no map built for them).
-    const auto& gs = k->kernel->global_size;
-    const Estimates& est = k->kernel->estimates;
-    VarValues vv;
-    auto is_static = [](const UOpPtr& e) { return !e || e->is_const(); };
-    if (!is_static(gs[0]) || !is_static(gs[1]) || !is_static(gs[2]) || !is_static(est.ops) || !is_static(est.index_ops) ||
-        !is_static(est.lds) || !is_static(est.mem)) {
-      vv.insert(var_values.begin(), var_values.end());
-      for (auto& [name, value] : k->fixedvars) vv[name] = value;
-    }
-    k->work = est.at(vv);
-    for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], vv));
+  for (size_t i = 0; i < ops.size(); ++i) refresh_kernel(i);
+}
+
+void ExecutionPlan::Impl::refresh_kernel(size_t i) {
+  auto* k = std::get_if<PreparedKernel>(&ops[i]);
+  if (!k) return;
+  const std::vector<std::string>& names = k->kernel->var_names;
+  for (size_t v = 0; v < names.size(); ++v) {
+    if (is_launch_index(names[v])) continue;
+    auto fixed = k->fixedvars.find(names[v]);
+    k->vals[v] = fixed != k->fixedvars.end() ? fixed->second : var_values.at(names[v]);
   }
+  // Sizes and counts that are constants need no variable values (and no map built for them).
+  const auto& gs = k->kernel->global_size;
+  const Estimates& est = k->kernel->estimates;
+  VarValues vv;
+  auto is_static = [](const UOpPtr& e) { return !e || e->is_const(); };
+  if (!is_static(gs[0]) || !is_static(gs[1]) || !is_static(gs[2]) || !is_static(est.ops) || !is_static(est.index_ops) ||
+      !is_static(est.lds) || !is_static(est.mem)) {
+    vv.insert(var_values.begin(), var_values.end());
+    for (auto& [name, value] : k->fixedvars) vv[name] = value;
+  }
+  k->work = est.at(vv);
+  for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], vv));
 }
 
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
@@ -98,9 +100,20 @@ void ExecutionPlan::Impl::run_ops(const std::vector<size_t>& which, std::vector<
     } else if (const auto* c = std::get_if<PreparedCopy>(&op)) {
       buffers[c->dst].copy_from(buffers[c->src]);  // through the buffers' devices
     } else if (const auto* f = std::get_if<PreparedCustom>(&op)) {
+      // A host step sets the sizes it decides; the kernels that read them take the new values.
+      auto* self = const_cast<Impl*>(this);
       std::vector<Buffer> args;
       for (size_t b : f->buffer_indices) args.push_back(buffers[b]);
-      f->fn(args);
+      auto t0 = std::chrono::steady_clock::now();
+      f->fn(args, self->var_values);
+      if (auto r = refresh_after.find(i); r != refresh_after.end())
+        for (size_t k : r->second) self->refresh_kernel(k);
+      if (debug) {
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        std::string sizes;
+        for (const RuntimeVar& v : f->sets) sizes += " " + v.name + "=" + std::to_string(self->var_values.at(v.name));
+        std::fprintf(stderr, "lathe: host step %-30s %10.3f us%s\n", f->name.c_str(), us, sizes.c_str());
+      }
     }
     // A PreparedBufferView shares its base's memory: nothing to run.
     if (!poison_after.empty())
@@ -179,6 +192,8 @@ WorkCount ExecutionPlan::estimated_work() const {
 
 const MemoryStats& ExecutionPlan::memory_stats() const { return impl_->memory; }
 
+const std::unordered_map<std::string, int64_t>& ExecutionPlan::variable_values() const { return impl_->var_values; }
+
 std::vector<KernelProfile> ExecutionPlan::execute_profiled() const {
   std::vector<KernelProfile> profile;
   impl_->run(&profile);
@@ -191,10 +206,18 @@ namespace {
 void bind_vars(ExecutionPlan::Impl& impl, const std::vector<std::pair<std::string, int64_t>>& var_vals) {
   for (const auto& [name, value] : var_vals) {
     const RuntimeVar* var = nullptr;
-    for (const PreparedOp& op : impl.ops)
+    for (const PreparedOp& op : impl.ops) {
       if (const auto* k = std::get_if<PreparedKernel>(&op))
         for (const RuntimeVar& v : k->runtime_vars)
           if (v.name == name) var = &v;
+      if (const auto* f = std::get_if<PreparedCustom>(&op)) {
+        for (const RuntimeVar& v : f->sets)
+          if (v.name == name)
+            throw Error("execute_with_vars: variable '" + name + "' is a size the host step '" + f->name + "' decides as the plan runs; it cannot be bound");
+        for (const RuntimeVar& v : f->runtime_vars)
+          if (v.name == name) var = &v;
+      }
+    }
     if (!var) throw Error("execute_with_vars: this plan has no variable named '" + name + "'");
     Variable(var->name, var->min, var->max).check(value);
   }

@@ -1,14 +1,17 @@
 #include "runtime/plan_builder.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <set>
 #include <unordered_set>
 
 #include "device/buffer_registry.hpp"
+#include "ir/eval.hpp"
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
 #include "runtime/compile_kernel.hpp"
+#include "runtime/host_steps.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/plan_impl.hpp"
 #include "runtime/progress.hpp"
@@ -79,6 +82,117 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
       impl.feeds_folded.insert({v->base, v->view});
 }
 
+// The variables of `shapes`' symbolic sizes, each once, those in `leave_out` left out.
+std::vector<RuntimeVar> variables_of(const std::vector<SymShape>& shapes, const std::vector<RuntimeVar>& leave_out) {
+  std::vector<RuntimeVar> vars;
+  auto known = [&](const std::string& name, const std::vector<RuntimeVar>& in) {
+    return std::any_of(in.begin(), in.end(), [&](const RuntimeVar& v) { return v.name == name; });
+  };
+  for (const SymShape& shape : shapes)
+    for (const SInt& d : shape)
+      if (!d.is_static())
+        for (const UOpPtr& u : toposort(d.uop()))
+          if (u->op() == Ops::DEFINE_VAR) {
+            const auto& v = u->arg_as<VarArg>();
+            if (!known(v.name, vars) && !known(v.name, leave_out)) vars.push_back({v.name, v.min, v.max});
+          }
+  return vars;
+}
+
+// A shape at the variables' values; `largest`: at their largest instead.
+Shape shape_at(const SymShape& shape, const VarValues& vars, bool largest) {
+  Shape out;
+  for (const SInt& d : shape) out.push_back(largest ? d.max() : d.value_at(vars));
+  return out;
+}
+
+// Runs a host step on `args` (its outputs, then its inputs), at the variables' values in `vars`,
+// and sets the sizes it decided there. A buffer the host cannot address is staged through memory
+// it can.
+void run_host_step(const HostStepNode& node, const std::vector<SymShape>& out_shapes, std::vector<Buffer>& args, VarValues& vars) {
+  const HostStep& step = *node.step;
+  size_t n_out = out_shapes.size();
+  std::vector<std::vector<uint8_t>> staged(args.size());
+  auto host_memory = [&](size_t i, bool read) -> void* {
+    Buffer& b = args[i];
+    if (b.host_visible()) return b.data();
+    staged[i].resize(b.nbytes());
+    if (read && b.nbytes()) b.copyout(staged[i].data(), staged[i].size());
+    return staged[i].data();
+  };
+  std::vector<HostTensor> ins, outs;
+  for (size_t k = 0; k < n_out; ++k) outs.push_back({host_memory(k, false), args[k].dtype(), shape_at(out_shapes[k], vars, true)});
+  for (size_t j = 0; j < node.input_shapes.size(); ++j)
+    ins.push_back({host_memory(n_out + j, true), args[n_out + j].dtype(), shape_at(node.input_shapes[j], vars, false)});
+  std::vector<int64_t> sizes = step.run(ins, outs);
+  if (sizes.size() != step.sizes.size())
+    throw Error("host step '" + step.name + "' returned " + std::to_string(sizes.size()) + " sizes for its " + std::to_string(step.sizes.size()));
+  for (size_t v = 0; v < sizes.size(); ++v) {
+    const Variable& var = step.sizes[v];
+    if (sizes[v] < var.min() || sizes[v] > var.max())
+      throw Error("host step '" + step.name + "' decided the size " + var.name() + " = " + std::to_string(sizes[v]) + ", outside [" +
+                  std::to_string(var.min()) + ", " + std::to_string(var.max()) + "]");
+    vars[var.name()] = sizes[v];
+  }
+  for (size_t k = 0; k < n_out; ++k)
+    if (!staged[k].empty()) args[k].copyin(staged[k].data(), staged[k].size());
+}
+
+// The op that runs the host step `node` names: its outputs are `stored` (the CUSTOM nodes the
+// schedule stores; an output nothing reads gets an intermediate buffer of its own), its inputs the
+// sources of the first.
+PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOpPtr>& stored,
+                                 const std::function<size_t(const UOpPtr&)>& buffer_index, ExecutionPlan::Impl& impl,
+                                 const std::map<std::string, int64_t>& bound) {
+  const HostStep& step = *node.step;
+  PreparedCustom op;
+  op.id = stored.front()->id();
+  op.name = step.name;
+  std::vector<SymShape> out_shapes;
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    out_shapes.push_back(step.outputs[k].shape);
+    auto it = std::find_if(stored.begin(), stored.end(), [&](const UOpPtr& u) { return host_step_of(*u).output == k; });
+    if (it != stored.end()) {
+      op.buffer_indices.push_back(buffer_index(*it));
+      continue;
+    }
+    op.buffer_indices.push_back(impl.buffers.size());
+    impl.buffers.emplace_back(step.outputs[k].dtype, static_cast<size_t>(shape_numel(shape_at(step.outputs[k].shape, {}, true))), impl.device);
+    impl.buffer_ast_ids.push_back(0);  // no graph node holds it
+  }
+  op.num_outputs = step.outputs.size();
+  for (const UOpPtr& src : stored.front()->src()) op.buffer_indices.push_back(buffer_index(src));
+  for (const Variable& v : step.sizes) op.sets.push_back({v.name(), v.min(), v.max()});
+  std::vector<SymShape> all = node.input_shapes;
+  all.insert(all.end(), out_shapes.begin(), out_shapes.end());
+  op.runtime_vars = variables_of(all, op.sets);
+  for (const RuntimeVar& v : op.runtime_vars) {
+    auto b = bound.find(v.name);
+    impl.var_values.emplace(v.name, b != bound.end() ? b->second : v.min);
+  }
+  for (const RuntimeVar& v : op.sets) impl.var_values[v.name] = v.min;
+  op.fn = [node, out_shapes](std::vector<Buffer>& args, VarValues& vars) { run_host_step(node, out_shapes, args, vars); };
+  return op;
+}
+
+// For each host step, the kernels after it that read a size it sets: they take the new value when
+// it runs.
+void note_refreshes(ExecutionPlan::Impl& impl) {
+  for (size_t i = 0; i < impl.ops.size(); ++i) {
+    const auto* f = std::get_if<PreparedCustom>(&impl.ops[i]);
+    if (!f || f->sets.empty()) continue;
+    std::vector<size_t>& after = impl.refresh_after[i];
+    for (size_t j = i + 1; j < impl.ops.size(); ++j) {
+      const auto* k = std::get_if<PreparedKernel>(&impl.ops[j]);
+      if (!k) continue;
+      bool reads = std::any_of(k->runtime_vars.begin(), k->runtime_vars.end(), [&](const RuntimeVar& v) {
+        return std::any_of(f->sets.begin(), f->sets.end(), [&](const RuntimeVar& s) { return s.name == v.name; });
+      });
+      if (reads) after.push_back(j);
+    }
+  }
+}
+
 }  // namespace
 
 ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device, const PrepareOptions& options) {
@@ -131,16 +245,34 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   // Every kernel first, all at once: compiling is most of a cold prepare.
   std::vector<KernelRequest> requests;
   for (const ScheduleItem& item : sched.items)
-    if (!item.is_view()) requests.push_back({item.ast, std::nullopt});
+    if (item.ast) requests.push_back({item.ast, std::nullopt});
   ProgressLine progress(std::chrono::seconds(1));
   std::vector<std::shared_ptr<CachedKernel>> kernels = compile_kernels(requests, device, options, [&](size_t done) {
     progress.show("compiled kernel " + std::to_string(done) + "/" + std::to_string(requests.size()));
   });
   progress.done();
+  // Each host step's outputs the schedule stores, by step: one op runs the step for all of them.
+  std::unordered_map<uint64_t, std::vector<UOpPtr>> step_outputs;
+  for (const ScheduleItem& item : sched.items)
+    if (item.host_step) step_outputs[host_step_of(*item.bufs[0]).key].push_back(item.bufs[0]);
   size_t next_kernel = 0;
   for (const ScheduleItem& item : sched.items) {
     if (item.is_view()) {
       buffer_index(item.bufs[0]);
+      continue;
+    }
+    if (item.host_step) {
+      HostStepNode node = host_step_of(*item.bufs[0]);
+      auto outs = step_outputs.find(node.key);
+      if (outs == step_outputs.end()) continue;  // the step's op is made already
+      PreparedCustom op = prepare_host_step(node, outs->second, buffer_index, impl, sched.var_vals);
+      step_outputs.erase(outs);
+      for (size_t pos = op.num_outputs; pos < op.buffer_indices.size(); ++pos)
+        if (auto w = writers.find(op.buffer_indices[pos]); w != writers.end())
+          op.dependencies.insert(op.dependencies.end(), w->second.begin(), w->second.end());
+      for (size_t pos = 0; pos < op.num_outputs; ++pos) writers[op.buffer_indices[pos]] = {op.id};
+      impl.ops.emplace_back(std::move(op));
+      impl.launch.push_back(LaunchSize{1, 1, 1});
       continue;
     }
     PreparedKernel pk;
@@ -191,6 +323,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   for (auto op = impl.ops.rbegin(); op != impl.ops.rend(); ++op)
     if (const auto* v = std::get_if<PreparedBufferView>(&*op); v && inputs_or_outputs.count(v->view)) inputs_or_outputs.insert(v->base);
   fold_constants(impl, inputs_or_outputs, written_in_place);
+  note_refreshes(impl);
   for (size_t i = 0; i < impl.buffers.size(); ++i)
     if (!inputs_or_outputs.count(i) && !impl.buffers[i].is_view()) impl.intermediates.push_back(i);
   plan_memory(impl, arena_enabled(options), poison_enabled(options));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -29,11 +30,14 @@ struct ExecutionPlan::Impl {
   Buffer arena;                                // the memory the intermediates are views of (memory_plan.hpp)
   MemoryStats memory;
   std::vector<std::vector<size_t>> poison_after;  // per op: intermediates dead after it (empty unless LATHE_POISON)
+  std::unordered_map<size_t, std::vector<size_t>> refresh_after;  // a host step's op -> the kernels that read a size it sets
 
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();
   /// Re-evaluates every kernel's launch size and positional values from var_values.
   void refresh_values();
+  /// The same for the kernel at ops[i].
+  void refresh_kernel(size_t i);
   /// Runs the folded kernels again if a buffer they touch was handed out for writing, then the
   /// others.
   void run(std::vector<KernelProfile>* profile) const;

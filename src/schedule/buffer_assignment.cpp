@@ -92,7 +92,7 @@ std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vecto
   std::unordered_set<const UOp*> viewed;  // nodes a view reads in their own layout
   for (const UOpPtr& u : order) {
     auto r = realized.find(u.get());
-    if (u->op() == Ops::BUFFER || r == realized.end() || !r->second) continue;
+    if (u->op() == Ops::BUFFER || u->op() == Ops::CUSTOM || r == realized.end() || !r->second) continue;
     if (auto view = contiguous_view(u, sched.shapes, realized)) {
       placed[u.get()] = {Placement::Kind::view, view->first, view->second, shape_numel(sched.shapes.at(u.get()))};
       viewed.insert(view->first.get());
@@ -101,7 +101,7 @@ std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vecto
   // A padded copy written in place, unless its producer's reduction is split in two kernels or a
   // view reads the producer in its own layout.
   for (const auto& [x, pad] : padded_in_place(order, outputs, sched.sym_shapes, realized))
-    if (!wants_split(pad->src(0), sched.shapes, sched.sym_shapes) && !viewed.count(x))
+    if (x->op() != Ops::CUSTOM && !wants_split(pad->src(0), sched.shapes, sched.sym_shapes) && !viewed.count(x))
       placed[x] = {Placement::Kind::padded_interior, pad, 0, shape_numel(sched.shapes.at(pad.get()))};
   return placed;
 }
@@ -124,7 +124,7 @@ void place_concatenations(Schedule& sched) {
   std::vector<bool> joined(sched.items.size(), false);
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& item = sched.items[i];
-    if (item.is_view() || outputs.count(item.bufs[0].get()) || padded.count(item.bufs[0].get())) continue;
+    if (!item.ast || outputs.count(item.bufs[0].get()) || padded.count(item.bufs[0].get())) continue;
     std::optional<std::vector<ConcatPart>> parts = concatenated_parts(item.ast);
     if (!parts) continue;
     std::vector<std::pair<UOpPtr, int64_t>> runs;
@@ -134,7 +134,7 @@ void place_concatenations(Schedule& sched) {
       auto it = item_of.find(node.get());
       bool taken = sched.placement(*node) != nullptr;
       for (const auto& r : runs) taken = taken || r.first == node;
-      if (it == item_of.end() || it->second->is_view() || outputs.count(node.get()) || padded.count(node.get()) || taken ||
+      if (it == item_of.end() || !it->second->ast || outputs.count(node.get()) || padded.count(node.get()) || taken ||
           shape_numel(sched.shapes.at(node.get())) != shape_numel(sched.shapes.at(read.get())))
         break;
       runs.emplace_back(node, part.offset);

@@ -88,6 +88,11 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
     // What a CONTIGUOUS stores is its source's value: store the source, so its other readers load
     // it too, and the CONTIGUOUS is a view of it (an input buffer is still copied).
     if (u->op() == Ops::CONTIGUOUS && u->src(0)->op() != Ops::BUFFER) realized[u->src(0).get()] = true;
+    // A host step reads its inputs from memory and writes its own.
+    if (u->op() == Ops::CUSTOM) {
+      realized[u.get()] = true;
+      for (const UOpPtr& s : u->src()) realized[s.get()] = true;
+    }
   }
   choose_realized(order, sched.shapes, realized);
 
@@ -99,7 +104,11 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
     ScheduleItem item;
     item.labels = fused_labels(u, realized);
     const Placement* placed = sched.placement(*u);
-    if (placed && placed->kind == Placement::Kind::padded_interior) {
+    if (u->op() == Ops::CUSTOM) {
+      item.host_step = true;
+      item.bufs = {u};
+      item.bufs.insert(item.bufs.end(), u->src().begin(), u->src().end());
+    } else if (placed && placed->kind == Placement::Kind::padded_interior) {
       // The PAD's buffer is filled first, then this kernel writes its interior.
       ScheduleItem fill;
       fill.labels = fused_labels(placed->base, realized);

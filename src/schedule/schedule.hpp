@@ -30,15 +30,18 @@ struct Placement {
 
 struct ScheduleItem {
   /// SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)), with DEFINE_GLOBAL k reading bufs[k].
-  /// Null for a view: no kernel runs.
+  /// Null for a view or a host step: no kernel runs.
   UOpPtr ast;
   /// The tensor-graph nodes whose buffers fill the kernel's slots; bufs[0] is the one written.
-  /// For a view: {the node} (what it views is its Schedule::placements entry).
+  /// For a view: {the node} (what it views is its Schedule::placements entry). For a host step:
+  /// {the CUSTOM node, its sources...}.
   std::vector<UOpPtr> bufs;
+  /// A host step (runtime/host_steps): the runtime runs it on the host, no kernel.
+  bool host_step = false;
   /// The labels (ir/label.hpp) of the graph nodes this kernel computes, sources first.
   std::vector<std::string> labels;
 
-  bool is_view() const { return ast == nullptr; }
+  bool is_view() const { return ast == nullptr && !host_step; }
 };
 
 struct Schedule {

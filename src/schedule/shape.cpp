@@ -37,6 +37,7 @@ Shape node_shape(const UOp& u, const std::vector<const Shape*>& src) {
   auto vec = [&]() -> const std::vector<int64_t>& { return u.arg_as<std::vector<int64_t>>(); };
   switch (u.op()) {
     case Ops::BUFFER: return Shape(vec().begin() + 1, vec().end());
+    case Ops::CUSTOM: return Shape{vec().at(2)};  // a host step's output, flat at its largest (runtime/host_steps)
     case Ops::CONST:
     case Ops::DEFINE_VAR:
     case Ops::BIND: return {};
@@ -86,6 +87,7 @@ SymDims node_sym_shape(const UOp& u, const std::vector<const SymDims*>& src, con
   auto is_one = [](const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 1; };
   switch (u.op()) {
     case Ops::BUFFER:
+    case Ops::CUSTOM:
     case Ops::CONST:
     case Ops::DEFINE_VAR:
     case Ops::BIND: return consts();

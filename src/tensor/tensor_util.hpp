@@ -14,6 +14,10 @@ Shape max_shape(const SymShape& s);
 std::vector<UOpPtr> sym_entries(const SymShape& s);
 bool is_static(const SymShape& s);
 SInt sym_numel(const SymShape& s);
+/// Whether a size reads a variable that is not bound (a size a host step decides).
+bool has_free_variable(const SInt& size);
+/// `shape` with each size that reads a free variable evaluated at `vars` (a run's values).
+SymShape with_values(const SymShape& shape, const std::unordered_map<std::string, int64_t>& vars);
 SymShape to_sym(const Shape& s);
 SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);

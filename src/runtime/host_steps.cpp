@@ -1,0 +1,80 @@
+#include "runtime/host_steps.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "lathe/error.hpp"
+
+namespace lathe {
+namespace {
+
+using Key = std::pair<uint64_t, size_t>;  // the step's key, the output
+
+Key key_of(const UOp& node) {
+  const auto& arg = node.arg_as<std::vector<int64_t>>();
+  return {static_cast<uint64_t>(arg.at(0)), static_cast<size_t>(arg.at(1))};
+}
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<const UOp*, std::shared_ptr<const HostStepNode>> owners;  // the nodes host_step_node made
+  std::map<Key, std::weak_ptr<const HostStepNode>> by_key;
+};
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry;  // outlives nodes freed during static destruction
+    detail::set_release_hook(Ops::CUSTOM, [](const UOp& u) {
+      Registry& rr = registry();
+      std::shared_ptr<const HostStepNode> dropped;  // let go outside the lock: the step's function may hold tensors
+      std::lock_guard<std::mutex> lock(rr.mu);
+      auto it = rr.owners.find(&u);
+      if (it == rr.owners.end()) return;
+      dropped = std::move(it->second);
+      rr.owners.erase(it);
+      auto k = rr.by_key.find(key_of(u));
+      if (k != rr.by_key.end() && k->second.use_count() <= 1) rr.by_key.erase(k);  // `dropped` was its last owner
+    });
+    return reg;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+uint64_t new_host_step_key() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+UOpPtr host_step_node(std::shared_ptr<const HostStep> step, uint64_t key, size_t output, int64_t elements, std::vector<UOpPtr> sources,
+                      std::vector<SymShape> input_shapes) {
+  Registry& r = registry();
+  DType dtype = step->outputs.at(output).dtype;
+  std::vector<int64_t> arg{static_cast<int64_t>(key), static_cast<int64_t>(output), elements};
+  UOpPtr node = UOp::make(Ops::CUSTOM, dtype, std::move(sources), std::move(arg));
+  auto entry = std::make_shared<const HostStepNode>(HostStepNode{std::move(step), key, output, std::move(input_shapes)});
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.owners.try_emplace(node.get(), entry).second) r.by_key[{key, output}] = entry;
+  return node;
+}
+
+HostStepNode host_step_of(const UOp& node) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (auto it = r.owners.find(&node); it != r.owners.end()) return *it->second;
+  auto k = r.by_key.find(key_of(node));
+  std::shared_ptr<const HostStepNode> entry = k == r.by_key.end() ? nullptr : k->second.lock();
+  if (!entry) throw InternalError("no host step is registered for " + to_string(node));
+  return *entry;
+}
+
+}  // namespace lathe

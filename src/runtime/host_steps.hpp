@@ -1,0 +1,36 @@
+// The host steps behind CUSTOM nodes. A tensor graph names output k of a host step by a CUSTOM
+// node whose arg is {step key, k, elements} and whose sources are the step's inputs, each stored:
+// the output flat at its largest, a run's values packed at its front (Tensor::host_step views it
+// at its symbolic shape). The registry keeps the step alive as long as the node made for it lives,
+// and finds it from any CUSTOM node with that arg (a layout rule may rebuild the node over new
+// sources).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lathe/host_step.hpp"
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+/// What a CUSTOM node stands for: output `output` of `step`, over inputs of these shapes.
+struct HostStepNode {
+  std::shared_ptr<const HostStep> step;
+  uint64_t key = 0;  // one per step: the outputs of one step share it
+  size_t output = 0;
+  std::vector<SymShape> input_shapes;
+};
+
+/// A key for a new step: every CUSTOM node of one step carries it.
+uint64_t new_host_step_key();
+
+/// The CUSTOM node for output `output` of `step` (of `elements` elements at its largest) over
+/// `sources` (stored nodes of `input_shapes`), registering the step.
+UOpPtr host_step_node(std::shared_ptr<const HostStep> step, uint64_t key, size_t output, int64_t elements, std::vector<UOpPtr> sources,
+                      std::vector<SymShape> input_shapes);
+
+/// The step a CUSTOM node names; throws InternalError if none is alive.
+HostStepNode host_step_of(const UOp& node);
+
+}  // namespace lathe

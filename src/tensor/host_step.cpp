@@ -1,0 +1,66 @@
+// Tensor::host_step: a step run on the host inside a plan, whose outputs' sizes it decides.
+#include <algorithm>
+
+#include "ir/toposort.hpp"
+#include "lathe/plan.hpp"
+#include "lathe/tensor.hpp"
+#include "runtime/host_steps.hpp"
+#include "schedule/shape.hpp"
+#include "tensor/tensor_util.hpp"
+
+namespace lathe {
+
+std::vector<Tensor> Tensor::host_step(std::shared_ptr<const HostStep> step, const std::vector<Tensor>& inputs) {
+  if (!step || !step->run) throw Error("host_step: the step has no run function");
+  if (step->outputs.empty()) throw Error("host step '" + step->name + "': it has no outputs");
+  std::vector<UOpPtr> sources;
+  std::vector<SymShape> shapes;
+  for (const Tensor& t : inputs) {
+    // The step reads each input packed, at its sizes: a buffer as it is, anything else stored first.
+    sources.push_back(t.is_realized() ? t.uop() : t.contiguous().uop());
+    shapes.push_back(t.symbolic_shape());
+  }
+  uint64_t key = new_host_step_key();
+  std::vector<Tensor> outs;
+  for (size_t k = 0; k < step->outputs.size(); ++k) {
+    const SymShape& shape = step->outputs[k].shape;
+    Shape largest = detail::max_shape(shape);
+    detail::check_shape(largest, "host_step");
+    int64_t elements = shape_numel(largest);
+    Tensor flat(host_step_node(step, key, k, elements, sources, shapes), {elements});
+    outs.push_back(flat.shrink({{0, detail::sym_numel(shape)}}).reshape(shape));
+  }
+  return outs;
+}
+
+namespace detail {
+
+bool has_free_variable(const SInt& size) {
+  if (size.is_static()) return false;
+  // A BIND's variable has a value: only a DEFINE_VAR reached other than through one is free.
+  for (const UOpPtr& u : toposort(size.uop(), [](const UOp& u) { return u.op() != Ops::BIND; }))
+    if (u->op() == Ops::DEFINE_VAR) return true;
+  return false;
+}
+
+SymShape with_values(const SymShape& shape, const std::unordered_map<std::string, int64_t>& vars) {
+  SymShape out = shape;
+  for (SInt& d : out)
+    if (has_free_variable(d)) d = SInt(d.value_at(vars));
+  return out;
+}
+
+}  // namespace detail
+
+Tensor Tensor::read_from(const ExecutionPlan& plan, size_t position) const {
+  const Buffer* out = plan.output_buffer_at(position);
+  if (!out) throw Error("read_from: the plan has no output " + std::to_string(position));
+  SymShape shape = detail::with_values(symbolic_shape(), plan.variable_values());
+  if (!detail::is_static(shape)) return from_buffer(*out, shape);
+  Shape sizes = detail::max_shape(shape);
+  auto n = static_cast<size_t>(shape_numel(sizes));
+  if (n == out->size()) return from_buffer(*out, sizes);
+  return from_buffer(Buffer::view(*out, 0, n, out->dtype()), sizes);
+}
+
+}  // namespace lathe
