@@ -364,7 +364,9 @@ class Plan {
       std::lock_guard<std::mutex> lock(mu_);
       if (!ran_) throw Error("Plan.numpy before the plan ran: execute() it first");
       size_t elements = 1;
-      for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(vars_)), elements *= static_cast<size_t>(shape.back());
+      std::unordered_map<std::string, int64_t> at = vars_;  // and the sizes the plan's host steps decided
+      for (const auto& [name, value] : plan_.variable_values()) at[name] = value;
+      for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(at)), elements *= static_cast<size_t>(shape.back());
       const Buffer* out = plan_.output_buffer_at(i);
       copy = Buffer(dtypes_[i], elements, out->device());
       if (elements) copy.copy_from(elements == out->size() ? *out : Buffer::view(*out, 0, elements, dtypes_[i]));

@@ -16,6 +16,7 @@
 #include "onnx/initializer_data.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
+#include "onnx/size_values.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -300,6 +301,7 @@ std::vector<Value> run_node(const ::onnx::NodeProto& node, std::vector<std::opti
     ctx.fail(e.what());
   }
   label_node(node, input_nodes, outs);
+  follow_size_values(ctx, outs);
   return outs;
 }
 
@@ -514,6 +516,20 @@ std::vector<Value> Model::build_values(const std::map<std::string, Value>& given
     auto it = given.find(in.name);
     if (it == given.end()) throw OnnxError("input '" + in.name + "' is not given");
     env.insert_or_assign(in.name, fit_input(in, it->second));
+  }
+  // What the graph computes from its inputs is known only when it runs (a prepared model opened
+  // its own scope, which holds).
+  detail::SizeValuesScope sizes;  // shapes computed in the graph followed as expressions of its sizes
+  std::optional<detail::RunTimeInputsScope> scope;
+  if (!detail::RunTimeInputsScope::active()) {
+    std::set<uint64_t> ids;
+    for (const ValueInfo& in : impl_->inputs) {
+      const Value& v = env.at(in.name);
+      if (v.is_tensor()) ids.insert(v.tensor().uop_id());
+      if (v.is_sequence())
+        for (const Tensor& t : v.items()) ids.insert(t.uop_id());
+    }
+    scope.emplace(std::move(ids), false);
   }
   detail::run_nodes(g, env, impl_->opset, impl_->base_dir);
   std::vector<Value> result;

@@ -1,9 +1,13 @@
 #include "onnx/op_context.hpp"
 
+#include <cctype>
+#include <cstdio>
 #include <set>
 
 #include "ir/toposort.hpp"
 #include "onnx/ops.hpp"
+#include "onnx/size_values.hpp"
+#include "support/settings.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -41,7 +45,10 @@ bool takes_symbolic(const std::string& op) {
       "Mish", "Mul", "Neg", "Not", "Or", "Pow", "PRelu", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
       "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Round", "Selu", "Sigmoid",
       "Sign", "Sin", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
-      "Transpose", "Unsqueeze", "Where", "Xor"};
+      "Transpose", "Unsqueeze", "Where", "Xor",
+      // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
+      "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
+      "ConstantOfShape"};
   return ops.count(op) != 0;
 }
 
@@ -58,21 +65,58 @@ const Tensor& OpContext::in(size_t i) const {
 const std::vector<Tensor>& OpContext::items(size_t i) const { return value(i).items(where() + ": input " + std::to_string(i)); }
 
 namespace {
-thread_local const std::set<uint64_t>* prepared_inputs = nullptr;
+thread_local const RunTimeInputsScope::State* run_time_inputs = nullptr;
 }  // namespace
 
-PreparedInputsScope::PreparedInputsScope(std::set<uint64_t> buffer_ids) : ids_(std::move(buffer_ids)), outer_(prepared_inputs) {
-  prepared_inputs = &ids_;
+RunTimeInputsScope::RunTimeInputsScope(std::set<uint64_t> input_ids, bool prepared)
+    : state_{std::move(input_ids), prepared}, outer_(run_time_inputs) {
+  run_time_inputs = &state_;
 }
 
-PreparedInputsScope::~PreparedInputsScope() { prepared_inputs = outer_; }
+RunTimeInputsScope::~RunTimeInputsScope() { run_time_inputs = outer_; }
+
+bool RunTimeInputsScope::active() { return run_time_inputs != nullptr; }
+
+bool OpContext::known_at_build(const Tensor& t) const {
+  // A variable no BIND gives a value (a size a host step decides) is known at run time only.
+  for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; }))
+    if (u->op() == Ops::CUSTOM || u->op() == Ops::DEFINE_VAR || (run_time_inputs && run_time_inputs->ids.count(u->id()))) return false;
+  return true;
+}
 
 void OpContext::require_build_time(const Tensor& t, const std::string& what) const {
-  if (!prepared_inputs || prepared_inputs->empty()) return;
-  for (const UOpPtr& u : toposort(t.uop()))
-    if (u->op() == Ops::BUFFER && prepared_inputs->count(u->id()))
-      fail(what + " depends on the model's inputs, so it is not known until run time; a model prepared for a range of "
-                  "sizes cannot use it to decide its graph (build the model for its inputs instead)");
+  if (known_at_build(t)) return;
+  // A size a host step decides has no value until the plan runs, whether prepared or built for inputs.
+  for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; }))
+    if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::CUSTOM)
+      fail(what + " depends on a size or value a data-dependent operator (NonZero, NonMaxSuppression, ...) decides as the plan runs; "
+                  "this operator cannot use it to decide its graph");
+  if (!run_time_inputs || run_time_inputs->prepared)
+    fail(what + " depends on the model's inputs, so it is not known until run time; a model prepared for a range of "
+                "sizes cannot use it to decide its graph (build the model for its inputs instead)");
+  if (settings::debug_level() >= 2)
+    std::fprintf(stderr, "lathe: %s reads %s, computed from the model's inputs, while the graph is built: the graph holds for these inputs only\n",
+                 where().c_str(), what.c_str());
+}
+
+std::string OpContext::size_name(size_t i) const {
+  // Kernels name it in their code: letters, digits and underscores, and a hash of the whole name
+  // so that two outputs whose names differ only in other characters stay apart.
+  std::string who = num_outputs() && !output_name(0).empty() ? output_name(0) : node_.name();
+  std::string full = op() + "/" + who + "/" + std::to_string(i), name = op() + "_";
+  for (char ch : who.substr(0, 40)) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  uint32_t h = 2166136261u;  // FNV-1a: the same on every machine and compiler
+  for (char ch : full) h = (h ^ static_cast<uint8_t>(ch)) * 16777619u;
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "_%08x", h);
+  return name + hash;
+}
+
+SymShape OpContext::sizes(size_t i) const {
+  if (has(i) && value(i).is_tensor())
+    if (auto v = size_values_of(value(i).tensor())) return *v;
+  std::vector<int64_t> v = ints(i);
+  return SymShape(v.begin(), v.end());
 }
 
 std::vector<int64_t> OpContext::ints(size_t i) const {

@@ -35,16 +35,26 @@ class OpContext {
   const Value& value(size_t i) const;
   /// Input `i`, a sequence's tensors.
   const std::vector<Tensor>& items(size_t i) const;
+  /// Input `i`, an int tensor of sizes (a shape, a count, a k), as SInts: symbolic where the
+  /// graph follows it as an expression of variables (onnx/size_values.hpp), else read now as ints.
+  SymShape sizes(size_t i) const;
   /// Input `i` computed now and read as numbers (shapes, axes, starts...).
   std::vector<int64_t> ints(size_t i) const;
   std::vector<double> doubles(size_t i) const;
   /// The first of ints(i); fails naming the node when input i is empty.
   int64_t int_at0(size_t i) const;
   double double_at0(size_t i) const;
-  /// Fails when `t`'s value cannot be known while the graph is built: it depends on the inputs
-  /// of a model being prepared for a range of sizes (see PreparedInputsScope). Every read of a
-  /// value at build time goes through this.
+  /// Whether `t`'s value is known while the graph is built: it depends on neither the model's
+  /// inputs nor a host step (RunTimeInputsScope); a weight or a constant is known.
+  bool known_at_build(const Tensor& t) const;
+  /// For a read of `t`'s value while the graph is built (every such read goes through this): when
+  /// the value is not known then, a model being prepared for a range of sizes fails naming the
+  /// node, and a model built for its inputs computes it now (DEBUG=2 says which node did), so the
+  /// graph holds for these inputs only.
   void require_build_time(const Tensor& t, const std::string& what) const;
+  /// A name for the `i`-th size a host step of this node decides, the same each time the model is
+  /// built (kernels compiled for it are found in the cache again).
+  std::string size_name(size_t i = 0) const;
 
   bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
   int64_t attr_i(const std::string& name, int64_t fallback) const;
@@ -69,18 +79,26 @@ class OpContext {
   const std::map<std::string, Value>* env_;
 };
 
-/// While Model::prepare builds its graph, the ids of the input buffers' nodes: a value computed
-/// from them is unknown until run time, so it cannot steer the build (OpContext::require_build_time).
-class PreparedInputsScope {
+/// While a model's graph is built, the ids of the nodes that stand for its inputs: a value
+/// computed from them (or from a host step) is unknown until run time (OpContext::known_at_build).
+/// `prepared`: the graph is prepared for a range of sizes, so such a value cannot steer the build.
+class RunTimeInputsScope {
  public:
-  explicit PreparedInputsScope(std::set<uint64_t> buffer_ids);
-  ~PreparedInputsScope();
-  PreparedInputsScope(const PreparedInputsScope&) = delete;
-  PreparedInputsScope& operator=(const PreparedInputsScope&) = delete;
+  RunTimeInputsScope(std::set<uint64_t> input_ids, bool prepared);
+  ~RunTimeInputsScope();
+  RunTimeInputsScope(const RunTimeInputsScope&) = delete;
+  RunTimeInputsScope& operator=(const RunTimeInputsScope&) = delete;
+  /// Whether a scope is open on this thread.
+  static bool active();
+
+  struct State {
+    std::set<uint64_t> ids;
+    bool prepared = false;
+  };
 
  private:
-  std::set<uint64_t> ids_;
-  const std::set<uint64_t>* outer_;
+  State state_;
+  const State* outer_;
 };
 
 /// Runs a graph's nodes over `env` (its values by name), adding each node's outputs to it.

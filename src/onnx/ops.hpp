@@ -21,6 +21,13 @@ void register_random_ops(std::map<std::string, OpFn>& table);
 void register_linalg_ops(std::map<std::string, OpFn>& table);
 void register_data_dependent_ops(std::map<std::string, OpFn>& table);
 
+/// TopK as a host step of the plan (ops_data_dependent.cpp): for a k known only at run time, or
+/// one too large for rounds of argmax. Returns values and indices.
+std::vector<Tensor> topk_as_host_step(const OpContext& c, int64_t axis);
+
+/// Concat along an axis of symbolic sizes, as a host step (ops_data_dependent.cpp).
+Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t axis);
+
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
 int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim);
 

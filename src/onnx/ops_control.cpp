@@ -1,6 +1,8 @@
 // Control flow: If picks a branch and Loop unrolls its body, deciding on conditions computed at
-// import time (so shapes stay static and kernels fuse across iterations' boundaries).
+// import time (so shapes stay static and kernels fuse across iterations' boundaries); an If whose
+// condition is known only at run time picks as the plan runs.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "onnx/ops.hpp"
@@ -136,10 +138,63 @@ V scan(const OpContext& c) {
   return result;
 }
 
+// One output of an If whose condition is known only at run time: `yes` where it holds, else `no`.
+// Of one shape, a select in the kernels; of sizes that differ, a host step copies the chosen one
+// and sets the sizes that differ.
+Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const Tensor& no, size_t k) {
+  std::string which = "output " + std::to_string(k);
+  if (yes.dtype() != no.dtype()) c.fail(which + " is " + yes.dtype().name() + " in one branch and " + no.dtype().name() + " in the other");
+  SymShape a = yes.symbolic_shape(), b = no.symbolic_shape();
+  if (a.size() != b.size()) c.fail(which + " has rank " + std::to_string(a.size()) + " in one branch and " + std::to_string(b.size()) + " in the other");
+  bool same = true;
+  for (size_t d = 0; d < a.size(); ++d) same = same && a[d] == b[d];
+  if (same) return cond.where(yes, no);
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  SymShape out = a;
+  std::vector<size_t> differing;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (a[d] == b[d]) continue;
+    Variable v(c.size_name(k * a.size() + d + 1), 0, std::max(a[d].max(), b[d].max()));
+    step->sizes.push_back(v);
+    out[d] = v;
+    differing.push_back(d);
+  }
+  step->outputs = {{yes.dtype(), out}};
+  step->run = [differing](const std::vector<HostTensor>& in, const std::vector<HostTensor>& o) {
+    const HostTensor& pick = in[0].as<bool>()[0] ? in[1] : in[2];
+    size_t bytes = static_cast<size_t>(pick.numel()) * static_cast<size_t>(pick.dtype.itemsize());
+    if (bytes) std::memcpy(o[0].data, pick.data, bytes);
+    std::vector<int64_t> sizes;
+    for (size_t d : differing) sizes.push_back(pick.shape[d]);
+    return sizes;
+  };
+  return Tensor::host_step(step, {cond.reshape(Shape{1}), yes, no})[0];
+}
+
+// If: a condition known while the graph is built picks one branch. One known only at run time
+// (computed from the inputs or from a data-dependent size) builds both branches and picks each
+// output as the plan runs: both are computed every run (a branch here is the small tail of a
+// model, as a detector's empty-result case), and nothing is built again.
+V if_op(const OpContext& c) {
+  const Tensor& cond_in = c.in(0);
+  if (c.known_at_build(cond_in)) return c.run_graph(truth(c, cond_in) ? "then_branch" : "else_branch", {});
+  if (cond_in.numel() != 1) c.fail("a condition must hold one value, it has shape " + shape_to_string(cond_in.symbolic_shape()));
+  Tensor cond = cond_in.cast(dtypes::bool_).reshape(Shape{});
+  V yes = c.run_graph("then_branch", {}), no = c.run_graph("else_branch", {});
+  if (yes.size() != no.size()) c.fail("the branches return " + std::to_string(yes.size()) + " and " + std::to_string(no.size()) + " values");
+  // Sequences and optionals are chosen while the graph is built (for a model built for its inputs).
+  for (size_t k = 0; k < yes.size(); ++k)
+    if (!yes[k].is_tensor() || !no[k].is_tensor()) return truth(c, cond_in) ? yes : no;
+  V out;
+  for (size_t k = 0; k < yes.size(); ++k) out.emplace_back(chosen(c, cond, yes[k].tensor(), no[k].tensor(), k));
+  return out;
+}
+
 }  // namespace
 
 void register_control_ops(std::map<std::string, ValueOpFn>& t) {
-  t["If"] = [](const OpContext& c) { return c.run_graph(truth(c, c.in(0)) ? "then_branch" : "else_branch", {}); };
+  t["If"] = if_op;
   t["Loop"] = loop;
   t["Scan"] = scan;
 }

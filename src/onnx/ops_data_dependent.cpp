@@ -1,48 +1,119 @@
-// Operators whose output shape depends on their input values (NonZero, Unique,
-// NonMaxSuppression): the inputs are computed when the graph is built and the answer is built on
-// the host, the way If and Loop decide their conditions.
+// Operators whose output sizes depend on their input values (NonZero, Unique, NonMaxSuppression,
+// Compress, TopK with a k known only at run time): host steps of the plan (lathe/host_step.hpp).
+// Each decides its sizes as the plan runs, writing into memory sized for their upper bound, and
+// what follows reads them as symbolic sizes, so the model is prepared once. The step computes
+// positions only; the values at them are gathered in the graph, in the input's own dtype.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include "onnx/ops.hpp"
+#include "onnx/size_values.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
 
 using V = std::vector<Tensor>;
 
-// A tensor's values, exact for every integer and float dtype (long double holds int64 and double).
-std::vector<long double> exact_values(const OpContext& c, const Tensor& t) {
-  c.require_build_time(t, "input 0");
-  std::vector<long double> out;
-  if (t.dtype().is_int() || t.dtype() == dtypes::bool_) {
-    for (int64_t v : t.cast(dtypes::int64).to_vector<int64_t>()) out.push_back(static_cast<long double>(v));
-  } else {
-    for (double v : t.cast(dtypes::float64).to_vector<double>()) out.push_back(static_cast<long double>(v));
-  }
-  return out;
+// x's slices along `axis` at the positions `idx` (1-D int64, of any, even symbolic, length).
+Tensor take(const Tensor& x, int64_t axis, const Tensor& idx) {
+  SymShape shape = x.symbolic_shape(), at(shape.size(), SInt(1));
+  SInt k = idx.symbolic_shape().at(0);
+  at[static_cast<size_t>(axis)] = k;
+  shape[static_cast<size_t>(axis)] = k;
+  return x.gather(axis, idx.reshape(at).expand(shape));
 }
 
-Tensor int64_tensor(const std::vector<int64_t>& v, Shape shape) { return Tensor::from_vector(v, std::move(shape)); }
+std::shared_ptr<HostStep> new_step(const OpContext& c) {
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  return step;
+}
 
 V non_zero(const OpContext& c) {
   Tensor x = c.in(0);
   if (x.ndim() == 0) x = x.reshape(Shape{1});  // a scalar counts as one element (numpy's nonzero does the same)
-  std::vector<long double> v = exact_values(c, x);
-  std::vector<int64_t> flat;
-  for (size_t i = 0; i < v.size(); ++i)
-    if (v[i] != 0) flat.push_back(static_cast<int64_t>(i));
-  auto nnz = static_cast<int64_t>(flat.size());
-  std::vector<int64_t> out(static_cast<size_t>(x.ndim() * nnz));
-  for (int64_t j = 0; j < nnz; ++j) {
-    int64_t rest = flat[static_cast<size_t>(j)];
-    for (int64_t d = x.ndim() - 1; d >= 0; --d) {
-      out[static_cast<size_t>(d * nnz + j)] = rest % x.shape()[d];
-      rest /= x.shape()[d];
+  auto step = new_step(c);
+  Variable n(c.size_name(), 0, x.numel());
+  int64_t rank = x.ndim();
+  step->sizes = {n};
+  step->outputs = {{dtypes::int64, {rank, n}}};
+  step->run = [rank](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    const bool* nz = in[0].as<bool>();
+    const std::vector<int64_t>& shape = in[0].shape;
+    int64_t total = in[0].numel(), count = 0;
+    for (int64_t i = 0; i < total; ++i) count += nz[i];
+    int64_t* rows = out[0].as<int64_t>();  // (rank, count), packed
+    for (int64_t i = 0, j = 0; i < total; ++i) {
+      if (!nz[i]) continue;
+      for (int64_t d = rank - 1, rest = i; d >= 0; --d) {
+        rows[d * count + j] = rest % shape[static_cast<size_t>(d)];
+        rest /= shape[static_cast<size_t>(d)];
+      }
+      ++j;
     }
+    return std::vector<int64_t>{count};
+  };
+  return Tensor::host_step(step, {x != Tensor::zeros({}, x.dtype())});
+}
+
+// The key of each slice along the first axis of a (rows, width) host tensor, compared exactly:
+// integers as int64, floats as double with NaN after every number.
+template <class T>
+bool less_row(const T* a, const T* b, int64_t width) {
+  for (int64_t i = 0; i < width; ++i) {
+    T x = a[i], y = b[i];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(x) || std::isnan(y)) {
+        if (std::isnan(x) != std::isnan(y)) return std::isnan(y);
+        continue;
+      }
+    }
+    if (x != y) return x < y;
   }
-  return V{int64_tensor(out, Shape{x.ndim(), nnz})};
+  return false;
+}
+
+template <class T>
+bool same_row(const T* a, const T* b, int64_t width) {
+  for (int64_t i = 0; i < width; ++i) {
+    T x = a[i], y = b[i];
+    bool both_nan = false;
+    if constexpr (std::is_floating_point_v<T>) both_nan = std::isnan(x) && std::isnan(y);
+    if (x != y && !both_nan) return false;
+  }
+  return true;
+}
+
+// Unique's positions over `rows` (n, width): the first position of each distinct row, each row's
+// distinct index, and each distinct row's count; sorted by value, or in order of first appearance.
+template <class T>
+int64_t unique_rows(const T* rows, int64_t n, int64_t width, bool sorted, int64_t* firsts, int64_t* inverse, int64_t* counts) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  auto row = [&](int64_t i) { return rows + i * width; };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less_row(row(a), row(b), width); });
+  // Groups of equal rows, each by its first position.
+  std::vector<std::pair<int64_t, int64_t>> groups;  // (first position, count)
+  std::vector<int64_t> group_of(static_cast<size_t>(n));
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || !same_row(row(order[i - 1]), row(order[i]), width)) groups.emplace_back(order[i], 0);
+    ++groups.back().second;
+    group_of[static_cast<size_t>(order[i])] = static_cast<int64_t>(groups.size()) - 1;
+  }
+  std::vector<size_t> rank(groups.size());
+  std::iota(rank.begin(), rank.end(), size_t{0});
+  if (!sorted) {  // by first appearance
+    std::vector<size_t> by_first(groups.size());
+    std::iota(by_first.begin(), by_first.end(), size_t{0});
+    std::sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return groups[a].first < groups[b].first; });
+    for (size_t r = 0; r < by_first.size(); ++r) rank[by_first[r]] = r;
+  }
+  for (size_t g = 0; g < groups.size(); ++g) firsts[rank[g]] = groups[g].first, counts[rank[g]] = groups[g].second;
+  for (int64_t i = 0; i < n; ++i) inverse[i] = static_cast<int64_t>(rank[static_cast<size_t>(group_of[static_cast<size_t>(i)])]);
+  return static_cast<int64_t>(groups.size());
 }
 
 // Unique over elements (no axis: flattened) or over slices along `axis`.
@@ -50,48 +121,29 @@ V unique(const OpContext& c) {
   Tensor x = c.in(0);
   bool by_axis = c.has_attr("axis");
   int64_t axis = by_axis ? axis_of(c, c.attr_i("axis", 0), x.ndim()) : 0;
-  if (!by_axis) x = x.reshape(Shape{x.numel()});
-  // Each slice along `axis` as a row of values, its other axes in their order (as numpy's moveaxis).
-  std::vector<int64_t> axes_order{axis};
+  if (!by_axis) x = x.flatten();
+  // Each slice along `axis` as a row (its other axes in their order, as numpy's moveaxis).
+  std::vector<int64_t> order{axis};
   for (int64_t i = 0; i < x.ndim(); ++i)
-    if (i != axis) axes_order.push_back(i);
-  Tensor rows_t = x.permute(axes_order);
-  int64_t n = x.shape()[axis], width = n == 0 ? 0 : x.numel() / n;
-  std::vector<long double> v = exact_values(c, rows_t);
-  auto row = [&](int64_t i) { return std::vector<long double>(v.begin() + i * width, v.begin() + (i + 1) * width); };
-  std::vector<int64_t> firsts, inverse(static_cast<size_t>(n)), counts;
-  std::vector<std::vector<long double>> keys;
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<long double> r = row(i);
-    auto it = std::find(keys.begin(), keys.end(), r);
-    if (it == keys.end()) {
-      keys.push_back(r);
-      firsts.push_back(i);
-      counts.push_back(0);
-      it = keys.end() - 1;
-    }
-    auto k = static_cast<size_t>(it - keys.begin());
-    inverse[static_cast<size_t>(i)] = static_cast<int64_t>(k);
-    ++counts[k];
-  }
-  std::vector<size_t> order(keys.size());
-  std::iota(order.begin(), order.end(), 0);
-  // A total order: NaN after every number (a plain < is no strict weak order with NaNs).
-  auto less = [](long double a, long double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
-  if (c.attr_i("sorted", 1) != 0)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::lexicographical_compare(keys[a].begin(), keys[a].end(), keys[b].begin(), keys[b].end(), less);
-    });
-  std::vector<size_t> rank(order.size());
-  for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
-  std::vector<int64_t> idx, cnt;
-  for (size_t k : order) idx.push_back(firsts[k]), cnt.push_back(counts[k]);
-  for (int64_t& i : inverse) i = static_cast<int64_t>(rank[static_cast<size_t>(i)]);
-  std::vector<Tensor> picked;
-  for (int64_t i : idx) picked.push_back(x.slice(axis, i, i + 1));
-  Tensor y = picked.empty() ? x.slice(axis, 0, 0) : Tensor::cat(picked, axis);
-  auto k = static_cast<int64_t>(idx.size());
-  return V{y, int64_tensor(idx, Shape{k}), int64_tensor(inverse, Shape{n}), int64_tensor(cnt, Shape{k})};
+    if (i != axis) order.push_back(i);
+  bool exact_ints = x.dtype().is_int() || x.dtype() == dtypes::bool_;
+  Tensor keys = x.permute(order).cast(exact_ints ? dtypes::int64 : dtypes::float64);
+  SInt n = x.symbolic_shape()[static_cast<size_t>(axis)];
+  auto step = new_step(c);
+  Variable k(c.size_name(), 0, n.max());
+  step->sizes = {k};
+  step->outputs = {{dtypes::int64, {k}}, {dtypes::int64, {n}}, {dtypes::int64, {k}}};
+  bool sorted = c.attr_i("sorted", 1) != 0;
+  step->run = [sorted, exact_ints](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    int64_t rows = in[0].shape.empty() ? 1 : in[0].shape[0], total = in[0].numel();
+    int64_t width = rows ? total / rows : 0;
+    int64_t *firsts = out[0].as<int64_t>(), *inverse = out[1].as<int64_t>(), *counts = out[2].as<int64_t>();
+    int64_t kept = exact_ints ? unique_rows(in[0].as<int64_t>(), rows, width, sorted, firsts, inverse, counts)
+                              : unique_rows(in[0].as<double>(), rows, width, sorted, firsts, inverse, counts);
+    return std::vector<int64_t>{kept};
+  };
+  V found = Tensor::host_step(step, {keys});
+  return V{take(x, axis, found[0]), found[0], found[1], found[2]};
 }
 
 struct Box {
@@ -99,10 +151,10 @@ struct Box {
   double area() const { return (y2 - y1) * (x2 - x1); }
 };
 
-Box box_at(const std::vector<double>& b, size_t i, bool center) {
-  double a = b[4 * i], bb = b[4 * i + 1], cc = b[4 * i + 2], d = b[4 * i + 3];
-  if (center) return {bb - d / 2, a - cc / 2, bb + d / 2, a + cc / 2};  // x_center, y_center, width, height
-  return {std::min(a, cc), std::min(bb, d), std::max(a, cc), std::max(bb, d)};
+Box box_at(const double* b, int64_t i, bool center) {
+  double p = b[4 * i], q = b[4 * i + 1], r = b[4 * i + 2], s = b[4 * i + 3];
+  if (center) return {q - s / 2, p - r / 2, q + s / 2, p + r / 2};  // x_center, y_center, width, height
+  return {std::min(p, r), std::min(q, s), std::max(p, r), std::max(q, s)};
 }
 
 double iou(const Box& a, const Box& b) {
@@ -113,51 +165,196 @@ double iou(const Box& a, const Box& b) {
   return inter / (a.area() + b.area() - inter);
 }
 
-// Greedy per batch and class: the best-scoring box left wins and removes those overlapping it
-// by more than iou_threshold. Output rows are (batch, class, box).
+// Greedy per batch and class: the best-scoring box left wins and removes those overlapping it by
+// more than iou_threshold. Output rows are (batch, class, box). The limits are inputs of the step,
+// so they may be computed at run time too.
 V non_max_suppression(const OpContext& c) {
-  const Tensor &boxes_t = c.in(0), &scores_t = c.in(1);
-  if (boxes_t.ndim() != 3 || boxes_t.shape()[2] != 4 || scores_t.ndim() != 3 || scores_t.shape()[0] != boxes_t.shape()[0] ||
-      scores_t.shape()[2] != boxes_t.shape()[1])
-    c.fail("boxes must be [batches, boxes, 4] and scores [batches, classes, boxes], got " + shape_to_string(boxes_t.shape()) + " and " +
-           shape_to_string(scores_t.shape()));
-  int64_t max_out = c.has(2) && c.in(2).numel() > 0 ? c.int_at0(2) : 0;
-  double iou_max = c.has(3) && c.in(3).numel() > 0 ? c.double_at0(3) : 0;
+  const Tensor &boxes = c.in(0), &scores = c.in(1);
+  SymShape bs = boxes.symbolic_shape(), ss = scores.symbolic_shape();
+  if (bs.size() != 3 || !(bs[2] == SInt(4)) || ss.size() != 3 || !(ss[0] == bs[0]) || !(ss[2] == bs[1]))
+    c.fail("boxes must be [batches, boxes, 4] and scores [batches, classes, boxes], got " + shape_to_string(bs) + " and " +
+           shape_to_string(ss));
+  auto scalar = [&](size_t i, DType dt) { return c.has(i) && c.in(i).numel() > 0 ? c.in(i).flatten().slice(0, 0, 1).cast(dt) : Tensor::zeros({1}, dt); };
   bool has_min_score = c.has(4) && c.in(4).numel() > 0;
-  double min_score = has_min_score ? c.double_at0(4) : 0;
+  // At most max_output_boxes_per_class of each batch's class, and never more than its boxes.
+  int64_t per_class = bs[1].max();
+  if (c.has(2) && c.in(2).numel() > 0 && c.known_at_build(c.in(2))) per_class = std::clamp<int64_t>(c.int_at0(2), 0, per_class);
+  auto step = new_step(c);
+  Variable kept(c.size_name(), 0, ss[0].max() * ss[1].max() * per_class);
+  step->sizes = {kept};
+  step->outputs = {{dtypes::int64, {kept, 3}}};
   bool center = c.attr_i("center_point_box", 0) != 0;
-  c.require_build_time(boxes_t, "boxes");
-  c.require_build_time(scores_t, "scores");
-  std::vector<double> boxes = boxes_t.cast(dtypes::float64).to_vector<double>();
-  std::vector<double> scores = scores_t.cast(dtypes::float64).to_vector<double>();
-  int64_t batches = scores_t.shape()[0], classes = scores_t.shape()[1], n = scores_t.shape()[2];
-  std::vector<int64_t> out;
-  for (int64_t b = 0; b < batches; ++b)
-    for (int64_t k = 0; k < classes && max_out > 0; ++k) {
-      const double* s = scores.data() + (b * classes + k) * n;
-      std::vector<int64_t> cand;
-      for (int64_t i = 0; i < n; ++i)
-        if (!has_min_score || s[i] > min_score) cand.push_back(i);
-      std::stable_sort(cand.begin(), cand.end(), [&](int64_t i, int64_t j) { return std::isnan(s[j]) ? !std::isnan(s[i]) : s[i] > s[j]; });
-      std::vector<int64_t> kept;
-      for (int64_t i : cand) {
-        if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        Box bi = box_at(boxes, static_cast<size_t>(b * n + i), center);
-        bool suppressed = std::any_of(kept.begin(), kept.end(),
-                                      [&](int64_t j) { return iou(bi, box_at(boxes, static_cast<size_t>(b * n + j), center)) > iou_max; });
-        if (!suppressed) kept.push_back(i);
+  std::string where = c.where();
+  step->run = [center, has_min_score, where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    const double *b = in[0].as<double>(), *s = in[1].as<double>();
+    int64_t max_out = in[2].as<int64_t>()[0];
+    double iou_max = in[3].as<double>()[0], min_score = in[4].as<double>()[0];
+    int64_t batches = in[1].shape[0], classes = in[1].shape[1], n = in[1].shape[2];
+    int64_t capacity = out[0].shape[0], rows = 0;
+    int64_t* picked = out[0].as<int64_t>();
+    std::vector<int64_t> cand, keep;
+    for (int64_t bi = 0; bi < batches; ++bi)
+      for (int64_t k = 0; k < classes && max_out > 0; ++k) {
+        const double* sc = s + (bi * classes + k) * n;
+        cand.clear();
+        for (int64_t i = 0; i < n; ++i)
+          if (!has_min_score || sc[i] > min_score) cand.push_back(i);
+        std::stable_sort(cand.begin(), cand.end(), [&](int64_t i, int64_t j) { return std::isnan(sc[j]) ? !std::isnan(sc[i]) : sc[i] > sc[j]; });
+        keep.clear();
+        for (int64_t i : cand) {
+          if (static_cast<int64_t>(keep.size()) >= max_out) break;
+          Box bx = box_at(b, bi * n + i, center);
+          if (std::none_of(keep.begin(), keep.end(), [&](int64_t j) { return iou(bx, box_at(b, bi * n + j, center)) > iou_max; }))
+            keep.push_back(i);
+        }
+        for (int64_t i : keep) {
+          if (rows >= capacity) throw Error(where + ": more boxes kept than max_output_boxes_per_class allows at prepare");
+          picked[3 * rows] = bi, picked[3 * rows + 1] = k, picked[3 * rows + 2] = i, ++rows;
+        }
       }
-      for (int64_t i : kept) out.insert(out.end(), {b, k, i});
+    return std::vector<int64_t>{rows};
+  };
+  return Tensor::host_step(step, {boxes.cast(dtypes::float64), scores.cast(dtypes::float64), scalar(2, dtypes::int64),
+                                  scalar(3, dtypes::float64), has_min_score ? scalar(4, dtypes::float64) : Tensor::zeros({1}, dtypes::float64)});
+}
+
+// Compress: the slices along `axis` (or the elements) where the condition holds.
+V compress(const OpContext& c) {
+  Tensor x = c.in(0);
+  int64_t a = 0;
+  if (c.has_attr("axis")) a = axis_of(c, c.attr_i("axis", 0), x.ndim());
+  else x = x.flatten();
+  Tensor cond = c.in(1).flatten().cast(dtypes::bool_);
+  SInt len = x.symbolic_shape()[static_cast<size_t>(a)];
+  if (cond.symbolic_shape()[0].max() > len.max() && cond.symbolic_shape()[0].is_static() && len.is_static())
+    cond = cond.slice(0, 0, len.value());  // a condition longer than the axis: the rest is ignored
+  auto step = new_step(c);
+  Variable kept(c.size_name(), 0, std::min(len.max(), cond.symbolic_shape()[0].max()));
+  step->sizes = {kept};
+  step->outputs = {{dtypes::int64, {kept}}};
+  step->run = [](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    const bool* keep = in[0].as<bool>();
+    int64_t* at = out[0].as<int64_t>();
+    int64_t k = 0;
+    for (int64_t i = 0; i < in[0].numel(); ++i)
+      if (keep[i]) at[k++] = i;
+    return std::vector<int64_t>{k};
+  };
+  return V{take(x, a, Tensor::host_step(step, {cond})[0])};
+}
+
+// TopK on the host: each slice along `axis` sorted (stable: the lower position first among equal
+// values, NaN above every number), the first k kept. For a k known only at run time, or one too
+// large for rounds of argmax.
+V topk_on_host(const OpContext& c, int64_t axis) {
+  const Tensor& x = c.in(0);
+  bool largest = c.attr_i("largest", 1) != 0;
+  SymShape shape = x.symbolic_shape();
+  SInt n = shape[static_cast<size_t>(axis)];
+  if (c.in(1).numel() == 0) c.fail("input 1 (k) is empty, a value is needed");
+  auto step = new_step(c);
+  SymShape out = shape;
+  std::optional<SymShape> ks = size_values_of(c.in(1));
+  if (ks && ks->size() == 1) {  // a k computed from sizes (min(300, boxes kept)): the output's size is its expression
+    out[static_cast<size_t>(axis)] = (*ks)[0];
+  } else if (c.known_at_build(c.in(1))) {
+    int64_t k = c.int_at0(1);
+    if (k < 0 || k > n.max()) c.fail("k = " + std::to_string(k) + " for an axis of " + n.to_string());
+    out[static_cast<size_t>(axis)] = k;
+  } else {
+    Variable k(c.size_name(), 0, n.max());
+    step->sizes = {k};
+    out[static_cast<size_t>(axis)] = k;
+  }
+  step->outputs = {{dtypes::int64, out}};
+  // Sorted along the last axis: the axis moved there, the result moved back.
+  std::vector<int64_t> to_last;
+  for (int64_t i = 0; i < x.ndim(); ++i)
+    if (i != axis) to_last.push_back(i);
+  to_last.push_back(axis);
+  std::string where = c.where();
+  bool decides = !step->sizes.empty();
+  step->run = [largest, where, decides](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out_t) {
+    const double* v = in[0].as<double>();
+    int64_t len = in[0].shape.empty() ? 1 : in[0].shape.back(), rows = len ? in[0].numel() / len : 0;
+    int64_t k = in[1].as<int64_t>()[0];
+    if (k < 0 || k > len) throw Error(where + ": k = " + std::to_string(k) + " for an axis of " + std::to_string(len));
+    int64_t* idx = out_t[0].as<int64_t>();
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* row = v + r * len;
+      std::iota(order.begin(), order.end(), 0);
+      auto less = [](double p, double q) { return std::isnan(q) ? !std::isnan(p) : !std::isnan(p) && p < q; };  // NaN above all
+      auto before = [&](int64_t a, int64_t b) { return largest ? less(row[b], row[a]) : less(row[a], row[b]); };
+      std::stable_sort(order.begin(), order.end(), before);
+      std::copy(order.begin(), order.begin() + k, idx + r * k);  // rows of k, packed
     }
-  return V{int64_tensor(out, Shape{static_cast<int64_t>(out.size() / 3), 3})};
+    return decides ? std::vector<int64_t>{k} : std::vector<int64_t>{};
+  };
+  Tensor keys = x.permute(to_last).cast(dtypes::float64);
+  Tensor k_in = c.in(1).flatten().slice(0, 0, 1).cast(dtypes::int64);
+  Tensor idx = Tensor::host_step(step, {keys, k_in})[0];
+  // idx is laid out with `axis` last: move it back, and gather the values in x's dtype.
+  std::vector<int64_t> back(static_cast<size_t>(x.ndim()));
+  for (size_t i = 0; i < to_last.size(); ++i) back[static_cast<size_t>(to_last[i])] = static_cast<int64_t>(i);
+  SymShape moved;
+  for (int64_t d : to_last) moved.push_back(out[static_cast<size_t>(d)]);
+  Tensor indices = idx.reshape(moved).permute(back);
+  return V{x.gather(axis, indices), indices};
 }
 
 }  // namespace
+
+// Concat along an axis whose sizes are symbolic: each piece copied into place on the host, in one
+// pass whatever the number of pieces (a detector's per-class results are dozens), and the total
+// size a variable the step sets.
+Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t axis) {
+  SymShape shape = xs[0].symbolic_shape();
+  int64_t most = 0;
+  for (const Tensor& x : xs) {
+    SymShape s = x.symbolic_shape();
+    if (s.size() != shape.size()) c.fail("inputs of different ranks");
+    for (size_t d = 0; d < s.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && !(s[d] == shape[d])) c.fail("inputs differ in sizes off the axis: " + shape_to_string(s) + " and " + shape_to_string(shape));
+    most += s[static_cast<size_t>(axis)].max();
+  }
+  // Named after the pieces' sizes: two concatenations of pieces of the same sizes (a detector's
+  // boxes and their labels) have one total, so what combines them sees equal sizes.
+  uint64_t key = 1469598103934665603ULL;
+  for (const Tensor& x : xs) key = (key ^ x.symbolic_shape()[static_cast<size_t>(axis)].uop()->hash()) * 1099511628211ULL;
+  char name[40];
+  std::snprintf(name, sizeof name, "Concat_%016llx", static_cast<unsigned long long>(key));
+  auto step = new_step(c);
+  Variable total(name, 0, most);
+  step->sizes = {total};
+  shape[static_cast<size_t>(axis)] = total;
+  step->outputs = {{xs[0].dtype(), shape}};
+  step->run = [axis](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    auto a = static_cast<size_t>(axis);
+    int64_t outer = 1, inner = 1, sum = 0;  // the sizes off the axis are the pieces' (they agree)
+    for (size_t d = 0; d < a; ++d) outer *= in[0].shape[d];
+    for (size_t d = a + 1; d < in[0].shape.size(); ++d) inner *= in[0].shape[d];
+    for (const HostTensor& t : in) sum += t.shape[a];
+    auto item = static_cast<size_t>(out[0].dtype.itemsize());
+    auto* dst = static_cast<char*>(out[0].data);
+    for (int64_t o = 0; o < outer; ++o)
+      for (const HostTensor& t : in) {
+        size_t run = static_cast<size_t>(t.shape[a] * inner) * item;
+        if (run) std::memcpy(dst, static_cast<const char*>(t.data) + static_cast<size_t>(o) * run, run);
+        dst += run;
+      }
+    return std::vector<int64_t>{sum};
+  };
+  return Tensor::host_step(step, xs)[0];
+}
+
+V topk_as_host_step(const OpContext& c, int64_t axis) { return topk_on_host(c, axis); }
 
 void register_data_dependent_ops(std::map<std::string, OpFn>& t) {
   t["NonZero"] = non_zero;
   t["Unique"] = unique;
   t["NonMaxSuppression"] = non_max_suppression;
+  t["Compress"] = compress;
 }
 
 }  // namespace lathe::onnx::detail

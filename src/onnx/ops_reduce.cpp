@@ -8,7 +8,9 @@ using V = std::vector<Tensor>;
 
 // Axes come from an attribute before opset 18 (13 for ReduceSum), from input 1 after; no axes
 // means all, unless noop_with_empty_axes.
-std::optional<std::vector<int64_t>> reduce_axes(const OpContext& c) {
+// `over_symbolic`: the reduction reads no size as a number (a sum, not a mean), so it may reduce
+// an axis of symbolic size.
+std::optional<std::vector<int64_t>> reduce_axes(const OpContext& c, bool over_symbolic) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> axes = c.has(1) ? c.ints(1) : c.attr_ints("axes");
   if (axes.empty()) {
@@ -17,17 +19,17 @@ std::optional<std::vector<int64_t>> reduce_axes(const OpContext& c) {
   }
   for (int64_t& a : axes) {
     a = axis_of(c, a, x.ndim());
-    if (!x.symbolic_shape()[static_cast<size_t>(a)].is_static())
+    if (!over_symbolic && !x.symbolic_shape()[static_cast<size_t>(a)].is_static())
       c.fail("reducing axis " + std::to_string(a) + ", whose size is symbolic, is not supported");
   }
   return axes;
 }
 
 template <class F>
-OpFn reduction(F f) {
-  return [f](const OpContext& c) {
+OpFn reduction(F f, bool over_symbolic = true) {
+  return [f, over_symbolic](const OpContext& c) {
     const Tensor& x = c.in(0);
-    auto axes = reduce_axes(c);
+    auto axes = reduce_axes(c, over_symbolic);
     if (!axes) return V{x};
     bool keep = c.attr_i("keepdims", 1) != 0;
     return V{f(x, *axes, keep).cast(x.dtype())};
@@ -54,7 +56,7 @@ OpFn arg_reduction(bool is_max) {
 void register_reduce_ops(std::map<std::string, OpFn>& t) {
   using Axes = const std::vector<int64_t>&;
   t["ReduceSum"] = reduction([](const Tensor& x, Axes a, bool k) { return x.sum(a, k); });
-  t["ReduceMean"] = reduction([](const Tensor& x, Axes a, bool k) { return x.mean(a, k); });
+  t["ReduceMean"] = reduction([](const Tensor& x, Axes a, bool k) { return x.mean(a, k); }, false);
   t["ReduceMax"] = reduction([](const Tensor& x, Axes a, bool k) { return x.max(a, k); });
   t["ReduceMin"] = reduction([](const Tensor& x, Axes a, bool k) { return x.min(a, k); });
   t["ReduceProd"] = reduction([](const Tensor& x, Axes a, bool k) { return x.prod(a, k); });
@@ -66,7 +68,7 @@ void register_reduce_ops(std::map<std::string, OpFn>& t) {
     Tensor m = x.max(a, true);
     Tensor r = (x - m).exp().sum(a, true).log() + m;
     return k ? r : r.reshape(x.sum(a, false).shape());
-  });
+  }, false);
   t["ArgMax"] = arg_reduction(true);
   t["ArgMin"] = arg_reduction(false);
 }

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
+#include "onnx/size_values.hpp"
 
 namespace lathe::onnx::detail {
 
@@ -57,6 +58,16 @@ Tensor slice(const OpContext& c) {
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axis_of(c, axes[i], x.ndim()), n = x.shape()[a], step = steps[i];
     if (step == 0) c.fail("a step of 0");
+    if (SInt sn = x.symbolic_shape()[static_cast<size_t>(a)]; !sn.is_static()) {  // a symbolic axis: its bounds are expressions
+      if (step != 1) c.fail("a step of " + std::to_string(step) + " along axis " + std::to_string(a) + ", whose size is symbolic");
+      auto bound = [&](int64_t v) { return v < 0 ? size_max(sn + SInt(std::max(v, -sn.max())), 0) : size_min(SInt(v), sn); };
+      SInt s = bound(starts[i]), e = size_max(s, bound(ends[i]));
+      std::vector<std::pair<SInt, SInt>> b;
+      for (const SInt& d : r.symbolic_shape()) b.emplace_back(0, d);
+      b[static_cast<size_t>(a)] = {s, e};
+      r = r.shrink(b);
+      continue;
+    }
     // ONNX clamps out-of-range starts and ends (INT64 extremes mean "to the end").
     auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
     int64_t s = step > 0 ? clampi(starts[i], 0, n) : clampi(starts[i], -1, n - 1);
@@ -104,20 +115,35 @@ Tensor gather(const OpContext& c) {
   if (!idx.dtype().is_int()) c.fail("indices must be integers, not " + idx.dtype().name());
   // out[p.., i.., q..] = x[p.., idx[i..], q..]: x gains the index's leading axes (a free
   // broadcast), the index is broadcast over x's other axes, and one Tensor::gather picks.
-  const Shape& xs = x.shape();
-  Shape pre(xs.begin(), xs.begin() + a), post(xs.begin() + a + 1, xs.end()), ishape = idx.shape();
-  Shape lead = ishape.empty() ? Shape{} : Shape(ishape.begin(), ishape.end() - 1);
-  Shape xv = pre, xe = pre, iv(pre.size(), 1), ie = pre;
-  for (int64_t d : lead) xv.push_back(1), xe.push_back(d);
-  xv.push_back(xs[a]), xe.push_back(xs[a]);
-  int64_t last = ishape.empty() ? 1 : ishape.back();
+  SymShape xs = x.symbolic_shape(), ishape = idx.symbolic_shape();  // sizes may be symbolic (a host step's)
+  SymShape pre(xs.begin(), xs.begin() + a), post(xs.begin() + a + 1, xs.end());
+  SymShape lead = ishape.empty() ? SymShape{} : SymShape(ishape.begin(), ishape.end() - 1);
+  SymShape xv = pre, xe = pre, iv(pre.size(), SInt(1)), ie = pre;
+  for (const SInt& d : lead) xv.push_back(1), xe.push_back(d);
+  xv.push_back(xs[static_cast<size_t>(a)]), xe.push_back(xs[static_cast<size_t>(a)]);
+  SInt last = ishape.empty() ? SInt(1) : ishape.back();
   iv.insert(iv.end(), ishape.begin(), ishape.end());
   if (ishape.empty()) iv.push_back(1);
   ie.insert(ie.end(), lead.begin(), lead.end());
   ie.push_back(last);
-  for (int64_t d : post) xv.push_back(d), xe.push_back(d), iv.push_back(1), ie.push_back(d);
+  for (const SInt& d : post) xv.push_back(d), xe.push_back(d), iv.push_back(1), ie.push_back(d);
   Tensor picked = x.reshape(xv).expand(xe).gather(a + static_cast<int64_t>(lead.size()), idx.reshape(iv).expand(ie));
   return ishape.empty() ? picked.squeeze(a) : picked;
+}
+
+// Sizes as an int64 vector: a symbolic one (a variable the plan binds, or a host step decides) is
+// read by the kernels that use it, so its value is the run's.
+Tensor sizes_tensor(const SymShape& sizes) {
+  std::vector<int64_t> fixed;
+  for (const SInt& d : sizes) fixed.push_back(d.is_static() ? d.value() : 0);
+  Tensor out = Tensor::from_vector(fixed, Shape{static_cast<int64_t>(sizes.size())});
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].is_static()) continue;
+    Tensor value(UOp::make(Ops::CAST, dtypes::int64, {sizes[i].uop()}), Shape{});
+    Tensor here = Tensor::arange(0, static_cast<double>(sizes.size()), 1, dtypes::int64) == Tensor::full({}, static_cast<int64_t>(i), dtypes::int64);
+    out = here.where(value.reshape(Shape{1}).expand(Shape{static_cast<int64_t>(sizes.size())}), out);
+  }
+  return out;
 }
 
 Tensor arange_like_axis(int64_t n, int64_t axis, int64_t ndim) {
@@ -131,10 +157,16 @@ Tensor non_negative(const Tensor& idx, int64_t n) {
   return (id < Tensor::full({}, int64_t{0}, dtypes::int64)).where(id + n, id);
 }
 
-// TopK by k rounds of argmax, masking each pick: exact, and cheap for the small k of most models.
+// TopK by k rounds of argmax, masking each pick: exact, and cheap for the small k of most models;
+// any other on the host (ops_data_dependent.cpp).
 V topk(const OpContext& c) {
   const Tensor& x = c.in(0);
-  int64_t k = c.int_at0(1), a = axis_of(c, c.attr_i("axis", -1), x.ndim()), n = x.shape()[a];
+  int64_t a = axis_of(c, c.attr_i("axis", -1), x.ndim());
+  // A k known only at run time, a large one, or an axis of symbolic size: sorted on the host.
+  constexpr int64_t kMostRounds = 8;
+  if (!c.known_at_build(c.in(1)) || !x.symbolic_shape()[static_cast<size_t>(a)].is_static() || c.int_at0(1) > kMostRounds)
+    return topk_as_host_step(c, a);
+  int64_t k = c.int_at0(1), n = x.shape()[a];
   if (k < 0 || k > n) c.fail("k = " + std::to_string(k) + " for an axis of " + std::to_string(n));
   bool largest = c.attr_i("largest", 1) != 0;
   Tensor work = x.cast(dtypes::float64);
@@ -185,14 +217,20 @@ Tensor scatter_elements(const OpContext& c) {
   return hit.where(value, data);
 }
 
-// The first m axes of data flattened, and each index tuple turned into a position in them.
+// The first m axes of data flattened, and each index tuple turned into a position in them. The
+// index tuples may be of symbolic count (a host step's, NonZero's); the m axes are static.
 std::pair<Tensor, Tensor> flat_positions(const OpContext& c, const Tensor& data, const Tensor& indices) {
+  SymShape ds = data.symbolic_shape();
+  if (!indices.symbolic_shape().back().is_static()) c.fail("the index tuples' length is symbolic");
   int64_t m = indices.shape().back();
   if (m > data.ndim()) c.fail("index tuples longer than the data's rank");
-  Shape rest(data.shape().begin() + m, data.shape().end());
+  SymShape rest(ds.begin() + m, ds.end());
   int64_t p = 1;
-  for (int64_t i = 0; i < m; ++i) p *= data.shape()[i];
-  Shape flat_shape{p};
+  for (int64_t i = 0; i < m; ++i) {
+    if (!ds[static_cast<size_t>(i)].is_static()) c.fail("indexing axis " + std::to_string(i) + ", whose size is symbolic, is not supported");
+    p *= data.shape()[i];
+  }
+  SymShape flat_shape{p};
   flat_shape.insert(flat_shape.end(), rest.begin(), rest.end());
   std::vector<int64_t> strides(static_cast<size_t>(m), 1);
   for (int64_t i = m - 2; i >= 0; --i) strides[i] = strides[i + 1] * data.shape()[i + 1];
@@ -212,12 +250,14 @@ Tensor positions_one_hot(const Tensor& lin, int64_t p) {
 
 Tensor gather_nd(const OpContext& c, const Tensor& data, const Tensor& indices) {
   auto [flat, lin] = flat_positions(c, data, indices);
-  int64_t l = std::max<int64_t>(1, lin.numel());
-  Shape iv{l}, ie{l};
-  for (int64_t i = 1; i < flat.ndim(); ++i) iv.push_back(1), ie.push_back(flat.shape()[i]);
+  SymShape ls = lin.symbolic_shape(), fs = flat.symbolic_shape();
+  SInt l = 1;
+  for (const SInt& d : ls) l = l * d;
+  SymShape iv{l}, ie{l};
+  for (size_t i = 1; i < fs.size(); ++i) iv.push_back(1), ie.push_back(fs[i]);
   Tensor picked = flat.gather(0, lin.reshape(iv).expand(ie));
-  Shape out = lin.shape();
-  out.insert(out.end(), flat.shape().begin() + 1, flat.shape().end());
+  SymShape out = ls;
+  out.insert(out.end(), fs.begin() + 1, fs.end());
   return picked.reshape(out);
 }
 
@@ -226,6 +266,7 @@ Tensor gather_nd(const OpContext& c) {
   const Tensor &data = c.in(0), &indices = c.in(1);
   int64_t b = c.attr_i("batch_dims", 0);
   if (b == 0) return gather_nd(c, data, indices);
+  if (data.is_symbolic() || indices.is_symbolic()) c.fail("batch_dims over inputs of symbolic size is not supported");
   if (b < 0 || b >= std::min(data.ndim(), indices.ndim())) c.fail("batch_dims " + std::to_string(b) + " does not fit the inputs");
   int64_t batch = 1;
   for (int64_t i = 0; i < b; ++i) {
@@ -278,14 +319,15 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     for (size_t i = 0; i < c.num_inputs(); ++i) xs.push_back(c.in(i));
     if (xs.empty()) c.fail("needs at least one input");
     int64_t a = axis_of(c, c.attr_i("axis", 0), xs[0].ndim());
-    for (const Tensor& x : xs)  // pieces are placed by their sizes as numbers
-      if (x.ndim() > a && !x.symbolic_shape()[static_cast<size_t>(a)].is_static()) c.fail("concatenating along a symbolic axis is not supported");
+    for (const Tensor& x : xs)  // the kernels place pieces by their sizes as numbers; symbolic ones are placed on the host
+      if (x.ndim() > a && !x.symbolic_shape()[static_cast<size_t>(a)].is_static()) return V{concat_on_host(c, xs, a)};
     return V{Tensor::cat(xs, a)};
   };
   t["Split"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     int64_t a = axis_of(c, c.attr_i("axis", 0), x.ndim());
     std::vector<int64_t> sizes = c.has(1) ? c.ints(1) : c.attr_ints("split");
+    if (!x.symbolic_shape()[static_cast<size_t>(a)].is_static()) c.fail("splitting axis " + std::to_string(a) + ", whose size is symbolic, is not supported");
     if (sizes.empty()) {
       int64_t parts = static_cast<int64_t>(c.num_outputs()), n = x.shape()[a];
       int64_t each = c.has_attr("num_outputs") ? (n + parts - 1) / parts : n / parts;
@@ -369,19 +411,30 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Tile"] = [](const OpContext& c) { return V{c.in(0).repeat(c.ints(1))}; };
   t["Shape"] = [](const OpContext& c) {
-    Shape s = c.in(0).shape();
+    SymShape s = c.in(0).symbolic_shape();
     int64_t n = static_cast<int64_t>(s.size());
     int64_t start = c.attr_i("start", 0), end = c.attr_i("end", n);
     start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
     end = std::clamp<int64_t>(end < 0 ? end + n : end, start, n);
-    return V{Tensor::from_vector(std::vector<int64_t>(s.begin() + start, s.begin() + end))};
+    SymShape picked(s.begin() + start, s.begin() + end);
+    Tensor out = sizes_tensor(picked);
+    note_size_values(out, picked);
+    return V{out};
   };
-  t["Size"] = [](const OpContext& c) { return V{Tensor::from_vector(std::vector<int64_t>{c.in(0).numel()}, {})}; };
+  t["Size"] = [](const OpContext& c) {
+    SInt n = 1;
+    for (const SInt& d : c.in(0).symbolic_shape()) n = n * d;
+    Tensor out = sizes_tensor({n}).reshape(Shape{});
+    note_size_values(out, {n});
+    return V{out};
+  };
   t["ConstantOfShape"] = [](const OpContext& c) {
-    std::vector<int64_t> shape = c.ints(0);
-    if (!c.has_attr("value")) return V{Tensor::zeros(Shape(shape.begin(), shape.end()))};
+    SymShape shape = c.sizes(0);  // symbolic where the shape was computed from symbolic sizes
+    for (const SInt& d : shape)
+      if (d.max() < 0) c.fail("negative size " + d.to_string());
+    if (!c.has_attr("value")) return V{Tensor::zeros(shape)};
     Tensor v = c.attr_t("value");
-    return V{v.reshape(Shape{}).expand(Shape(shape.begin(), shape.end())).contiguous()};
+    return V{v.reshape(Shape{}).expand(shape).contiguous()};
   };
   t["Range"] = [](const OpContext& c) {
     double start = c.double_at0(0), limit = c.double_at0(1), delta = c.double_at0(2);
@@ -429,26 +482,6 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   t["Scatter"] = [](const OpContext& c) { return V{scatter_elements(c)}; };
   t["GatherND"] = [](const OpContext& c) { return V{gather_nd(c)}; };
   t["ScatterND"] = [](const OpContext& c) { return V{scatter_nd(c)}; };
-  t["Compress"] = [](const OpContext& c) {
-    Tensor x = c.in(0);
-    c.require_build_time(c.in(1), "the condition");
-    std::vector<bool> cond = c.in(1).cast(dtypes::bool_).to_vector<bool>();
-    int64_t a = 0;
-    if (c.has_attr("axis")) a = axis_of(c, c.attr_i("axis", 0), x.ndim());
-    else x = x.flatten();
-    std::vector<int64_t> keep;
-    for (size_t i = 0; i < cond.size() && static_cast<int64_t>(i) < x.shape()[a]; ++i)
-      if (cond[i]) keep.push_back(static_cast<int64_t>(i));
-    std::vector<Tensor> parts;
-    for (int64_t i : keep) parts.push_back(x.slice(a, i, i + 1));
-    if (parts.empty()) {
-      std::vector<std::pair<SInt, SInt>> b;
-      for (int64_t d : x.shape()) b.emplace_back(0, d);
-      b[a] = {0, 0};
-      return V{x.shrink(b)};
-    }
-    return V{Tensor::cat(parts, a)};
-  };
   t["EyeLike"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() != 2) c.fail("input must be 2-D");

@@ -68,13 +68,20 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
   for (const auto& [name, t] : given)
     for (const UOpPtr& u : toposort(t.uop()))
       if (u->op() == Ops::BUFFER) input_nodes.insert(u->id());
-  detail::PreparedInputsScope scope(std::move(input_nodes));
+  detail::RunTimeInputsScope scope(std::move(input_nodes), true);
   std::vector<Tensor> outs = build(given);
   for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
   impl->plan = Tensor::prepare(outs, options);
-  for (const PreparedKernel* k : impl->plan.prepared_kernels())
-    for (const RuntimeVar& v : k->runtime_vars)
-      if (std::find(impl->bound.begin(), impl->bound.end(), v.name) == impl->bound.end()) impl->bound.push_back(v.name);
+  // The input sizes the plan reads (a size may only shape a view); a size a host step decides is its own.
+  auto note = [&](const std::vector<RuntimeVar>& vars) {
+    for (const RuntimeVar& v : vars)
+      if (impl->variables.count(v.name) && std::find(impl->bound.begin(), impl->bound.end(), v.name) == impl->bound.end())
+        impl->bound.push_back(v.name);
+  };
+  for (const PreparedOp& op : impl->plan.prepared_ops()) {
+    if (const auto* k = std::get_if<PreparedKernel>(&op)) note(k->runtime_vars);
+    if (const auto* f = std::get_if<PreparedCustom>(&op)) note(f->runtime_vars);
+  }
   return PreparedModel(std::move(impl));
 }
 
@@ -132,6 +139,7 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
   else impl_->plan.execute_with_vars(binds);
   impl_->sizes = sizes;
   VarValues vals(sizes.begin(), sizes.end());
+  for (const auto& [name, value] : impl_->plan.variable_values()) vals.emplace(name, value);  // the sizes host steps decided
   std::vector<Tensor> outs;
   for (size_t i = 0; i < impl_->output_shapes.size(); ++i) {
     Shape shape;

@@ -27,6 +27,15 @@ inline void add_float(::onnx::GraphProto* g, const std::string& name, float valu
   t->add_float_data(value);
 }
 
+// An int64 initializer of `shape` (a scalar when empty and one value is given).
+inline void add_int64s(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values, const Shape& shape) {
+  ::onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  for (int64_t d : shape) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
 // An integer attribute of the graph's last node (Softmax's axis).
 inline void set_last_node_int(::onnx::GraphProto* g, const std::string& name, int64_t value) {
   auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
@@ -43,6 +52,9 @@ inline void add_input(::onnx::GraphProto* g, const std::string& name, const Shap
   t->set_elem_type(elem_type);
   for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
+
+// A graph output named `name` (its type left to the graph).
+inline void add_output(::onnx::GraphProto* g, const std::string& name) { g->add_output()->set_name(name); }
 
 // A node `op` over `ins` making `out` (named after it).
 inline void add_node(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {

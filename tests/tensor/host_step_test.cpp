@@ -14,7 +14,7 @@ namespace {
 std::shared_ptr<HostStep> keep_positives(const std::string& name, int64_t n, int* runs = nullptr) {
   auto step = std::make_shared<HostStep>();
   step->name = name;
-  Variable kept(name + ".kept", 0, n);
+  Variable kept(name + "_kept", 0, n);
   step->sizes = {kept};
   step->outputs = {{dtypes::float32, {kept}}, {dtypes::int64, {kept}}};
   step->run = [runs](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
@@ -85,7 +85,7 @@ TEST(HostStep, NothingKeptGivesEmptyOutputs) {
   EXPECT_EQ(scaled.read_from(plan, 0).shape(), (Shape{0}));
   EXPECT_TRUE(scaled.read_from(plan, 0).to_vector<float>().empty());
   EXPECT_FLOAT_EQ(kept[0].sum().read_from(plan, 1).item<float>(), 0.0f);
-  EXPECT_EQ(plan.variable_values().at("none.kept"), 0);
+  EXPECT_EQ(plan.variable_values().at("none_kept"), 0);
 }
 
 TEST(HostStep, AnEmptyInputAndASingleElement) {
@@ -124,14 +124,14 @@ TEST(HostStep, ASizeOutsideItsRangeIsAnErrorNamingTheStep) {
     out[0].realize();
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("host step 'liar' decided the size liar.kept = 4, outside [0, 3]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host step 'liar' decided the size liar_kept = 4, outside [0, 3]"), std::string::npos) << e.what();
   }
 }
 
 TEST(HostStep, ItsSizesCannotBeBoundFromOutside) {
   std::vector<Tensor> kept = Tensor::host_step(keep_positives("decides", 3), {Tensor::from_vector(std::vector<float>{1, 2, 3})});
   ExecutionPlan plan = (kept[0] + 1.0f).prepare();
-  EXPECT_THROW(plan.execute_with_vars({{"decides.kept", 2}}), Error);
+  EXPECT_THROW(plan.execute_with_vars({{"decides_kept", 2}}), Error);
 }
 
 TEST(HostStep, AStepWithoutARunFunctionOrOutputsIsRefused) {

@@ -215,7 +215,7 @@ int run(const RunOptions& o) {
   double prepare_ms = ms_since(t0);
   std::vector<double> times = timed_runs(o.iters, [&] { plan.execute(); }, o.trace);
   std::vector<Tensor> outs;
-  for (size_t i = 0; i < outputs.size(); ++i) outs.push_back(Tensor::from_buffer(*plan.output_buffer_at(i), outputs[i].shape()));
+  for (size_t i = 0; i < outputs.size(); ++i) outs.push_back(outputs[i].read_from(plan, i));
   write_outputs(o, names, outs);
   std::printf("kernels: %zu, prepare %.1f ms, run min %.3f ms, median %.3f ms over %zu runs\n", plan.prepared_kernels().size(),
               prepare_ms, times.front(), times[times.size() / 2], times.size());

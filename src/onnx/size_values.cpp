@@ -1,0 +1,165 @@
+#include "onnx/size_values.hpp"
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "ir/symbolic.hpp"
+#include "onnx/ops.hpp"
+
+namespace lathe::onnx::detail {
+namespace {
+
+// The followed tensors of the graph being built on this thread, by node (kept alive with it).
+struct Followed {
+  std::unordered_map<const UOp*, std::pair<UOpPtr, SymShape>> values;
+};
+thread_local Followed* followed = nullptr;
+thread_local int depth = 0;
+
+constexpr int64_t kMostElements = 16;  // shapes and counts, not data
+
+SInt smin(const SInt& a, const SInt& b) { return size_min(a, b); }
+SInt smax(const SInt& a, const SInt& b) { return size_max(a, b); }
+// Integer division of sizes (non-negative): floor, as ONNX's Div of int64 sizes.
+SInt sdiv(const SInt& a, const SInt& b) {
+  if (a.is_static() && b.is_static()) return b.value() == 0 ? SInt(0) : SInt(a.value() / b.value());
+  return SInt(UOp::make(Ops::IDIV, dtypes::index, {a.uop(), b.uop()}));
+}
+
+// Input i's elements: followed, or known now and small.
+std::optional<SymShape> values_of(const OpContext& c, size_t i) {
+  if (!c.has(i)) return std::nullopt;
+  const Tensor& t = c.value(i).is_tensor() ? c.value(i).tensor() : Tensor();
+  if (!c.value(i).is_tensor() || !t.dtype().is_int() || t.is_symbolic()) return std::nullopt;
+  if (auto v = size_values_of(t)) return v;
+  if (t.numel() > kMostElements || !c.known_at_build(t)) return std::nullopt;
+  SymShape out;
+  for (int64_t x : t.cast(dtypes::int64).to_vector<int64_t>()) out.emplace_back(x);
+  return out;
+}
+
+// Elementwise over two inputs with numpy broadcasting of one element.
+std::optional<SymShape> elementwise(const OpContext& c, const std::function<SInt(const SInt&, const SInt&)>& f) {
+  auto a = values_of(c, 0), b = values_of(c, 1);
+  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+  SymShape out;
+  for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) out.push_back(f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+  return out;
+}
+
+std::optional<SymShape> fold(const OpContext& c, const std::function<SInt(const SInt&, const SInt&)>& f) {
+  auto a = values_of(c, 0);
+  if (!a || a->empty()) return std::nullopt;
+  SInt acc = (*a)[0];
+  for (size_t i = 1; i < a->size(); ++i) acc = f(acc, (*a)[i]);
+  return SymShape{acc};
+}
+
+using Rule = std::function<std::optional<SymShape>(const OpContext&)>;
+
+const std::map<std::string, Rule>& rules() {
+  static const std::map<std::string, Rule> table = [] {
+    std::map<std::string, Rule> r;
+    Rule same = [](const OpContext& c) { return values_of(c, 0); };
+    for (const char* op : {"Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten", "Cast", "CastLike"}) r[op] = same;
+    r["Concat"] = [](const OpContext& c) -> std::optional<SymShape> {
+      SymShape out;
+      for (size_t i = 0; i < c.num_inputs(); ++i) {
+        auto v = values_of(c, i);
+        if (!v) return std::nullopt;
+        out.insert(out.end(), v->begin(), v->end());
+      }
+      return out;
+    };
+    r["Gather"] = [](const OpContext& c) -> std::optional<SymShape> {
+      auto data = values_of(c, 0);
+      if (!data || !c.has(1) || !c.known_at_build(c.in(1)) || c.in(1).numel() > kMostElements) return std::nullopt;
+      SymShape out;
+      auto n = static_cast<int64_t>(data->size());
+      for (int64_t i : c.ints(1)) {
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) return std::nullopt;
+        out.push_back((*data)[static_cast<size_t>(i)]);
+      }
+      return out;
+    };
+    r["Slice"] = [](const OpContext& c) -> std::optional<SymShape> {
+      auto data = values_of(c, 0);
+      if (!data || !c.known_at_build(c.in(1)) || !c.known_at_build(c.in(2)) || (c.has(4) && !c.known_at_build(c.in(4)))) return std::nullopt;
+      auto n = static_cast<int64_t>(data->size());
+      int64_t start = c.int_at0(1), end = c.int_at0(2), step = c.has(4) ? c.int_at0(4) : 1;
+      if (step != 1) return std::nullopt;
+      start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
+      end = std::clamp<int64_t>(end < 0 ? end + n : end, start, n);
+      return SymShape(data->begin() + start, data->begin() + end);
+    };
+    r["ReduceMin"] = [](const OpContext& c) { return fold(c, smin); };
+    r["ReduceMax"] = [](const OpContext& c) { return fold(c, smax); };
+    r["ReduceSum"] = [](const OpContext& c) { return fold(c, [](const SInt& a, const SInt& b) { return a + b; }); };
+    r["ReduceProd"] = [](const OpContext& c) { return fold(c, [](const SInt& a, const SInt& b) { return a * b; }); };
+    r["Add"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a + b; }); };
+    r["Sub"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a - b; }); };
+    r["Mul"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a * b; }); };
+    r["Div"] = [](const OpContext& c) { return elementwise(c, sdiv); };
+    r["Min"] = [](const OpContext& c) { return elementwise(c, smin); };
+    r["Max"] = [](const OpContext& c) { return elementwise(c, smax); };
+    return r;
+  }();
+  return table;
+}
+
+}  // namespace
+
+SInt size_min(const SInt& a, const SInt& b) {
+  if (a.is_static() && b.is_static()) return std::min(a.value(), b.value());
+  if (a.max() <= b.min()) return a;
+  if (b.max() <= a.min()) return b;
+  return SInt(0) - size_max(SInt(0) - a, SInt(0) - b);
+}
+
+SInt size_max(const SInt& a, const SInt& b) {
+  if (a.is_static() && b.is_static()) return std::max(a.value(), b.value());
+  if (a.min() >= b.max()) return a;
+  if (b.min() >= a.max()) return b;
+  return SInt(UOp::make(Ops::MAX, dtypes::index, {a.uop(), b.uop()}));
+}
+
+std::optional<SymShape> size_values_of(const Tensor& t) {
+  if (!followed) return std::nullopt;
+  auto it = followed->values.find(t.uop().get());
+  if (it == followed->values.end()) return std::nullopt;
+  return it->second.second;
+}
+
+void note_size_values(const Tensor& t, SymShape values) {
+  if (!followed || static_cast<int64_t>(values.size()) != t.numel()) return;
+  followed->values[t.uop().get()] = {t.uop(), std::move(values)};
+}
+
+void follow_size_values(const OpContext& c, const std::vector<Value>& outs) {
+  if (!followed || outs.empty() || !outs[0].is_tensor()) return;
+  const Tensor& out = outs[0].tensor();
+  if (!out.dtype().is_int() || out.is_symbolic() || out.numel() > kMostElements) return;
+  auto rule = rules().find(c.op());
+  if (rule == rules().end()) return;
+  // Only where an input is followed: what is made of constants alone is folded as usual.
+  bool any = false;
+  for (size_t i = 0; i < c.num_inputs() && !any; ++i) any = c.has(i) && c.value(i).is_tensor() && size_values_of(c.value(i).tensor());
+  if (!any) return;
+  if (std::optional<SymShape> v = rule->second(c)) note_size_values(out, std::move(*v));
+}
+
+SizeValuesScope::SizeValuesScope() {
+  if (depth++ == 0) followed = new Followed;
+}
+
+SizeValuesScope::~SizeValuesScope() {
+  if (--depth == 0) {
+    delete followed;
+    followed = nullptr;
+  }
+}
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,38 @@
+// Sizes as values: ONNX graphs compute shapes as small int64 tensors (Shape, Gather, Concat,
+// ReduceMin, Reshape...). While a graph is built, such a tensor's elements are followed as SInts:
+// a size that is symbolic (a variable the plan binds, or one a host step decides as it runs)
+// stays an expression of its variables instead of a number read once. An operator that takes a
+// shape, a count or a k (Reshape, Expand, ConstantOfShape, TopK) reads it with OpContext::sizes, so
+// what it makes has symbolic sizes and the plan is prepared once.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "onnx/op_context.hpp"
+
+namespace lathe::onnx::detail {
+
+/// While it lives (nested scopes share one), the graph built on this thread has its sizes followed.
+class SizeValuesScope {
+ public:
+  SizeValuesScope();
+  ~SizeValuesScope();
+  SizeValuesScope(const SizeValuesScope&) = delete;
+  SizeValuesScope& operator=(const SizeValuesScope&) = delete;
+};
+
+/// The smaller and the larger of two sizes (an expression where either is symbolic).
+SInt size_min(const SInt& a, const SInt& b);
+SInt size_max(const SInt& a, const SInt& b);
+
+/// The symbolic elements of `t`, when the graph being built follows them.
+std::optional<SymShape> size_values_of(const Tensor& t);
+/// Follows `values` as the elements of `t` (an int tensor of that many elements).
+void note_size_values(const Tensor& t, SymShape values);
+/// After node `c` made `outs`: the elements of its first output, where its inputs' are followed
+/// and the operator is one whose result is then known (Shape, Gather, Concat, Unsqueeze, a
+/// reduction, integer arithmetic...).
+void follow_size_values(const OpContext& c, const std::vector<Value>& outs);
+
+}  // namespace lathe::onnx::detail

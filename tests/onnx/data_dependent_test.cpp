@@ -1,0 +1,268 @@
+// Models whose sizes depend on their data (NonMaxSuppression, NonZero, Compress, Unique, TopK with
+// a k given at run time): prepared once, each run decides the sizes and compiles nothing, and the
+// answers are those of plain loops, empty results included.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+#include "onnx/graph_parts.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+Model model_of(const ::onnx::ModelProto& m) {
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return Model::from_bytes(bytes);
+}
+
+// Deterministic values in [0, 1).
+std::vector<float> uniform(size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = static_cast<float>(seed >> 40) / static_cast<float>(1ULL << 24);
+  }
+  return v;
+}
+
+// The greedy non-maximum suppression of one batch and class, corner boxes: the kept positions.
+std::vector<int64_t> nms_reference(const std::vector<float>& boxes, const float* scores, int64_t n, int64_t max_out, float iou_max,
+                                   float min_score) {
+  auto area = [&](int64_t i) {
+    const float* b = &boxes[static_cast<size_t>(4 * i)];
+    return (std::max(b[0], b[2]) - std::min(b[0], b[2])) * (std::max(b[1], b[3]) - std::min(b[1], b[3]));
+  };
+  auto iou = [&](int64_t i, int64_t j) {
+    const float *a = &boxes[static_cast<size_t>(4 * i)], *b = &boxes[static_cast<size_t>(4 * j)];
+    double h = std::max(0.0, static_cast<double>(std::min(std::max(a[0], a[2]), std::max(b[0], b[2])) - std::max(std::min(a[0], a[2]), std::min(b[0], b[2]))));
+    double w = std::max(0.0, static_cast<double>(std::min(std::max(a[1], a[3]), std::max(b[1], b[3])) - std::max(std::min(a[1], a[3]), std::min(b[1], b[3]))));
+    if (area(i) <= 0 || area(j) <= 0) return 0.0;
+    return h * w / (area(i) + area(j) - h * w);
+  };
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i)
+    if (scores[i] > min_score) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+  std::vector<int64_t> kept;
+  for (int64_t i : order) {
+    if (static_cast<int64_t>(kept.size()) >= max_out) break;
+    if (std::none_of(kept.begin(), kept.end(), [&](int64_t j) { return iou(i, j) > iou_max; })) kept.push_back(i);
+  }
+  return kept;
+}
+
+// A detector's post-processing: NMS per class, then the kept boxes gathered, their labels, and
+// the sum of their coordinates. Prepared once; five images, one with no box above the threshold.
+TEST(DataDependentModels, DetectorPostProcessingIsPreparedOnce) {
+  const int64_t n = 53, classes = 3, max_out = 7;
+  const float iou_max = 0.4f, min_score = 0.55f;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "detector_head");
+  add_input(g, "boxes", {1, n, 4});
+  add_input(g, "scores", {1, classes, n});
+  add_int64s(g, "max_out", {max_out}, {1});
+  add_float(g, "iou", iou_max);
+  add_float(g, "min_score", min_score);
+  add_int64s(g, "zero", {0}, {});
+  add_int64s(g, "one", {1}, {});
+  add_int64s(g, "two", {2}, {});
+  add_node(g, "NonMaxSuppression", {"boxes", "scores", "max_out", "iou", "min_score"}, "selected");
+  add_node(g, "Gather", {"selected", "two"}, "box_index");
+  set_last_node_int(g, "axis", 1);
+  add_node(g, "Gather", {"selected", "one"}, "labels");
+  set_last_node_int(g, "axis", 1);
+  add_node(g, "Gather", {"boxes", "zero"}, "image_boxes");
+  add_node(g, "Gather", {"image_boxes", "box_index"}, "kept_boxes");
+  add_node(g, "ReduceSum", {"kept_boxes"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  for (const char* out : {"selected", "kept_boxes", "labels", "total"}) add_output(g, out);
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  size_t compiles = kernel_cache_stats().compiles;
+  for (uint64_t image = 0; image < 5; ++image) {
+    SCOPED_TRACE("image " + std::to_string(image));
+    std::vector<float> boxes = uniform(static_cast<size_t>(4 * n), image + 1), scores = uniform(static_cast<size_t>(classes * n), image + 100);
+    if (image == 3) std::fill(scores.begin(), scores.end(), 0.1f);  // nothing above the threshold
+    std::vector<Tensor> got = pm.run({{"boxes", Tensor::from_vector(boxes, {1, n, 4})}, {"scores", Tensor::from_vector(scores, {1, classes, n})}});
+    std::vector<int64_t> want_selected, want_labels;
+    std::vector<float> want_boxes;
+    float want_total = 0;
+    for (int64_t k = 0; k < classes; ++k)
+      for (int64_t i : nms_reference(boxes, &scores[static_cast<size_t>(k * n)], n, max_out, iou_max, min_score)) {
+        want_selected.insert(want_selected.end(), {0, k, i});
+        want_labels.push_back(k);
+        for (int c = 0; c < 4; ++c) want_boxes.push_back(boxes[static_cast<size_t>(4 * i + c)]), want_total += boxes[static_cast<size_t>(4 * i + c)];
+      }
+    auto kept = static_cast<int64_t>(want_labels.size());
+    if (image == 3) {
+      EXPECT_EQ(kept, 0);
+    }
+    EXPECT_EQ(got[0].shape(), (Shape{kept, 3}));
+    EXPECT_EQ(got[0].to_vector<int64_t>(), want_selected);
+    EXPECT_EQ(got[1].shape(), (Shape{kept, 4}));
+    EXPECT_EQ(got[1].to_vector<float>(), want_boxes);
+    EXPECT_EQ(got[2].to_vector<int64_t>(), want_labels);
+    EXPECT_NEAR(got[3].item<float>(), want_total, 1e-4 * (1 + std::fabs(want_total)));
+    EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
+  }
+}
+
+// NonZero's positions, transposed to one row per element and summed per axis; an input of all
+// zeros gives none.
+TEST(DataDependentModels, NonZeroFeedsKernelsOfItsSize) {
+  const int64_t rows = 4, cols = 7;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "nonzero");
+  add_input(g, "x", {rows, cols});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Transpose", {"where"}, "rows");
+  add_node(g, "ReduceSum", {"rows", "zero"}, "sums");
+  add_int64s(g, "zero", {0}, {1});
+  set_last_node_int(g, "keepdims", 0);
+  add_output(g, "rows");
+  add_output(g, "sums");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int fill : {0, 1, 2}) {  // some zeros, all zeros, none
+    std::vector<float> x = uniform(static_cast<size_t>(rows * cols), static_cast<uint64_t>(fill) + 7);
+    for (float& v : x) v = fill == 1 ? 0.0f : fill == 2 ? v + 1 : (v < 0.5f ? 0.0f : v);
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {rows, cols})}});
+    std::vector<int64_t> want;
+    int64_t sums[2] = {0, 0};
+    for (int64_t i = 0; i < rows * cols; ++i)
+      if (x[static_cast<size_t>(i)] != 0) want.insert(want.end(), {i / cols, i % cols}), sums[0] += i / cols, sums[1] += i % cols;
+    EXPECT_EQ(got[0].shape(), (Shape{static_cast<int64_t>(want.size() / 2), 2})) << "fill " << fill;
+    EXPECT_EQ(got[0].to_vector<int64_t>(), want);
+    EXPECT_EQ(got[1].to_vector<int64_t>(), (std::vector<int64_t>{sums[0], sums[1]}));
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+// TopK with k an input: every k from none to the whole axis from one plan, ties to the lower
+// position, as ONNX Runtime.
+TEST(DataDependentModels, TopKOfARunTimeK) {
+  const int64_t rows = 3, n = 11;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "topk");
+  add_input(g, "x", {rows, n});
+  add_input(g, "k", {1}, ::onnx::TensorProto::INT64);
+  auto* node = g->add_node();
+  node->set_op_type("TopK");
+  node->set_name("topk");
+  for (const char* in : {"x", "k"}) node->add_input(in);
+  for (const char* out : {"values", "indices"}) node->add_output(out), add_output(g, out);
+  add_node(g, "Add", {"values", "values"}, "twice");
+  add_output(g, "twice");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  size_t compiles = kernel_cache_stats().compiles;
+  std::vector<float> x = uniform(static_cast<size_t>(rows * n), 3);
+  x[2] = x[5];  // a tie
+  for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{4}, n}) {
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {rows, n})}, {"k", Tensor::from_vector(std::vector<int64_t>{k})}});
+    std::vector<float> want_values, want_twice;
+    std::vector<int64_t> want_indices;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<int64_t> order(static_cast<size_t>(n));
+      std::iota(order.begin(), order.end(), 0);
+      const float* row = &x[static_cast<size_t>(r * n)];
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+      for (int64_t i = 0; i < k; ++i)
+        want_indices.push_back(order[static_cast<size_t>(i)]), want_values.push_back(row[order[static_cast<size_t>(i)]]),
+            want_twice.push_back(2 * row[order[static_cast<size_t>(i)]]);
+    }
+    EXPECT_EQ(got[0].shape(), (Shape{rows, k}));
+    EXPECT_EQ(got[0].to_vector<float>(), want_values) << "k = " << k;
+    EXPECT_EQ(got[1].to_vector<int64_t>(), want_indices) << "k = " << k;
+    EXPECT_EQ(got[2].to_vector<float>(), want_twice) << "k = " << k;
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+  // A k past the axis is an error naming the node, and the plan still serves the next run.
+  EXPECT_THROW(pm.run({{"x", Tensor::from_vector(x, {rows, n})}, {"k", Tensor::from_vector(std::vector<int64_t>{n + 1})}}), Error);
+  EXPECT_EQ(pm.run({{"x", Tensor::from_vector(x, {rows, n})}, {"k", Tensor::from_vector(std::vector<int64_t>{2})}})[1].shape(), (Shape{rows, 2}));
+}
+
+// A boolean mask applied with Compress, then Unique of what is left: two host steps in a row.
+TEST(DataDependentModels, CompressThenUnique) {
+  const int64_t n = 13;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "mask");
+  add_input(g, "x", {n});
+  add_input(g, "keep", {n}, ::onnx::TensorProto::BOOL);
+  add_node(g, "Compress", {"x", "keep"}, "kept");
+  auto* node = g->add_node();
+  node->set_op_type("Unique");
+  node->set_name("unique");
+  node->add_input("kept");
+  for (const char* out : {"values", "first", "inverse", "counts"}) node->add_output(out), add_output(g, out);
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  size_t compiles = kernel_cache_stats().compiles;
+  for (uint64_t seed : {1, 2, 3}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    std::vector<float> u = uniform(static_cast<size_t>(2 * n), seed);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::floor(u[i] * 5);  // repeats
+    std::vector<uint8_t> keep(static_cast<size_t>(n));
+    for (size_t i = 0; i < keep.size(); ++i) keep[i] = seed == 3 ? 0 : u[static_cast<size_t>(n) + i] < 0.6f;
+    Buffer kb(dtypes::bool_, static_cast<size_t>(n));
+    kb.copyin(keep.data(), keep.size());
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}, {"keep", Tensor::from_buffer(kb, {n})}});
+    std::vector<float> kept;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (keep[i]) kept.push_back(x[i]);
+    std::vector<float> values = kept;
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::vector<int64_t> first, inverse, counts;
+    for (float v : values) {
+      first.push_back(std::find(kept.begin(), kept.end(), v) - kept.begin());
+      counts.push_back(std::count(kept.begin(), kept.end(), v));
+    }
+    for (float v : kept) inverse.push_back(std::lower_bound(values.begin(), values.end(), v) - values.begin());
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    EXPECT_EQ(got[0].to_vector<float>(), values);
+    EXPECT_EQ(got[1].to_vector<int64_t>(), first);
+    EXPECT_EQ(got[2].to_vector<int64_t>(), inverse);
+    EXPECT_EQ(got[3].to_vector<int64_t>(), counts);
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+// A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
+// of size in one plan.
+TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "batched_nonzero");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* t = in->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(::onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_param("batch");
+  t->mutable_shape()->add_dim()->set_dim_value(5);
+  add_node(g, "NonZero", {"x"}, "where");
+  add_output(g, "where");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({{"batch", 6}});
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t batch : {6, 1, 4}) {
+    std::vector<float> x = uniform(static_cast<size_t>(batch * 5), static_cast<uint64_t>(batch));
+    for (float& v : x) v = v < 0.4f ? 0 : v;
+    std::vector<int64_t> rows, cols;
+    for (int64_t i = 0; i < batch * 5; ++i)
+      if (x[static_cast<size_t>(i)] != 0) rows.push_back(i / 5), cols.push_back(i % 5);
+    rows.insert(rows.end(), cols.begin(), cols.end());
+    Tensor got = pm.run({{"x", Tensor::from_vector(x, {batch, 5})}})[0];
+    EXPECT_EQ(got.shape(), (Shape{2, static_cast<int64_t>(cols.size())})) << "batch " << batch;
+    EXPECT_EQ(got.to_vector<int64_t>(), rows) << "batch " << batch;
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+}  // namespace
+}  // namespace lathe::onnx
