@@ -36,15 +36,22 @@ void ExecutionPlan::Impl::refresh_kernel(size_t i) {
   // Sizes and counts that are constants need no variable values (and no map built for them).
   const auto& gs = k->kernel->global_size;
   const Estimates& est = k->kernel->estimates;
-  VarValues vv;
+  // Read from the plan's values, or where the schedule fixed some, from a copy with those (a plan
+  // with many variables, as a detector's host steps give it, copies nothing per kernel).
+  VarValues merged;
+  const VarValues* vv = &merged;
   auto is_static = [](const UOpPtr& e) { return !e || e->is_const(); };
   if (!is_static(gs[0]) || !is_static(gs[1]) || !is_static(gs[2]) || !is_static(est.ops) || !is_static(est.index_ops) ||
       !is_static(est.lds) || !is_static(est.mem)) {
-    vv.insert(var_values.begin(), var_values.end());
-    for (auto& [name, value] : k->fixedvars) vv[name] = value;
+    if (k->fixedvars.empty()) {
+      vv = &var_values;
+    } else {
+      merged = var_values;
+      for (auto& [name, value] : k->fixedvars) merged[name] = value;
+    }
   }
-  k->work = est.at(vv);
-  for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], vv));
+  k->work = est.at(*vv);
+  for (int d = 0; d < 3; ++d) launch[i][d] = static_cast<size_t>(evaluate_int(gs[d], *vv));
 }
 
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
