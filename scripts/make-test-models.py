@@ -17,6 +17,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py --shapes   # other operators and shapes -> build/shapes
     /usr/bin/python3 scripts/make-test-models.py --long     # long-sequence transformers -> build/long
     /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121, ResNet-18 x8 -> build/zoo
+    /usr/bin/python3 scripts/make-test-models.py --detectors  # SSDlite-320 with NMS, 3 images -> build/detectors
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -466,6 +467,37 @@ def zoo_models():
     }
 
 
+def calibrate_batchnorm(model, features, shape, seed):
+    """Sets every BatchNorm's statistics to those of `features` (a function of a batch) over random
+    images, as training leaves them: a fresh network's (mean 0, var 1) make a deep detector's features
+    vanish, and every class score is then 1/classes."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None  # a plain average over the batch
+    model.train()
+    with torch.no_grad():
+        features(torch.from_numpy(rng(seed).random(shape).astype(np.float32)))
+    model.eval()
+
+
+def detector_models():
+    """Detectors exported with their post-processing (score filter, per-class top-k, non-maximum
+    suppression), whose output sizes depend on the image: torchvision's SSDlite-320 with seeded
+    random weights and calibrated batch norms, on several images."""
+    def ssdlite():
+        import torchvision
+        m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=91)
+        calibrate_batchnorm(m, lambda x: m.head(list(m.backbone(x).values())), (4, 3, 320, 320), 180)
+        return m
+    images = [[("images", rng(81 + i).random((3, 320, 320)).astype(np.float32))] for i in range(3)]
+    return {
+        "ssdlite320": dict(build=ssdlite, seed=80, inputs=images[0], datasets=images, outputs=["boxes", "scores", "labels"],
+                           opset=13, training=torch.onnx.TrainingMode.EVAL, export_args=lambda xs: (list(xs),),
+                           reference=lambda m, xs: [m(list(xs))[0][k] for k in ("boxes", "scores", "labels")], detections=True),
+    }
+
+
 def torchvision_model(arch, seed):
     """A torchvision architecture (python3-torchvision) with seeded random weights and BatchNorm
     statistics, on one 224x224 image: the networks users run, not lathe-shaped stand-ins."""
@@ -487,21 +519,44 @@ def export(name, spec, out_dir):
     case = os.path.join(out_dir, name)
     if os.path.isdir(case):
         shutil.rmtree(case)
-    os.makedirs(os.path.join(case, "test_data_set_0"))
+    datasets = spec.get("datasets", [spec["inputs"]])
+    reference = spec.get("reference", lambda m, xs: m(*xs))
+    refs = []
+    for k, inputs in enumerate(datasets):
+        os.makedirs(os.path.join(case, "test_data_set_%d" % k))
+        with torch.no_grad():
+            ref = reference(model, [torch.from_numpy(a) for _, a in inputs])
+        refs.append([t.numpy() for t in ([ref] if isinstance(ref, torch.Tensor) else list(ref))])
+        for i, (n, a) in enumerate(inputs):
+            with open(os.path.join(case, "test_data_set_%d" % k, "input_%d.pb" % i), "wb") as f:
+                f.write(tensor_proto(n, a))
     args = tuple(torch.from_numpy(a) for _, a in spec["inputs"])
-    with torch.no_grad():
-        ref = model(*args)
-    ref = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+    args = spec["export_args"](args) if "export_args" in spec else args
     with warnings.catch_warnings():  # torch 1.13's exporter warns about batch sizes, shape inference
         warnings.simplefilter("ignore")
         torch.onnx.export(model, args, os.path.join(case, "model.onnx"), opset_version=spec["opset"],
                           training=spec["training"], do_constant_folding=True,
                           input_names=[n for n, _ in spec["inputs"]], output_names=spec["outputs"],
                           dynamic_axes=spec.get("dynamic_axes"))
-    for i, (n, a) in enumerate(spec["inputs"]):
-        with open(os.path.join(case, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(tensor_proto(n, a))
-    return case, [t.numpy() for t in ref]
+    return case, refs
+
+
+def unmatched_detections(a, b, score_tol=1e-4, box_tol=1e-2):
+    """How many of detections `a` (boxes, scores, labels) have no equal in `b`: the same label, a
+    score within score_tol and a box within box_tol. Two scores closer than float rounding may
+    come in either order, so detections are matched as a set, not by position."""
+    if len(a[1]) != len(b[1]):
+        return max(len(a[1]), len(b[1]))
+    left = list(range(len(b[1])))
+    unmatched = 0
+    for i in range(len(a[1])):
+        found = next((j for j in left if a[2][i] == b[2][j] and abs(a[1][i] - b[1][j]) <= score_tol
+                      and np.abs(a[0][i] - b[0][j]).max() <= box_tol), None)
+        if found is None:
+            unmatched += 1
+        else:
+            left.remove(found)
+    return unmatched
 
 
 def dir_size(path):
@@ -517,6 +572,8 @@ def main():
     which.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
     which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50, "
                        "DenseNet-121 and ResNet-18 at batch 8 (default out: build/zoo)")
+    which.add_argument("--detectors", action="store_true", help="write detectors with their post-processing "
+                       "(SSDlite-320; several images; default out: build/detectors)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models; build/models with --large, build/shapes with "
                     "--shapes, build/long with --long, build/zoo with --zoo)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
@@ -527,7 +584,7 @@ def main():
     torch.set_num_threads(args.threads)
 
     specs = (shape_models() if args.shapes else long_models() if args.long else zoo_models() if args.zoo
-             else large_models() if args.large else small_models())
+             else detector_models() if args.detectors else large_models() if args.large else small_models())
     if args.list:
         print("\n".join(specs))
         return 0
@@ -539,6 +596,7 @@ def main():
     out = args.out or (os.path.join(ROOT, "build", "shapes") if args.shapes
                        else os.path.join(ROOT, "build", "long") if args.long
                        else os.path.join(ROOT, "build", "zoo") if args.zoo
+                       else os.path.join(ROOT, "build", "detectors") if args.detectors
                        else os.path.join(ROOT, "build", "models") if args.large
                        else os.path.join(ROOT, "tests", "onnx", "models"))
     os.makedirs(out, exist_ok=True)
@@ -555,10 +613,20 @@ def main():
 
     # Sanity check of ONNX Runtime against PyTorch.
     bad = []
-    for name, (case, ref) in torch_out.items():
+    for name, (case, refs) in torch_out.items():
         opsets, ops, _ = model_summary(os.path.join(case, "model.onnx"))
         print("%s: opset %s, %d nodes: %s" % (name, opsets.get("ai.onnx"), sum(ops.values()),
                                               " ".join("%s:%d" % kv for kv in sorted(ops.items()))))
+        if specs[name].get("detections"):
+            for k, ref in enumerate(refs):
+                got = [read_tensor_proto(open(os.path.join(case, "test_data_set_%d" % k, "output_%d.pb" % i), "rb").read())[1]
+                       for i in range(3)]
+                unmatched = unmatched_detections(got, ref)
+                print("  data set %d: %d detections, %d without an equal in PyTorch's" % (k, len(ref[1]), unmatched))
+                if unmatched:
+                    bad.append(name)
+            continue
+        ref = refs[0]
         for i, t in enumerate(ref):
             oname, o = read_tensor_proto(open(os.path.join(case, "test_data_set_0", "output_%d.pb" % i), "rb").read())
             if o.shape != t.shape or o.dtype != t.dtype:
