@@ -48,7 +48,7 @@ bool takes_symbolic(const std::string& op) {
       "Transpose", "Unsqueeze", "Where", "Xor",
       // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
       "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
-      "ConstantOfShape"};
+      "ConstantOfShape", "RoiAlign"};
   return ops.count(op) != 0;
 }
 
@@ -78,6 +78,7 @@ RunTimeInputsScope::~RunTimeInputsScope() { run_time_inputs = outer_; }
 bool RunTimeInputsScope::active() { return run_time_inputs != nullptr; }
 
 bool OpContext::known_at_build(const Tensor& t) const {
+  if (static_size_values(t)) return true;  // sizes that are numbers, however they were computed
   // A variable no BIND gives a value (a size a host step decides) is known at run time only.
   for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; }))
     if (u->op() == Ops::CUSTOM || u->op() == Ops::DEFINE_VAR || (run_time_inputs && run_time_inputs->ids.count(u->id()))) return false;
@@ -122,6 +123,7 @@ SymShape OpContext::sizes(size_t i) const {
 std::vector<int64_t> OpContext::ints(size_t i) const {
   const Tensor& t = in(i);
   if (!t.dtype().is_int()) fail("input " + std::to_string(i) + " must be an integer tensor, not " + t.dtype().name());
+  if (auto v = static_size_values(t)) return *v;
   require_build_time(t, "input " + std::to_string(i));
   return t.cast(dtypes::int64).to_vector<int64_t>();
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "onnx/ops.hpp"
+#include "onnx/size_values.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -15,6 +16,7 @@ using V = std::vector<Value>;
 constexpr int64_t kMaxIterations = 100000;
 
 bool truth(const OpContext& c, const Tensor& t) {
+  if (auto v = static_size_values(t); v && v->size() == 1) return (*v)[0] != 0;  // decided by sizes alone
   c.require_build_time(t, "the condition");
   if (t.numel() != 1) c.fail("a condition must hold one value, it has shape " + shape_to_string(t.shape()));
   return t.cast(dtypes::bool_).reshape(Shape{}).item<bool>();

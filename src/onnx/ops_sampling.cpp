@@ -107,44 +107,40 @@ V grid_sample(const OpContext& c) {
 
 // RoiAlign: each region of interest pooled to (output_height, output_width) bins, each bin the
 // average (or max) of bilinear samples on a regular grid. The grid's size depends on each
-// region's size, so this runs on the host over inputs computed when the graph is built.
-V roi_align(const OpContext& c) {
-  const Tensor &x = c.in(0), &rois_t = c.in(1), &batch_t = c.in(2);
-  if (x.ndim() != 4 || rois_t.ndim() != 2 || rois_t.shape()[1] != 4 || batch_t.ndim() != 1 || batch_t.shape()[0] != rois_t.shape()[0])
-    c.fail("needs X (N, C, H, W), rois (R, 4) and batch_indices (R), got " + shape_to_string(x.shape()) + ", " +
-           shape_to_string(rois_t.shape()) + ", " + shape_to_string(batch_t.shape()));
-  int64_t oh = c.attr_i("output_height", 1), ow = c.attr_i("output_width", 1), ratio = c.attr_i("sampling_ratio", 0);
-  if (oh <= 0 || ow <= 0 || ratio < 0 || oh > 4096 || ow > 4096) c.fail("output sizes must be in [1, 4096], sampling_ratio not negative");
-  double scale = c.attr_f("spatial_scale", 1.0);
-  std::string mode = c.attr_s("mode", "avg"), ct = c.attr_s("coordinate_transformation_mode", c.opset() < 16 ? "output_half_pixel" : "half_pixel");
-  if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not avg or max");
-  if (ct != "half_pixel" && ct != "output_half_pixel") c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
-  bool half_pixel = ct == "half_pixel";
-  for (const Tensor* t : {&x, &rois_t, &batch_t}) c.require_build_time(*t, "an input");
-  int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3], r = rois_t.shape()[0];
-  std::vector<double> img = x.cast(dtypes::float64).to_vector<double>(), rois = rois_t.cast(dtypes::float64).to_vector<double>();
-  std::vector<int64_t> batch = batch_t.cast(dtypes::int64).to_vector<int64_t>();
-  std::vector<double> out(static_cast<size_t>(r * ch * oh * ow), 0.0);
+// region's size, so this is a host step of the plan (lathe/host_step.hpp): the regions may come
+// from a detector's proposals, whose count is decided as the plan runs.
+struct RoiAlignParams {
+  int64_t oh, ow, ratio;
+  double scale;
+  bool max_mode, half_pixel;
+  std::string where;
+};
+
+void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostTensor& rois_t, const HostTensor& batch_t, const HostTensor& out_t) {
+  int64_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3], r = rois_t.shape[0];
+  const double *img = x.as<double>(), *rois = rois_t.as<double>();
+  const int64_t* batch = batch_t.as<int64_t>();
+  double* out = out_t.as<double>();
   for (int64_t k = 0; k < r; ++k) {
-    int64_t b = batch[static_cast<size_t>(k)];
-    if (b < 0 || b >= n) c.fail("batch index " + std::to_string(b) + " is outside [0, " + std::to_string(n) + ")");
-    const double* roi = rois.data() + 4 * k;
-    double offset = half_pixel ? 0.5 : 0.0;
-    double x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset, x1 = roi[2] * scale - offset, y1 = roi[3] * scale - offset;
+    int64_t b = batch[k];
+    if (b < 0 || b >= n) throw Error(p.where + ": batch index " + std::to_string(b) + " is outside [0, " + std::to_string(n) + ")");
+    const double* roi = rois + 4 * k;
+    double offset = p.half_pixel ? 0.5 : 0.0;
+    double x0 = roi[0] * p.scale - offset, y0 = roi[1] * p.scale - offset, x1 = roi[2] * p.scale - offset, y1 = roi[3] * p.scale - offset;
     double rw = x1 - x0, rh = y1 - y0;
-    if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);  // legacy: regions at least one pixel
-    if (!std::isfinite(rw) || !std::isfinite(rh) || std::fabs(rw) > 1e6 || std::fabs(rh) > 1e6) c.fail("a region is not finite or too large");
-    double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-    int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-    int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+    if (!p.half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);  // legacy: regions at least one pixel
+    if (!std::isfinite(rw) || !std::isfinite(rh) || std::fabs(rw) > 1e6 || std::fabs(rh) > 1e6) throw Error(p.where + ": a region is not finite or too large");
+    double bh = rh / static_cast<double>(p.oh), bw = rw / static_cast<double>(p.ow);
+    int64_t gh = p.ratio > 0 ? p.ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(p.oh)));
+    int64_t gw = p.ratio > 0 ? p.ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(p.ow)));
     gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
     double count = static_cast<double>(gh * gw);
     for (int64_t cc = 0; cc < ch; ++cc) {
-      const double* plane = img.data() + (b * ch + cc) * h * w;
+      const double* plane = img + (b * ch + cc) * h * w;
       auto at = [&](int64_t yy, int64_t xx) { return plane[yy * w + xx]; };
-      for (int64_t py = 0; py < oh; ++py)
-        for (int64_t px = 0; px < ow; ++px) {
-          double acc = mode == "max" ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t py = 0; py < p.oh; ++py)
+        for (int64_t px = 0; px < p.ow; ++px) {
+          double acc = p.max_mode ? -std::numeric_limits<double>::infinity() : 0.0;
           for (int64_t iy = 0; iy < gh; ++iy)
             for (int64_t ix = 0; ix < gw; ++ix) {
               double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
@@ -157,22 +153,45 @@ V roi_align(const OpContext& c) {
                 if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
                 double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
                 double terms[4] = {hy * hx * at(yl, xl), hy * lx * at(yl, xh), ly * hx * at(yh, xl), ly * lx * at(yh, xh)};
-                if (mode == "max") {  // as ONNX Runtime: the largest weighted corner
+                if (p.max_mode) {  // as ONNX Runtime: the largest weighted corner
                   for (double t : terms) acc = std::max(acc, t);
                   continue;
                 }
                 v = terms[0] + terms[1] + terms[2] + terms[3];
-              } else if (mode == "max") {
+              } else if (p.max_mode) {
                 acc = std::max(acc, 0.0);
                 continue;
               }
               acc += v;
             }
-          out[static_cast<size_t>(((k * ch + cc) * oh + py) * ow + px)] = mode == "max" ? acc : acc / count;
+          out[((k * ch + cc) * p.oh + py) * p.ow + px] = p.max_mode ? acc : acc / count;
         }
     }
   }
-  return V{Tensor::from_vector(out, Shape{r, ch, oh, ow}).cast(x.dtype())};
+}
+
+V roi_align(const OpContext& c) {
+  const Tensor &x = c.in(0), &rois_t = c.in(1), &batch_t = c.in(2);
+  SymShape xs = x.symbolic_shape(), rs = rois_t.symbolic_shape(), bs = batch_t.symbolic_shape();
+  if (xs.size() != 4 || rs.size() != 2 || !(rs[1] == SInt(4)) || bs.size() != 1 || !(bs[0] == rs[0]))
+    c.fail("needs X (N, C, H, W), rois (R, 4) and batch_indices (R), got " + shape_to_string(xs) + ", " + shape_to_string(rs) + ", " +
+           shape_to_string(bs));
+  RoiAlignParams p{c.attr_i("output_height", 1), c.attr_i("output_width", 1), c.attr_i("sampling_ratio", 0), c.attr_f("spatial_scale", 1.0),
+                   false, false, c.where()};
+  if (p.oh <= 0 || p.ow <= 0 || p.ratio < 0 || p.oh > 4096 || p.ow > 4096) c.fail("output sizes must be in [1, 4096], sampling_ratio not negative");
+  std::string mode = c.attr_s("mode", "avg"), ct = c.attr_s("coordinate_transformation_mode", c.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not avg or max");
+  if (ct != "half_pixel" && ct != "output_half_pixel") c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
+  p.max_mode = mode == "max", p.half_pixel = ct == "half_pixel";
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  step->outputs = {{dtypes::float64, {rs[0], xs[1], p.oh, p.ow}}};
+  step->run = [p](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    roi_align_on_host(p, in[0], in[1], in[2], out[0]);
+    return std::vector<int64_t>{};
+  };
+  Tensor pooled = Tensor::host_step(step, {x.cast(dtypes::float64), rois_t.cast(dtypes::float64), batch_t.cast(dtypes::int64)})[0];
+  return V{pooled.cast(x.dtype())};
 }
 
 }  // namespace

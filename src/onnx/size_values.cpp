@@ -32,7 +32,7 @@ SInt sdiv(const SInt& a, const SInt& b) {
 std::optional<SymShape> values_of(const OpContext& c, size_t i) {
   if (!c.has(i)) return std::nullopt;
   const Tensor& t = c.value(i).is_tensor() ? c.value(i).tensor() : Tensor();
-  if (!c.value(i).is_tensor() || !t.dtype().is_int() || t.is_symbolic()) return std::nullopt;
+  if (!c.value(i).is_tensor() || !(t.dtype().is_int() || t.dtype() == dtypes::bool_) || t.is_symbolic()) return std::nullopt;
   if (auto v = size_values_of(t)) return v;
   if (t.numel() > kMostElements || !c.known_at_build(t)) return std::nullopt;
   SymShape out;
@@ -104,6 +104,25 @@ const std::map<std::string, Rule>& rules() {
     r["Mul"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a * b; }); };
     r["Div"] = [](const OpContext& c) { return elementwise(c, sdiv); };
     r["Min"] = [](const OpContext& c) { return elementwise(c, smin); };
+    // Comparisons of sizes decided the same at every size (a dimension of 1 tested for being 1).
+    auto compare = [](bool (*f)(int64_t, int64_t)) -> Rule {
+      return [f](const OpContext& c) -> std::optional<SymShape> {
+        auto a = values_of(c, 0), b = values_of(c, 1);
+        if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+        SymShape out;
+        for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
+          const SInt &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
+          if (!x.is_static() || !y.is_static()) return std::nullopt;
+          out.emplace_back(f(x.value(), y.value()) ? 1 : 0);
+        }
+        return out;
+      };
+    };
+    r["Equal"] = compare([](int64_t x, int64_t y) { return x == y; });
+    r["Less"] = compare([](int64_t x, int64_t y) { return x < y; });
+    r["Greater"] = compare([](int64_t x, int64_t y) { return x > y; });
+    r["LessOrEqual"] = compare([](int64_t x, int64_t y) { return x <= y; });
+    r["GreaterOrEqual"] = compare([](int64_t x, int64_t y) { return x >= y; });
     r["Max"] = [](const OpContext& c) { return elementwise(c, smax); };
     return r;
   }();
@@ -126,6 +145,17 @@ SInt size_max(const SInt& a, const SInt& b) {
   return SInt(UOp::make(Ops::MAX, dtypes::index, {a.uop(), b.uop()}));
 }
 
+std::optional<std::vector<int64_t>> static_size_values(const Tensor& t) {
+  std::optional<SymShape> v = size_values_of(t);
+  if (!v) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const SInt& d : *v) {
+    if (!d.is_static()) return std::nullopt;
+    out.push_back(d.value());
+  }
+  return out;
+}
+
 std::optional<SymShape> size_values_of(const Tensor& t) {
   if (!followed) return std::nullopt;
   auto it = followed->values.find(t.uop().get());
@@ -141,7 +171,7 @@ void note_size_values(const Tensor& t, SymShape values) {
 void follow_size_values(const OpContext& c, const std::vector<Value>& outs) {
   if (!followed || outs.empty() || !outs[0].is_tensor()) return;
   const Tensor& out = outs[0].tensor();
-  if (!out.dtype().is_int() || out.is_symbolic() || out.numel() > kMostElements) return;
+  if (!(out.dtype().is_int() || out.dtype() == dtypes::bool_) || out.is_symbolic() || out.numel() > kMostElements) return;
   auto rule = rules().find(c.op());
   if (rule == rules().end()) return;
   // Only where an input is followed: what is made of constants alone is folded as usual.

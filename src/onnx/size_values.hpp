@@ -28,6 +28,9 @@ SInt size_max(const SInt& a, const SInt& b);
 
 /// The symbolic elements of `t`, when the graph being built follows them.
 std::optional<SymShape> size_values_of(const Tensor& t);
+/// The same when every element is a number: a value known while the graph is built, even where
+/// it was computed from a symbolic size (a dimension of 1 compared with 1).
+std::optional<std::vector<int64_t>> static_size_values(const Tensor& t);
 /// Follows `values` as the elements of `t` (an int tensor of that many elements).
 void note_size_values(const Tensor& t, SymShape values);
 /// After node `c` made `outs`: the elements of its first output, where its inputs' are followed
