@@ -162,8 +162,10 @@ class Tensor {
   // ---- host steps -----------------------------------------------------------------------------------
   /// The outputs of `step` (lathe/host_step.hpp) over `inputs`, at their symbolic shapes: the step
   /// runs on the host each time a plan that computes them runs, and the sizes it decides are
-  /// variables the kernels after it read. Throws Error for a step without a run function or
-  /// outputs, or an output whose size has no upper bound.
+  /// variables the kernels after it read. Where it decides sizes, one more tensor follows: an
+  /// int64 vector of their values (compute with a decided size from it, so the computation runs
+  /// after the step). Throws Error for a step without a run function or outputs, or an output
+  /// whose size has no upper bound.
   static std::vector<Tensor> host_step(std::shared_ptr<const HostStep> step, const std::vector<Tensor>& inputs);
 
   // ---- elementwise --------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ std::string OpContext::size_name(size_t i) const {
   for (char ch : full) h = (h ^ static_cast<uint8_t>(ch)) * 16777619u;
   char hash[16];
   std::snprintf(hash, sizeof hash, "_%08x", h);
-  return name + hash;
+  return own_size_name(name + hash);
 }
 
 SymShape OpContext::sizes(size_t i) const {

@@ -21,6 +21,10 @@ void register_random_ops(std::map<std::string, OpFn>& table);
 void register_linalg_ops(std::map<std::string, OpFn>& table);
 void register_data_dependent_ops(std::map<std::string, OpFn>& table);
 
+/// The outputs of a host step over `inputs` (Tensor::host_step), its decided sizes noted for the
+/// shapes computed from them (onnx/size_values.hpp).
+std::vector<Tensor> host_step_outputs(const std::shared_ptr<HostStep>& step, const std::vector<Tensor>& inputs);
+
 /// TopK as a host step of the plan (ops_data_dependent.cpp): for a k known only at run time, or
 /// one too large for rounds of argmax. Returns values and indices.
 std::vector<Tensor> topk_as_host_step(const OpContext& c, int64_t axis);

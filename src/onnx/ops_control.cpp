@@ -171,7 +171,7 @@ Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const T
     for (size_t d : differing) sizes.push_back(pick.shape[d]);
     return sizes;
   };
-  return Tensor::host_step(step, {cond.reshape(Shape{1}), yes, no})[0];
+  return host_step_outputs(step, {cond.reshape(Shape{1}), yes, no})[0];
 }
 
 // If: a condition known while the graph is built picks one branch. One known only at run time

@@ -27,6 +27,19 @@ Tensor take(const Tensor& x, int64_t axis, const Tensor& idx) {
   return x.gather(axis, idx.reshape(at).expand(shape));
 }
 
+}  // namespace
+
+std::vector<Tensor> host_step_outputs(const std::shared_ptr<HostStep>& step, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outs = Tensor::host_step(step, inputs);
+  if (!step->sizes.empty()) {
+    note_decided_sizes(*step, outs.back());
+    outs.pop_back();
+  }
+  return outs;
+}
+
+namespace {
+
 std::shared_ptr<HostStep> new_step(const OpContext& c) {
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
@@ -57,7 +70,7 @@ V non_zero(const OpContext& c) {
     }
     return std::vector<int64_t>{count};
   };
-  return Tensor::host_step(step, {x != Tensor::zeros({}, x.dtype())});
+  return host_step_outputs(step, {x != Tensor::zeros({}, x.dtype())});
 }
 
 // The key of each slice along the first axis of a (rows, width) host tensor, compared exactly:
@@ -143,7 +156,7 @@ V unique(const OpContext& c) {
                               : unique_rows(in[0].as<double>(), rows, width, sorted, firsts, inverse, counts);
     return std::vector<int64_t>{kept};
   };
-  V found = Tensor::host_step(step, {keys});
+  V found = host_step_outputs(step, {keys});
   return V{take(x, axis, found[0]), found[0], found[1], found[2]};
 }
 
@@ -269,7 +282,7 @@ V non_max_suppression(const OpContext& c) {
     }
     return std::vector<int64_t>{rows};
   };
-  return Tensor::host_step(step, {boxes.cast(dtypes::float64), scores.cast(dtypes::float64), scalar(2, dtypes::int64),
+  return host_step_outputs(step, {boxes.cast(dtypes::float64), scores.cast(dtypes::float64), scalar(2, dtypes::int64),
                                   scalar(3, dtypes::float64), has_min_score ? scalar(4, dtypes::float64) : Tensor::zeros({1}, dtypes::float64)});
 }
 
@@ -280,9 +293,8 @@ V compress(const OpContext& c) {
   if (c.has_attr("axis")) a = axis_of(c, c.attr_i("axis", 0), x.ndim());
   else x = x.flatten();
   Tensor cond = c.in(1).flatten().cast(dtypes::bool_);
-  SInt len = x.symbolic_shape()[static_cast<size_t>(a)];
-  if (cond.symbolic_shape()[0].max() > len.max() && cond.symbolic_shape()[0].is_static() && len.is_static())
-    cond = cond.slice(0, 0, len.value());  // a condition longer than the axis: the rest is ignored
+  SInt len = x.symbolic_shape()[static_cast<size_t>(a)], cond_len = cond.symbolic_shape()[0];
+  if (!(size_min(cond_len, len) == cond_len)) cond = cond.shrink({{0, size_min(cond_len, len)}});  // beyond the axis: ignored
   auto step = new_step(c);
   Variable kept(c.size_name(), 0, std::min(len.max(), cond.symbolic_shape()[0].max()));
   step->sizes = {kept};
@@ -295,7 +307,7 @@ V compress(const OpContext& c) {
       if (keep[i]) at[k++] = i;
     return std::vector<int64_t>{k};
   };
-  return V{take(x, a, Tensor::host_step(step, {cond})[0])};
+  return V{take(x, a, host_step_outputs(step, {cond})[0])};
 }
 
 // TopK on the host: each slice along `axis` sorted (stable: the lower position first among equal
@@ -334,6 +346,7 @@ V topk_on_host(const OpContext& c, int64_t axis) {
     int64_t len = in[0].shape.empty() ? 1 : in[0].shape.back(), rows = len ? in[0].numel() / len : 0;
     int64_t k = in[1].as<int64_t>()[0];
     if (k < 0 || k > len) throw Error(where + ": k = " + std::to_string(k) + " for an axis of " + std::to_string(len));
+    if (rows * k > out_t[0].numel()) throw Error(where + ": k = " + std::to_string(k) + " is more than the " + std::to_string(out_t[0].numel() / std::max<int64_t>(rows, 1)) + " prepared");
     int64_t* idx = out_t[0].as<int64_t>();
     std::vector<int64_t> order(static_cast<size_t>(len));
     for (int64_t r = 0; r < rows; ++r) {
@@ -348,7 +361,7 @@ V topk_on_host(const OpContext& c, int64_t axis) {
   };
   Tensor keys = x.permute(to_last).cast(dtypes::float64);
   Tensor k_in = c.in(1).flatten().slice(0, 0, 1).cast(dtypes::int64);
-  Tensor idx = Tensor::host_step(step, {keys, k_in})[0];
+  Tensor idx = host_step_outputs(step, {keys, k_in})[0];
   // idx is laid out with `axis` last: move it back, and gather the values in x's dtype.
   std::vector<int64_t> back(static_cast<size_t>(x.ndim()));
   for (size_t i = 0; i < to_last.size(); ++i) back[static_cast<size_t>(to_last[i])] = static_cast<int64_t>(i);
@@ -379,6 +392,7 @@ Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t
   for (const Tensor& x : xs) key = (key ^ x.symbolic_shape()[static_cast<size_t>(axis)].uop()->hash()) * 1099511628211ULL;
   char name[40];
   std::snprintf(name, sizeof name, "Concat_%016llx", static_cast<unsigned long long>(key));
+  // (not own_size_name: a second concatenation of the same sizes is meant to share it)
   auto step = new_step(c);
   Variable total(name, 0, most);
   step->sizes = {total};
@@ -400,7 +414,7 @@ Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t
       }
     return std::vector<int64_t>{sum};
   };
-  return Tensor::host_step(step, xs)[0];
+  return host_step_outputs(step, xs)[0];
 }
 
 V topk_as_host_step(const OpContext& c, int64_t axis) { return topk_on_host(c, axis); }

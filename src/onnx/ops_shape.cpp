@@ -110,9 +110,15 @@ Tensor pad(const OpContext& c) {
 }
 
 Tensor gather(const OpContext& c) {
-  const Tensor &x = c.in(0), &idx = c.in(1);
+  const Tensor& x = c.in(0);
+  Tensor idx = c.in(1);
   int64_t a = axis_of(c, c.attr_i("axis", 0), x.ndim());
   if (!idx.dtype().is_int()) c.fail("indices must be integers, not " + idx.dtype().name());
+  // Along an axis of symbolic size a negative index counts from the run's end, not the largest.
+  if (SInt n = x.symbolic_shape()[static_cast<size_t>(a)]; !n.is_static()) {
+    Tensor i64 = idx.cast(dtypes::int64);
+    idx = (i64 < Tensor::zeros({}, dtypes::int64)).where(i64 + size_as_tensor(n), i64);
+  }
   // out[p.., i.., q..] = x[p.., idx[i..], q..]: x gains the index's leading axes (a free
   // broadcast), the index is broadcast over x's other axes, and one Tensor::gather picks.
   SymShape xs = x.symbolic_shape(), ishape = idx.symbolic_shape();  // sizes may be symbolic (a host step's)
@@ -131,15 +137,15 @@ Tensor gather(const OpContext& c) {
   return ishape.empty() ? picked.squeeze(a) : picked;
 }
 
-// Sizes as an int64 vector: a symbolic one (a variable the plan binds, or a host step decides) is
-// read by the kernels that use it, so its value is the run's.
+// Sizes as an int64 vector: a symbolic one (a variable the plan binds, or a size a host step
+// decides, read from the step's vector of sizes) is computed as the plan runs.
 Tensor sizes_tensor(const SymShape& sizes) {
   std::vector<int64_t> fixed;
   for (const SInt& d : sizes) fixed.push_back(d.is_static() ? d.value() : 0);
   Tensor out = Tensor::from_vector(fixed, Shape{static_cast<int64_t>(sizes.size())});
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i].is_static()) continue;
-    Tensor value(UOp::make(Ops::CAST, dtypes::int64, {sizes[i].uop()}), Shape{});
+    Tensor value = size_as_tensor(sizes[i]);
     Tensor here = Tensor::arange(0, static_cast<double>(sizes.size()), 1, dtypes::int64) == Tensor::full({}, static_cast<int64_t>(i), dtypes::int64);
     out = here.where(value.reshape(Shape{1}).expand(Shape{static_cast<int64_t>(sizes.size())}), out);
   }
@@ -430,8 +436,10 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["ConstantOfShape"] = [](const OpContext& c) {
     SymShape shape = c.sizes(0);  // symbolic where the shape was computed from symbolic sizes
-    for (const SInt& d : shape)
+    for (SInt& d : shape) {
       if (d.max() < 0) c.fail("negative size " + d.to_string());
+      if (d.min() < 0) d = size_max(d, 0);  // a computed size that may go below 0 at run time: an empty axis, not a wrapped one
+    }
     if (!c.has_attr("value")) return V{Tensor::zeros(shape)};
     Tensor v = c.attr_t("value");
     return V{v.reshape(Shape{}).expand(shape).contiguous()};

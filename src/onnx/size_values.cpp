@@ -14,6 +14,8 @@ namespace {
 // The followed tensors of the graph being built on this thread, by node (kept alive with it).
 struct Followed {
   std::unordered_map<const UOp*, std::pair<UOpPtr, SymShape>> values;
+  std::unordered_map<std::string, Tensor> decided;  // a host step's size -> its value as a scalar
+  std::unordered_map<std::string, int> names;       // how often each size name was given
 };
 thread_local Followed* followed = nullptr;
 thread_local int depth = 0;
@@ -40,13 +42,19 @@ std::optional<SymShape> values_of(const OpContext& c, size_t i) {
   return out;
 }
 
-// Elementwise over two inputs with numpy broadcasting of one element.
+// Elementwise over the inputs (two, or any number for Max, Min and Sum) with numpy broadcasting
+// of one element.
 std::optional<SymShape> elementwise(const OpContext& c, const std::function<SInt(const SInt&, const SInt&)>& f) {
-  auto a = values_of(c, 0), b = values_of(c, 1);
-  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
-  SymShape out;
-  for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) out.push_back(f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
-  return out;
+  std::optional<SymShape> acc = values_of(c, 0);
+  for (size_t k = 1; acc && k < c.num_inputs(); ++k) {
+    auto b = values_of(c, k);
+    const SymShape& a = *acc;
+    if (!b || (a.size() != b->size() && a.size() != 1 && b->size() != 1)) return std::nullopt;
+    SymShape out;
+    for (size_t i = 0; i < std::max(a.size(), b->size()); ++i) out.push_back(f(a[a.size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+    acc = std::move(out);
+  }
+  return c.num_inputs() >= 2 ? acc : std::nullopt;
 }
 
 std::optional<SymShape> fold(const OpContext& c, const std::function<SInt(const SInt&, const SInt&)>& f) {
@@ -67,6 +75,7 @@ const std::map<std::string, Rule>& rules() {
     r["Concat"] = [](const OpContext& c) -> std::optional<SymShape> {
       SymShape out;
       for (size_t i = 0; i < c.num_inputs(); ++i) {
+        if (!c.has(i) || !c.value(i).is_tensor() || c.value(i).tensor().ndim() > 1) return std::nullopt;  // vectors joined end to end
         auto v = values_of(c, i);
         if (!v) return std::nullopt;
         out.insert(out.end(), v->begin(), v->end());
@@ -87,7 +96,10 @@ const std::map<std::string, Rule>& rules() {
     };
     r["Slice"] = [](const OpContext& c) -> std::optional<SymShape> {
       auto data = values_of(c, 0);
-      if (!data || !c.known_at_build(c.in(1)) || !c.known_at_build(c.in(2)) || (c.has(4) && !c.known_at_build(c.in(4)))) return std::nullopt;
+      if (c.opset() < 10 || c.num_inputs() < 3 || !data || c.value(0).tensor().ndim() != 1) return std::nullopt;  // starts and ends as inputs
+      if (!c.known_at_build(c.in(1)) || !c.known_at_build(c.in(2)) || (c.has(3) && !c.known_at_build(c.in(3))) ||
+          (c.has(4) && !c.known_at_build(c.in(4))))
+        return std::nullopt;
       auto n = static_cast<int64_t>(data->size());
       int64_t start = c.int_at0(1), end = c.int_at0(2), step = c.has(4) ? c.int_at0(4) : 1;
       if (step != 1) return std::nullopt;
@@ -102,6 +114,7 @@ const std::map<std::string, Rule>& rules() {
     r["Add"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a + b; }); };
     r["Sub"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a - b; }); };
     r["Mul"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a * b; }); };
+    r["Sum"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a + b; }); };
     r["Div"] = [](const OpContext& c) { return elementwise(c, sdiv); };
     r["Min"] = [](const OpContext& c) { return elementwise(c, smin); };
     // Comparisons of sizes decided the same at every size (a dimension of 1 tested for being 1).
@@ -143,6 +156,48 @@ SInt size_max(const SInt& a, const SInt& b) {
   if (a.min() >= b.max()) return a;
   if (b.min() >= a.max()) return b;
   return SInt(UOp::make(Ops::MAX, dtypes::index, {a.uop(), b.uop()}));
+}
+
+std::string own_size_name(const std::string& name) {
+  if (!followed) return name;
+  int n = followed->names[name]++;
+  return n == 0 ? name : name + "_" + std::to_string(n + 1);
+}
+
+void note_decided_sizes(const HostStep& step, const Tensor& values) {
+  if (!followed) return;
+  for (size_t i = 0; i < step.sizes.size(); ++i)
+    followed->decided.insert_or_assign(step.sizes[i].name(), values.slice(0, static_cast<int64_t>(i), static_cast<int64_t>(i) + 1).reshape(Shape{}));
+}
+
+namespace {
+
+Tensor expression_tensor(const UOpPtr& e) {
+  auto sources = [&](size_t i) { return expression_tensor(e->src(i)); };
+  switch (e->op()) {
+    case Ops::CONST: return Tensor::full({}, const_as_int(e->const_value()), dtypes::int64);
+    case Ops::DEFINE_VAR:
+      if (followed)
+        if (auto it = followed->decided.find(e->arg_as<VarArg>().name); it != followed->decided.end()) return it->second;
+      throw Error("the size " + e->arg_as<VarArg>().name + " has no value to compute with while the graph is built");
+    case Ops::BIND: return Tensor(UOp::make(Ops::CAST, dtypes::int64, {e}), Shape{});  // a bound input size, rebound as the plan runs
+    case Ops::ADD: return sources(0) + sources(1);
+    case Ops::SUB: return sources(0) - sources(1);
+    case Ops::MUL: return sources(0) * sources(1);
+    case Ops::MAX: return sources(0).maximum(sources(1));
+    case Ops::IDIV: return sources(0).idiv(sources(1));
+    case Ops::MOD: return sources(0) - sources(0).idiv(sources(1)) * sources(1);
+    case Ops::NEG: return sources(0).neg();
+    default: break;
+  }
+  throw Error("a size (" + to_string(*e) + ") that cannot be computed as a tensor");
+}
+
+}  // namespace
+
+Tensor size_as_tensor(const SInt& size) {
+  if (size.is_static()) return Tensor::full({}, size.value(), dtypes::int64);
+  return expression_tensor(size.uop());
 }
 
 std::optional<std::vector<int64_t>> static_size_values(const Tensor& t) {

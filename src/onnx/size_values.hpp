@@ -22,6 +22,17 @@ class SizeValuesScope {
   SizeValuesScope& operator=(const SizeValuesScope&) = delete;
 };
 
+/// Notes that `values` (the vector Tensor::host_step returns after a step's outputs) holds the
+/// sizes `step` decides, for size_as_tensor.
+void note_decided_sizes(const HostStep& step, const Tensor& values);
+/// A size as an int64 scalar computed as the plan runs: a size a host step decides read from the
+/// step's vector of sizes (so what uses it runs after the step), a bound one from its variable.
+Tensor size_as_tensor(const SInt& size);
+
+/// `name`, or where the graph being built has named a size so already (a node of a Loop's body,
+/// unrolled), the name numbered: each decided size has a name of its own, the same at every build.
+std::string own_size_name(const std::string& name);
+
 /// The smaller and the larger of two sizes (an expression where either is symbolic).
 SInt size_min(const SInt& a, const SInt& b);
 SInt size_max(const SInt& a, const SInt& b);

@@ -50,6 +50,12 @@ int64_t HostTensor::numel() const {
   return n;
 }
 
+std::vector<HostOutput> held_outputs(const HostStep& step) {
+  std::vector<HostOutput> out = step.outputs;
+  if (!step.sizes.empty()) out.push_back({dtypes::int64, {static_cast<int64_t>(step.sizes.size())}});
+  return out;
+}
+
 uint64_t new_host_step_key() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1);
@@ -58,7 +64,7 @@ uint64_t new_host_step_key() {
 UOpPtr host_step_node(std::shared_ptr<const HostStep> step, uint64_t key, size_t output, int64_t elements, std::vector<UOpPtr> sources,
                       std::vector<SymShape> input_shapes) {
   Registry& r = registry();
-  DType dtype = step->outputs.at(output).dtype;
+  DType dtype = held_outputs(*step).at(output).dtype;
   std::vector<int64_t> arg{static_cast<int64_t>(key), static_cast<int64_t>(output), elements};
   UOpPtr node = UOp::make(Ops::CUSTOM, dtype, std::move(sources), std::move(arg));
   auto entry = std::make_shared<const HostStepNode>(HostStepNode{std::move(step), key, output, std::move(input_shapes)});

@@ -22,6 +22,11 @@ struct HostStepNode {
   std::vector<SymShape> input_shapes;
 };
 
+/// A step's outputs as the plan holds them: its own, then, where it decides sizes, an int64 vector
+/// of their values in the last run (what a graph reads to compute with a decided size: reading it
+/// orders the computation after the step).
+std::vector<HostOutput> held_outputs(const HostStep& step);
+
 /// A key for a new step: every CUSTOM node of one step carries it.
 uint64_t new_host_step_key();
 

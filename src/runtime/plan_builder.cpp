@@ -124,16 +124,18 @@ void run_host_step(const HostStepNode& node, const std::vector<SymShape>& out_sh
   for (size_t k = 0; k < n_out; ++k) outs.push_back({host_memory(k, false), args[k].dtype(), shape_at(out_shapes[k], vars, true)});
   for (size_t j = 0; j < node.input_shapes.size(); ++j)
     ins.push_back({host_memory(n_out + j, true), args[n_out + j].dtype(), shape_at(node.input_shapes[j], vars, false)});
-  std::vector<int64_t> sizes = step.run(ins, outs);
+  size_t own = step.outputs.size();  // then the decided sizes' vector, where it decides any
+  std::vector<int64_t> sizes = step.run(ins, std::vector<HostTensor>(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(own)));
   if (sizes.size() != step.sizes.size())
     throw Error("host step '" + step.name + "' returned " + std::to_string(sizes.size()) + " sizes for its " + std::to_string(step.sizes.size()));
-  for (size_t v = 0; v < sizes.size(); ++v) {
+  for (size_t v = 0; v < sizes.size(); ++v) {  // every size checked before any is set
     const Variable& var = step.sizes[v];
     if (sizes[v] < var.min() || sizes[v] > var.max())
       throw Error("host step '" + step.name + "' decided the size " + var.name() + " = " + std::to_string(sizes[v]) + ", outside [" +
                   std::to_string(var.min()) + ", " + std::to_string(var.max()) + "]");
-    vars[var.name()] = sizes[v];
   }
+  for (size_t v = 0; v < sizes.size(); ++v) vars[step.sizes[v].name()] = sizes[v];
+  if (!sizes.empty()) std::copy(sizes.begin(), sizes.end(), outs[own].as<int64_t>());
   for (size_t k = 0; k < n_out; ++k)
     if (!staged[k].empty()) args[k].copyin(staged[k].data(), staged[k].size());
 }
@@ -149,18 +151,19 @@ PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOp
   op.id = stored.front()->id();
   op.name = step.name;
   std::vector<SymShape> out_shapes;
-  for (size_t k = 0; k < step.outputs.size(); ++k) {
-    out_shapes.push_back(step.outputs[k].shape);
+  std::vector<HostOutput> held = held_outputs(step);
+  for (size_t k = 0; k < held.size(); ++k) {
+    out_shapes.push_back(held[k].shape);
     auto it = std::find_if(stored.begin(), stored.end(), [&](const UOpPtr& u) { return host_step_of(*u).output == k; });
     if (it != stored.end()) {
       op.buffer_indices.push_back(buffer_index(*it));
       continue;
     }
     op.buffer_indices.push_back(impl.buffers.size());
-    impl.buffers.emplace_back(step.outputs[k].dtype, static_cast<size_t>(shape_numel(shape_at(step.outputs[k].shape, {}, true))), impl.device);
+    impl.buffers.emplace_back(held[k].dtype, static_cast<size_t>(shape_numel(shape_at(held[k].shape, {}, true))), impl.device);
     impl.buffer_ast_ids.push_back(0);  // no graph node holds it
   }
-  op.num_outputs = step.outputs.size();
+  op.num_outputs = held.size();
   for (const UOpPtr& src : stored.front()->src()) op.buffer_indices.push_back(buffer_index(src));
   for (const Variable& v : step.sizes) op.sets.push_back({v.name(), v.min(), v.max()});
   std::vector<SymShape> all = node.input_shapes;

@@ -22,8 +22,9 @@ std::vector<Tensor> Tensor::host_step(std::shared_ptr<const HostStep> step, cons
   }
   uint64_t key = new_host_step_key();
   std::vector<Tensor> outs;
-  for (size_t k = 0; k < step->outputs.size(); ++k) {
-    const SymShape& shape = step->outputs[k].shape;
+  std::vector<HostOutput> held = held_outputs(*step);
+  for (size_t k = 0; k < held.size(); ++k) {
+    const SymShape& shape = held[k].shape;
     Shape largest = detail::max_shape(shape);
     detail::check_shape(largest, "host_step");
     int64_t elements = shape_numel(largest);

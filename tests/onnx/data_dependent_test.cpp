@@ -234,6 +234,37 @@ TEST(DataDependentModels, CompressThenUnique) {
   EXPECT_EQ(kernel_cache_stats().compiles, compiles);
 }
 
+// Sizes read as values: NonZero's count through Shape and Size alone (the step still runs first),
+// and the last nonzero position by a negative index along the decided axis.
+TEST(DataDependentModels, ADecidedSizeReadAsAValue) {
+  const int64_t n = 9;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "count");
+  add_input(g, "x", {n});
+  add_int64s(g, "minus_one", {-1}, {});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Size", {"where"}, "count");
+  add_node(g, "Shape", {"where"}, "shape");
+  add_node(g, "Gather", {"where", "minus_one"}, "last");
+  set_last_node_int(g, "axis", 1);
+  for (const char* out : {"count", "shape", "last"}) add_output(g, out);
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  for (int seed : {1, 2, 3}) {
+    std::vector<float> x = uniform(static_cast<size_t>(n), static_cast<uint64_t>(seed) + 40);
+    for (float& v : x) v = v < 0.5f ? 0 : v;
+    x[static_cast<size_t>(seed)] = 1;  // at least one nonzero
+    std::vector<int64_t> at;
+    for (int64_t i = 0; i < n; ++i)
+      if (x[static_cast<size_t>(i)] != 0) at.push_back(i);
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}});
+    auto k = static_cast<int64_t>(at.size());
+    EXPECT_EQ(got[0].item<int64_t>(), k) << "seed " << seed;
+    EXPECT_EQ(got[1].to_vector<int64_t>(), (std::vector<int64_t>{1, k}));
+    EXPECT_EQ(got[2].to_vector<int64_t>(), (std::vector<int64_t>{at.back()}));
+  }
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {

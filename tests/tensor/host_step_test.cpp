@@ -40,10 +40,11 @@ std::vector<float> positives(const std::vector<float>& x) {
 TEST(HostStep, ItsOutputsHaveTheSizesItDecides) {
   std::vector<float> x{3, -1, 4, -1, -5, 9, 2};  // seven elements: a prime
   std::vector<Tensor> kept = Tensor::host_step(keep_positives("positives", 7), {Tensor::from_vector(x)});
-  ASSERT_EQ(kept.size(), 2u);
+  ASSERT_EQ(kept.size(), 3u);  // its two outputs, then the vector of the sizes it decided
   EXPECT_EQ(kept[0].shape(), (Shape{7}));  // at its largest until it runs
   EXPECT_EQ(kept[0].to_vector<float>(), positives(x));
   EXPECT_EQ(kept[1].to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 5, 6}));
+  EXPECT_EQ(kept[2].to_vector<int64_t>(), (std::vector<int64_t>{4}));
   Tensor r = kept[0];
   r.realize();
   EXPECT_EQ(r.shape(), (Shape{4}));
@@ -74,6 +75,21 @@ TEST(HostStep, KernelsAfterItReadItsSizesInOnePreparedPlan) {
   }
   EXPECT_EQ(runs, 4);  // once per run, for both outputs
   EXPECT_EQ(plan.prepared_kernels().size(), kernels);
+}
+
+// What reads only the decided size (not the outputs) still runs after the step, and runs it.
+TEST(HostStep, ComputingWithADecidedSizeRunsTheStepFirst) {
+  Tensor x = Tensor::from_vector(std::vector<float>{5, -1, 2});
+  int runs = 0;
+  std::vector<Tensor> kept = Tensor::host_step(keep_positives("count", 3, &runs), {x});
+  Tensor twice = kept[2] * Tensor::full({}, int64_t{2}, dtypes::int64);
+  ExecutionPlan plan = twice.prepare();
+  for (const std::vector<float>& values : {std::vector<float>{5, -1, 2}, std::vector<float>{-5, -1, -2}, std::vector<float>{1, 1, 1}}) {
+    plan.buffer_mut_by_id(x.uop_id())->copyin(values.data(), values.size() * sizeof(float));
+    plan.execute();
+    EXPECT_EQ(twice.read_from(plan, 0).item<int64_t>(), 2 * static_cast<int64_t>(positives(values).size()));
+  }
+  EXPECT_EQ(runs, 3);
 }
 
 TEST(HostStep, NothingKeptGivesEmptyOutputs) {
