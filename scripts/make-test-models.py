@@ -17,7 +17,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py --shapes   # other operators and shapes -> build/shapes
     /usr/bin/python3 scripts/make-test-models.py --long     # long-sequence transformers -> build/long
     /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121, ResNet-18 x8 -> build/zoo
-    /usr/bin/python3 scripts/make-test-models.py --detectors  # SSDlite-320 with NMS, 3 images -> build/detectors
+    /usr/bin/python3 scripts/make-test-models.py --detectors  # SSDlite-320, Faster R-CNN, with NMS, 3 images -> build/detectors
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -483,18 +483,39 @@ def calibrate_batchnorm(model, features, shape, seed):
 
 def detector_models():
     """Detectors exported with their post-processing (score filter, per-class top-k, non-maximum
-    suppression), whose output sizes depend on the image: torchvision's SSDlite-320 with seeded
-    random weights and calibrated batch norms, on several images."""
+    suppression), whose output sizes depend on the image: torchvision's one-stage SSDlite-320 and
+    two-stage Faster R-CNN (MobileNetV3, FPN, 320), with seeded random weights and calibrated batch
+    norms, on several images."""
     def ssdlite():
         import torchvision
         m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=91)
         calibrate_batchnorm(m, lambda x: m.head(list(m.backbone(x).values())), (4, 3, 320, 320), 180)
         return m
+    def faster_rcnn():
+        # Two stages: proposals (per-level top-k, NMS), RoIAlign over the feature pyramid, the box
+        # head, then per-class NMS. The class and box layers are scaled down: with random weights
+        # one class otherwise takes every score, and large box deltas, through exp(), magnify
+        # float rounding into pixels.
+        import torchvision
+        m = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None, num_classes=91)
+        calibrate_batchnorm(m, m.backbone, (4, 3, 320, 320), 190)
+        with torch.no_grad():
+            m.roi_heads.box_predictor.cls_score.weight.mul_(0.002)
+            m.roi_heads.box_predictor.cls_score.bias.zero_()
+            m.roi_heads.box_predictor.bbox_pred.weight.mul_(0.1)
+            m.rpn.head.bbox_pred.weight.mul_(0.1)
+        m.roi_heads.score_thresh = 0.017  # tens of detections an image, not a cut at 100 among near-equal scores
+        return m
     images = [[("images", rng(81 + i).random((3, 320, 320)).astype(np.float32))] for i in range(3)]
+    detector = dict(opset=13, training=torch.onnx.TrainingMode.EVAL, export_args=lambda xs: (list(xs),), detections=True)
     return {
         "ssdlite320": dict(build=ssdlite, seed=80, inputs=images[0], datasets=images, outputs=["boxes", "scores", "labels"],
-                           opset=13, training=torch.onnx.TrainingMode.EVAL, export_args=lambda xs: (list(xs),),
-                           reference=lambda m, xs: [m(list(xs))[0][k] for k in ("boxes", "scores", "labels")], detections=True),
+                           reference=lambda m, xs: [m(list(xs))[0][k] for k in ("boxes", "scores", "labels")], **detector),
+        # torchvision returns labels before scores
+        "fasterrcnn_mobilenet_v3_320": dict(build=faster_rcnn, seed=0, inputs=images[0], datasets=images,
+                                            outputs=["boxes", "labels", "scores"],
+                                            reference=lambda m, xs: [m(list(xs))[0][k] for k in ("boxes", "labels", "scores")],
+                                            order=(0, 2, 1), box_tol=1.0, **detector),
     }
 
 
@@ -573,7 +594,7 @@ def main():
     which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50, "
                        "DenseNet-121 and ResNet-18 at batch 8 (default out: build/zoo)")
     which.add_argument("--detectors", action="store_true", help="write detectors with their post-processing "
-                       "(SSDlite-320; several images; default out: build/detectors)")
+                       "(SSDlite-320, Faster R-CNN; several images; default out: build/detectors)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models; build/models with --large, build/shapes with "
                     "--shapes, build/long with --long, build/zoo with --zoo)")
     ap.add_argument("--only", nargs="*", help="model names to generate (default: all of the set)")
@@ -618,10 +639,12 @@ def main():
         print("%s: opset %s, %d nodes: %s" % (name, opsets.get("ai.onnx"), sum(ops.values()),
                                               " ".join("%s:%d" % kv for kv in sorted(ops.items()))))
         if specs[name].get("detections"):
+            order = specs[name].get("order", (0, 1, 2))  # where boxes, scores and labels are among the outputs
             for k, ref in enumerate(refs):
                 got = [read_tensor_proto(open(os.path.join(case, "test_data_set_%d" % k, "output_%d.pb" % i), "rb").read())[1]
                        for i in range(3)]
-                unmatched = unmatched_detections(got, ref)
+                unmatched = unmatched_detections([got[i] for i in order], [ref[i] for i in order],
+                                                 box_tol=specs[name].get("box_tol", 1e-2))
                 print("  data set %d: %d detections, %d without an equal in PyTorch's" % (k, len(ref[1]), unmatched))
                 if unmatched:
                     bad.append(name)

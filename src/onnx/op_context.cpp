@@ -48,7 +48,7 @@ bool takes_symbolic(const std::string& op) {
       "Transpose", "Unsqueeze", "Where", "Xor",
       // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
       "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
-      "ConstantOfShape", "RoiAlign"};
+      "ConstantOfShape", "RoiAlign", "Reshape", "Expand", "ScatterElements"};
   return ops.count(op) != 0;
 }
 

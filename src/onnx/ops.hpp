@@ -32,6 +32,9 @@ std::vector<Tensor> topk_as_host_step(const OpContext& c, int64_t axis);
 /// Concat along an axis of symbolic sizes, as a host step (ops_data_dependent.cpp).
 Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t axis);
 
+/// ScatterElements over inputs of symbolic size, as a host step (ops_data_dependent.cpp).
+Tensor scatter_elements_on_host(const OpContext& c);
+
 /// ONNX's axis convention: negative counts from the end; fails naming the node when out of range.
 int64_t axis_of(const OpContext& c, int64_t axis, int64_t ndim);
 

@@ -376,7 +376,12 @@ V topk_on_host(const OpContext& c, int64_t axis) {
 // Concat along an axis whose sizes are symbolic: each piece copied into place on the host, in one
 // pass whatever the number of pieces (a detector's per-class results are dozens), and the total
 // size a variable the step sets.
-Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t axis) {
+Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& all, int64_t axis) {
+  std::vector<Tensor> xs;  // pieces that are empty at every size add nothing
+  for (const Tensor& x : all)
+    if (x.symbolic_shape()[static_cast<size_t>(axis)].max() > 0) xs.push_back(x);
+  if (xs.empty()) return all[0];
+  if (xs.size() == 1) return xs[0];  // one piece (a batch of one image): itself, its size kept
   SymShape shape = xs[0].symbolic_shape();
   int64_t most = 0;
   for (const Tensor& x : xs) {
@@ -415,6 +420,52 @@ Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& xs, int64_t
     return std::vector<int64_t>{sum};
   };
   return host_step_outputs(step, xs)[0];
+}
+
+// ScatterElements over symbolic sizes (a detector's regions merged back from their pyramid
+// levels): data copied, then each update written where its index points along `axis`, on the
+// host, in the data's own bytes. Indices count from the run's end when negative.
+Tensor scatter_elements_on_host(const OpContext& c) {
+  const Tensor &data = c.in(0), &indices = c.in(1), &updates = c.in(2);
+  int64_t axis = axis_of(c, c.attr_i("axis", 0), data.ndim());
+  if (indices.ndim() != data.ndim() || updates.ndim() != data.ndim()) c.fail("data, indices and updates need the same rank");
+  if (c.attr_s("reduction", "none") != "none") c.fail("a reduction over inputs of symbolic size is not supported");
+  if (data.dtype() != updates.dtype()) c.fail("updates are " + updates.dtype().name() + ", data " + data.dtype().name());
+  auto step = new_step(c);
+  step->outputs = {{data.dtype(), data.symbolic_shape()}};
+  std::string where = c.where();
+  step->run = [axis, where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    const HostTensor &d = in[0], &ix = in[1], &u = in[2];
+    auto item = static_cast<size_t>(d.dtype.itemsize());
+    std::memcpy(out[0].data, d.data, static_cast<size_t>(d.numel()) * item);
+    const int64_t* at = ix.as<int64_t>();
+    size_t rank = d.shape.size();
+    if (u.shape != ix.shape) throw Error(where + ": updates and indices differ in shape");
+    std::vector<int64_t> pos(rank, 0);
+    for (int64_t p = 0; p < ix.numel(); ++p) {
+      // pos: the index element's coordinates; the target is pos with axis replaced.
+      int64_t target = 0, stride = 1;
+      for (size_t k = rank; k-- > 0;) {
+        int64_t coord = pos[k];
+        if (static_cast<int64_t>(k) == axis) {
+          coord = at[p] < 0 ? at[p] + d.shape[k] : at[p];
+          if (coord < 0 || coord >= d.shape[k]) throw Error(where + ": index " + std::to_string(at[p]) + " is outside an axis of " + std::to_string(d.shape[k]));
+        } else if (coord >= d.shape[k]) {
+          throw Error(where + ": indices reach past the data along axis " + std::to_string(k));
+        }
+        target += coord * stride;
+        stride *= d.shape[k];
+      }
+      // The update at the same position as the index: updates have the indices' shape.
+      std::memcpy(static_cast<char*>(out[0].data) + static_cast<size_t>(target) * item, static_cast<const char*>(u.data) + static_cast<size_t>(p) * item, item);
+      for (size_t k = rank; k-- > 0;) {  // the next index element
+        if (++pos[k] < ix.shape[k]) break;
+        pos[k] = 0;
+      }
+    }
+    return std::vector<int64_t>{};
+  };
+  return Tensor::host_step(step, {data, indices.cast(dtypes::int64), updates})[0];
 }
 
 V topk_as_host_step(const OpContext& c, int64_t axis) { return topk_on_host(c, axis); }

@@ -24,8 +24,46 @@ std::vector<int64_t> axes_arg(const OpContext& c, size_t i, int64_t ndim) {
   return axes;
 }
 
+// Reshape where the input or the target has symbolic sizes: 0 copies the input's size, -1 is what
+// is left of its element count.
+Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
+  const Tensor& x = c.in(0);
+  SymShape xs = x.symbolic_shape();
+  bool allowzero = c.attr_i("allowzero", 0) != 0;
+  std::optional<size_t> rest;
+  SInt total = 1, known = 1;
+  for (const SInt& d : xs) total = total * d;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i].is_static() && shape[i].value() == 0 && !allowzero) {
+      if (i >= xs.size()) c.fail("a 0 in the shape copies a dimension the input does not have");
+      shape[i] = xs[i];
+    }
+    if (shape[i].is_static() && shape[i].value() == -1) {
+      if (rest) c.fail("more than one -1 in the shape");
+      rest = i;
+      continue;
+    }
+    if (shape[i].min() < 0) c.fail("a negative size " + shape[i].to_string() + " in the shape");
+    known = known * shape[i];
+  }
+  if (rest) {
+    if (known.is_static() && known.value() == 0) c.fail("-1 beside a size of 0");
+    shape[*rest] = size_quotient(total, known);
+  }
+  return x.reshape(shape);
+}
+
 Tensor reshape(const OpContext& c) {
   const Tensor& x = c.in(0);
+  if (c.opset() >= 5) {
+    SymShape target = c.sizes(1);
+    bool symbolic = x.is_symbolic();
+    for (const SInt& d : target) symbolic = symbolic || !d.is_static();
+    if (symbolic) return reshape_symbolic(c, target);
+  } else if (x.is_symbolic()) {
+    std::vector<int64_t> v = c.attr_ints("shape");
+    return reshape_symbolic(c, SymShape(v.begin(), v.end()));
+  }
   std::vector<int64_t> shape = c.opset() < 5 ? c.attr_ints("shape") : c.ints(1);
   bool allowzero = c.attr_i("allowzero", 0) != 0;
   for (size_t i = 0; i < shape.size(); ++i)
@@ -39,16 +77,20 @@ Tensor reshape(const OpContext& c) {
 Tensor slice(const OpContext& c) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> starts, ends, axes, steps;
+  SymShape sym_starts, sym_ends;  // starts and ends computed from symbolic sizes (a split per image)
   if (c.opset() < 10) {
     starts = c.attr_ints("starts");
     ends = c.attr_ints("ends");
     axes = c.attr_ints("axes");
   } else {
-    starts = c.ints(1);
-    ends = c.ints(2);
+    sym_starts = c.sizes(1);
+    sym_ends = c.sizes(2);
+    for (const SInt& v : sym_starts) starts.push_back(v.is_static() ? v.value() : 0);
+    for (const SInt& v : sym_ends) ends.push_back(v.is_static() ? v.value() : 0);
     if (c.has(3)) axes = c.ints(3);
     if (c.has(4)) steps = c.ints(4);
   }
+  if (sym_starts.empty()) sym_starts.assign(starts.begin(), starts.end()), sym_ends.assign(ends.begin(), ends.end());
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   if (steps.empty()) steps.assign(starts.size(), 1);
@@ -58,10 +100,17 @@ Tensor slice(const OpContext& c) {
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axis_of(c, axes[i], x.ndim()), n = x.shape()[a], step = steps[i];
     if (step == 0) c.fail("a step of 0");
-    if (SInt sn = x.symbolic_shape()[static_cast<size_t>(a)]; !sn.is_static()) {  // a symbolic axis: its bounds are expressions
-      if (step != 1) c.fail("a step of " + std::to_string(step) + " along axis " + std::to_string(a) + ", whose size is symbolic");
-      auto bound = [&](int64_t v) { return v < 0 ? size_max(sn + SInt(std::max(v, -sn.max())), 0) : size_min(SInt(v), sn); };
-      SInt s = bound(starts[i]), e = size_max(s, bound(ends[i]));
+    if (SInt sn = x.symbolic_shape()[static_cast<size_t>(a)]; !sn.is_static() || !sym_starts[i].is_static() || !sym_ends[i].is_static()) {
+      // A symbolic axis or bounds: the bounds are expressions, clamped as ONNX clamps numbers.
+      if (step != 1) c.fail("a step of " + std::to_string(step) + " along axis " + std::to_string(a) + ", whose size or bounds are symbolic");
+      auto bound = [&](const SInt& v) {
+        if (!v.is_static()) {
+          if (v.min() < 0) c.fail("a symbolic bound " + v.to_string() + " that may be negative");
+          return size_min(v, sn);
+        }
+        return v.value() < 0 ? size_max(sn + SInt(std::max(v.value(), -sn.max())), 0) : size_min(SInt(v.value()), sn);
+      };
+      SInt s = bound(sym_starts[i]), e = size_max(s, bound(sym_ends[i]));
       std::vector<std::pair<SInt, SInt>> b;
       for (const SInt& d : r.symbolic_shape()) b.emplace_back(0, d);
       b[static_cast<size_t>(a)] = {s, e};
@@ -198,6 +247,7 @@ V topk(const OpContext& c) {
 
 // ScatterElements / Scatter: each update lands at its index along `axis`; the rest keep data.
 Tensor scatter_elements(const OpContext& c) {
+  if (c.in(0).is_symbolic() || c.in(1).is_symbolic() || c.in(2).is_symbolic()) return scatter_elements_on_host(c);
   const Tensor &data = c.in(0), &upd = c.in(2);
   int64_t a = axis_of(c, c.attr_i("axis", 0), data.ndim()), n = data.shape()[a];
   Tensor idx = non_negative(c.in(1), n).unsqueeze(a + 1);
@@ -383,6 +433,18 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Expand"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
+    SymShape target = c.sizes(1);
+    bool symbolic = x.is_symbolic();
+    for (const SInt& d : target) symbolic = symbolic || !d.is_static();
+    if (symbolic) {  // the same rule over symbolic sizes: a static 1 in the target keeps the input's size
+      SymShape xs = x.symbolic_shape(), out(std::max(target.size(), xs.size()), SInt(1));
+      for (size_t i = 0; i < out.size(); ++i) {
+        SInt xd = i + xs.size() >= out.size() ? xs[i + xs.size() - out.size()] : SInt(1);
+        SInt sd = i + target.size() >= out.size() ? target[i + target.size() - out.size()] : SInt(1);
+        out[i] = sd.is_static() && sd.value() == 1 ? xd : sd;
+      }
+      return V{x.expand(out)};
+    }
     std::vector<int64_t> shape = c.ints(1);
     // Expand broadcasts both ways: a 1 in the target keeps the input's size.
     Shape out(std::max<size_t>(shape.size(), static_cast<size_t>(x.ndim())), 1);

@@ -1,5 +1,6 @@
 #include "onnx/size_values.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,11 +25,7 @@ constexpr int64_t kMostElements = 16;  // shapes and counts, not data
 
 SInt smin(const SInt& a, const SInt& b) { return size_min(a, b); }
 SInt smax(const SInt& a, const SInt& b) { return size_max(a, b); }
-// Integer division of sizes (non-negative): floor, as ONNX's Div of int64 sizes.
-SInt sdiv(const SInt& a, const SInt& b) {
-  if (a.is_static() && b.is_static()) return b.value() == 0 ? SInt(0) : SInt(a.value() / b.value());
-  return SInt(UOp::make(Ops::IDIV, dtypes::index, {a.uop(), b.uop()}));
-}
+SInt sdiv(const SInt& a, const SInt& b) { return size_quotient(a, b); }
 
 // Input i's elements: followed, or known now and small.
 std::optional<SymShape> values_of(const OpContext& c, size_t i) {
@@ -125,11 +122,39 @@ const std::map<std::string, Rule>& rules() {
         SymShape out;
         for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
           const SInt &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
-          if (!x.is_static() || !y.is_static()) return std::nullopt;
-          out.emplace_back(f(x.value(), y.value()) ? 1 : 0);
+          // Decided for numbers, and for ranges that do not meet (a size against -1): every value
+          // in them answers the same.
+          if (!(x.is_static() && y.is_static()) && !(x.max() < y.min() || y.max() < x.min())) return std::nullopt;
+          out.emplace_back(f(x.min(), y.min()) ? 1 : 0);
         }
         return out;
       };
+    };
+    r["Where"] = [](const OpContext& c) -> std::optional<SymShape> {
+      auto cond = values_of(c, 0), a = values_of(c, 1), b = values_of(c, 2);
+      if (!cond || !a || !b) return std::nullopt;
+      size_t n = std::max({cond->size(), a->size(), b->size()});
+      SymShape out;
+      for (size_t i = 0; i < n; ++i) {
+        auto at = [&](const SymShape& v) -> const SInt& { return v[v.size() == 1 ? 0 : i]; };
+        if ((cond->size() != 1 && cond->size() != n) || (a->size() != 1 && a->size() != n) || (b->size() != 1 && b->size() != n) ||
+            !at(*cond).is_static())
+          return std::nullopt;
+        out.push_back(at(*cond).value() != 0 ? at(*a) : at(*b));
+      }
+      return out;
+    };
+    r["ConstantOfShape"] = [](const OpContext& c) -> std::optional<SymShape> {
+      auto shape = values_of(c, 0);
+      if (!shape || shape->size() > 1 || (shape->size() == 1 && !(*shape)[0].is_static())) return std::nullopt;
+      int64_t n = shape->empty() ? 1 : (*shape)[0].value(), v = 0;
+      if (n > kMostElements) return std::nullopt;
+      if (c.has_attr("value")) {
+        Tensor t = c.attr_t("value");
+        if (!t.dtype().is_int() || t.numel() != 1) return std::nullopt;
+        v = t.cast(dtypes::int64).to_vector<int64_t>()[0];
+      }
+      return SymShape(static_cast<size_t>(n), SInt(v));
     };
     r["Equal"] = compare([](int64_t x, int64_t y) { return x == y; });
     r["Less"] = compare([](int64_t x, int64_t y) { return x < y; });
@@ -149,6 +174,47 @@ SInt size_min(const SInt& a, const SInt& b) {
   if (a.max() <= b.min()) return a;
   if (b.max() <= a.min()) return b;
   return SInt(0) - size_max(SInt(0) - a, SInt(0) - b);
+}
+
+namespace {
+
+// The factors of a product of sizes (a MUL tree), constants multiplied into one.
+void factors_of(const UOpPtr& e, std::vector<UOpPtr>& out, int64_t& constant) {
+  if (e->op() == Ops::MUL) {
+    factors_of(e->src(0), out, constant);
+    factors_of(e->src(1), out, constant);
+  } else if (e->is_const()) {
+    constant *= const_as_int(e->const_value());
+  } else {
+    out.push_back(e);
+  }
+}
+
+}  // namespace
+
+SInt size_quotient(const SInt& a, const SInt& b) {
+  if (a.is_static() && b.is_static()) return b.value() == 0 ? SInt(0) : SInt(a.value() / b.value());
+  if (b.is_static() && b.value() == 1) return a;
+  // A product over some of its own factors (n*364 / n, a -1 beside a symbolic size): what is left.
+  std::vector<UOpPtr> top, bottom;
+  int64_t top_constant = 1, bottom_constant = 1;
+  factors_of(a.uop(), top, top_constant);
+  factors_of(b.uop(), bottom, bottom_constant);
+  bool cancels = bottom_constant != 0 && top_constant % bottom_constant == 0;
+  for (const UOpPtr& f : bottom) {
+    auto it = std::find(top.begin(), top.end(), f);  // nodes are interned: equal expressions are one node
+    if (it == top.end()) {
+      cancels = false;
+      break;
+    }
+    top.erase(it);
+  }
+  if (cancels) {
+    SInt left = top_constant / bottom_constant;
+    for (const UOpPtr& f : top) left = left * SInt(f);
+    return left;
+  }
+  return SInt(UOp::make(Ops::IDIV, dtypes::index, {a.uop(), b.uop()}));
 }
 
 SInt size_max(const SInt& a, const SInt& b) {

@@ -36,6 +36,8 @@ std::string own_size_name(const std::string& name);
 /// The smaller and the larger of two sizes (an expression where either is symbolic).
 SInt size_min(const SInt& a, const SInt& b);
 SInt size_max(const SInt& a, const SInt& b);
+/// a / b rounded down, for sizes (b > 0).
+SInt size_quotient(const SInt& a, const SInt& b);
 
 /// The symbolic elements of `t`, when the graph being built follows them.
 std::optional<SymShape> size_values_of(const Tensor& t);
