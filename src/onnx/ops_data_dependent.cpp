@@ -441,6 +441,21 @@ Tensor scatter_elements_on_host(const OpContext& c) {
     const int64_t* at = ix.as<int64_t>();
     size_t rank = d.shape.size();
     if (u.shape != ix.shape) throw Error(where + ": updates and indices differ in shape");
+    // Along the first axis with the data's other sizes (a detector merging its levels' regions):
+    // element q of row r goes to row at[r][q], same q.
+    bool rows = axis == 0 && rank >= 1 && std::equal(ix.shape.begin() + 1, ix.shape.end(), d.shape.begin() + 1);
+    if (rows) {
+      int64_t inner = rank ? d.numel() / std::max<int64_t>(d.shape[0], 1) : 1;
+      if (d.shape[0] == 0) inner = 0;
+      auto* dst = static_cast<char*>(out[0].data);
+      const auto* src = static_cast<const char*>(u.data);
+      for (int64_t p = 0; p < ix.numel(); ++p) {
+        int64_t t = at[p] < 0 ? at[p] + d.shape[0] : at[p];
+        if (t < 0 || t >= d.shape[0]) throw Error(where + ": index " + std::to_string(at[p]) + " is outside an axis of " + std::to_string(d.shape[0]));
+        std::memcpy(dst + static_cast<size_t>(t * inner + p % inner) * item, src + static_cast<size_t>(p) * item, item);
+      }
+      return std::vector<int64_t>{};
+    }
     std::vector<int64_t> pos(rank, 0);
     for (int64_t p = 0; p < ix.numel(); ++p) {
       // pos: the index element's coordinates; the target is pos with axis replaced.

@@ -116,11 +116,19 @@ struct RoiAlignParams {
   std::string where;
 };
 
+// One bilinear sample: the four corners' offsets in a channel's plane and their weights.
+struct Sample {
+  int64_t at[4];
+  double weight[4];
+  bool outside;  // beyond the map by more than a pixel: 0 (avg) or a 0 term (max)
+};
+
 void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostTensor& rois_t, const HostTensor& batch_t, const HostTensor& out_t) {
   int64_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3], r = rois_t.shape[0];
   const double *img = x.as<double>(), *rois = rois_t.as<double>();
   const int64_t* batch = batch_t.as<int64_t>();
   double* out = out_t.as<double>();
+  std::vector<Sample> samples;  // per region: each bin's samples, the same for every channel
   for (int64_t k = 0; k < r; ++k) {
     int64_t b = batch[k];
     if (b < 0 || b >= n) throw Error(p.where + ": batch index " + std::to_string(b) + " is outside [0, " + std::to_string(n) + ")");
@@ -135,37 +143,43 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
     int64_t gw = p.ratio > 0 ? p.ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(p.ow)));
     gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
     double count = static_cast<double>(gh * gw);
+    samples.clear();
+    for (int64_t py = 0; py < p.oh; ++py)
+      for (int64_t px = 0; px < p.ow; ++px)
+        for (int64_t iy = 0; iy < gh; ++iy)
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+            double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+            Sample sm{{0, 0, 0, 0}, {0, 0, 0, 0}, yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 || xx > static_cast<double>(w)};
+            if (!sm.outside) {
+              yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
+              auto yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh = yl + 1, xh = xl + 1;
+              if (yl >= h - 1) yl = yh = h - 1, yy = static_cast<double>(yl);
+              if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
+              double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
+              sm = {{yl * w + xl, yl * w + xh, yh * w + xl, yh * w + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, false};
+            }
+            samples.push_back(sm);
+          }
+    auto per_bin = static_cast<size_t>(gh * gw);
     for (int64_t cc = 0; cc < ch; ++cc) {
       const double* plane = img + (b * ch + cc) * h * w;
-      auto at = [&](int64_t yy, int64_t xx) { return plane[yy * w + xx]; };
-      for (int64_t py = 0; py < p.oh; ++py)
-        for (int64_t px = 0; px < p.ow; ++px) {
-          double acc = p.max_mode ? -std::numeric_limits<double>::infinity() : 0.0;
-          for (int64_t iy = 0; iy < gh; ++iy)
-            for (int64_t ix = 0; ix < gw; ++ix) {
-              double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
-              double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
-              double v = 0;
-              if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 || xx > static_cast<double>(w))) {
-                yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
-                auto yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh = yl + 1, xh = xl + 1;
-                if (yl >= h - 1) yl = yh = h - 1, yy = static_cast<double>(yl);
-                if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
-                double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
-                double terms[4] = {hy * hx * at(yl, xl), hy * lx * at(yl, xh), ly * hx * at(yh, xl), ly * lx * at(yh, xh)};
-                if (p.max_mode) {  // as ONNX Runtime: the largest weighted corner
-                  for (double t : terms) acc = std::max(acc, t);
-                  continue;
-                }
-                v = terms[0] + terms[1] + terms[2] + terms[3];
-              } else if (p.max_mode) {
-                acc = std::max(acc, 0.0);
-                continue;
-              }
-              acc += v;
-            }
-          out[((k * ch + cc) * p.oh + py) * p.ow + px] = p.max_mode ? acc : acc / count;
+      double* dst = out + (k * ch + cc) * p.oh * p.ow;
+      for (int64_t bin = 0; bin < p.oh * p.ow; ++bin) {
+        const Sample* sm = samples.data() + static_cast<size_t>(bin) * per_bin;
+        double acc = p.max_mode ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (size_t i = 0; i < per_bin; ++i) {
+          const Sample& q = sm[i];
+          if (p.max_mode) {  // as ONNX Runtime: the largest weighted corner
+            if (q.outside) acc = std::max(acc, 0.0);
+            else
+              for (int c4 = 0; c4 < 4; ++c4) acc = std::max(acc, q.weight[c4] * plane[q.at[c4]]);
+          } else if (!q.outside) {
+            acc += q.weight[0] * plane[q.at[0]] + q.weight[1] * plane[q.at[1]] + q.weight[2] * plane[q.at[2]] + q.weight[3] * plane[q.at[3]];
+          }
         }
+        dst[bin] = p.max_mode ? acc : acc / count;
+      }
     }
   }
 }
