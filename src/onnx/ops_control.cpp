@@ -25,6 +25,8 @@ bool truth(const OpContext& c, const Tensor& t) {
 // Computes a carried value now, so each iteration's graph stays small.
 Value realized(const OpContext& c, const Value& v) {
   if (v.is_tensor()) {
+    if (auto known = static_size_values(v.tensor()))  // sizes known as numbers: no plan to run
+      return Tensor::from_vector(*known, v.tensor().shape()).cast(v.tensor().dtype()).realize();
     c.require_build_time(v.tensor(), "a value carried between iterations");
     return Tensor(v.tensor()).realize();
   }

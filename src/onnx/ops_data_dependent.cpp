@@ -377,6 +377,8 @@ V topk_on_host(const OpContext& c, int64_t axis) {
 // pass whatever the number of pieces (a detector's per-class results are dozens), and the total
 // size a variable the step sets.
 Tensor concat_on_host(const OpContext& c, const std::vector<Tensor>& all, int64_t axis) {
+  for (const Tensor& x : all)
+    if (x.ndim() != all[0].ndim()) c.fail("inputs of different ranks");
   std::vector<Tensor> xs;  // pieces that are empty at every size add nothing
   for (const Tensor& x : all)
     if (x.symbolic_shape()[static_cast<size_t>(axis)].max() > 0) xs.push_back(x);

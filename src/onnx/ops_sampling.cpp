@@ -143,6 +143,12 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
     int64_t gw = p.ratio > 0 ? p.ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(p.ow)));
     gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
     double count = static_cast<double>(gh * gw);
+    if (static_cast<double>(gh) * static_cast<double>(gw) * static_cast<double>(p.oh * p.ow) > 1 << 24)
+      throw Error(p.where + ": a region of " + std::to_string(rw) + " x " + std::to_string(rh) + " needs more than 2^24 samples");
+    if (h == 0 || w == 0) {  // nothing to sample: every bin is 0
+      std::fill(out + k * ch * p.oh * p.ow, out + (k + 1) * ch * p.oh * p.ow, 0.0);
+      continue;
+    }
     samples.clear();
     for (int64_t py = 0; py < p.oh; ++py)
       for (int64_t px = 0; px < p.ow; ++px)

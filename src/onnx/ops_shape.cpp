@@ -38,6 +38,8 @@ Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
       if (i >= xs.size()) c.fail("a 0 in the shape copies a dimension the input does not have");
       shape[i] = xs[i];
     }
+    // A computed size that is 0 at run time (no boxes) is taken as 0, an empty axis: ONNX would copy
+    // the input's size there, which is a count of the same thing in the exports this serves.
     if (shape[i].is_static() && shape[i].value() == -1) {
       if (rest) c.fail("more than one -1 in the shape");
       rest = i;
@@ -48,7 +50,7 @@ Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
   }
   if (rest) {
     if (known.is_static() && known.value() == 0) c.fail("-1 beside a size of 0");
-    shape[*rest] = size_quotient(total, known);
+    shape[*rest] = size_quotient(total, known, true);
   }
   return x.reshape(shape);
 }

@@ -1,6 +1,7 @@
 #include "onnx/size_values.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -68,7 +69,28 @@ const std::map<std::string, Rule>& rules() {
   static const std::map<std::string, Rule> table = [] {
     std::map<std::string, Rule> r;
     Rule same = [](const OpContext& c) { return values_of(c, 0); };
-    for (const char* op : {"Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten", "Cast", "CastLike"}) r[op] = same;
+    for (const char* op : {"Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten"}) r[op] = same;
+    // A cast keeps sizes as they are into int64 or int32 (sizes fit), makes each 0 or 1 into bool
+    // (decided where the size's range excludes 0), and is not followed into narrower types.
+    Rule cast = [](const OpContext& c) -> std::optional<SymShape> {
+      DType to = c.op() == "CastLike" ? c.value(1).dtype() : dtype_from_onnx(static_cast<int32_t>(c.attr_i("to", 0)), c.where());
+      auto v = values_of(c, 0);
+      if (!v) return std::nullopt;
+      if (to == dtypes::int64 || to == dtypes::int32) {
+        for (const SInt& d : *v)
+          if (d.min() < INT32_MIN || d.max() > INT32_MAX) return to == dtypes::int64 ? v : std::nullopt;
+        return v;
+      }
+      if (to != dtypes::bool_) return std::nullopt;
+      SymShape out;
+      for (const SInt& d : *v) {
+        if (!d.is_static() && d.min() <= 0 && d.max() >= 0) return std::nullopt;
+        out.emplace_back(d.is_static() ? (d.value() != 0 ? 1 : 0) : 1);
+      }
+      return out;
+    };
+    r["Cast"] = cast;
+    r["CastLike"] = cast;
     r["Concat"] = [](const OpContext& c) -> std::optional<SymShape> {
       SymShape out;
       for (size_t i = 0; i < c.num_inputs(); ++i) {
@@ -192,7 +214,7 @@ void factors_of(const UOpPtr& e, std::vector<UOpPtr>& out, int64_t& constant) {
 
 }  // namespace
 
-SInt size_quotient(const SInt& a, const SInt& b) {
+SInt size_quotient(const SInt& a, const SInt& b, bool zero_cancels) {
   if (a.is_static() && b.is_static()) return b.value() == 0 ? SInt(0) : SInt(a.value() / b.value());
   if (b.is_static() && b.value() == 1) return a;
   // A product over some of its own factors (n*364 / n, a -1 beside a symbolic size): what is left.
@@ -200,10 +222,11 @@ SInt size_quotient(const SInt& a, const SInt& b) {
   int64_t top_constant = 1, bottom_constant = 1;
   factors_of(a.uop(), top, top_constant);
   factors_of(b.uop(), bottom, bottom_constant);
+  if (b.is_static() && b.value() == 0) return 0;  // as for numbers
   bool cancels = bottom_constant != 0 && top_constant % bottom_constant == 0;
   for (const UOpPtr& f : bottom) {
     auto it = std::find(top.begin(), top.end(), f);  // nodes are interned: equal expressions are one node
-    if (it == top.end()) {
+    if (it == top.end() || (f->vmin() <= 0 && !zero_cancels)) {  // a factor that may be 0 does not cancel (0 * 364 / 0)
       cancels = false;
       break;
     }

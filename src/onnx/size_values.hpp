@@ -36,8 +36,10 @@ std::string own_size_name(const std::string& name);
 /// The smaller and the larger of two sizes (an expression where either is symbolic).
 SInt size_min(const SInt& a, const SInt& b);
 SInt size_max(const SInt& a, const SInt& b);
-/// a / b rounded down, for sizes (b > 0).
-SInt size_quotient(const SInt& a, const SInt& b);
+/// a / b rounded down, for sizes (b > 0). A factor of b that is also one of a cancels where it
+/// cannot be 0, or anywhere with `zero_cancels` (a Reshape's -1: where that factor is 0 the tensor
+/// is empty whatever the quotient).
+SInt size_quotient(const SInt& a, const SInt& b, bool zero_cancels = false);
 
 /// The symbolic elements of `t`, when the graph being built follows them.
 std::optional<SymShape> size_values_of(const Tensor& t);

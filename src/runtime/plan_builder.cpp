@@ -179,8 +179,18 @@ PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOp
 }
 
 // For each host step, the kernels after it that read a size it sets: they take the new value when
-// it runs.
+// it runs. A kernel before the step that reads one would read the last run's value: an error.
 void note_refreshes(ExecutionPlan::Impl& impl) {
+  std::unordered_map<std::string, size_t> set_at;  // a decided size -> the op of the step that sets it
+  for (size_t i = 0; i < impl.ops.size(); ++i)
+    if (const auto* f = std::get_if<PreparedCustom>(&impl.ops[i]))
+      for (const RuntimeVar& v : f->sets) set_at.emplace(v.name, i);
+  for (size_t j = 0; j < impl.ops.size(); ++j)
+    if (const auto* k = std::get_if<PreparedKernel>(&impl.ops[j]))
+      for (const RuntimeVar& v : k->runtime_vars)
+        if (auto s = set_at.find(v.name); s != set_at.end() && s->second > j)
+          throw InternalError("kernel " + k->kernel->entry_point + " reads the size " + v.name + " before the host step '" +
+                              std::get<PreparedCustom>(impl.ops[s->second]).name + "' that decides it");
   for (size_t i = 0; i < impl.ops.size(); ++i) {
     const auto* f = std::get_if<PreparedCustom>(&impl.ops[i]);
     if (!f || f->sets.empty()) continue;

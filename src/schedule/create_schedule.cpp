@@ -68,7 +68,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   sched.becomes.then(columns);
   outputs = read_relayouts_from_copies(outputs, &relayouts);
   sched.becomes.then(relayouts);
-  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  // Host steps first, each as early as its inputs allow: a kernel that reads a size a step decides
+  // only as a size (an Expand to it, a ConstantOfShape of it) has no data edge to the step, and
+  // must still run after it (the plan builder checks that it does).
+  std::vector<UOpPtr> visit;
+  for (const UOpPtr& u : toposort(UOp::make(Ops::SINK, dtypes::void_, outputs)))
+    if (u->op() == Ops::CUSTOM) visit.push_back(u);
+  visit.insert(visit.end(), outputs.begin(), outputs.end());
+  UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, visit);
   sched.shapes = graph_shapes(sink);
   std::vector<UOpPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself

@@ -265,6 +265,47 @@ TEST(DataDependentModels, ADecidedSizeReadAsAValue) {
   }
 }
 
+// Shapes built from a decided size: NonZero's positions flattened by Reshape to -1, widened by
+// Expand to three columns, and a ConstantOfShape of that shape added to them.
+TEST(DataDependentModels, ReshapeAndExpandOfADecidedSize) {
+  const int64_t n = 10;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "shapes");
+  add_input(g, "x", {n});
+  add_int64s(g, "minus_one", {-1}, {1});
+  add_int64s(g, "one", {1}, {1});
+  add_int64s(g, "one_three", {1, 3}, {2});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Reshape", {"where", "minus_one"}, "flat");
+  add_node(g, "Unsqueeze", {"flat", "one"}, "column");
+  add_node(g, "Expand", {"column", "one_three"}, "wide");
+  add_node(g, "Shape", {"wide"}, "wide_shape");
+  add_node(g, "ConstantOfShape", {"wide_shape"}, "zeros");
+  auto* value = g->mutable_node(g->node_size() - 1)->add_attribute();
+  value->set_name("value");
+  value->set_type(::onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(5);
+  add_node(g, "Add", {"wide", "zeros"}, "plus_five");
+  add_output(g, "plus_five");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  size_t compiles = kernel_cache_stats().compiles;
+  for (uint64_t seed : {5, 6, 7}) {
+    std::vector<float> x = uniform(static_cast<size_t>(n), seed);
+    for (float& v : x) v = v < 0.5f ? 0 : v;
+    if (seed == 7) std::fill(x.begin(), x.end(), 0.0f);
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < n; ++i)
+      if (x[static_cast<size_t>(i)] != 0) want.insert(want.end(), {i + 5, i + 5, i + 5});
+    Tensor got = pm.run({{"x", Tensor::from_vector(x, {n})}})[0];
+    EXPECT_EQ(got.shape(), (Shape{static_cast<int64_t>(want.size() / 3), 3})) << "seed " << seed;
+    EXPECT_EQ(got.to_vector<int64_t>(), want) << "seed " << seed;
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
