@@ -93,15 +93,19 @@ class Model {
   /// (`dim_param`) from 1 up to `max_sizes[name]`: each becomes a Variable, so running it at
   /// another size rebinds the variable and compiles nothing. Every named dimension needs a
   /// maximum. Throws OnnxError naming the node for an operator that needs static sizes.
+  /// A model whose graph depends on its input values in a way no plan step covers (a Reshape to
+  /// a shape given as an input) is built again for each input instead, with one plan kept per
+  /// input sizes and deciding values: see PreparedModel::rebuilds_because.
   /// `options` are the plan's settings (threads, backend, ...); unset ones take the defaults.
   PreparedModel prepare(const std::map<std::string, int64_t>& max_sizes, const PrepareOptions& options = {}) const;
 
   struct Impl;
 
  private:
-  explicit Model(std::unique_ptr<Impl> impl);
+  friend class PreparedModel;
+  explicit Model(std::shared_ptr<Impl> impl);
   static Model from_proto(std::unique_ptr<Impl> impl, const std::string& base_dir);  // the parsed proto, checked
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with the PreparedModels that build it again
 };
 
 /// A model built and compiled once for a range of input sizes (Model::prepare).
@@ -119,14 +123,23 @@ class PreparedModel {
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, std::vector<KernelProfile>* profile = nullptr);
   /// The sizes the last run bound, by dimension name.
   const std::map<std::string, int64_t>& sizes() const;
-  /// The plan behind it: kernels, buffers, profiles.
+  /// The plan behind it (of the last run, for a model built again per input): kernels, buffers,
+  /// profiles.
   ExecutionPlan& plan();
+  /// Empty when one plan serves every input. Otherwise why the model is built again for each
+  /// input: the node that reads an input's value to decide the graph. Each run then builds the
+  /// graph (computing those values) and runs the plan kept for its input sizes and those values,
+  /// compiling only for a combination not seen before (the last 8 are kept).
+  const std::string& rebuilds_because() const;
 
   struct Impl;
 
  private:
   friend class Model;
   explicit PreparedModel(std::unique_ptr<Impl> impl);
+  // A run of a model built again for each input: the inputs' bytes and shapes, checked.
+  std::vector<Tensor> run_rebuilt(const std::vector<std::vector<uint8_t>>& data, const std::vector<Shape>& shapes,
+                                  std::vector<KernelProfile>* profile);
   std::unique_ptr<Impl> impl_;
 };
 

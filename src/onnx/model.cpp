@@ -383,7 +383,7 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
 
 }  // namespace
 
-Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;

@@ -93,8 +93,9 @@ void OpContext::require_build_time(const Tensor& t, const std::string& what) con
       fail(what + " depends on a size or value a data-dependent operator (NonZero, NonMaxSuppression, ...) decides as the plan runs; "
                   "this operator cannot use it to decide its graph");
   if (!run_time_inputs || run_time_inputs->prepared)
-    fail(what + " depends on the model's inputs, so it is not known until run time; a model prepared for a range of "
-                "sizes cannot use it to decide its graph (build the model for its inputs instead)");
+    throw NeedsRunTimeValue(where() + ": " + what + " depends on the model's inputs, so it is not known until run time; a model prepared "
+                            "once cannot use it to decide its graph");
+  if (run_time_inputs->reads) run_time_inputs->reads->push_back(t);
   if (settings::debug_level() >= 2)
     std::fprintf(stderr, "lathe: %s reads %s, computed from the model's inputs, while the graph is built: the graph holds for these inputs only\n",
                  where().c_str(), what.c_str());

@@ -79,6 +79,13 @@ class OpContext {
   const std::map<std::string, Value>* env_;
 };
 
+/// A value a prepared model's graph needs while it is built that is known only at run time
+/// (Model::prepare then builds the model again for each input).
+class NeedsRunTimeValue : public OnnxError {
+ public:
+  using OnnxError::OnnxError;
+};
+
 /// While a model's graph is built, the ids of the nodes that stand for its inputs: a value
 /// computed from them (or from a host step) is unknown until run time (OpContext::known_at_build).
 /// `prepared`: the graph is prepared for a range of sizes, so such a value cannot steer the build.
@@ -91,9 +98,14 @@ class RunTimeInputsScope {
   /// Whether a scope is open on this thread.
   static bool active();
 
+  /// Every tensor whose value the build computes from the inputs is added to `reads` (the values
+  /// that decide the graph, a PreparedModel's key for a graph built again).
+  void record_reads(std::vector<Tensor>* reads) { state_.reads = reads; }
+
   struct State {
     std::set<uint64_t> ids;
     bool prepared = false;
+    std::vector<Tensor>* reads = nullptr;
   };
 
  private:

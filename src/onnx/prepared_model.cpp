@@ -1,12 +1,14 @@
 // A model prepared once for a range of sizes: named input dimensions become Variables, inputs
 // are copied into buffers sized for the maxima, and each run rebinds the variables.
 #include <algorithm>
+#include <cstdio>
 
 #include "ir/eval.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
 #include "lathe/onnx.hpp"
+#include "support/settings.hpp"
 
 namespace lathe::onnx {
 
@@ -22,6 +24,21 @@ struct PreparedModel::Impl {
   std::map<std::string, int64_t> sizes;
   ExecutionPlan plan;
   std::vector<std::string> bound;  // the variables the plan's kernels read (a size may only shape a view)
+
+  // A model built again for each input (rebuilds_because): a plan per input sizes and deciding
+  // values, the most recently used last.
+  struct Built {
+    std::string key;
+    ExecutionPlan plan;
+    std::vector<Buffer> inputs;   // the plan's input buffers, one per model input
+    std::vector<Tensor> outputs;  // the graph's outputs, read from the plan at each run's sizes
+  };
+  std::string rebuilds_because;
+  std::shared_ptr<Model::Impl> model;
+  PrepareOptions options;
+  std::vector<Built> built;
+  size_t last = 0;
+  static constexpr size_t kMostBuilt = 8;
 };
 
 PreparedModel::PreparedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -69,7 +86,18 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
     for (const UOpPtr& u : toposort(t.uop()))
       if (u->op() == Ops::BUFFER) input_nodes.insert(u->id());
   detail::RunTimeInputsScope scope(std::move(input_nodes), true);
-  std::vector<Tensor> outs = build(given);
+  std::vector<Tensor> outs;
+  try {
+    outs = build(given);
+  } catch (const detail::NeedsRunTimeValue& e) {
+    // No plan step covers it: the model is built again for each input (its sizes and deciding
+    // values key the plans kept).
+    impl->rebuilds_because = e.what();
+    impl->model = impl_;
+    impl->options = options;
+    if (settings::debug_level() >= 2) std::fprintf(stderr, "lathe: the prepared model is built again for each input: %s\n", e.what());
+    return PreparedModel(std::move(impl));
+  }
   for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
   impl->plan = Tensor::prepare(outs, options);
   // The input sizes the plan reads (a size may only shape a view); a size a host step decides is its own.
@@ -85,11 +113,83 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
   return PreparedModel(std::move(impl));
 }
 
+namespace {
+
+// A key's bytes for a value the build read: its dtype's name, shape and elements (exact, as int64
+// or float64).
+void append_value(std::string& key, const Tensor& t) {
+  key += t.dtype().name() + shape_to_string(t.shape()) + ":";
+  if (t.dtype().is_float()) {
+    std::vector<double> v = t.cast(dtypes::float64).to_vector<double>();
+    key.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  } else {
+    std::vector<int64_t> v = t.cast(dtypes::int64).to_vector<int64_t>();
+    key.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+  }
+  key += ";";
+}
+
+}  // namespace
+
+std::vector<Tensor> PreparedModel::run_rebuilt(const std::vector<std::vector<uint8_t>>& data, const std::vector<Shape>& shapes,
+                                               std::vector<KernelProfile>* profile) {
+  Impl& m = *impl_;
+  // The inputs in memory of their own (the plan may keep them); the graph built over them, noting
+  // every value it computes from them.
+  std::map<std::string, Tensor> given;
+  std::vector<Buffer> buffers;
+  std::set<uint64_t> ids;
+  std::string key;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const ValueInfo& info = m.inputs[i].info;
+    size_t elements = 1;
+    for (int64_t d : shapes[i]) elements *= static_cast<size_t>(d);
+    Buffer b(info.dtype, elements);
+    if (!data[i].empty()) b.copyin(data[i].data(), data[i].size());
+    Tensor t = Tensor::from_buffer(b, shapes[i]);
+    ids.insert(t.uop_id());
+    given.insert_or_assign(info.name, t);
+    buffers.push_back(b);
+    key += info.name + shape_to_string(shapes[i]) + ";";
+  }
+  std::vector<Tensor> reads, outs;
+  {
+    detail::RunTimeInputsScope scope(std::move(ids), false);
+    scope.record_reads(&reads);
+    outs = Model(m.model).build(given);
+  }
+  for (const Tensor& t : reads) append_value(key, t);
+  auto found = std::find_if(m.built.begin(), m.built.end(), [&](const Impl::Built& b) { return b.key == key; });
+  if (found != m.built.end()) {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i].nbytes()) found->inputs[i].copy_from(buffers[i]);
+    std::rotate(found, found + 1, m.built.end());  // the most recently used last
+  } else {
+    if (m.built.size() == Impl::kMostBuilt) m.built.erase(m.built.begin());
+    m.built.push_back({key, Tensor::prepare(outs, m.options), buffers, outs});
+  }
+  Impl::Built& b = m.built.back();
+  if (profile) *profile = b.plan.execute_profiled();
+  else b.plan.execute();
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < b.outputs.size(); ++i) {
+    Tensor view = b.outputs[i].read_from(b.plan, i);
+    Buffer copy(view.dtype(), static_cast<size_t>(view.numel()), b.plan.output_buffer_at(i)->device());
+    if (view.numel() > 0) copy.copy_from(Buffer::view(*b.plan.output_buffer_at(i), 0, static_cast<size_t>(view.numel()), view.dtype()));
+    result.push_back(Tensor::from_buffer(copy, view.shape()));
+  }
+  if (const Buffer* first = b.plan.output_buffer_at(0)) first->synchronize();
+  return result;
+}
+
+const std::string& PreparedModel::rebuilds_because() const { return impl_->rebuilds_because; }
+
 std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given, std::vector<KernelProfile>* profile) {
   // Every check first, so a bad input leaves the buffers and bindings as they were.
   std::map<std::string, int64_t> sizes;
   std::vector<std::vector<uint8_t>> data;  // an input's bytes, staged on the host; or
   std::vector<Buffer> direct;              // its buffer, where it is on the plan's device already
+  std::vector<Shape> shapes;
   std::vector<ValueInfo> infos;
   for (const Impl::Input& in : impl_->inputs) infos.push_back(in.info);
   require_known_inputs(infos, given);
@@ -118,9 +218,15 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
       if (!fresh && at->second != size)
         throw OnnxError(what + ": dimension '" + name + "' is " + std::to_string(size) + ", another input has it " + std::to_string(at->second));
     }
-    bool on_the_device = t.is_realized() && t.buffer().device() == in.buffer.device();
+    bool on_the_device = !impl_->model && t.is_realized() && t.buffer().device() == in.buffer.device();
     data.push_back(on_the_device ? std::vector<uint8_t>{} : lathe::detail::tensor_bytes(t, t.dtype(), "PreparedModel::run"));
     direct.push_back(on_the_device ? t.buffer() : Buffer());
+    shapes.push_back(t.shape());
+  }
+  if (impl_->model) {
+    std::vector<Tensor> outs = run_rebuilt(data, shapes, profile);
+    impl_->sizes = sizes;
+    return outs;
   }
   for (size_t i = 0; i < data.size(); ++i) {
     const Buffer& whole = impl_->inputs[i].buffer;
@@ -159,6 +265,6 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
 }
 
 const std::map<std::string, int64_t>& PreparedModel::sizes() const { return impl_->sizes; }
-ExecutionPlan& PreparedModel::plan() { return impl_->plan; }
+ExecutionPlan& PreparedModel::plan() { return impl_->model && !impl_->built.empty() ? impl_->built.back().plan : impl_->plan; }
 
 }  // namespace lathe::onnx

@@ -129,6 +129,7 @@ int run_prepared(const RunOptions& o, const onnx::Model& model, const std::map<s
   std::printf("prepared once for");
   for (const auto& [name, max] : max_sizes) std::printf(" %s in [1, %lld]", name.c_str(), static_cast<long long>(max));
   std::printf("; ran with %s\n", sizes.c_str());
+  if (!pm.rebuilds_because().empty()) std::printf("built again for each input (a plan kept per input sizes and deciding values): %s\n", pm.rebuilds_because().c_str());
   std::vector<std::string> names;
   for (const onnx::ValueInfo& out : model.outputs()) names.push_back(out.name);
   write_outputs(o, names, outs);
