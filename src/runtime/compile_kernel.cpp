@@ -44,6 +44,17 @@ std::shared_ptr<CachedKernel> compile_kernel(const UOpPtr& ast, const DeviceSpec
     bool stores = !ko.verify && settings::debug_level() < 3;
     std::optional<ProgramSpec> stored = stores ? read_program(ast, settings) : std::nullopt;
     ProgramSpec spec = stored ? std::move(*stored) : build_program(ast, backend.renderer(), ko);
+    // The guard on compile time: code far larger than any usual kernel's (the optimizer's unrolls
+    // and upcasts multiply it) is built again as scheduled, without them.
+    if (ko.optimize && !ko.opts && !spec.opts.empty() &&
+        spec.src.size() > static_cast<size_t>(settings::number("LATHE_MOST_KERNEL_BYTES", int64_t{4} << 20))) {
+      if (settings::debug_level() >= 1)
+        std::fprintf(stderr, "lathe: kernel %s has %zu bytes of code with its actions (%s): built without them\n", spec.name.c_str(), spec.src.size(),
+                     spec.opts.c_str());
+      KernelOptions plain = ko;
+      plain.optimize = false;
+      spec = build_program(ast, backend.renderer(), plain);
+    }
     if (stores && !stored) write_program(ast, settings, spec);
     spec.device = device;
     if (settings::debug_level() >= 4) std::fprintf(stderr, "lathe: source of %s\n%s\n", spec.name.c_str(), spec.src.c_str());

@@ -33,6 +33,7 @@ const std::vector<Variable>& variables() {
       {"LATHE_POOL_MB", "once per process", "how many MiB of freed memory the allocator keeps for reuse (default 2048)"},
       {"LATHE_ARENA", "at every prepare", "LATHE_ARENA=0: each intermediate buffer gets its own memory instead of a place in the plan's arena"},
       {"LATHE_POISON", "at every prepare", "LATHE_POISON=1: each intermediate is filled with 0xFF bytes after its last use (lifetime errors show as NaN)"},
+      {"LATHE_MOST_KERNEL_BYTES", "at every kernel compile", "the most bytes of generated code a kernel may have with the optimizer's actions (default 4194304, about 25x the largest kernel of the project's models); a larger one is built again without them, so no kernel keeps the compiler for minutes"},
       {"LATHE_TRACE", "once per process", "LATHE_TRACE=FILE: a Chrome trace of every kernel run of the process, written at exit"},
       {"BEAM", "at every prepare", "BEAM=N: each kernel's actions chosen by timing, the N fastest kept per round; stored on disk"},
       {"NOOPT", "at every prepare", "NOOPT=1 turns the optimizer's actions off"},

@@ -2,6 +2,7 @@
 // failure to itself; plans prepared from several threads at once compute what plain loops do.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "lathe/lathe.hpp"
@@ -79,6 +80,30 @@ TEST(CompileKernels, PlansPreparedFromSeveralThreadsAtOnceComputeThePlainLoopsRe
     ASSERT_EQ(got[t].size(), want[t].size()) << "thread " << t;
     for (size_t i = 0; i < got[t].size(); ++i) EXPECT_NEAR(got[t][i], want[t][i], 1e-4 * (1 + std::abs(want[t][i]))) << "thread " << t << " at " << i;
   }
+}
+
+// The guard on compile time: a kernel whose code with the optimizer's actions is over
+// LATHE_MOST_KERNEL_BYTES is built again without them (and still computes the same); under the
+// limit it keeps them.
+TEST(CompileKernels, CodeOverTheLimitIsBuiltWithoutTheActions) {
+  // A shape of its own, so no kernel compiled earlier in the process stands in for it.
+  const int64_t m = 67, k = 96, n = 80;
+  std::vector<float> av = data(m * k, 7), bv = data(k * n, 8);
+  Tensor a = f32(av, {m, k}), b = f32(bv, {k, n});
+  Tensor y = (a.matmul(b) + 1.0f).relu();
+  std::shared_ptr<CachedKernel> usual = compile_kernel(first_ast(y), DeviceSpec{}, {});
+  ASSERT_FALSE(usual->opts.empty()) << "the heuristics chose no action: the guard has nothing to drop";
+  ::setenv("LATHE_MOST_KERNEL_BYTES", "1000", 1);
+  clear_kernel_cache();
+  ExecutionPlan plan = y.prepare();
+  ::unsetenv("LATHE_MOST_KERNEL_BYTES");
+  clear_kernel_cache();
+  ASSERT_EQ(plan.prepared_kernels().size(), 1u);
+  EXPECT_EQ(plan.prepared_kernels()[0]->kernel->opts, "");
+  plan.execute();
+  std::vector<float> got = plan.output_buffer()->to_vector<float>(), want = matmul_relu(av, bv, m, k, n);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
 }
 
 }  // namespace
