@@ -6,6 +6,7 @@
     /usr/bin/python3 bench/onnx_models.py [--threads 1,2] [--runs 10] [DIR...]  # default: tests/onnx/models, build/models
     /usr/bin/python3 bench/onnx_models.py --baseline OLD/build/tools/lathe      # and an older lathe, same run
     /usr/bin/python3 bench/onnx_models.py --ort-python python3   # ORT from that Python's onnxruntime (no node)
+    /usr/bin/python3 bench/onnx_models.py --prepare-budget 5000 build/zoo build/detectors  # exit 1 if a first prepare takes longer
 
 For each case folder (model.onnx + test_data_set_0 inputs) and thread count it runs a first
 prepare (`lathe bench --json` into an empty kernel cache: load + build + prepare, beside ORT's
@@ -94,6 +95,8 @@ def main():
     ap.add_argument("--warm-cache", action="store_true",
                     help="use lathe's kernel cache as it is (default: an empty one per model, so prepare is a first prepare)")
     ap.add_argument("--baseline", help="another lathe binary to measure beside --lathe (e.g. an earlier commit's build)")
+    ap.add_argument("--prepare-budget", type=float, metavar="MS",
+                    help="exit 1 naming every model whose first prepare (load, build, compile into an empty cache) took longer")
     ap.add_argument("--ort-python", metavar="PYTHON",
                     help="time ONNX Runtime with this Python's onnxruntime package (bench/ort_time.py) instead of node's")
     a = ap.parse_args()
@@ -155,6 +158,7 @@ def main():
         return min(runs, key=lambda r: r["median_ms"]) if runs else None
 
     na = "n/a"
+    over_budget = []  # models whose first prepare took longer than --prepare-budget
     for case in cases(a.dirs):
         name = os.path.basename(case)
         # The same inputs ONNX Runtime gets (the folder's first data set), by position.
@@ -170,7 +174,10 @@ def main():
                 prep, err = first_prepare(a.lathe, model, feeds, t, cache)
                 if prep is None:
                     print(f"{name:22} {t:3d} lathe failed: {err}")
+                    over_budget.append(f"{name} (failed)")
                     continue
+                if a.prepare_budget and not a.warm_cache and prep > a.prepare_budget:
+                    over_budget.append(f"{name} ({prep:.0f} ms at {t} threads)")
                 if a.baseline:
                     first_prepare(a.baseline, model, feeds, t, base_cache)
                 # Interleaved rounds: the VM's speed drifts, so each side keeps its best median.
@@ -203,6 +210,11 @@ def main():
             print(f"{name:22} {t:3d} {lathe['median_ms']:9.3f} {ort_s} {ratio} {rate:8.1f} {of_peak} {prep:8.1f} {ort_prep} "
                   f"{peak} {ort_mb} {arena} {lathe['kernels']:7d}{extra}")
             sys.stdout.flush()
+    if a.prepare_budget:
+        if over_budget:
+            print(f"# over the first-prepare budget of {a.prepare_budget:.0f} ms: {', '.join(over_budget)}")
+            sys.exit(1)
+        print(f"# every model's first prepare within {a.prepare_budget:.0f} ms")
 
 
 if __name__ == "__main__":
