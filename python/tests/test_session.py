@@ -160,3 +160,36 @@ def test_threads_share_sessions_safely():
         t.join()
     assert not failures, failures
     assert dyn.get_max_sizes()["batch"] >= 12
+
+
+def _export_mask_model(path):
+    """A model whose output size depends on its input's values: the entries above 0.5, doubled,
+    and their sum (a boolean mask: NonZero and GatherND in ONNX)."""
+    import torch
+
+    class Mask(torch.nn.Module):
+        def forward(self, x):
+            kept = x[x > 0.5] * 2
+            return kept, kept.sum()
+
+    torch.onnx.export(Mask(), (torch.rand(3, 7),), path, opset_version=13, input_names=["x"], output_names=["kept", "total"])
+
+
+def test_output_sizes_that_depend_on_the_data(tmp_path):
+    """Exported from PyTorch, a boolean mask: each run decides how many values come out, from one
+    prepared plan, as PyTorch computes them."""
+    path = str(tmp_path / "mask.onnx")
+    _export_mask_model(path)
+    sess = lathe.InferenceSession(path)
+    rng = np.random.default_rng(5)
+    for fill in ("some", "none", "all"):
+        x = rng.random((3, 7), dtype=np.float32)
+        if fill == "none":
+            x[:] = 0.25
+        elif fill == "all":
+            x[:] = 0.75
+        kept, total = sess.run(None, {"x": x})
+        want = x[x > 0.5] * 2
+        assert kept.shape == want.shape
+        np.testing.assert_allclose(kept, want, rtol=1e-6)
+        np.testing.assert_allclose(total, want.sum(), rtol=1e-5, atol=1e-6)
