@@ -451,10 +451,15 @@ Tensor scatter_elements_on_host(const OpContext& c) {
       if (d.shape[0] == 0) inner = 0;
       auto* dst = static_cast<char*>(out[0].data);
       const auto* src = static_cast<const char*>(u.data);
-      for (int64_t p = 0; p < ix.numel(); ++p) {
-        int64_t t = at[p] < 0 ? at[p] + d.shape[0] : at[p];
-        if (t < 0 || t >= d.shape[0]) throw Error(where + ": index " + std::to_string(at[p]) + " is outside an axis of " + std::to_string(d.shape[0]));
-        std::memcpy(dst + static_cast<size_t>(t * inner + p % inner) * item, src + static_cast<size_t>(p) * item, item);
+      for (int64_t row = 0; inner > 0 && row < ix.shape[0]; ++row) {
+        const int64_t* ir = at + row * inner;
+        bool whole = std::all_of(ir, ir + inner, [&](int64_t v) { return v == ir[0]; });  // an index expanded over its row
+        for (int64_t q = 0; q < inner; q += whole ? inner : 1) {
+          int64_t t = ir[q] < 0 ? ir[q] + d.shape[0] : ir[q];
+          if (t < 0 || t >= d.shape[0]) throw Error(where + ": index " + std::to_string(ir[q]) + " is outside an axis of " + std::to_string(d.shape[0]));
+          size_t n = whole ? static_cast<size_t>(inner) * item : item;
+          std::memcpy(dst + static_cast<size_t>(t * inner + q) * item, src + static_cast<size_t>(row * inner + q) * item, n);
+        }
       }
       return std::vector<int64_t>{};
     }

@@ -306,6 +306,46 @@ TEST(DataDependentModels, ReshapeAndExpandOfADecidedSize) {
   EXPECT_EQ(kernel_cache_stats().compiles, compiles);
 }
 
+// ScatterElements over a decided size (on the host): NonZero's positions spread over three
+// columns, scattered in reverse column order into zeros of their shape.
+TEST(DataDependentModels, ScatterElementsOverADecidedSize) {
+  const int64_t n = 11;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "scatter");
+  add_input(g, "x", {n});
+  add_int64s(g, "three", {1, 3}, {2});
+  add_int64s(g, "reversed", {2, 1, 0}, {1, 3});
+  add_int64s(g, "steps", {0, 10, 20}, {1, 3});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Transpose", {"where"}, "rows");
+  add_node(g, "Expand", {"rows", "three"}, "wide");
+  add_node(g, "Add", {"wide", "steps"}, "updates");
+  add_node(g, "Shape", {"wide"}, "wide_shape");
+  add_node(g, "ConstantOfShape", {"wide_shape"}, "zeros");
+  auto* value = g->mutable_node(g->node_size() - 1)->add_attribute();
+  value->set_name("value");
+  value->set_type(::onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(0);
+  add_node(g, "Expand", {"reversed", "wide_shape"}, "indices");
+  add_node(g, "ScatterElements", {"zeros", "indices", "updates"}, "scattered");
+  set_last_node_int(g, "axis", 1);
+  add_output(g, "scattered");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  for (uint64_t seed : {8, 9}) {
+    std::vector<float> x = uniform(static_cast<size_t>(n), seed);
+    for (float& v : x) v = v < 0.5f ? 0 : v;
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < n; ++i)
+      if (x[static_cast<size_t>(i)] != 0) want.insert(want.end(), {i + 20, i + 10, i});
+    Tensor got = pm.run({{"x", Tensor::from_vector(x, {n})}})[0];
+    EXPECT_EQ(got.shape(), (Shape{static_cast<int64_t>(want.size() / 3), 3})) << "seed " << seed;
+    EXPECT_EQ(got.to_vector<int64_t>(), want) << "seed " << seed;
+  }
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
