@@ -281,12 +281,7 @@ TEST(DataDependentModels, ReshapeAndExpandOfADecidedSize) {
   add_node(g, "Expand", {"column", "one_three"}, "wide");
   add_node(g, "Shape", {"wide"}, "wide_shape");
   add_node(g, "ConstantOfShape", {"wide_shape"}, "zeros");
-  auto* value = g->mutable_node(g->node_size() - 1)->add_attribute();
-  value->set_name("value");
-  value->set_type(::onnx::AttributeProto::TENSOR);
-  value->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
-  value->mutable_t()->add_dims(1);
-  value->mutable_t()->add_int64_data(5);
+  set_last_node_int64_value(g, 5);
   add_node(g, "Add", {"wide", "zeros"}, "plus_five");
   add_output(g, "plus_five");
   Model m = model_of(proto);
@@ -322,12 +317,7 @@ TEST(DataDependentModels, ScatterElementsOverADecidedSize) {
   add_node(g, "Add", {"wide", "steps"}, "updates");
   add_node(g, "Shape", {"wide"}, "wide_shape");
   add_node(g, "ConstantOfShape", {"wide_shape"}, "zeros");
-  auto* value = g->mutable_node(g->node_size() - 1)->add_attribute();
-  value->set_name("value");
-  value->set_type(::onnx::AttributeProto::TENSOR);
-  value->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
-  value->mutable_t()->add_dims(1);
-  value->mutable_t()->add_int64_data(0);
+  set_last_node_int64_value(g, 0);
   add_node(g, "Expand", {"reversed", "wide_shape"}, "indices");
   add_node(g, "ScatterElements", {"zeros", "indices", "updates"}, "scattered");
   set_last_node_int(g, "axis", 1);

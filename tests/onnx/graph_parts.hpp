@@ -44,6 +44,16 @@ inline void set_last_node_int(::onnx::GraphProto* g, const std::string& name, in
   a->set_i(value);
 }
 
+// The int64 `value` attribute of the graph's last node (ConstantOfShape's fill).
+inline void set_last_node_int64_value(::onnx::GraphProto* g, int64_t v) {
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(v);
+}
+
 // A graph input of `elem_type` (float unless told) and a static shape.
 inline void add_input(::onnx::GraphProto* g, const std::string& name, const Shape& shape, int elem_type = ::onnx::TensorProto::FLOAT) {
   auto* v = g->add_input();
