@@ -52,7 +52,7 @@ Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
     if (known.is_static() && known.value() == 0) c.fail("-1 beside a size of 0");
     shape[*rest] = size_quotient(total, known, true);
   }
-  return x.reshape(shape);
+  return after_decided_sizes(x.reshape(shape), shape);
 }
 
 Tensor reshape(const OpContext& c) {
@@ -113,6 +113,7 @@ Tensor slice(const OpContext& c) {
         return v.value() < 0 ? size_max(sn + SInt(std::max(v.value(), -sn.max())), 0) : size_min(SInt(v.value()), sn);
       };
       SInt s = bound(sym_starts[i]), e = size_max(s, bound(sym_ends[i]));
+      r = after_decided_sizes(r, {s, e});
       std::vector<std::pair<SInt, SInt>> b;
       for (const SInt& d : r.symbolic_shape()) b.emplace_back(0, d);
       b[static_cast<size_t>(a)] = {s, e};
@@ -445,7 +446,7 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
         SInt sd = i + target.size() >= out.size() ? target[i + target.size() - out.size()] : SInt(1);
         out[i] = sd.is_static() && sd.value() == 1 ? xd : sd;
       }
-      return V{x.expand(out)};
+      return V{after_decided_sizes(x.expand(out), out)};
     }
     std::vector<int64_t> shape = c.ints(1);
     // Expand broadcasts both ways: a 1 in the target keeps the input's size.
@@ -504,9 +505,9 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
       if (d.max() < 0) c.fail("negative size " + d.to_string());
       if (d.min() < 0) d = size_max(d, 0);  // a computed size that may go below 0 at run time: an empty axis, not a wrapped one
     }
-    if (!c.has_attr("value")) return V{Tensor::zeros(shape)};
+    if (!c.has_attr("value")) return V{after_decided_sizes(Tensor::zeros(shape), shape)};
     Tensor v = c.attr_t("value");
-    return V{v.reshape(Shape{}).expand(shape).contiguous()};
+    return V{after_decided_sizes(v.reshape(Shape{}).expand(shape), shape).contiguous()};
   };
   t["Range"] = [](const OpContext& c) {
     double start = c.double_at0(0), limit = c.double_at0(1), delta = c.double_at0(2);

@@ -6,8 +6,10 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/symbolic.hpp"
+#include "ir/toposort.hpp"
 #include "onnx/ops.hpp"
 
 namespace lathe::onnx::detail {
@@ -287,6 +289,25 @@ Tensor expression_tensor(const UOpPtr& e) {
 Tensor size_as_tensor(const SInt& size) {
   if (size.is_static()) return Tensor::full({}, size.value(), dtypes::int64);
   return expression_tensor(size.uop());
+}
+
+Tensor after_decided_sizes(const Tensor& t, const SymShape& sizes) {
+  if (!followed || followed->decided.empty()) return t;
+  Tensor out = t;
+  std::unordered_set<std::string> seen;
+  for (const SInt& d : sizes) {
+    if (d.is_static()) continue;
+    for (const UOpPtr& u : toposort(d.uop(), [](const UOp& n) { return n.op() != Ops::BIND; })) {
+      if (u->op() != Ops::DEFINE_VAR || !seen.insert(u->arg_as<VarArg>().name).second) continue;
+      auto it = followed->decided.find(u->arg_as<VarArg>().name);
+      if (it == followed->decided.end()) continue;
+      // min(size, 0) is 0 (a size is never negative), read from the step's output: no rewrite
+      // can drop it, and adding it changes no value.
+      Tensor zero = it->second.minimum(Tensor::zeros({}, dtypes::int64));
+      out = out.dtype() == dtypes::bool_ ? out.logical_or(zero != Tensor::zeros({}, dtypes::int64)) : out + zero.cast(out.dtype());
+    }
+  }
+  return out;
 }
 
 std::optional<std::vector<int64_t>> static_size_values(const Tensor& t) {

@@ -33,6 +33,11 @@ Tensor size_as_tensor(const SInt& size);
 /// unrolled), the name numbered: each decided size has a name of its own, the same at every build.
 std::string own_size_name(const std::string& name);
 
+/// `t` made to depend on the host steps that decide `sizes` (adding 0 read from each step's vector
+/// of sizes): a tensor shaped by a decided size that reads none of its step's data (a
+/// ConstantOfShape of it) is then computed after the step, and the step is part of its plan.
+Tensor after_decided_sizes(const Tensor& t, const SymShape& sizes);
+
 /// The smaller and the larger of two sizes (an expression where either is symbolic).
 SInt size_min(const SInt& a, const SInt& b);
 SInt size_max(const SInt& a, const SInt& b);

@@ -301,6 +301,36 @@ TEST(DataDependentModels, ReshapeAndExpandOfADecidedSize) {
   EXPECT_EQ(kernel_cache_stats().compiles, compiles);
 }
 
+// A decided size used only as a size: ones of NonZero's shape (a ConstantOfShape reads the count
+// as its size, not as data), then NonZero of those. The first step is no data source of the second,
+// and still runs before it, every run.
+TEST(DataDependentModels, ASizeUsedOnlyAsASizeRunsItsStepFirst) {
+  const int64_t n = 9;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "size_only");
+  add_input(g, "x", {n});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Shape", {"where"}, "where_shape");
+  add_node(g, "ConstantOfShape", {"where_shape"}, "ones");
+  set_last_node_int64_value(g, 1);
+  add_node(g, "NonZero", {"ones"}, "again");
+  add_output(g, "again");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  for (uint64_t seed : {11, 12, 13, 11}) {
+    std::vector<float> x = uniform(static_cast<size_t>(n), seed);
+    for (float& v : x) v = v < 0.5f ? 0 : v;
+    int64_t k = 0;
+    for (float v : x) k += v != 0;
+    std::vector<int64_t> want;  // (2, k): rows 0, then 0..k-1
+    for (int64_t i = 0; i < k; ++i) want.push_back(0);
+    for (int64_t i = 0; i < k; ++i) want.push_back(i);
+    Tensor got = pm.run({{"x", Tensor::from_vector(x, {n})}})[0];
+    EXPECT_EQ(got.shape(), (Shape{2, k})) << "seed " << seed;
+    EXPECT_EQ(got.to_vector<int64_t>(), want) << "seed " << seed;
+  }
+}
+
 // ScatterElements over a decided size (on the host): NonZero's positions spread over three
 // columns, scattered in reverse column order into zeros of their shape.
 TEST(DataDependentModels, ScatterElementsOverADecidedSize) {
