@@ -161,22 +161,25 @@ V unique(const OpContext& c) {
 }
 
 struct Box {
-  double y1, x1, y2, x2;
-  double area() const { return (y2 - y1) * (x2 - x1); }
+  double y1, x1, y2, x2, area;
 };
 
 Box box_at(const double* b, int64_t i, bool center) {
   double p = b[4 * i], q = b[4 * i + 1], r = b[4 * i + 2], s = b[4 * i + 3];
-  if (center) return {q - s / 2, p - r / 2, q + s / 2, p + r / 2};  // x_center, y_center, width, height
-  return {std::min(p, r), std::min(q, s), std::max(p, r), std::max(q, s)};
+  Box box = center ? Box{q - s / 2, p - r / 2, q + s / 2, p + r / 2, 0}  // x_center, y_center, width, height
+                   : Box{std::min(p, r), std::min(q, s), std::max(p, r), std::max(q, s), 0};
+  box.area = (box.y2 - box.y1) * (box.x2 - box.x1);
+  return box;
 }
 
 double iou(const Box& a, const Box& b) {
-  if (a.area() <= 0 || b.area() <= 0) return 0;
-  double h = std::max(0.0, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
-  double w = std::max(0.0, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
+  if (a.area <= 0 || b.area <= 0) return 0;
+  double w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
+  if (!(w > 0)) return 0;  // apart along x (or NaN): no overlap
+  double h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
+  if (!(h > 0)) return 0;
   double inter = h * w;
-  return inter / (a.area() + b.area() - inter);
+  return inter / (a.area + b.area - inter);
 }
 
 // The boxes kept so far, found by where they lie along x: a box can only suppress boxes whose
@@ -193,8 +196,17 @@ class KeptBoxes {
       finite = finite && std::isfinite(b.x1) && std::isfinite(b.x2);
       lo = std::min(lo, b.x1), hi = std::max(hi, b.x2);
     }
-    // Strips only where they are sound: finite boxes and a threshold of 0 or more.
+    // Strips only where they are sound: finite boxes and a threshold of 0 or more. No narrower than
+    // a typical box: a candidate then looks through a few strips, not dozens of empty ones.
+    std::vector<double> widths;
+    for (const Box& b : all) widths.push_back(b.x2 - b.x1);
+    double typical = 0;
+    if (!widths.empty()) {
+      std::nth_element(widths.begin(), widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2), widths.end());
+      typical = widths[widths.size() / 2];
+    }
     size_t strips = finite && iou_max >= 0 && hi > lo ? std::clamp<size_t>(all.size() / 4, 1, 4096) : 1;
+    if (strips > 1 && typical > 0) strips = std::clamp<size_t>(static_cast<size_t>((hi - lo) / typical), 1, strips);
     lo_ = lo, width_ = strips > 1 ? (hi - lo) / static_cast<double>(strips) : 1;
     strips_.resize(strips);
   }
@@ -209,7 +221,7 @@ class KeptBoxes {
   }
 
   void keep(const Box& b) {
-    if (strips_.size() > 1 && b.area() <= 0) return;
+    if (strips_.size() > 1 && b.area <= 0) return;
     strips_[at(b.x1)].push_back(b);
     widest_ = std::max(widest_, b.x2 - b.x1);
   }
