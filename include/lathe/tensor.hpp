@@ -150,7 +150,8 @@ class Tensor {
   /// The same with settings of its own (optimizations, threads, backend) instead of the defaults.
   static ExecutionPlan prepare(const std::vector<Tensor>& outputs, const PrepareOptions& options);
   /// This tensor, an output of `plan` at `position`, after a run: a view of the plan's buffer at
-  /// the sizes of that run (a size a host step decides takes the value the run set).
+  /// the sizes of that run (every variable the plan reads at its value: as execute_with_vars bound
+  /// it, or as a host step decided it).
   Tensor read_from(const ExecutionPlan& plan, size_t position) const;
   /// Realizes and copies the values out; T must match the dtype.
   template <class T>

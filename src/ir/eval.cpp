@@ -49,4 +49,11 @@ int64_t evaluate_int(const UOpPtr& root, const VarValues& vars) {
   return const_as_int(evaluate(root, vars));
 }
 
+std::vector<VarArg> free_variables(const UOpPtr& root) {
+  std::vector<VarArg> vars;
+  for (const UOpPtr& u : toposort(root, [](const UOp& n) { return n.op() != Ops::BIND; }))
+    if (u->op() == Ops::DEFINE_VAR) vars.push_back(u->arg_as<VarArg>());  // toposort lists each node once
+  return vars;
+}
+
 }  // namespace lathe

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "lathe/uop.hpp"
 
@@ -17,5 +18,9 @@ using VarValues = std::unordered_map<std::string, int64_t>;
 /// undefined operation such as division by zero.
 ConstValue evaluate(const UOpPtr& root, const VarValues& vars = {});
 int64_t evaluate_int(const UOpPtr& root, const VarValues& vars = {});
+
+/// The variables `root` needs a value for: its DEFINE_VARs not under a BIND (a size no binding
+/// gives, as one a host step decides), each once, in the order they are first reached.
+std::vector<VarArg> free_variables(const UOpPtr& root);
 
 }  // namespace lathe

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "ir/eval.hpp"
 #include "ir/toposort.hpp"
 #include "onnx/input_names.hpp"
 #include "onnx/op_context.hpp"
@@ -19,8 +18,7 @@ struct PreparedModel::Impl {
   };
   std::vector<Input> inputs;
   std::map<std::string, Variable> variables;
-  std::vector<SymShape> output_shapes;
-  std::vector<DType> output_dtypes;
+  std::vector<Tensor> outputs;  // the graph's outputs, read from the plan at each run's sizes
   std::map<std::string, int64_t> sizes;
   ExecutionPlan plan;
   std::vector<std::string> bound;  // the variables the plan's kernels read (a size may only shape a view)
@@ -98,8 +96,8 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
     if (settings::debug_level() >= 2) std::fprintf(stderr, "lathe: the prepared model is built again for each input: %s\n", e.what());
     return PreparedModel(std::move(impl));
   }
-  for (const Tensor& t : outs) impl->output_shapes.push_back(t.symbolic_shape()), impl->output_dtypes.push_back(t.dtype());
   impl->plan = Tensor::prepare(outs, options);
+  impl->outputs = outs;
   // The input sizes the plan reads (a size may only shape a view); a size a host step decides is its own.
   auto note = [&](const std::vector<RuntimeVar>& vars) {
     for (const RuntimeVar& v : vars)
@@ -114,6 +112,28 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
 }
 
 namespace {
+
+// Copies of `plan`'s outputs (`outputs` the graph's) at the last run's sizes (`sizes`, the input
+// sizes it ran at, with what its host steps decided), on the plan's device: the plan reuses its
+// buffers. On a GPU the copies are queued behind the plan's kernels: they are whole when this
+// returns.
+std::vector<Tensor> output_copies(const ExecutionPlan& plan, const std::vector<Tensor>& outputs, const std::map<std::string, int64_t>& sizes) {
+  std::unordered_map<std::string, int64_t> vals = plan.variable_values();
+  for (const auto& [name, value] : sizes) vals[name] = value;  // an input size no kernel reads (an output that views an input)
+  std::vector<Tensor> copies;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Shape shape;
+    for (const SInt& d : outputs[i].symbolic_shape()) shape.push_back(d.value_at(vals));
+    size_t elements = 1;
+    for (int64_t d : shape) elements *= static_cast<size_t>(d);
+    const Buffer* out = plan.output_buffer_at(i);
+    Buffer copy(outputs[i].dtype(), elements, out->device());
+    if (elements > 0) copy.copy_from(Buffer::view(*out, 0, elements, outputs[i].dtype()));
+    copies.push_back(Tensor::from_buffer(copy, shape));
+  }
+  if (const Buffer* first = plan.output_buffer_at(0)) first->synchronize();
+  return copies;
+}
 
 // A key's bytes for a value the build read: its dtype's name, shape and elements (exact, as int64
 // or float64).
@@ -171,15 +191,7 @@ std::vector<Tensor> PreparedModel::run_rebuilt(const std::vector<std::vector<uin
   Impl::Built& b = m.built.back();
   if (profile) *profile = b.plan.execute_profiled();
   else b.plan.execute();
-  std::vector<Tensor> result;
-  for (size_t i = 0; i < b.outputs.size(); ++i) {
-    Tensor view = b.outputs[i].read_from(b.plan, i);
-    Buffer copy(view.dtype(), static_cast<size_t>(view.numel()), b.plan.output_buffer_at(i)->device());
-    if (view.numel() > 0) copy.copy_from(Buffer::view(*b.plan.output_buffer_at(i), 0, static_cast<size_t>(view.numel()), view.dtype()));
-    result.push_back(Tensor::from_buffer(copy, view.shape()));
-  }
-  if (const Buffer* first = b.plan.output_buffer_at(0)) first->synchronize();
-  return result;
+  return output_copies(b.plan, b.outputs, {});
 }
 
 const std::string& PreparedModel::rebuilds_because() const { return impl_->rebuilds_because; }
@@ -244,24 +256,7 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
   if (profile) *profile = impl_->plan.execute_with_vars_profiled(binds);
   else impl_->plan.execute_with_vars(binds);
   impl_->sizes = sizes;
-  VarValues vals(sizes.begin(), sizes.end());
-  for (const auto& [name, value] : impl_->plan.variable_values()) vals.emplace(name, value);  // the sizes host steps decided
-  std::vector<Tensor> outs;
-  for (size_t i = 0; i < impl_->output_shapes.size(); ++i) {
-    Shape shape;
-    for (const SInt& d : impl_->output_shapes[i]) shape.push_back(d.value_at(vals));
-    DType dt = impl_->output_dtypes[i];
-    size_t elements = 1;
-    for (int64_t d : shape) elements *= static_cast<size_t>(d);
-    size_t nbytes = elements * static_cast<size_t>(dt.itemsize());
-    const Buffer* out = impl_->plan.output_buffer_at(i);
-    Buffer copy(dt, elements, out->device());  // the plan reuses its buffers: the caller gets a copy, on the same device
-    if (nbytes > 0) copy.copy_from(Buffer::view(*out, 0, elements, dt));
-    outs.push_back(Tensor::from_buffer(copy, shape));
-  }
-  // On a GPU the copies are queued behind the plan's kernels: the outputs are whole when run returns.
-  if (const Buffer* first = impl_->plan.output_buffer_at(0)) first->synchronize();
-  return outs;
+  return output_copies(impl_->plan, impl_->outputs, sizes);
 }
 
 const std::map<std::string, int64_t>& PreparedModel::sizes() const { return impl_->sizes; }

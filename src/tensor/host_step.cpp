@@ -1,7 +1,7 @@
 // Tensor::host_step: a step run on the host inside a plan, whose outputs' sizes it decides.
 #include <algorithm>
 
-#include "ir/toposort.hpp"
+#include "ir/eval.hpp"
 #include "lathe/plan.hpp"
 #include "lathe/tensor.hpp"
 #include "runtime/host_steps.hpp"
@@ -36,19 +36,16 @@ std::vector<Tensor> Tensor::host_step(std::shared_ptr<const HostStep> step, cons
 
 namespace detail {
 
-bool has_free_variable(const SInt& size) {
-  if (size.is_static()) return false;
-  // A BIND's variable has a value: only a DEFINE_VAR reached other than through one is free.
-  for (const UOpPtr& u : toposort(size.uop(), [](const UOp& u) { return u.op() != Ops::BIND; }))
-    if (u->op() == Ops::DEFINE_VAR) return true;
-  return false;
-}
-
 SymShape with_values(const SymShape& shape, const std::unordered_map<std::string, int64_t>& vars) {
   SymShape out = shape;
   for (SInt& d : out)
-    if (has_free_variable(d)) d = SInt(d.value_at(vars));
+    if (!d.is_static() && !free_variables(d.uop()).empty()) d = SInt(d.value_at(vars));
   return out;
+}
+
+Tensor view_at(const Buffer& buffer, const Shape& shape) {
+  auto n = static_cast<size_t>(shape_numel(shape));
+  return Tensor::from_buffer(n == buffer.size() ? buffer : Buffer::view(buffer, 0, n, buffer.dtype()), shape);
 }
 
 }  // namespace detail
@@ -56,12 +53,9 @@ SymShape with_values(const SymShape& shape, const std::unordered_map<std::string
 Tensor Tensor::read_from(const ExecutionPlan& plan, size_t position) const {
   const Buffer* out = plan.output_buffer_at(position);
   if (!out) throw Error("read_from: the plan has no output " + std::to_string(position));
-  SymShape shape = detail::with_values(symbolic_shape(), plan.variable_values());
-  if (!detail::is_static(shape)) return from_buffer(*out, shape);
-  Shape sizes = detail::max_shape(shape);
-  auto n = static_cast<size_t>(shape_numel(sizes));
-  if (n == out->size()) return from_buffer(*out, sizes);
-  return from_buffer(Buffer::view(*out, 0, n, out->dtype()), sizes);
+  Shape sizes;  // every variable at the run's value: as the plan bound it, or as a host step decided it
+  for (const SInt& d : symbolic_shape()) sizes.push_back(d.value_at(plan.variable_values()));
+  return detail::view_at(*out, sizes);
 }
 
 }  // namespace lathe

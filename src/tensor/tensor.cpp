@@ -184,7 +184,9 @@ Tensor& Tensor::realize() {
     uop_ = buffer_node(out, shape_);
     return *this;
   }
-  *this = read_from(plan, 0);  // a size a host step decided takes this run's value
+  // A size a host step decided takes this run's value; a bound variable's stays symbolic.
+  SymShape shape = detail::with_values(symbolic_shape(), plan.variable_values());
+  *this = detail::is_static(shape) ? detail::view_at(out, detail::max_shape(shape)) : from_buffer(out, shape);
   return *this;
 }
 

@@ -14,10 +14,11 @@ Shape max_shape(const SymShape& s);
 std::vector<UOpPtr> sym_entries(const SymShape& s);
 bool is_static(const SymShape& s);
 SInt sym_numel(const SymShape& s);
-/// Whether a size reads a variable that is not bound (a size a host step decides).
-bool has_free_variable(const SInt& size);
-/// `shape` with each size that reads a free variable evaluated at `vars` (a run's values).
+/// `shape` with each size that reads a variable no binding gives (a size a host step decides)
+/// evaluated at `vars` (a run's values); sizes of bound variables stay symbolic.
 SymShape with_values(const SymShape& shape, const std::unordered_map<std::string, int64_t>& vars);
+/// A tensor over the front of `buffer` (packed) at `shape`.
+Tensor view_at(const Buffer& buffer, const Shape& shape);
 SymShape to_sym(const Shape& s);
 SymShape broadcast_shapes(const SymShape& a, const SymShape& b, const char* op);
 Tensor broadcast_to(const Tensor& t, const SymShape& shape);

@@ -132,6 +132,25 @@ TEST(HostStep, ReadsAnInputOfSymbolicSizeAtItsRunSize) {
   }
 }
 
+// read_from gives every output at the run's sizes: a bound variable as execute_with_vars rebound
+// it, not as the graph was built.
+TEST(HostStep, ReadFromGivesTheSizesOfTheRun) {
+  Variable n("rows", 1, 6);
+  Buffer data(dtypes::float32, 6);
+  std::vector<float> all{1, 2, 3, 4, 5, 6};
+  data.copyin(all.data(), all.size() * sizeof(float));
+  Tensor y = Tensor::from_buffer(data, SymShape{n.bind(6)}) * 2.0f;
+  ExecutionPlan plan = y.prepare();
+  for (int64_t rows : {6, 2, 5}) {
+    plan.execute_with_vars({{"rows", rows}});
+    Tensor got = y.read_from(plan, 0);
+    EXPECT_EQ(got.shape(), (Shape{rows}));
+    std::vector<float> want;
+    for (int64_t i = 0; i < rows; ++i) want.push_back(all[static_cast<size_t>(i)] * 2);
+    EXPECT_EQ(got.to_vector<float>(), want);
+  }
+}
+
 TEST(HostStep, ASizeOutsideItsRangeIsAnErrorNamingTheStep) {
   auto step = keep_positives("liar", 3);
   step->run = [](const std::vector<HostTensor>&, const std::vector<HostTensor>&) { return std::vector<int64_t>{4}; };
