@@ -1,6 +1,7 @@
 // ExecutionPlan: prepare once, execute many. A plan owns its buffers and prepared operations;
-// execute() runs them in dependency order, allocating and compiling nothing (the one exception:
-// the first run after release_*_buffers allocates the released memory again).
+// execute() runs them in dependency order, allocating and compiling nothing (the exceptions: the
+// first run after release_*_buffers allocates the released memory again, and a host step,
+// lathe/host_step.hpp, may allocate host memory while it runs).
 #pragma once
 
 #include <chrono>

@@ -77,21 +77,35 @@ RunTimeInputsScope::~RunTimeInputsScope() { run_time_inputs = outer_; }
 
 bool RunTimeInputsScope::active() { return run_time_inputs != nullptr; }
 
-bool OpContext::known_at_build(const Tensor& t) const {
-  if (static_size_values(t)) return true;  // sizes that are numbers, however they were computed
-  // A variable no BIND gives a value (a size a host step decides) is known at run time only.
-  for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; }))
-    if (u->op() == Ops::CUSTOM || u->op() == Ops::DEFINE_VAR || (run_time_inputs && run_time_inputs->ids.count(u->id()))) return false;
-  return true;
+namespace {
+
+// Where a tensor's value is known: while the graph is built, from the model's inputs (when it
+// runs), or from what a host step decides as the plan runs.
+enum class Known { kAtBuild, kFromInputs, kAsThePlanRuns };
+
+Known known(const Tensor& t) {
+  if (static_size_values(t)) return Known::kAtBuild;  // sizes that are numbers, however they were computed
+  Known k = Known::kAtBuild;
+  // A variable no BIND gives a value (a size a host step decides) is known as the plan runs only.
+  for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; })) {
+    if (u->op() == Ops::CUSTOM || u->op() == Ops::DEFINE_VAR) return Known::kAsThePlanRuns;
+    if (run_time_inputs && run_time_inputs->ids.count(u->id())) k = Known::kFromInputs;
+  }
+  return k;
 }
 
+}  // namespace
+
+bool OpContext::known_at_build(const Tensor& t) const { return known(t) == Known::kAtBuild; }
+
 void OpContext::require_build_time(const Tensor& t, const std::string& what) const {
-  if (known_at_build(t)) return;
-  // A size a host step decides has no value until the plan runs, whether prepared or built for inputs.
-  for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; }))
-    if (u->op() == Ops::DEFINE_VAR || u->op() == Ops::CUSTOM)
+  switch (known(t)) {
+    case Known::kAtBuild: return;
+    case Known::kAsThePlanRuns:  // no value until the plan runs, whether prepared or built for inputs
       fail(what + " depends on a size or value a data-dependent operator (NonZero, NonMaxSuppression, ...) decides as the plan runs; "
                   "this operator cannot use it to decide its graph");
+    case Known::kFromInputs: break;
+  }
   if (!run_time_inputs || run_time_inputs->prepared)
     throw NeedsRunTimeValue(where() + ": " + what + " depends on the model's inputs, so it is not known until run time; a model prepared "
                             "once cannot use it to decide its graph");
@@ -101,11 +115,11 @@ void OpContext::require_build_time(const Tensor& t, const std::string& what) con
                  where().c_str(), what.c_str());
 }
 
-std::string OpContext::size_name(size_t i) const {
+std::string OpContext::size_name() const {
   // Kernels name it in their code: letters, digits and underscores, and a hash of the whole name
   // so that two outputs whose names differ only in other characters stay apart.
   std::string who = num_outputs() && !output_name(0).empty() ? output_name(0) : node_.name();
-  std::string full = op() + "/" + who + "/" + std::to_string(i), name = op() + "_";
+  std::string full = op() + "/" + who, name = op() + "_";
   for (char ch : who.substr(0, 40)) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   uint32_t h = 2166136261u;  // FNV-1a: the same on every machine and compiler
   for (char ch : full) h = (h ^ static_cast<uint8_t>(ch)) * 16777619u;

@@ -52,9 +52,10 @@ class OpContext {
   /// node, and a model built for its inputs computes it now (DEBUG=2 says which node did), so the
   /// graph holds for these inputs only.
   void require_build_time(const Tensor& t, const std::string& what) const;
-  /// A name for the `i`-th size a host step of this node decides, the same each time the model is
-  /// built (kernels compiled for it are found in the cache again).
-  std::string size_name(size_t i = 0) const;
+  /// A name for a size a host step of this node decides, the same each time the model is built
+  /// (kernels compiled for it are found in the cache again); a name given twice in one graph (an
+  /// unrolled Loop's node, an If's outputs) is numbered.
+  std::string size_name() const;
 
   bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
   int64_t attr_i(const std::string& name, int64_t fallback) const;

@@ -159,7 +159,7 @@ Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const T
   std::vector<size_t> differing;
   for (size_t d = 0; d < a.size(); ++d) {
     if (a[d] == b[d]) continue;
-    Variable v(c.size_name(k * a.size() + d + 1), 0, std::max(a[d].max(), b[d].max()));
+    Variable v(c.size_name(), 0, std::max(a[d].max(), b[d].max()));  // names repeated in one graph are numbered
     step->sizes.push_back(v);
     out[d] = v;
     differing.push_back(d);

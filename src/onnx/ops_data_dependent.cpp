@@ -27,19 +27,6 @@ Tensor take(const Tensor& x, int64_t axis, const Tensor& idx) {
   return x.gather(axis, idx.reshape(at).expand(shape));
 }
 
-}  // namespace
-
-std::vector<Tensor> host_step_outputs(const std::shared_ptr<HostStep>& step, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> outs = Tensor::host_step(step, inputs);
-  if (!step->sizes.empty()) {
-    note_decided_sizes(*step, outs.back());
-    outs.pop_back();
-  }
-  return outs;
-}
-
-namespace {
-
 std::shared_ptr<HostStep> new_step(const OpContext& c) {
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
@@ -322,10 +309,12 @@ V compress(const OpContext& c) {
   return V{take(x, a, host_step_outputs(step, {cond})[0])};
 }
 
+}  // namespace
+
 // TopK on the host: each slice along `axis` sorted (stable: the lower position first among equal
 // values, NaN above every number), the first k kept. For a k known only at run time, or one too
 // large for rounds of argmax.
-V topk_on_host(const OpContext& c, int64_t axis) {
+V topk_as_host_step(const OpContext& c, int64_t axis) {
   const Tensor& x = c.in(0);
   bool largest = c.attr_i("largest", 1) != 0;
   SymShape shape = x.symbolic_shape();
@@ -383,7 +372,15 @@ V topk_on_host(const OpContext& c, int64_t axis) {
   return V{x.gather(axis, indices), indices};
 }
 
-}  // namespace
+
+std::vector<Tensor> host_step_outputs(const std::shared_ptr<HostStep>& step, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outs = Tensor::host_step(step, inputs);
+  if (!step->sizes.empty()) {
+    note_decided_sizes(*step, outs.back());
+    outs.pop_back();
+  }
+  return outs;
+}
 
 // Concat along an axis whose sizes are symbolic: each piece copied into place on the host, in one
 // pass whatever the number of pieces (a detector's per-class results are dozens), and the total
@@ -501,8 +498,6 @@ Tensor scatter_elements_on_host(const OpContext& c) {
   };
   return Tensor::host_step(step, {data, indices.cast(dtypes::int64), updates})[0];
 }
-
-V topk_as_host_step(const OpContext& c, int64_t axis) { return topk_on_host(c, axis); }
 
 void register_data_dependent_ops(std::map<std::string, OpFn>& t) {
   t["NonZero"] = non_zero;

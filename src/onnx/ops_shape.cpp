@@ -24,10 +24,20 @@ std::vector<int64_t> axes_arg(const OpContext& c, size_t i, int64_t ndim) {
   return axes;
 }
 
-// Reshape where the input or the target has symbolic sizes: 0 copies the input's size, -1 is what
-// is left of its element count.
-Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
+// Reshape: a 0 in the target copies the input's size there (unless allowzero), a -1 is what is
+// left of the element count. Sizes may be symbolic on either side (a target computed from a
+// decided size); a computed size that is 0 at run time (no boxes) is taken as 0, an empty axis,
+// where ONNX would copy the input's size, which is a count of the same thing in the exports this
+// serves.
+Tensor reshape(const OpContext& c) {
   const Tensor& x = c.in(0);
+  SymShape shape;
+  if (c.opset() < 5) {
+    std::vector<int64_t> v = c.attr_ints("shape");
+    shape.assign(v.begin(), v.end());
+  } else {
+    shape = c.sizes(1);
+  }
   SymShape xs = x.symbolic_shape();
   bool allowzero = c.attr_i("allowzero", 0) != 0;
   std::optional<size_t> rest;
@@ -38,8 +48,6 @@ Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
       if (i >= xs.size()) c.fail("a 0 in the shape copies a dimension the input does not have");
       shape[i] = xs[i];
     }
-    // A computed size that is 0 at run time (no boxes) is taken as 0, an empty axis: ONNX would copy
-    // the input's size there, which is a count of the same thing in the exports this serves.
     if (shape[i].is_static() && shape[i].value() == -1) {
       if (rest) c.fail("more than one -1 in the shape");
       rest = i;
@@ -53,27 +61,6 @@ Tensor reshape_symbolic(const OpContext& c, SymShape shape) {
     shape[*rest] = size_quotient(total, known, true);
   }
   return after_decided_sizes(x.reshape(shape), shape);
-}
-
-Tensor reshape(const OpContext& c) {
-  const Tensor& x = c.in(0);
-  if (c.opset() >= 5) {
-    SymShape target = c.sizes(1);
-    bool symbolic = x.is_symbolic();
-    for (const SInt& d : target) symbolic = symbolic || !d.is_static();
-    if (symbolic) return reshape_symbolic(c, target);
-  } else if (x.is_symbolic()) {
-    std::vector<int64_t> v = c.attr_ints("shape");
-    return reshape_symbolic(c, SymShape(v.begin(), v.end()));
-  }
-  std::vector<int64_t> shape = c.opset() < 5 ? c.attr_ints("shape") : c.ints(1);
-  bool allowzero = c.attr_i("allowzero", 0) != 0;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] == 0 && !allowzero) {
-      if (static_cast<int64_t>(i) >= x.ndim()) c.fail("a 0 in the shape copies a dimension the input does not have");
-      shape[i] = x.shape()[i];
-    }
-  return x.reshape(shape);
 }
 
 Tensor slice(const OpContext& c) {
@@ -192,16 +179,10 @@ Tensor gather(const OpContext& c) {
 // Sizes as an int64 vector: a symbolic one (a variable the plan binds, or a size a host step
 // decides, read from the step's vector of sizes) is computed as the plan runs.
 Tensor sizes_tensor(const SymShape& sizes) {
-  std::vector<int64_t> fixed;
-  for (const SInt& d : sizes) fixed.push_back(d.is_static() ? d.value() : 0);
-  Tensor out = Tensor::from_vector(fixed, Shape{static_cast<int64_t>(sizes.size())});
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i].is_static()) continue;
-    Tensor value = size_as_tensor(sizes[i]);
-    Tensor here = Tensor::arange(0, static_cast<double>(sizes.size()), 1, dtypes::int64) == Tensor::full({}, static_cast<int64_t>(i), dtypes::int64);
-    out = here.where(value.reshape(Shape{1}).expand(Shape{static_cast<int64_t>(sizes.size())}), out);
-  }
-  return out;
+  if (sizes.empty()) return Tensor::from_vector(std::vector<int64_t>{}, Shape{0});
+  std::vector<Tensor> parts;
+  for (const SInt& d : sizes) parts.push_back(size_as_tensor(d).reshape(Shape{1}));
+  return Tensor::cat(parts, 0);
 }
 
 Tensor arange_like_axis(int64_t n, int64_t axis, int64_t ndim) {
@@ -436,27 +417,15 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Expand"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
-    SymShape target = c.sizes(1);
-    bool symbolic = x.is_symbolic();
-    for (const SInt& d : target) symbolic = symbolic || !d.is_static();
-    if (symbolic) {  // the same rule over symbolic sizes: a static 1 in the target keeps the input's size
-      SymShape xs = x.symbolic_shape(), out(std::max(target.size(), xs.size()), SInt(1));
-      for (size_t i = 0; i < out.size(); ++i) {
-        SInt xd = i + xs.size() >= out.size() ? xs[i + xs.size() - out.size()] : SInt(1);
-        SInt sd = i + target.size() >= out.size() ? target[i + target.size() - out.size()] : SInt(1);
-        out[i] = sd.is_static() && sd.value() == 1 ? xd : sd;
-      }
-      return V{after_decided_sizes(x.expand(out), out)};
-    }
-    std::vector<int64_t> shape = c.ints(1);
-    // Expand broadcasts both ways: a 1 in the target keeps the input's size.
-    Shape out(std::max<size_t>(shape.size(), static_cast<size_t>(x.ndim())), 1);
+    SymShape target = c.sizes(1), xs = x.symbolic_shape();
+    // Expand broadcasts both ways: a 1 in the target keeps the input's size. Sizes may be symbolic.
+    SymShape out(std::max(target.size(), xs.size()), SInt(1));
     for (size_t i = 0; i < out.size(); ++i) {
-      int64_t xd = i + x.ndim() >= out.size() ? x.shape()[i + x.ndim() - out.size()] : 1;
-      int64_t sd = i + shape.size() >= out.size() ? shape[i + shape.size() - out.size()] : 1;
-      out[i] = sd == 1 ? xd : sd;
+      SInt xd = i + xs.size() >= out.size() ? xs[i + xs.size() - out.size()] : SInt(1);
+      SInt sd = i + target.size() >= out.size() ? target[i + target.size() - out.size()] : SInt(1);
+      out[i] = sd.is_static() && sd.value() == 1 ? xd : sd;
     }
-    return V{x.expand(out)};
+    return V{after_decided_sizes(x.expand(out), out)};
   };
   // ReverseSequence: along the time axis, each batch entry's first sequence_lens[b] steps reversed.
   t["ReverseSequence"] = [](const OpContext& c) {

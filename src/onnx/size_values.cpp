@@ -4,12 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/symbolic.hpp"
-#include "ir/toposort.hpp"
+#include "ir/eval.hpp"
 #include "onnx/ops.hpp"
 
 namespace lathe::onnx::detail {
@@ -26,9 +25,6 @@ thread_local int depth = 0;
 
 constexpr int64_t kMostElements = 16;  // shapes and counts, not data
 
-SInt smin(const SInt& a, const SInt& b) { return size_min(a, b); }
-SInt smax(const SInt& a, const SInt& b) { return size_max(a, b); }
-SInt sdiv(const SInt& a, const SInt& b) { return size_quotient(a, b); }
 
 // Input i's elements: followed, or known now and small.
 std::optional<SymShape> values_of(const OpContext& c, size_t i) {
@@ -105,7 +101,8 @@ const std::map<std::string, Rule>& rules() {
     };
     r["Gather"] = [](const OpContext& c) -> std::optional<SymShape> {
       auto data = values_of(c, 0);
-      if (!data || !c.has(1) || !c.known_at_build(c.in(1)) || c.in(1).numel() > kMostElements) return std::nullopt;
+      if (!data || c.value(0).tensor().ndim() != 1 || !c.has(1) || !c.known_at_build(c.in(1)) || c.in(1).numel() > kMostElements)
+        return std::nullopt;
       SymShape out;
       auto n = static_cast<int64_t>(data->size());
       for (int64_t i : c.ints(1)) {
@@ -128,16 +125,16 @@ const std::map<std::string, Rule>& rules() {
       end = std::clamp<int64_t>(end < 0 ? end + n : end, start, n);
       return SymShape(data->begin() + start, data->begin() + end);
     };
-    r["ReduceMin"] = [](const OpContext& c) { return fold(c, smin); };
-    r["ReduceMax"] = [](const OpContext& c) { return fold(c, smax); };
+    r["ReduceMin"] = [](const OpContext& c) { return fold(c, size_min); };
+    r["ReduceMax"] = [](const OpContext& c) { return fold(c, size_max); };
     r["ReduceSum"] = [](const OpContext& c) { return fold(c, [](const SInt& a, const SInt& b) { return a + b; }); };
     r["ReduceProd"] = [](const OpContext& c) { return fold(c, [](const SInt& a, const SInt& b) { return a * b; }); };
     r["Add"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a + b; }); };
     r["Sub"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a - b; }); };
     r["Mul"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a * b; }); };
     r["Sum"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return a + b; }); };
-    r["Div"] = [](const OpContext& c) { return elementwise(c, sdiv); };
-    r["Min"] = [](const OpContext& c) { return elementwise(c, smin); };
+    r["Div"] = [](const OpContext& c) { return elementwise(c, [](const SInt& a, const SInt& b) { return size_quotient(a, b); }); };
+    r["Min"] = [](const OpContext& c) { return elementwise(c, size_min); };
     // Comparisons of sizes decided the same at every size (a dimension of 1 tested for being 1).
     auto compare = [](bool (*f)(int64_t, int64_t)) -> Rule {
       return [f](const OpContext& c) -> std::optional<SymShape> {
@@ -158,12 +155,12 @@ const std::map<std::string, Rule>& rules() {
       auto cond = values_of(c, 0), a = values_of(c, 1), b = values_of(c, 2);
       if (!cond || !a || !b) return std::nullopt;
       size_t n = std::max({cond->size(), a->size(), b->size()});
+      for (const SymShape* v : {&*cond, &*a, &*b})
+        if (v->size() != 1 && v->size() != n) return std::nullopt;
       SymShape out;
       for (size_t i = 0; i < n; ++i) {
         auto at = [&](const SymShape& v) -> const SInt& { return v[v.size() == 1 ? 0 : i]; };
-        if ((cond->size() != 1 && cond->size() != n) || (a->size() != 1 && a->size() != n) || (b->size() != 1 && b->size() != n) ||
-            !at(*cond).is_static())
-          return std::nullopt;
+        if (!at(*cond).is_static()) return std::nullopt;
         out.push_back(at(*cond).value() != 0 ? at(*a) : at(*b));
       }
       return out;
@@ -185,7 +182,7 @@ const std::map<std::string, Rule>& rules() {
     r["Greater"] = compare([](int64_t x, int64_t y) { return x > y; });
     r["LessOrEqual"] = compare([](int64_t x, int64_t y) { return x <= y; });
     r["GreaterOrEqual"] = compare([](int64_t x, int64_t y) { return x >= y; });
-    r["Max"] = [](const OpContext& c) { return elementwise(c, smax); };
+    r["Max"] = [](const OpContext& c) { return elementwise(c, size_max); };
     return r;
   }();
   return table;
@@ -219,12 +216,12 @@ void factors_of(const UOpPtr& e, std::vector<UOpPtr>& out, int64_t& constant) {
 SInt size_quotient(const SInt& a, const SInt& b, bool zero_cancels) {
   if (a.is_static() && b.is_static()) return b.value() == 0 ? SInt(0) : SInt(a.value() / b.value());
   if (b.is_static() && b.value() == 1) return a;
+  if (b.is_static() && b.value() == 0) return 0;  // as for numbers
   // A product over some of its own factors (n*364 / n, a -1 beside a symbolic size): what is left.
   std::vector<UOpPtr> top, bottom;
   int64_t top_constant = 1, bottom_constant = 1;
   factors_of(a.uop(), top, top_constant);
   factors_of(b.uop(), bottom, bottom_constant);
-  if (b.is_static() && b.value() == 0) return 0;  // as for numbers
   bool cancels = bottom_constant != 0 && top_constant % bottom_constant == 0;
   for (const UOpPtr& f : bottom) {
     auto it = std::find(top.begin(), top.end(), f);  // nodes are interned: equal expressions are one node
@@ -297,9 +294,9 @@ Tensor after_decided_sizes(const Tensor& t, const SymShape& sizes) {
   std::unordered_set<std::string> seen;
   for (const SInt& d : sizes) {
     if (d.is_static()) continue;
-    for (const UOpPtr& u : toposort(d.uop(), [](const UOp& n) { return n.op() != Ops::BIND; })) {
-      if (u->op() != Ops::DEFINE_VAR || !seen.insert(u->arg_as<VarArg>().name).second) continue;
-      auto it = followed->decided.find(u->arg_as<VarArg>().name);
+    for (const VarArg& v : free_variables(d.uop())) {
+      if (!seen.insert(v.name).second) continue;
+      auto it = followed->decided.find(v.name);
       if (it == followed->decided.end()) continue;
       // min(size, 0) is 0 (a size is never negative), read from the step's output: no rewrite
       // can drop it, and adding it changes no value.

@@ -20,15 +20,18 @@
 namespace lathe {
 namespace {
 
-std::vector<RuntimeVar> variables_of(const UOpPtr& ast) {
-  std::vector<RuntimeVar> vars;
-  for (const UOpPtr& u : toposort(ast))
+// The variables `expr` reads (bound or not) added to `vars`, each once, those in `leave_out` left out.
+void add_variables(const UOpPtr& expr, std::vector<RuntimeVar>& vars, const std::vector<RuntimeVar>& leave_out = {}) {
+  auto known = [](const std::string& name, const std::vector<RuntimeVar>& in) {
+    return std::any_of(in.begin(), in.end(), [&](const RuntimeVar& v) { return v.name == name; });
+  };
+  for (const UOpPtr& u : toposort(expr))
     if (u->op() == Ops::DEFINE_VAR) {
       const auto& v = u->arg_as<VarArg>();
-      vars.push_back({v.name, v.min, v.max});
+      if (!known(v.name, vars) && !known(v.name, leave_out)) vars.push_back({v.name, v.min, v.max});
     }
-  return vars;
 }
+
 
 // Marks the kernels that read only constant buffers (a model's weights, or what such kernels
 // wrote), or nothing, and no variable, and write no buffer the caller reaches (`reachable`:
@@ -82,36 +85,19 @@ void fold_constants(ExecutionPlan::Impl& impl, const std::set<size_t>& reachable
       impl.feeds_folded.insert({v->base, v->view});
 }
 
-// The variables of `shapes`' symbolic sizes, each once, those in `leave_out` left out.
-std::vector<RuntimeVar> variables_of(const std::vector<SymShape>& shapes, const std::vector<RuntimeVar>& leave_out) {
-  std::vector<RuntimeVar> vars;
-  auto known = [&](const std::string& name, const std::vector<RuntimeVar>& in) {
-    return std::any_of(in.begin(), in.end(), [&](const RuntimeVar& v) { return v.name == name; });
-  };
-  for (const SymShape& shape : shapes)
-    for (const SInt& d : shape)
-      if (!d.is_static())
-        for (const UOpPtr& u : toposort(d.uop()))
-          if (u->op() == Ops::DEFINE_VAR) {
-            const auto& v = u->arg_as<VarArg>();
-            if (!known(v.name, vars) && !known(v.name, leave_out)) vars.push_back({v.name, v.min, v.max});
-          }
-  return vars;
-}
-
-// A shape at the variables' values; `largest`: at their largest instead.
-Shape shape_at(const SymShape& shape, const VarValues& vars, bool largest) {
+// A shape at its largest: the memory an output of a step gets.
+Shape largest(const SymShape& shape) {
   Shape out;
-  for (const SInt& d : shape) out.push_back(largest ? d.max() : d.value_at(vars));
+  for (const SInt& d : shape) out.push_back(d.max());
   return out;
 }
 
-// Runs a host step on `args` (its outputs, then its inputs), at the variables' values in `vars`,
-// and sets the sizes it decided there. A buffer the host cannot address is staged through memory
-// it can.
-void run_host_step(const HostStepNode& node, const std::vector<SymShape>& out_shapes, std::vector<Buffer>& args, VarValues& vars) {
+// Runs a host step on `args` (its outputs, at their largest `capacity`, then its inputs), at the
+// variables' values in `vars`, and sets the sizes it decided there. A buffer the host cannot
+// address is staged through memory it can.
+void run_host_step(const HostStepNode& node, const std::vector<Shape>& capacity, std::vector<Buffer>& args, VarValues& vars) {
   const HostStep& step = *node.step;
-  size_t n_out = out_shapes.size();
+  size_t n_out = capacity.size();
   std::vector<std::vector<uint8_t>> staged(args.size());
   auto host_memory = [&](size_t i, bool read) -> void* {
     Buffer& b = args[i];
@@ -121,9 +107,12 @@ void run_host_step(const HostStepNode& node, const std::vector<SymShape>& out_sh
     return staged[i].data();
   };
   std::vector<HostTensor> ins, outs;
-  for (size_t k = 0; k < n_out; ++k) outs.push_back({host_memory(k, false), args[k].dtype(), shape_at(out_shapes[k], vars, true)});
-  for (size_t j = 0; j < node.input_shapes.size(); ++j)
-    ins.push_back({host_memory(n_out + j, true), args[n_out + j].dtype(), shape_at(node.input_shapes[j], vars, false)});
+  for (size_t k = 0; k < n_out; ++k) outs.push_back({host_memory(k, false), args[k].dtype(), capacity[k]});
+  for (size_t j = 0; j < node.input_shapes.size(); ++j) {
+    Shape at;  // the input's sizes in this run
+    for (const SInt& d : node.input_shapes[j]) at.push_back(d.value_at(vars));
+    ins.push_back({host_memory(n_out + j, true), args[n_out + j].dtype(), std::move(at)});
+  }
   size_t own = step.outputs.size();  // then the decided sizes' vector, where it decides any
   std::vector<int64_t> sizes = step.run(ins, std::vector<HostTensor>(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(own)));
   if (sizes.size() != step.sizes.size())
@@ -150,36 +139,39 @@ PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOp
   PreparedCustom op;
   op.id = stored.front()->id();
   op.name = step.name;
-  std::vector<SymShape> out_shapes;
+  std::vector<Shape> capacity;
   std::vector<HostOutput> held = held_outputs(step);
   for (size_t k = 0; k < held.size(); ++k) {
-    out_shapes.push_back(held[k].shape);
+    capacity.push_back(largest(held[k].shape));
     auto it = std::find_if(stored.begin(), stored.end(), [&](const UOpPtr& u) { return host_step_of(*u).output == k; });
     if (it != stored.end()) {
       op.buffer_indices.push_back(buffer_index(*it));
       continue;
     }
     op.buffer_indices.push_back(impl.buffers.size());
-    impl.buffers.emplace_back(held[k].dtype, static_cast<size_t>(shape_numel(shape_at(held[k].shape, {}, true))), impl.device);
+    impl.buffers.emplace_back(held[k].dtype, static_cast<size_t>(shape_numel(capacity.back())), impl.device);
     impl.buffer_ast_ids.push_back(0);  // no graph node holds it
   }
   op.num_outputs = held.size();
   for (const UOpPtr& src : stored.front()->src()) op.buffer_indices.push_back(buffer_index(src));
   for (const Variable& v : step.sizes) op.sets.push_back({v.name(), v.min(), v.max()});
-  std::vector<SymShape> all = node.input_shapes;
-  all.insert(all.end(), out_shapes.begin(), out_shapes.end());
-  op.runtime_vars = variables_of(all, op.sets);
+  // What its inputs' and outputs' sizes read, but the sizes it decides.
+  for (const SymShape& shape : node.input_shapes)
+    for (const SInt& d : shape) add_variables(d.uop(), op.runtime_vars, op.sets);
+  for (const HostOutput& o : held)
+    for (const SInt& d : o.shape) add_variables(d.uop(), op.runtime_vars, op.sets);
   for (const RuntimeVar& v : op.runtime_vars) {
     auto b = bound.find(v.name);
     impl.var_values.emplace(v.name, b != bound.end() ? b->second : v.min);
   }
   for (const RuntimeVar& v : op.sets) impl.var_values[v.name] = v.min;
-  op.fn = [node, out_shapes](std::vector<Buffer>& args, VarValues& vars) { run_host_step(node, out_shapes, args, vars); };
+  op.fn = [node, capacity](std::vector<Buffer>& args, VarValues& vars) { run_host_step(node, capacity, args, vars); };
   return op;
 }
 
 // For each host step, the kernels after it that read a size it sets: they take the new value when
-// it runs. A kernel before the step that reads one would read the last run's value: an error.
+// it runs. A kernel before the step that reads one would read the last run's value: an error
+// (what uses a decided size depends on its step through the step's vector of sizes).
 void note_refreshes(ExecutionPlan::Impl& impl) {
   std::unordered_map<std::string, size_t> set_at;  // a decided size -> the op of the step that sets it
   for (size_t i = 0; i < impl.ops.size(); ++i)
@@ -189,8 +181,9 @@ void note_refreshes(ExecutionPlan::Impl& impl) {
     if (const auto* k = std::get_if<PreparedKernel>(&impl.ops[j]))
       for (const RuntimeVar& v : k->runtime_vars)
         if (auto s = set_at.find(v.name); s != set_at.end() && s->second > j)
-          throw InternalError("kernel " + k->kernel->entry_point + " reads the size " + v.name + " before the host step '" +
-                              std::get<PreparedCustom>(impl.ops[s->second]).name + "' that decides it");
+          throw Error("kernel " + k->kernel->entry_point + " reads the size " + v.name + " before the host step '" +
+                      std::get<PreparedCustom>(impl.ops[s->second]).name +
+                      "' that decides it: compute with the size from the vector Tensor::host_step returns, so what reads it depends on the step");
   for (size_t i = 0; i < impl.ops.size(); ++i) {
     const auto* f = std::get_if<PreparedCustom>(&impl.ops[i]);
     if (!f || f->sets.empty()) continue;
@@ -312,7 +305,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       for (auto b = written_in_place.find(pk.buffer_indices[pos]); b != written_in_place.end(); b = written_in_place.find(b->second))
         writers[b->second].push_back(pk.id);
     }
-    pk.runtime_vars = variables_of(item.ast);
+    add_variables(item.ast, pk.runtime_vars);
     for (const RuntimeVar& v : pk.runtime_vars) {
       auto bound = sched.var_vals.find(v.name);  // the value given with Variable::bind, else min
       impl.var_values.emplace(v.name, bound != sched.var_vals.end() ? bound->second : v.min);

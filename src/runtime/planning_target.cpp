@@ -1,7 +1,5 @@
 #include "runtime/planning_target.hpp"
 
-#include "runtime/host_steps.hpp"
-
 #include "device/backend.hpp"
 #include "device/buffer_registry.hpp"
 #include "device/thread_pool.hpp"
@@ -35,12 +33,7 @@ Target planning_target(const DeviceSpec& device, const PrepareOptions& o) {
 Target default_planning_target() { return planning_target(DeviceSpec::default_device(), PrepareOptions{}); }
 
 ScheduleContext schedule_context(const DeviceSpec& device, const PrepareOptions& options) {
-  auto decided = [](const UOp& custom) {
-    std::vector<std::string> names;
-    for (const Variable& v : host_step_of(custom).step->sizes) names.push_back(v.name());
-    return names;
-  };
-  return ScheduleContext{planning_target(device, options), is_constant_buffer, decided};
+  return ScheduleContext{planning_target(device, options), is_constant_buffer};
 }
 
 ScheduleContext default_schedule_context() { return schedule_context(DeviceSpec::default_device(), PrepareOptions{}); }

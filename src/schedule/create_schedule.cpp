@@ -51,41 +51,6 @@ std::vector<std::string> fused_labels(const UOpPtr& root, const std::unordered_m
   return labels;
 }
 
-// The graph in an order that respects every dependency, where a size a host step decides depends
-// on that step: a kernel that reads it only as a size (an Expand to it, a ConstantOfShape of it)
-// has no data edge to the step and still comes after it (the plan builder checks that it does).
-std::vector<UOpPtr> order_after_decided_sizes(const UOpPtr& sink, const DecidedSizes& decided) {
-  std::vector<UOpPtr> all = toposort(sink);
-  if (!decided) return all;
-  std::unordered_map<std::string, UOpPtr> step_of;  // a decided size's name -> a CUSTOM node of its step
-  for (const UOpPtr& u : all)
-    if (u->op() == Ops::CUSTOM)
-      for (const std::string& name : decided(*u)) step_of.emplace(name, u);
-  if (step_of.empty()) return all;
-  // Depth first, sources (and, for a decided size, its step) before the node.
-  std::vector<UOpPtr> order;
-  std::unordered_set<const UOp*> done, open;
-  std::vector<std::pair<UOpPtr, bool>> stack{{sink, false}};
-  while (!stack.empty()) {
-    auto [u, expanded] = stack.back();
-    stack.pop_back();
-    if (expanded) {
-      open.erase(u.get());
-      if (done.insert(u.get()).second) order.push_back(u);
-      continue;
-    }
-    if (done.count(u.get()) || open.count(u.get())) continue;
-    open.insert(u.get());
-    stack.emplace_back(u, true);
-    std::vector<UOpPtr> before(u->src().rbegin(), u->src().rend());
-    if (u->op() == Ops::DEFINE_VAR)
-      if (auto s = step_of.find(u->arg_as<VarArg>().name); s != step_of.end()) before.push_back(s->second);
-    for (const UOpPtr& b : before)
-      if (!done.count(b.get())) stack.emplace_back(b, false);
-  }
-  return order;
-}
-
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext& context) {
@@ -105,7 +70,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots, const ScheduleContext
   sched.becomes.then(relayouts);
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   sched.shapes = graph_shapes(sink);
-  std::vector<UOpPtr> order = order_after_decided_sizes(sink, context.decided);
+  std::vector<UOpPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
   sched.sym_shapes = graph_sym_shapes(sink, sched.shapes);
   // The sizes of a node a split reduction adds, from its sources' (each added before it).

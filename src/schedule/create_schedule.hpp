@@ -10,8 +10,6 @@
 // where each value lives is decided in one pass (schedule/buffer_assignment).
 #pragma once
 
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "lathe/target.hpp"
@@ -20,17 +18,12 @@
 
 namespace lathe {
 
-/// The names of the sizes the host step behind a CUSTOM node decides (runtime/host_steps).
-using DecidedSizes = std::function<std::vector<std::string>(const UOp&)>;
-
 /// What a schedule is planned for: the machine its kernels run on (the plan's Target: the layouts
-/// values are stored in follow from its vector lanes), which BUFFER nodes hold constants (a
-/// copy of one in another layout is made once, at prepare), and the sizes host steps decide (what
-/// reads one is ordered after its step). runtime/planning_target makes it.
+/// values are stored in follow from its vector lanes) and which BUFFER nodes hold constants (a
+/// copy of one in another layout is made once, at prepare). runtime/planning_target makes it.
 struct ScheduleContext {
   Target target;
   IsConstantBuffer constant;
-  DecidedSizes decided = {};
 };
 
 /// Schedules the computation of `outputs` (tensor-graph nodes) for `context`.
