@@ -299,8 +299,13 @@ Tensor Tensor::fmod(const Tensor& other) const {
   if (dtype().is_float() || other.dtype().is_float()) {
     detail::broadcast_shapes(symbolic_shape(), other.symbolic_shape(), "fmod");  // name this op, not the ones inside
     DType dt = least_upper_dtype({dtype(), other.dtype()});
-    Tensor a = cast(dt), b = other.cast(dt);
-    return a - b * (a / b).trunc();
+    // In float64 for narrower floats: their quotient's truncation is then the true one (1 / 0.1f
+    // is 9.99999985, not the 10 float32 rounds it to) and b * trunc(a / b) is exact, so the result
+    // is C's fmod whether or not the compiler fuses the multiply and subtract (it would on one CPU
+    // and not on another). float64 operands are computed as they are.
+    DType work = dt.itemsize() < 8 ? dtypes::float64 : dt;
+    Tensor a = cast(work), b = other.cast(work);
+    return (a - b * (a / b).trunc()).cast(dt);
   }
   require_int(*this, "fmod");
   require_int(other, "fmod");

@@ -882,6 +882,19 @@ TEST(ElementwiseInteger, FloatRemainders) {
   EXPECT_ALLCLOSE(ta.remainder(tb).to_vector<float>(), r, 1e-6, 1e-6);
 }
 
+// float32 remainders whose quotient float32 rounds to the next integer (1 / 0.1f is 9.99999985,
+// 10 in float32): C's fmod, exactly, on every CPU (with or without a fused multiply-add).
+TEST(ElementwiseInteger, FloatRemaindersWhoseQuotientRoundsUp) {
+  std::vector<float> a{1.0f, 2.0f, 0.3f, -1.0f, 7.0f}, b{0.1f, 0.1f, 0.1f, 0.1f, 0.7f};
+  Tensor ta = f32(a, {5}), tb = f32(b, {5});
+  std::vector<float> got = ta.fmod(tb).to_vector<float>(), rem = ta.remainder(tb).to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    float want = std::fmod(a[i], b[i]);
+    EXPECT_EQ(got[i], want) << a[i] << " fmod " << b[i];
+    EXPECT_EQ(rem[i], want != 0 && (want < 0) != (b[i] < 0) ? want + b[i] : want) << a[i] << " remainder " << b[i];
+  }
+}
+
 TEST(ElementwiseInteger, ShiftsByATensor) {
   Tensor x = Tensor::from_vector(std::vector<int32_t>{1, -8, 255}, {3, 1});
   Tensor s = Tensor::from_vector(std::vector<int64_t>{0, 1, 4}, {1, 3});
