@@ -19,6 +19,10 @@ struct EnvironmentVariable {
 /// Every environment variable lathe reads (PrepareOptions overrides those a plan can set).
 std::vector<EnvironmentVariable> environment_variables();
 
+/// Every backend this build has, as "DEVICE/compiler" ("CPU/llvm", "CPU/clang", ...): what
+/// PrepareOptions::compiler may name.
+std::vector<std::string> backend_names();
+
 /// The default device (LATHE_DEVICE) as this process finds it: "CPU"; for a GPU its name and
 /// architecture, or why it cannot be used ("CUDA:0: unavailable: NVIDIA's driver library ...").
 std::string device_status();

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _lathe
-from ._lathe import KernelProfile, OnnxError
+from ._lathe import Error, KernelProfile, OnnxError
 
 # ONNX Runtime's spelling of an element type in NodeArg.type.
 _ORT_TYPE = {
@@ -86,8 +86,8 @@ class InferenceSession:
         backend: Optional[str] = None,
         optimize: Optional[bool] = None,
     ) -> None:
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be at least 1, not {threads}")
+        if threads is not None and threads < 1:  # as a plan says it, before anything is loaded
+            raise Error(f"threads must be at least 1, not {threads}")
         self._options = {"threads": threads, "backend": backend, "optimize": optimize}
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._native = _lathe.Session.from_bytes(bytes(path_or_bytes))
@@ -95,6 +95,11 @@ class InferenceSession:
             self._native = _lathe.Session.from_path(str(path_or_bytes))
         self._inputs = [NodeArg(*v) for v in self._native.inputs()]
         self._outputs = [NodeArg(*v) for v in self._native.outputs()]
+        self._position = {o.name: i for i, o in enumerate(self._outputs)}
+        # Per input: its axes of fixed size, and its named ones.
+        self._fixed = {a.name: [(axis, d) for axis, d in enumerate(a.shape) if isinstance(d, int)] for a in self._inputs}
+        self._named = {a.name: [(axis, d) for axis, d in enumerate(a.shape) if isinstance(d, str)] for a in self._inputs}
+        self._prepared = False
         self._given = dict(max_sizes or {})
         self._max: Dict[str, int] = {}
         self._lock = threading.Lock()
@@ -147,15 +152,12 @@ class InferenceSession:
         return [outs[i] for i in wanted]
 
     def _positions(self, output_names: Optional[Sequence[str]]) -> List[int]:
-        names = [o.name for o in self._outputs]
         if output_names is None:
-            return list(range(len(names)))
-        positions = []
+            return list(range(len(self._outputs)))
         for name in output_names:
-            if name not in names:
-                raise OnnxError(f"no output named {name!r} (the model's outputs: {names})")
-            positions.append(names.index(name))
-        return positions
+            if name not in self._position:
+                raise OnnxError(f"no output named {name!r} (the model's outputs: {list(self._position)})")
+        return [self._position[name] for name in output_names]
 
     def _ensure_prepared(self, feed: Mapping[str, np.ndarray]) -> None:
         missing = [arg.name for arg in self._inputs if arg.name not in feed]
@@ -165,12 +167,10 @@ class InferenceSession:
         needed: Dict[str, int] = {}
         for arg in self._inputs:
             value = feed[arg.name]
-            fixed = [(axis, dim) for axis, dim in enumerate(arg.shape) if isinstance(dim, int)]
-            if value.ndim != len(arg.shape) or any(value.shape[axis] != dim for axis, dim in fixed):
+            if value.ndim != len(arg.shape) or any(value.shape[axis] != dim for axis, dim in self._fixed[arg.name]):
                 raise OnnxError(f"input {arg.name!r} has shape {tuple(value.shape)}; the model's is {arg.shape}")
-            for axis, dim in enumerate(arg.shape):
-                if isinstance(dim, str):
-                    needed[dim] = max(needed.get(dim, 1), int(value.shape[axis]))
+            for axis, dim in self._named[arg.name]:
+                needed[dim] = max(needed.get(dim, 1), int(value.shape[axis]))
         with self._lock:
             grown = dict(self._max)
             for dim, size in needed.items():
@@ -178,9 +178,10 @@ class InferenceSession:
                     grown[dim] = self._given[dim]  # a run past it is refused by the model, naming it
                 elif size > grown.get(dim, 0):
                     grown[dim] = size if dim not in self._max else max(size, 2 * self._max[dim])
-            if not self._native.prepared or grown != self._max:
+            if not self._prepared or grown != self._max:
                 self._prepare(grown)
 
     def _prepare(self, max_sizes: Dict[str, int]) -> None:
         self._native.prepare(max_sizes, **self._options)
         self._max = dict(max_sizes)
+        self._prepared = True

@@ -6,12 +6,9 @@
 
 namespace lathe::python {
 
-std::string numpy_name(DType dt) { return dt == dtypes::bool_ ? "bool" : dt.name(); }
-
 namespace {
 
 DType dtype_named(const std::string& name, const std::string& said) {
-  if (name == "bool") return dtypes::bool_;
   try {
     DType dt = dtypes::from_name(name);
     if (dt != dtypes::index && dt != dtypes::void_) return dt;
@@ -91,7 +88,7 @@ py::array array_over(const Buffer& buffer, const Shape& shape) {
   auto* kept = new Buffer(front);
   py::capsule owner(kept, [](void* p) { delete static_cast<Buffer*>(p); });
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
-  return py::array(py::dtype(numpy_name(front.dtype())), dims, front.data(), owner);
+  return py::array(py::dtype(front.dtype().name()), dims, front.data(), owner);
 }
 
 void realize_unlocked(Tensor& t) {
@@ -117,7 +114,7 @@ py::array array_of(const Tensor& given) {
   realize_unlocked(t);
   Shape shape = bound_shape(t);
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
-  py::array out(py::dtype(numpy_name(t.dtype())), dims);
+  py::array out(py::dtype(t.dtype().name()), dims);
   if (out.nbytes() == 0) return out;
   if (t.is_realized()) {  // straight into the array
     t.buffer().copyout(out.mutable_data(), static_cast<size_t>(out.nbytes()));

@@ -1,4 +1,5 @@
-// How numpy arrays and lathe tensors cross the binding: dtypes by name, arrays borrowed in place
+// How numpy arrays and lathe tensors cross the binding: dtypes by name (lathe's names are numpy's,
+// but bfloat16, which numpy lacks), arrays borrowed in place
 // where lathe can read them (else copied), buffers handed to numpy without a copy, and owners of
 // borrowed memory that take the interpreter lock before they let go of a Python object.
 #pragma once
@@ -14,8 +15,6 @@ namespace lathe::python {
 
 namespace py = pybind11;
 
-/// numpy's name for a lathe dtype ("bool" for bool_); bfloat16 has none.
-std::string numpy_name(DType dt);
 /// The lathe dtype of a numpy array's elements; DTypeError for one lathe lacks (object, str, ...).
 DType dtype_of_array(const py::array& a);
 /// A dtype given as a lathe.DType, a name ("float32") or anything numpy.dtype() takes.

@@ -23,7 +23,7 @@ void bind_buffer_protocol(py::class_<Tensor>& tensor);  // buffer_protocol.cpp: 
 /// One kernel's run, as Python reads it (KernelProfile holds pointers into its plan; this does not).
 struct KernelRecord {
   std::string name, device, actions;
-  double ms = 0;
+  double ms = 0, gflops = 0, gbps = 0;  // KernelProfile's rates
   int64_t ops = 0, bytes = 0;
   std::vector<std::string> labels;
 };

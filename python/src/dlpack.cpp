@@ -126,7 +126,7 @@ Tensor from_dlpack(py::object source) {
   for (int i = 0; i < d.ndim; ++i) strides.push_back(static_cast<py::ssize_t>(d.strides[i] * dt.itemsize()));
   auto* kept = new std::shared_ptr<void>(owner);
   py::capsule base(kept, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
-  return copy_of(py::array(py::dtype(numpy_name(dt)), dims, strides, data, base));
+  return copy_of(py::array(py::dtype(dt.name()), dims, strides, data, base));
 }
 
 }  // namespace

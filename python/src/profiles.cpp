@@ -16,6 +16,8 @@ std::vector<KernelRecord> records_of(const std::vector<KernelProfile>& profile) 
     r.ms = static_cast<double>(p.elapsed.count()) / 1e6;
     r.ops = p.work.ops;
     r.bytes = p.work.mem;
+    r.gflops = p.gflops();
+    r.gbps = p.gbps();
     if (p.prepared) r.labels = p.prepared->labels;
     out.push_back(std::move(r));
   }
@@ -31,12 +33,11 @@ void bind_profiles(py::module_& m) {
       .def_readonly("bytes", &KernelRecord::bytes, "bytes of the buffers it read or wrote")
       .def_readonly("labels", &KernelRecord::labels, "what it computes: the labels (ONNX nodes) of the tensors fused into it")
       .def_readonly("actions", &KernelRecord::actions, "the optimizer's actions")
-      .def_property_readonly("gflops", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.ops) / (r.ms * 1e6) : 0.0; }, "Operations per nanosecond (GFLOP/s)")
-      .def_property_readonly("gbps", [](const KernelRecord& r) { return r.ms > 0 ? static_cast<double>(r.bytes) / (r.ms * 1e6) : 0.0; }, "Bytes moved per nanosecond (GB/s)")
+      .def_readonly("gflops", &KernelRecord::gflops, "Operations per nanosecond (GFLOP/s)")
+      .def_readonly("gbps", &KernelRecord::gbps, "Bytes moved per nanosecond (GB/s)")
       .def("__repr__", [](const KernelRecord& r) {
         char text[160];
-        std::snprintf(text, sizeof text, "%.3f ms, %.2f GFLOP/s, %.2f GB/s", r.ms, r.ms > 0 ? static_cast<double>(r.ops) / (r.ms * 1e6) : 0.0,
-                      r.ms > 0 ? static_cast<double>(r.bytes) / (r.ms * 1e6) : 0.0);
+        std::snprintf(text, sizeof text, "%.3f ms, %.2f GFLOP/s, %.2f GB/s", r.ms, r.gflops, r.gbps);
         return "KernelProfile(" + r.name + ": " + text + ")";
       });
 }

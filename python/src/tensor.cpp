@@ -323,17 +323,14 @@ py::object item(const Tensor& t) {
 
 // ---- plans --------------------------------------------------------------------------------------
 
-// A prepared ExecutionPlan and its outputs' shapes, so a run at other variable values reads its
-// outputs at their sizes there. Runs of one plan are serialised; the interpreter lock is released
-// while it runs.
+// A prepared ExecutionPlan and its outputs, so a run at other variable values reads its outputs
+// at their sizes there. Runs of one plan are serialised; the interpreter lock is released while it
+// runs.
 class Plan {
  public:
-  Plan(const std::vector<Tensor>& outputs, const PrepareOptions& options) {
+  Plan(const std::vector<Tensor>& outputs, const PrepareOptions& options) : outputs_(outputs) {
     py::gil_scoped_release unlocked;
     plan_ = Tensor::prepare(outputs, options);
-    for (const Tensor& t : outputs) shapes_.push_back(t.symbolic_shape()), dtypes_.push_back(t.dtype());
-    for (const PreparedKernel* k : plan_.prepared_kernels())  // each variable's value as prepared (bound, or its minimum)
-      for (size_t v = 0; v < k->kernel->var_names.size() && v < k->vals.size(); ++v) vars_.emplace(k->kernel->var_names[v], k->vals[v]);
   }
 
   py::object execute(const std::map<std::string, int64_t>& vars, bool profile) {
@@ -344,32 +341,28 @@ class Plan {
       std::lock_guard<std::mutex> lock(mu_);
       if (profile) records = records_of(plan_.execute_with_vars_profiled(binds));
       else plan_.execute_with_vars(binds);
-      for (const auto& [name, value] : vars) vars_[name] = value;
       ran_ = true;
     }
     if (!profile) return py::none();
     return py::cast(records);
   }
 
-  size_t outputs() const { return shapes_.size(); }
+  size_t outputs() const { return outputs_.size(); }
 
-  // A copy of output `i` at the sizes of the last run's variables. The plan's lock is taken with
-  // the interpreter lock released, and let go before the array is made.
+  // A copy of output `i` at the sizes of the last run. The plan's lock is taken with the
+  // interpreter lock released, and let go before the array is made.
   py::array numpy(size_t i) {
-    if (i >= shapes_.size()) throw py::index_error("output " + std::to_string(i) + " of a plan of " + std::to_string(shapes_.size()));
+    if (i >= outputs_.size()) throw py::index_error("output " + std::to_string(i) + " of a plan of " + std::to_string(outputs_.size()));
     Buffer copy;
     Shape shape;
     {
       py::gil_scoped_release unlocked;
       std::lock_guard<std::mutex> lock(mu_);
       if (!ran_) throw Error("Plan.numpy before the plan ran: execute() it first");
-      size_t elements = 1;
-      std::unordered_map<std::string, int64_t> at = vars_;  // and the sizes the plan's host steps decided
-      for (const auto& [name, value] : plan_.variable_values()) at[name] = value;
-      for (const SInt& d : shapes_[i]) shape.push_back(d.value_at(at)), elements *= static_cast<size_t>(shape.back());
-      const Buffer* out = plan_.output_buffer_at(i);
-      copy = Buffer(dtypes_[i], elements, out->device());
-      if (elements) copy.copy_from(elements == out->size() ? *out : Buffer::view(*out, 0, elements, dtypes_[i]));
+      Tensor view = outputs_[i].read_from(plan_, i);
+      shape = view.shape();
+      copy = Buffer(view.dtype(), static_cast<size_t>(view.numel()), view.buffer().device());
+      if (view.numel() > 0) copy.copy_from(view.buffer());
     }
     return array_over(copy, shape);
   }
@@ -377,17 +370,18 @@ class Plan {
   // Copies `values` into the plan's buffer of `input` (a realized tensor the plan reads), at its
   // front when the buffer is larger (an input of symbolic size).
   void write(const Tensor& input, const py::array& values) {
-    Tensor given = copy_of(values);
-    std::vector<uint8_t> bytes = detail::tensor_bytes(given, given.dtype(), "write");
+    auto a = py::array::ensure(values, py::array::c_style);
+    if (!a) throw DTypeError("write: the values are not an array");
+    DType dt = dtype_of_array(a);
+    auto nbytes = static_cast<size_t>(a.nbytes());
     py::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(mu_);
     Buffer* b = input.is_realized() ? plan_.buffer_mut_by_id(input.uop_id()) : nullptr;
     if (!b) throw Error("write: the plan reads no buffer of this tensor (" + input.to_string() + "); give it a realized input of the plan");
-    if (given.dtype() != b->dtype()) throw DTypeError("write: " + given.dtype().name() + " values into a " + b->dtype().name() + " input");
-    if (bytes.size() > b->nbytes())
-      throw ShapeError("write: " + std::to_string(given.numel()) + " values into an input of " + std::to_string(b->size()));
-    Buffer front = bytes.size() == b->nbytes() ? *b : Buffer::view(*b, 0, static_cast<size_t>(given.numel()), b->dtype());
-    front.copyin(bytes.data(), bytes.size());
+    if (dt != b->dtype()) throw DTypeError("write: " + dt.name() + " values into a " + b->dtype().name() + " input");
+    if (nbytes > b->nbytes()) throw ShapeError("write: " + std::to_string(a.size()) + " values into an input of " + std::to_string(b->size()));
+    Buffer front = nbytes == b->nbytes() ? *b : Buffer::view(*b, 0, static_cast<size_t>(a.size()), b->dtype());
+    if (nbytes) front.copyin(a.data(), nbytes);
   }
 
   py::dict variables() const {
@@ -415,10 +409,8 @@ class Plan {
   }
 
  private:
+  std::vector<Tensor> outputs_;
   ExecutionPlan plan_;
-  std::vector<SymShape> shapes_;
-  std::vector<DType> dtypes_;
-  std::unordered_map<std::string, int64_t> vars_;  // each variable's value in the last run
   bool ran_ = false;
   std::mutex mu_;
 };
@@ -438,7 +430,7 @@ void bind_symbols(py::module_& m) {
       .def_property_readonly("is_float", &DType::is_float, "Whether it is a floating-point type")
       .def_property_readonly("is_int", [](const DType& d) { return d.is_int(); }, "Whether it is an integer type (signed or not)")
       .def_property_readonly("is_bool", &DType::is_bool, "Whether it is bool")
-      .def_property_readonly("np", [](const DType& d) { return py::dtype(numpy_name(d == dtypes::bfloat16 ? dtypes::float32 : d)); },
+      .def_property_readonly("np", [](const DType& d) { return py::dtype((d == dtypes::bfloat16 ? dtypes::float32 : d).name()); },
                              "the numpy dtype its values convert to (bfloat16: float32)")
       .def("__eq__", [](const DType& a, py::handle b) {
         try {
@@ -449,9 +441,9 @@ void bind_symbols(py::module_& m) {
       })
       .def("__hash__", [](const DType& d) { return py::hash(py::str(d.name())); })
       .def("__str__", [](const DType& d) { return d.name(); })
-      .def("__repr__", [](const DType& d) { return "dtypes." + (d.is_bool() ? std::string("bool") : d.name()); });
+      .def("__repr__", [](const DType& d) { return "dtypes." + d.name(); });
   py::module_ dt = m.def_submodule("dtypes", "lathe's element types, as tinygrad names them");
-  for (DType d : dtypes::all()) dt.attr(py::str(d.is_bool() ? "bool" : d.name())) = d;
+  for (DType d : dtypes::all()) dt.attr(py::str(d.name())) = d;
   dt.attr("default_float") = dtypes::default_float;
   dt.attr("default_int") = dtypes::default_int;
 

@@ -57,7 +57,5 @@ void register_backend(Backend backend);
 /// when none fits.
 const Backend& find_backend(const DeviceSpec& device, const std::string& compiler = "");
 
-/// "CPU/clang", ...: every registered backend.
-std::vector<std::string> backend_names();
 
 }  // namespace lathe
