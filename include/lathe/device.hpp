@@ -60,8 +60,6 @@ class Buffer {
   size_t nbytes() const;
   const DeviceSpec& device() const;
   bool is_view() const;
-  /// Whether the memory is borrowed (Buffer::borrow), for it or for the buffer it views.
-  bool is_borrowed() const;
   bool is_allocated() const;
   /// Marks the contents as fixed once written (a model's weights). A plan computes what depends
   /// only on constant buffers once, when it is prepared, and again only after the plan hands one

@@ -110,11 +110,6 @@ Buffer Buffer::borrow(void* memory, DType dtype, size_t size, std::shared_ptr<vo
   return b;
 }
 
-bool Buffer::is_borrowed() const {
-  const detail::BufferState& owner = state_->base ? *state_->base : *state_;
-  return owner.lender != nullptr;
-}
-
 BufferId Buffer::id() const { return state_->id; }
 DType Buffer::dtype() const { return state_->dtype; }
 size_t Buffer::size() const { return state_->size; }

@@ -100,17 +100,12 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t, DType expected, const char* w
     throw DTypeError(std::string(what) + ": the tensor is " + t.dtype().name() + ", not " + expected.name());
   Tensor r = t;
   r.realize();
-  if (!r.is_symbolic()) {
-    Buffer b = r.is_realized() ? r.buffer() : backing_buffer(r);
-    std::vector<uint8_t> out(static_cast<size_t>(r.numel()) * static_cast<size_t>(r.dtype().itemsize()));
-    if (!out.empty()) Buffer::view(b, 0, static_cast<size_t>(r.numel()), b.dtype()).copyout(out.data(), out.size());
-    return out;
-  }
-  // A symbolic tensor's values are packed at the front of a buffer sized for the maximum.
+  // The values are packed at the front of the buffer (one sized for the maximum, for a symbolic
+  // tensor or one a host step sized).
   Buffer b = backing_buffer(r);
-  size_t n = static_cast<size_t>(sym_numel(r.symbolic_shape()).value_at({})) * static_cast<size_t>(t.dtype().itemsize());
-  std::vector<uint8_t> out(n);
-  if (n) Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyout(out.data(), n);
+  auto elements = static_cast<size_t>(sym_numel(r.symbolic_shape()).value_at({}));
+  std::vector<uint8_t> out(elements * static_cast<size_t>(b.dtype().itemsize()));
+  if (!out.empty()) Buffer::view(b, 0, elements, b.dtype()).copyout(out.data(), out.size());
   return out;
 }
 
