@@ -32,10 +32,19 @@ const Loop& find(const std::vector<Loop>& loops, const Opt& o, int64_t axis) {
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
+// Whether the trip count `size` is a multiple of n for every value of its variables (a constant,
+// or a sum of products with such a constant factor: what PADTO makes of a symbolic loop).
+bool multiple_of(const UOpPtr& size, int64_t n) {
+  if (size->is_const()) return size->vmax() % n == 0;
+  if (size->op() == Ops::ADD) return multiple_of(size->src(0), n) && multiple_of(size->src(1), n);
+  if (size->op() == Ops::MUL) return multiple_of(size->src(0), n) || multiple_of(size->src(1), n);
+  return false;
+}
+
 // The loop splits into (outer, a new inner loop of n of `kind`, axis `new_axis`): its index is
-// outer * n + inner.
+// outer * n + inner. A symbolic loop (a multiple of n) keeps a symbolic outer loop.
 UOpPtr split(const UOpPtr& ast, const Loop& l, int64_t n, AxisKind kind, int64_t new_axis) {
-  UOpPtr outer = make_range(UOp::index_const(l.size / n), l.axis);
+  UOpPtr outer = make_range(l.symbolic ? simplify(idiv(l.range->src(0), n)) : UOp::index_const(l.size / n), l.axis);
   UOpPtr inner = make_range(UOp::index_const(n), new_axis, kind);
   UOpPtr out = l.reduce ? relist_reductions(ast, {{l.range.get(), {outer, inner}}}) : ast;
   return simplify(substitute(out, {{l.range.get(), outer * n + inner}}));
@@ -47,10 +56,15 @@ bool inside_buffer(const UOpPtr& idx) {
   return n >= 0 && idx->src(1)->vmin() >= 0 && idx->src(1)->vmax() < n;
 }
 
-// The loop runs to `padded`. Past `size`, an output loop's stores are gated and its loads clamped;
-// a reduction's loop's accesses are gated and the reduction adds its identity there.
-UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
-  UOpPtr r = make_range(UOp::index_const(padded), l.axis, l.kind);
+// The loop runs to a multiple of n. Past its size, an output loop's stores are gated and its loads
+// clamped; a reduction's loop's accesses are gated and the reduction adds its identity there. A
+// symbolic output loop runs to the next multiple of n of its run's size (rows of a register tile
+// over the boxes a detector kept).
+UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t n) {
+  const UOpPtr& size = l.range->src(0);
+  UOpPtr padded_size = l.symbolic ? simplify(idiv(size + (n - 1), n) * n) : UOp::index_const((l.size + n - 1) / n * n);
+  int64_t padded = padded_size->vmax();
+  UOpPtr r = make_range(padded_size, l.axis, l.kind);
   UOpPtr out = substitute(l.reduce ? relist_reductions(ast, {{l.range.get(), {r}}}) : ast, {{l.range.get(), r}});
   // Past the end of an output loop the kernel computes what is never stored: its stores are gated,
   // and its loads read the last position's operands (clamped: never out of bounds, and no branch
@@ -58,7 +72,7 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
   // weight stored with its channels padded to a block: a vector of channels stays one load; an
   // integer division of what such a lane reads is defined, codegen/integer_division).
   // Past the end of a reduction's loop, loads are gated (they read 0).
-  UOpPtr last = l.reduce ? nullptr : min(r, UOp::index_const(l.size - 1));
+  UOpPtr last = l.reduce ? nullptr : min(r, size - 1);
   if (last) {
     // Through a placeholder: the clamp holds the loop itself, which a substitution cannot map into.
     UOpPtr held = UOp::variable("padded position", 0, padded - 1);
@@ -84,7 +98,7 @@ UOpPtr pad(const UOpPtr& ast, const Loop& l, int64_t padded) {
       UOpPtr gate = i->src().size() == 3 ? logical_and(i->src(2), inside) : inside;
       return UOp::make(Ops::INDEX, i->dtype(), {i->src(0), i->src(1), gate});
     }
-  } ctx{r, lt(r, l.size), !l.reduce};
+  } ctx{r, lt(r, size), !l.reduce};
   static const PatternMatcher pm({
       // An output loop's stores (its loads are clamped above); a reduction's loop's every access.
       {UPat(Ops::STORE).named("st"), [](const Match& m) -> UOpPtr {
@@ -186,7 +200,9 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
     if (!ok) refuse(o, describe(l) + " " + why);
   };
   need(l.kind == AxisKind::Loop, "is not an ordinary loop");
-  if (o.op != OptOp::SWAP && o.op != OptOp::THREAD) need(!l.symbolic, "has a symbolic size");
+  // A symbolic loop is padded to a multiple of a tile (an output loop's), then split by it.
+  bool takes_symbolic = o.op == OptOp::SWAP || o.op == OptOp::THREAD || ((o.op == OptOp::PADTO || o.op == OptOp::UPCAST || o.op == OptOp::TILE) && !l.reduce);
+  if (!takes_symbolic) need(!l.symbolic, "has a symbolic size");
   // A grouped reduction's partial results are one value per output: no output loop in registers,
   // and the cores go to the group, not to an output loop.
   bool grouped = false, upcast = false, threaded = false;
@@ -201,13 +217,13 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
     case OptOp::UNROLL:
     case OptOp::TILE:
       need(o.op == OptOp::TILE || l.reduce == (o.op == OptOp::UNROLL), o.op == OptOp::UNROLL ? "is not a reduction's" : "is a reduction's");
-      need(n >= 2 && n <= l.size && l.size % n == 0, "is not a multiple of " + std::to_string(n));
+      need(n >= 2 && n <= l.size && multiple_of(l.range->src(0), n), "is not a multiple of " + std::to_string(n));
       need(o.op != OptOp::TILE || n < l.size, "is not larger than the tile");
       return split(ast, l, n, o.op == OptOp::UPCAST ? AxisKind::Upcast : o.op == OptOp::UNROLL ? AxisKind::Unroll : AxisKind::Loop,
                    new_axis);
     case OptOp::PADTO:
-      need(n >= 2 && l.size % n != 0, "needs no padding to a multiple of " + std::to_string(n));
-      return pad(ast, l, (l.size + n - 1) / n * n);
+      need(n >= 2 && !multiple_of(l.range->src(0), n), "needs no padding to a multiple of " + std::to_string(n));
+      return pad(ast, l, n);
     case OptOp::SWAP: {
       const Loop& b = find(loops, o, n);
       need(!l.reduce && !b.reduce && b.kind == AxisKind::Loop && b.axis != l.axis,

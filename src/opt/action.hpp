@@ -8,7 +8,9 @@
 //   TILE(axis, n)    an ordinary loop of n inside the loop (cache blocking): the new axis nests
 //                    inside every earlier output loop
 //   PADTO(axis, m)   the loop runs to the next multiple of m; loads past the end read 0, stores
-//                    past it do not happen, a reduction adds its identity there
+//                    past it do not happen, a reduction adds its identity there. A symbolic
+//                    output loop runs to the next multiple of m of its size at each run, and
+//                    then takes UPCAST or TILE by m
 //   SWAP(axis, b)    two output loops trade places in the nest
 //   THREAD(axis, n)  the outermost output loop is split across n threads
 //   GROUP(axis, n)   a reduction's loop is split across n threads: each reduces its part of it
@@ -17,7 +19,7 @@
 //                    kernel, no upcast output loop, no THREAD)
 //
 // An action that does not fit (no such loop, a loop of the wrong kind, a size it does not
-// divide, a symbolic size) throws OptError: a search can try anything. The applied list is part
+// divide, a symbolic size other than an output loop's padded one) throws OptError: a search can try anything. The applied list is part
 // of a kernel's identity (cache key, ProgramSpec::opts).
 #pragma once
 

@@ -253,7 +253,9 @@ class Planner {
     for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& r = *it;
-      if (!ordinary(r) || r.reduce || r.axis == v.axis || r.size < 2) continue;
+      // A symbolic loop (the boxes a detector kept) takes rows too, padded at each run to a
+      // multiple of them: a row at a time, each of its vectors of B fed one multiply-add.
+      if (r.kind != AxisKind::Loop || r.reduce || r.axis == v.axis || r.size < 2) continue;
       // Some vector operand is the same on every row (a matmul's B row, a convolution's weights;
       // a depthwise convolution's input is a vector operand too, read anew for each pixel).
       bool reused = false;
@@ -270,11 +272,11 @@ class Planner {
       int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
       for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
         if (vectors == 2 && !can_double) continue;
-        int64_t most = budget_ / vectors, rows = divisor_up_to(r.size, most);
+        int64_t most = budget_ / vectors, rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
         // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
         // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
-        bool pad = false;
-        if (rows * 2 <= most && r.size >= most)
+        bool pad = r.symbolic;
+        if (!r.symbolic && rows * 2 <= most && r.size >= most)
           for (int64_t n = most; n > rows * 2; --n)
             if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
               rows = n, pad = true;
@@ -410,7 +412,7 @@ class Planner {
     // Only rows outside vectors is reconsidered: moving a convolution's pixel loop outside its
     // output-channel blocks by this count made it 15% slower (the count ignores the windows'
     // overlap, which the caches catch).
-    if (!rows || !vectors || !ordinary(*rows) || !ordinary(*vectors) || vectors->axis < rows->axis) return;
+    if (!rows || !vectors || rows->kind != AxisKind::Loop || !ordinary(*vectors) || vectors->axis < rows->axis) return;
     int64_t row_operand = 0, vector_operand = 0;  // bytes read by the loads that follow only one of them
     for (const Access& a : accesses(cur_)) {
       if (!a.hot) continue;
