@@ -56,4 +56,11 @@ struct HostStep {
   std::function<std::vector<int64_t>(const std::vector<HostTensor>& in, const std::vector<HostTensor>& out)> run;
 };
 
+/// Calls fn(i) for every i in [0, n), split across the threads the running plan was prepared with
+/// (PrepareOptions::threads, its kernels' count): for a step's independent pieces (RoiAlign's
+/// regions). Outside a step's run, or where the plan has one thread, on the calling thread alone.
+/// The first exception an fn throws reaches the caller once every thread has stopped (a thread
+/// runs no more of its pieces after one throws).
+void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
+
 }  // namespace lathe

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "onnx/ops.hpp"
 #include "onnx/size_values.hpp"
@@ -448,7 +449,6 @@ Tensor scatter_elements_on_host(const OpContext& c) {
   step->run = [axis, where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
     const HostTensor &d = in[0], &ix = in[1], &u = in[2];
     auto item = static_cast<size_t>(d.dtype.itemsize());
-    std::memcpy(out[0].data, d.data, static_cast<size_t>(d.numel()) * item);
     const int64_t* at = ix.as<int64_t>();
     size_t rank = d.shape.size();
     if (u.shape != ix.shape) throw Error(where + ": updates and indices differ in shape");
@@ -456,22 +456,44 @@ Tensor scatter_elements_on_host(const OpContext& c) {
     // element q of row r goes to row at[r][q], same q.
     bool rows = axis == 0 && rank >= 1 && std::equal(ix.shape.begin() + 1, ix.shape.end(), d.shape.begin() + 1);
     if (rows) {
-      int64_t inner = rank ? d.numel() / std::max<int64_t>(d.shape[0], 1) : 1;
-      if (d.shape[0] == 0) inner = 0;
+      int64_t inner = d.shape[0] == 0 ? 0 : d.numel() / d.shape[0], n_rows = inner > 0 ? ix.shape[0] : 0;
       auto* dst = static_cast<char*>(out[0].data);
       const auto* src = static_cast<const char*>(u.data);
-      for (int64_t row = 0; inner > 0 && row < ix.shape[0]; ++row) {
+      // Whether each row's index is one value expanded over the row (moved whole, else element by
+      // element), found and the data copied across the plan's threads. Rows moved whole to
+      // distinct targets are then moved across them too; otherwise in order (the last one wins).
+      std::vector<char> whole(static_cast<size_t>(n_rows), 0);
+      int64_t pieces = std::max<int64_t>(n_rows, 1), bytes = d.numel() * static_cast<int64_t>(item);
+      host_parallel_for(pieces, [&](int64_t row) {
+        int64_t from = bytes * row / pieces, to = bytes * (row + 1) / pieces;
+        std::memcpy(dst + from, static_cast<const char*>(d.data) + from, static_cast<size_t>(to - from));
+        if (row >= n_rows) return;
         const int64_t* ir = at + row * inner;
-        bool whole = std::all_of(ir, ir + inner, [&](int64_t v) { return v == ir[0]; });  // an index expanded over its row
-        for (int64_t q = 0; q < inner; q += whole ? inner : 1) {
-          int64_t t = ir[q] < 0 ? ir[q] + d.shape[0] : ir[q];
-          if (t < 0 || t >= d.shape[0]) throw Error(where + ": index " + std::to_string(ir[q]) + " is outside an axis of " + std::to_string(d.shape[0]));
-          size_t n = whole ? static_cast<size_t>(inner) * item : item;
-          std::memcpy(dst + static_cast<size_t>(t * inner + q) * item, src + static_cast<size_t>(row * inner + q) * item, n);
+        whole[static_cast<size_t>(row)] = std::all_of(ir, ir + inner, [&](int64_t v) { return v == ir[0]; });
+      });
+      auto target = [&](int64_t v) {
+        int64_t t = v < 0 ? v + d.shape[0] : v;
+        if (t < 0 || t >= d.shape[0]) throw Error(where + ": index " + std::to_string(v) + " is outside an axis of " + std::to_string(d.shape[0]));
+        return t;
+      };
+      std::vector<char> hit(static_cast<size_t>(d.shape[0]), 0);
+      bool distinct = true;
+      for (int64_t row = 0; row < n_rows && distinct; ++row)
+        distinct = whole[static_cast<size_t>(row)] && !std::exchange(hit[static_cast<size_t>(target(at[row * inner]))], char{1});
+      auto move = [&](int64_t row) {
+        const int64_t* ir = at + row * inner;
+        bool all = whole[static_cast<size_t>(row)];
+        for (int64_t q = 0; q < inner; q += all ? inner : 1) {
+          size_t n = all ? static_cast<size_t>(inner) * item : item;
+          std::memcpy(dst + static_cast<size_t>(target(ir[q]) * inner + q) * item, src + static_cast<size_t>(row * inner + q) * item, n);
         }
-      }
+      };
+      if (distinct) host_parallel_for(n_rows, move);
+      else
+        for (int64_t row = 0; row < n_rows; ++row) move(row);
       return std::vector<int64_t>{};
     }
+    std::memcpy(out[0].data, d.data, static_cast<size_t>(d.numel()) * item);
     std::vector<int64_t> pos(rank, 0);
     for (int64_t p = 0; p < ix.numel(); ++p) {
       // pos: the index element's coordinates; the target is pos with axis replaced.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "onnx/ops.hpp"
 
@@ -123,13 +124,16 @@ struct Sample {
   bool outside;  // beyond the map by more than a pixel: 0 (avg) or a 0 term (max)
 };
 
+// Regions are split across the plan's threads (host_parallel_for). The map is read in its own
+// float type (float32 for a 16-bit one): the weights and sums are double, the result rounded once.
+template <class T>
 void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostTensor& rois_t, const HostTensor& batch_t, const HostTensor& out_t) {
   int64_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3], r = rois_t.shape[0];
-  const double *img = x.as<double>(), *rois = rois_t.as<double>();
+  const T* img = x.as<T>();
+  const double* rois = rois_t.as<double>();
   const int64_t* batch = batch_t.as<int64_t>();
-  double* out = out_t.as<double>();
-  std::vector<Sample> samples;  // per region: each bin's samples, the same for every channel
-  for (int64_t k = 0; k < r; ++k) {
+  T* out = out_t.as<T>();
+  host_parallel_for(r, [&](int64_t k) {
     int64_t b = batch[k];
     if (b < 0 || b >= n) throw Error(p.where + ": batch index " + std::to_string(b) + " is outside [0, " + std::to_string(n) + ")");
     const double* roi = rois + 4 * k;
@@ -146,10 +150,11 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
     if (static_cast<double>(gh) * static_cast<double>(gw) * static_cast<double>(p.oh * p.ow) > 1 << 24)
       throw Error(p.where + ": a region of " + std::to_string(rw) + " x " + std::to_string(rh) + " needs more than 2^24 samples");
     if (h == 0 || w == 0) {  // nothing to sample: every bin is 0
-      std::fill(out + k * ch * p.oh * p.ow, out + (k + 1) * ch * p.oh * p.ow, 0.0);
-      continue;
+      std::fill(out + k * ch * p.oh * p.ow, out + (k + 1) * ch * p.oh * p.ow, T(0));
+      return;
     }
-    samples.clear();
+    std::vector<Sample> samples;  // each bin's samples, the same for every channel
+    samples.reserve(static_cast<size_t>(gh * gw * p.oh * p.ow));
     for (int64_t py = 0; py < p.oh; ++py)
       for (int64_t px = 0; px < p.ow; ++px)
         for (int64_t iy = 0; iy < gh; ++iy)
@@ -168,26 +173,55 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
             samples.push_back(sm);
           }
     auto per_bin = static_cast<size_t>(gh * gw);
-    for (int64_t cc = 0; cc < ch; ++cc) {
-      const double* plane = img + (b * ch + cc) * h * w;
-      double* dst = out + (k * ch + cc) * p.oh * p.ow;
-      for (int64_t bin = 0; bin < p.oh * p.ow; ++bin) {
-        const Sample* sm = samples.data() + static_cast<size_t>(bin) * per_bin;
-        double acc = p.max_mode ? -std::numeric_limits<double>::infinity() : 0.0;
+    int64_t bins = p.oh * p.ow;
+    if (!p.max_mode) {
+      // An average: each bin is one weighted sum of pixels. Its samples' corners that land on
+      // the same pixel (a small region's neighbouring samples share most of theirs) are one tap,
+      // their weights added and divided by the count once, for every channel.
+      std::vector<std::pair<int64_t, double>> taps;
+      std::vector<size_t> first(static_cast<size_t>(bins) + 1, 0);
+      for (int64_t bin = 0; bin < bins; ++bin) {
+        size_t from = taps.size();
         for (size_t i = 0; i < per_bin; ++i) {
-          const Sample& q = sm[i];
-          if (p.max_mode) {  // as ONNX Runtime: the largest weighted corner
-            if (q.outside) acc = std::max(acc, 0.0);
-            else
-              for (int c4 = 0; c4 < 4; ++c4) acc = std::max(acc, q.weight[c4] * plane[q.at[c4]]);
-          } else if (!q.outside) {
-            acc += q.weight[0] * plane[q.at[0]] + q.weight[1] * plane[q.at[1]] + q.weight[2] * plane[q.at[2]] + q.weight[3] * plane[q.at[3]];
+          const Sample& q = samples[static_cast<size_t>(bin) * per_bin + i];
+          if (q.outside) continue;
+          for (int c4 = 0; c4 < 4; ++c4) {
+            auto same = std::find_if(taps.begin() + static_cast<std::ptrdiff_t>(from), taps.end(), [&](const auto& t) { return t.first == q.at[c4]; });
+            if (same != taps.end()) same->second += q.weight[c4];
+            else taps.emplace_back(q.at[c4], q.weight[c4]);
           }
         }
-        dst[bin] = p.max_mode ? acc : acc / count;
+        for (size_t i = from; i < taps.size(); ++i) taps[i].second /= count;
+        first[static_cast<size_t>(bin) + 1] = taps.size();
+      }
+      for (int64_t cc = 0; cc < ch; ++cc) {
+        const T* plane = img + (b * ch + cc) * h * w;
+        T* dst = out + (k * ch + cc) * bins;
+        for (int64_t bin = 0; bin < bins; ++bin) {
+          double acc = 0.0;
+          for (size_t i = first[static_cast<size_t>(bin)]; i < first[static_cast<size_t>(bin) + 1]; ++i)
+            acc += taps[i].second * static_cast<double>(plane[taps[i].first]);
+          dst[bin] = static_cast<T>(acc);
+        }
+      }
+      return;
+    }
+    for (int64_t cc = 0; cc < ch; ++cc) {
+      const T* plane = img + (b * ch + cc) * h * w;
+      T* dst = out + (k * ch + cc) * p.oh * p.ow;
+      for (int64_t bin = 0; bin < p.oh * p.ow; ++bin) {
+        const Sample* sm = samples.data() + static_cast<size_t>(bin) * per_bin;
+        double acc = -std::numeric_limits<double>::infinity();
+        for (size_t i = 0; i < per_bin; ++i) {  // as ONNX Runtime: the largest weighted corner
+          const Sample& q = sm[i];
+          if (q.outside) acc = std::max(acc, 0.0);
+          else
+            for (int c4 = 0; c4 < 4; ++c4) acc = std::max(acc, q.weight[c4] * static_cast<double>(plane[q.at[c4]]));
+        }
+        dst[bin] = static_cast<T>(acc);
       }
     }
-  }
+  });
 }
 
 V roi_align(const OpContext& c) {
@@ -203,14 +237,16 @@ V roi_align(const OpContext& c) {
   if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not avg or max");
   if (ct != "half_pixel" && ct != "output_half_pixel") c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
   p.max_mode = mode == "max", p.half_pixel = ct == "half_pixel";
+  DType t = x.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
-  step->outputs = {{dtypes::float64, {rs[0], xs[1], p.oh, p.ow}}};
+  step->outputs = {{t, {rs[0], xs[1], p.oh, p.ow}}};
   step->run = [p](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
-    roi_align_on_host(p, in[0], in[1], in[2], out[0]);
+    if (in[0].dtype == dtypes::float64) roi_align_on_host<double>(p, in[0], in[1], in[2], out[0]);
+    else roi_align_on_host<float>(p, in[0], in[1], in[2], out[0]);
     return std::vector<int64_t>{};
   };
-  Tensor pooled = Tensor::host_step(step, {x.cast(dtypes::float64), rois_t.cast(dtypes::float64), batch_t.cast(dtypes::int64)})[0];
+  Tensor pooled = Tensor::host_step(step, {x.cast(t), rois_t.cast(dtypes::float64), batch_t.cast(dtypes::int64)})[0];
   return V{pooled.cast(x.dtype())};
 }
 

@@ -1,10 +1,13 @@
 #include "runtime/host_steps.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
+#include "device/thread_pool.hpp"
 #include "lathe/error.hpp"
 
 namespace lathe {
@@ -81,6 +84,34 @@ HostStepNode host_step_of(const UOp& node) {
   std::shared_ptr<const HostStepNode> entry = k == r.by_key.end() ? nullptr : k->second.lock();
   if (!entry) throw InternalError("no host step is registered for " + to_string(node));
   return *entry;
+}
+
+namespace {
+thread_local int host_threads = 1;  // the running step's plan's threads (HostThreadsScope)
+}  // namespace
+
+HostThreadsScope::HostThreadsScope(int threads) : before_(host_threads) { host_threads = std::max(threads, 1); }
+HostThreadsScope::~HostThreadsScope() { host_threads = before_; }
+
+void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  int64_t parts = std::min<int64_t>(host_threads, n);
+  if (parts <= 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::exception_ptr first;
+  std::mutex m;
+  auto part = [&](size_t p) {
+    try {
+      for (int64_t i = n * static_cast<int64_t>(p) / parts, end = n * (static_cast<int64_t>(p) + 1) / parts; i < end; ++i) fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m);
+      if (!first) first = std::current_exception();
+    }
+  };
+  detail::parallel_for(static_cast<size_t>(parts), part);
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace lathe

@@ -38,4 +38,17 @@ UOpPtr host_step_node(std::shared_ptr<const HostStep> step, uint64_t key, size_t
 /// The step a CUSTOM node names; throws InternalError if none is alive.
 HostStepNode host_step_of(const UOp& node);
 
+/// While it lives, host_parallel_for on this thread splits its work across `threads` (a plan
+/// running a host step prepared for that many).
+class HostThreadsScope {
+ public:
+  explicit HostThreadsScope(int threads);
+  ~HostThreadsScope();
+  HostThreadsScope(const HostThreadsScope&) = delete;
+  HostThreadsScope& operator=(const HostThreadsScope&) = delete;
+
+ private:
+  int before_;
+};
+
 }  // namespace lathe

@@ -10,6 +10,7 @@
 #include "ir/eval.hpp"
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
+#include "device/thread_pool.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/host_steps.hpp"
 #include "runtime/memory_plan.hpp"
@@ -95,8 +96,9 @@ Shape largest(const SymShape& shape) {
 // Runs a host step on `args` (its outputs, at their largest `capacity`, then its inputs), at the
 // variables' values in `vars`, and sets the sizes it decided there. A buffer the host cannot
 // address is staged through memory it can.
-void run_host_step(const HostStepNode& node, const std::vector<Shape>& capacity, std::vector<Buffer>& args, VarValues& vars) {
+void run_host_step(const HostStepNode& node, const std::vector<Shape>& capacity, int threads, std::vector<Buffer>& args, VarValues& vars) {
   const HostStep& step = *node.step;
+  HostThreadsScope split(threads);
   size_t n_out = capacity.size();
   std::vector<std::vector<uint8_t>> staged(args.size());
   auto host_memory = [&](size_t i, bool read) -> void* {
@@ -134,7 +136,7 @@ void run_host_step(const HostStepNode& node, const std::vector<Shape>& capacity,
 // sources of the first.
 PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOpPtr>& stored,
                                  const std::function<size_t(const UOpPtr&)>& buffer_index, ExecutionPlan::Impl& impl,
-                                 const std::map<std::string, int64_t>& bound) {
+                                 const std::map<std::string, int64_t>& bound, int threads) {
   const HostStep& step = *node.step;
   PreparedCustom op;
   op.id = stored.front()->id();
@@ -165,7 +167,7 @@ PreparedCustom prepare_host_step(const HostStepNode& node, const std::vector<UOp
     impl.var_values.emplace(v.name, b != bound.end() ? b->second : v.min);
   }
   for (const RuntimeVar& v : op.sets) impl.var_values[v.name] = v.min;
-  op.fn = [node, capacity](std::vector<Buffer>& args, VarValues& vars) { run_host_step(node, capacity, args, vars); };
+  op.fn = [node, capacity, threads](std::vector<Buffer>& args, VarValues& vars) { run_host_step(node, capacity, threads, args, vars); };
   return op;
 }
 
@@ -271,7 +273,8 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       HostStepNode node = host_step_of(*item.bufs[0]);
       auto outs = step_outputs.find(node.key);
       if (outs == step_outputs.end()) continue;  // the step's op is made already
-      PreparedCustom op = prepare_host_step(node, outs->second, buffer_index, impl, sched.var_vals);
+      PreparedCustom op = prepare_host_step(node, outs->second, buffer_index, impl, sched.var_vals,
+                                            options.threads.value_or(detail::kernel_threads()));
       step_outputs.erase(outs);
       for (size_t pos = op.num_outputs; pos < op.buffer_indices.size(); ++pos)
         if (auto w = writers.find(op.buffer_indices[pos]); w != writers.end())

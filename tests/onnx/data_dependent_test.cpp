@@ -366,6 +366,56 @@ TEST(DataDependentModels, ScatterElementsOverADecidedSize) {
   }
 }
 
+// ScatterElements of whole rows over a decided count (a detector merging its pyramid levels'
+// regions): to distinct rows counted from the end (moved across threads), and to rows two kept
+// positions share (in order: the last one wins); the rows nothing lands on keep the data.
+TEST(DataDependentModels, ScatterElementsMovesWholeRowsLastOneWins) {
+  const int64_t n = 13;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "scatter_rows");
+  add_input(g, "x", {n});
+  add_int64s(g, "three", {1, 3}, {2});
+  add_int64s(g, "steps", {0, 10, 20}, {1, 3});
+  add_int64s(g, "data_shape", {n, 3}, {2});
+  add_int64s(g, "one", {1}, {});
+  add_int64s(g, "two", {2}, {});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Transpose", {"where"}, "rows");
+  add_node(g, "Expand", {"rows", "three"}, "wide");
+  add_node(g, "Add", {"wide", "steps"}, "updates");
+  add_node(g, "Shape", {"wide"}, "wide_shape");
+  add_node(g, "ConstantOfShape", {"data_shape"}, "data");
+  set_last_node_int64_value(g, 7);
+  add_node(g, "Neg", {"rows"}, "negated");
+  add_node(g, "Sub", {"negated", "one"}, "from_end");
+  add_node(g, "Expand", {"from_end", "wide_shape"}, "distinct");
+  add_node(g, "ScatterElements", {"data", "distinct", "updates"}, "reversed");
+  add_node(g, "Mod", {"rows", "two"}, "parity");
+  add_node(g, "Expand", {"parity", "wide_shape"}, "shared");
+  add_node(g, "ScatterElements", {"data", "shared", "updates"}, "last_wins");
+  add_output(g, "reversed");
+  add_output(g, "last_wins");
+  Model m = model_of(proto);
+  for (int threads : {1, 2}) {
+    PreparedModel pm = m.prepare({}, {.threads = threads});
+    for (uint64_t seed : {3, 4, 5}) {
+      std::vector<float> x = uniform(static_cast<size_t>(n), seed);
+      for (float& v : x) v = v < 0.5f ? 0 : v;
+      if (seed == 5) std::fill(x.begin(), x.end(), 0.0f);  // nothing kept: the data as it was
+      std::vector<int64_t> reversed(static_cast<size_t>(3 * n), 7), last_wins = reversed;
+      for (int64_t p = 0; p < n; ++p)
+        if (x[static_cast<size_t>(p)] != 0)
+          for (int64_t c = 0; c < 3; ++c) {
+            reversed[static_cast<size_t>(3 * (n - 1 - p) + c)] = p + 10 * c;
+            last_wins[static_cast<size_t>(3 * (p % 2) + c)] = p + 10 * c;
+          }
+      std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}});
+      EXPECT_EQ(got[0].to_vector<int64_t>(), reversed) << threads << " threads, seed " << seed;
+      EXPECT_EQ(got[1].to_vector<int64_t>(), last_wins) << threads << " threads, seed " << seed;
+    }
+  }
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
@@ -394,6 +444,87 @@ TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
     EXPECT_EQ(got.to_vector<int64_t>(), rows) << "batch " << batch;
   }
   EXPECT_EQ(kernel_cache_stats().compiles, compiles);
+}
+
+// RoiAlign by the ONNX definition (half_pixel coordinates): each bin the average, or the largest
+// weighted corner as ONNX Runtime takes it, of a grid of bilinear samples; samples more than a
+// pixel outside the map count 0.
+std::vector<double> roi_align_reference(const std::vector<float>& x, const Shape& xs, const std::vector<float>& rois, const std::vector<int64_t>& batch,
+                                        int64_t oh, int64_t ow, int64_t ratio, double scale, bool max_mode) {
+  int64_t ch = xs[1], h = xs[2], w = xs[3], r = static_cast<int64_t>(batch.size());
+  std::vector<double> out;
+  for (int64_t k = 0; k < r; ++k) {
+    double x0 = rois[static_cast<size_t>(4 * k)] * scale - 0.5, y0 = rois[static_cast<size_t>(4 * k + 1)] * scale - 0.5;
+    double rw = rois[static_cast<size_t>(4 * k + 2)] * scale - 0.5 - x0, rh = rois[static_cast<size_t>(4 * k + 3)] * scale - 0.5 - y0;
+    double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+    int64_t gh = ratio > 0 ? ratio : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh))));
+    int64_t gw = ratio > 0 ? ratio : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow))));
+    for (int64_t c = 0; c < ch; ++c)
+      for (int64_t py = 0; py < oh; ++py)
+        for (int64_t px = 0; px < ow; ++px) {
+          double acc = max_mode ? -INFINITY : 0.0;
+          for (int64_t iy = 0; iy < gh; ++iy)
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+              double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+              if (yy < -1 || yy > static_cast<double>(h) || xx < -1 || xx > static_cast<double>(w)) {
+                acc = max_mode ? std::max(acc, 0.0) : acc;
+                continue;
+              }
+              yy = std::min(std::max(yy, 0.0), static_cast<double>(h - 1)), xx = std::min(std::max(xx, 0.0), static_cast<double>(w - 1));
+              auto y_lo = static_cast<int64_t>(yy), x_lo = static_cast<int64_t>(xx);
+              int64_t y_hi = std::min(y_lo + 1, h - 1), x_hi = std::min(x_lo + 1, w - 1);
+              double ly = yy - static_cast<double>(y_lo), lx = xx - static_cast<double>(x_lo);
+              auto at = [&](int64_t yi, int64_t xi) { return static_cast<double>(x[static_cast<size_t>(((batch[static_cast<size_t>(k)] * ch + c) * h + yi) * w + xi)]); };
+              double corners[4] = {(1 - ly) * (1 - lx) * at(y_lo, x_lo), (1 - ly) * lx * at(y_lo, x_hi), ly * (1 - lx) * at(y_hi, x_lo), ly * lx * at(y_hi, x_hi)};
+              if (max_mode) acc = std::max({acc, corners[0], corners[1], corners[2], corners[3]});
+              else acc += corners[0] + corners[1] + corners[2] + corners[3];
+            }
+          out.push_back(max_mode ? acc : acc / static_cast<double>(gh * gw));
+        }
+  }
+  return out;
+}
+
+// Regions inside the map, across its edge, wholly outside it, smaller than a pixel and larger than
+// the map, on both images; float32 and float64 maps; on one thread and split across two
+// (the regions are the step's pieces): every bin as plain loops compute it.
+TEST(DataDependentModels, RoiAlignPoolsEachRegionAsPlainLoops) {
+  const Shape xs{2, 3, 9, 11};
+  const int64_t oh = 3, ow = 4;
+  std::vector<float> x = uniform(static_cast<size_t>(2 * 3 * 9 * 11), 41);
+  std::vector<float> rois = {2, 2, 12, 10,  -6, -4, 5, 7,  30, 30, 40, 36,  4.2f, 4.1f, 4.6f, 4.3f,  -10, -10, 40, 40,  0, 0, 22, 18};
+  std::vector<int64_t> batch = {0, 1, 0, 1, 0, 1};
+  for (int elem : {::onnx::TensorProto::FLOAT, ::onnx::TensorProto::DOUBLE})
+    for (const char* mode : {"avg", "max"})
+      for (int64_t ratio : {int64_t{0}, int64_t{2}}) {
+        SCOPED_TRACE(std::string(mode) + (elem == ::onnx::TensorProto::FLOAT ? " float32" : " float64") + ", sampling_ratio " + std::to_string(ratio));
+        ::onnx::ModelProto proto;
+        ::onnx::GraphProto* g = start_graph(proto, "roi_align");
+        add_input(g, "x", xs, elem);
+        add_input(g, "rois", {6, 4}, elem);
+        add_input(g, "batch", {6}, ::onnx::TensorProto::INT64);
+        add_node(g, "RoiAlign", {"x", "rois", "batch"}, "y");
+        set_last_node_int(g, "output_height", oh);
+        set_last_node_int(g, "output_width", ow);
+        set_last_node_int(g, "sampling_ratio", ratio);
+        auto* m = g->mutable_node(0)->add_attribute();
+        m->set_name("mode"), m->set_type(::onnx::AttributeProto::STRING), m->set_s(mode);
+        auto* sc = g->mutable_node(0)->add_attribute();
+        sc->set_name("spatial_scale"), sc->set_type(::onnx::AttributeProto::FLOAT), sc->set_f(0.5f);
+        add_output(g, "y");
+        std::vector<double> want = roi_align_reference(x, xs, rois, batch, oh, ow, ratio, 0.5, std::string(mode) == "max");
+        Model model = model_of(proto);
+        for (int threads : {1, 2}) {
+          PreparedModel pm = model.prepare({}, {.threads = threads});
+          Tensor xt = Tensor::from_vector(x, xs), rt = Tensor::from_vector(rois, {6, 4});
+          if (elem == ::onnx::TensorProto::DOUBLE) xt = xt.cast(dtypes::float64), rt = rt.cast(dtypes::float64);
+          Tensor got = pm.run({{"x", xt}, {"rois", rt}, {"batch", Tensor::from_vector(batch, {6})}})[0];
+          ASSERT_EQ(got.shape(), (Shape{6, 3, oh, ow}));
+          std::vector<double> v = got.cast(dtypes::float64).to_vector<double>();
+          for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(v[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << threads << " threads, bin " << i;
+        }
+      }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // kernels after it read the sizes it decides; the plan is prepared once.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 #include "lathe/lathe.hpp"
@@ -183,6 +184,37 @@ TEST(HostStep, AStepsErrorReachesTheCaller) {
   step->run = [](const std::vector<HostTensor>&, const std::vector<HostTensor>&) -> std::vector<int64_t> { throw Error("bad boxes"); };
   std::vector<Tensor> out = Tensor::host_step(step, {Tensor::from_vector(std::vector<float>{1, 2})});
   EXPECT_THROW(out[0].realize(), Error);
+}
+
+// A step's pieces split across the plan's threads: every piece once, on one thread where the plan
+// has one, and the first error thrown in a piece reaches the caller once every thread has stopped.
+TEST(HostStep, ItsPiecesSplitAcrossThePlansThreads) {
+  for (int threads : {1, 2, 3}) {
+    std::vector<int> seen(37, 0);
+    std::atomic<int> done{0};
+    auto step = keep_positives("pieces", 4);
+    step->run = [&](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+      host_parallel_for(37, [&](int64_t i) { ++seen[static_cast<size_t>(i)]; });
+      host_parallel_for(0, [&](int64_t) { ADD_FAILURE() << "no pieces"; });
+      EXPECT_THROW(host_parallel_for(9, [&](int64_t i) {
+                     ++done;
+                     if (i == 4) throw Error("piece 4");
+                   }),
+                   Error);
+      EXPECT_GE(done.load(), 5);  // pieces 0-4 at least; a thread stops at its error
+      EXPECT_LE(done.load(), 9);
+      done = 0;
+      out[0].as<float>()[0] = in[0].as<float>()[0];
+      return std::vector<int64_t>{1};
+    };
+    std::vector<Tensor> out = Tensor::host_step(step, {Tensor::from_vector(std::vector<float>{3, 1, 4, 1})});
+    ExecutionPlan plan = Tensor::prepare({out[0]}, {.threads = threads});
+    plan.execute();
+    EXPECT_EQ(seen, std::vector<int>(37, 1)) << threads << " threads";
+  }
+  std::vector<int64_t> order;  // outside a step: in order, on this thread
+  host_parallel_for(4, [&](int64_t i) { order.push_back(i); });
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
 }  // namespace
