@@ -38,4 +38,17 @@ int bench(const BenchOptions& options);
 /// per case and "N passed, M failed". Returns the exit status.
 int test_onnx(const std::vector<std::string>& dirs, double rtol, double atol);
 
+struct ServeOptions {
+  std::string repository;  // NAME/VERSION/model.onnx, optional NAME/config.json (serve/repository.hpp)
+  std::string host = "127.0.0.1";
+  int port = 8000;         // 0: any free port (printed)
+  int http_threads = 16;   // connections served at once
+  int64_t max_request_bytes = int64_t{64} << 20;  // a larger request is answered 413
+  int64_t max_queue = 64;  // requests waiting per model version; more are answered 503
+};
+
+/// `lathe serve`: the Open Inference Protocol (KServe v2) over HTTP for every model of a
+/// repository, until SIGTERM or SIGINT, which let the requests in flight finish.
+int serve(const ServeOptions& options);
+
 }  // namespace lathe::cli

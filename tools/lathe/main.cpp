@@ -69,8 +69,18 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bo.json, "Print one JSON object: load_ms, compile_ms, min_ms, median_ms, max_ms, kernels, gflop, memory");
   bench->add_flag("--profile", bo.profile, "Print a table per kernel: median time, share, GFLOP/s, GB/s, actions, ONNX nodes");
   bench->add_option("--trace", bo.trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to this file");
+  lathe::cli::ServeOptions so;
+  double max_request_mb = 64;
+  CLI::App* serve = app.add_subcommand("serve", "Serve a model repository over HTTP: the Open Inference Protocol (KServe v2)");
+  serve->add_option("REPOSITORY", so.repository, "A folder of NAME/VERSION/model.onnx, each NAME with an optional config.json")->required();
+  serve->add_option("--host", so.host, "Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)");
+  serve->add_option("--port", so.port, "Port (default 8000; 0 picks a free one and prints it)")->check(CLI::Range(0, 65535));
+  serve->add_option("--threads", threads, "Kernel threads (LATHE_THREADS)")->check(CLI::Range(1, 1024));
+  serve->add_option("--http-threads", so.http_threads, "Connections served at once (default 16)")->check(CLI::Range(1, 4096));
+  serve->add_option("--max-request-mb", max_request_mb, "Largest request body in MiB; larger ones get 413 (default 64)")->check(CLI::Range(0.001, 65536.0));
+  serve->add_option("--max-queue", so.max_queue, "Requests waiting per model version; more get 503 (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   std::string compiler;
-  for (CLI::App* command : {run, test_onnx, bench}) {
+  for (CLI::App* command : {run, test_onnx, bench, serve}) {
     command->add_option("--device", device, "Device to plan and run on: CPU, EMU (the GPU emulator), CUDA[:n]; LATHE_DEVICE (default CPU)");
     command->add_option("--compiler", compiler,
                         "CPU kernel compiler: llvm (LLVM's JIT in process, the default in a build with LLVM) or clang "
@@ -97,6 +107,10 @@ int main(int argc, char** argv) {
     }
     if (*test_onnx) return lathe::cli::test_onnx(test_dirs, rtol, atol);
     if (*bench) return lathe::cli::bench(bo);
+    if (*serve) {
+      so.max_request_bytes = static_cast<int64_t>(max_request_mb * 1024 * 1024);
+      return lathe::cli::serve(so);
+    }
   } catch (const std::exception& e) {  // lathe::Error, and anything else (bad_alloc...): a message, never an abort
     std::cerr << "lathe: " << e.what() << "\n";
     return 1;
