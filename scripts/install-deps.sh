@@ -21,7 +21,7 @@ packages=(
   libdlpack-dev     # DLPack's header: the Python package's zero-copy exchange with torch, numpy, ...
   python3-torch     # the Python Tensor API's tests compare against PyTorch
   libcpp-httplib-dev # cpp-httplib: the HTTP server of `lathe serve`
-  curl python3-requests # real HTTP clients in `lathe serve`'s tests
+  curl python3-requests python3-yaml # real HTTP clients in `lathe serve`'s tests; the KServe manifest's check
 )
 
 sudo_cmd=()

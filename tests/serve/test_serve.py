@@ -1,0 +1,276 @@
+"""`lathe serve` over loopback, with real clients (requests and curl): the Open Inference
+Protocol's endpoints, answers equal to `lathe run`'s, the binary tensor extension, dynamic
+batching, a table of bad requests, overload, shutdown, and a bounded soak with flat memory.
+
+CTest runs this with LATHE_CLI (the `lathe` binary) and LATHE_TEST_MODELS (tests/onnx/models).
+"""
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import requests
+import yaml
+
+LATHE = os.environ.get("LATHE_CLI", "lathe")
+MODELS = os.environ.get("LATHE_TEST_MODELS", os.path.join(os.path.dirname(__file__), "..", "onnx", "models"))
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def make_repository(root):
+    """mlp: a dynamic batch, batched within 20 ms up to 8 rows; mlp_plain: the same model, two
+    instances, no batching; cnn: static sizes (1, 3, 32, 32)."""
+    for name, source, config in [
+        ("mlp", "mlp_dynamic_batch", {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 20000}}),
+        ("mlp_plain", "mlp_dynamic_batch", {"max_batch_size": 8, "instance_count": 2}),
+        ("cnn", "cnn_resnet", None),
+    ]:
+        os.makedirs(os.path.join(root, name, "1"))
+        shutil.copy(os.path.join(MODELS, source, "model.onnx"), os.path.join(root, name, "1", "model.onnx"))
+        if config:
+            with open(os.path.join(root, name, "config.json"), "w") as f:
+                json.dump(config, f)
+    return root
+
+
+class Server:
+    def __init__(self, repo, *args):
+        # The access log (a line per request) goes to a file: a pipe nobody reads would fill.
+        self.log = open(os.path.join(repo, "server.log"), "w+")
+        self.proc = subprocess.Popen([LATHE, "serve", repo, "--port", "0", "--threads", "1", *args],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on (http://\S+)", line)
+        if not m:
+            self.proc.kill()
+            raise RuntimeError("lathe serve did not start: " + line + self.stop()[1])
+        self.url = m.group(1)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+        self.log.seek(0)
+        return self.proc.returncode, self.log.read()
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def infer(self, model, body, **kw):
+        data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+        return requests.post(f"{self.url}/v2/models/{model}/infer", data=data, timeout=60, **kw)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(make_repository(str(tmp_path_factory.mktemp("repo"))))
+    yield s
+    code, err = s.stop()
+    assert code == 0, err
+    assert "stopped on a signal" in err
+    assert re.search(r"\"path\":\"/v2/models/mlp/infer\".*\"status\":200", err), "an access log line per request"
+
+
+def mlp_input(rows, seed):
+    return np.random.default_rng(seed).standard_normal((rows, 32)).astype(np.float32)
+
+
+def json_request(name, x):
+    return {"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]}
+
+
+def output_array(response, k=0):
+    o = response.json()["outputs"][k]
+    return np.array(o["data"], dtype=np.float32).reshape(o["shape"])
+
+
+def lathe_run(model, name, x, tmp_path):
+    """What `lathe run` gives for input `name` = x."""
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out"
+    args = [LATHE, "run", model, "--input", f"{name}={tmp_path / 'x.npy'}", "--output-dir", str(out), "--iters", "1"]
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    return {f[:-4]: np.load(out / f) for f in os.listdir(out)}
+
+
+def test_health_and_metadata(server):
+    for path in ["/v2/health/live", "/v2/health/ready", "/v2/models/mlp/ready", "/v2/models/cnn/versions/1/ready"]:
+        assert requests.get(server.url + path).status_code == 200, path
+    meta = requests.get(server.url + "/v2").json()
+    assert meta["name"] == "lathe" and "binary_tensor_data" in meta["extensions"]
+    mlp = requests.get(server.url + "/v2/models/mlp").json()
+    assert mlp["name"] == "mlp" and mlp["versions"] == ["1"] and mlp["platform"] == "onnx"
+    assert mlp["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 32]}]
+    assert mlp["outputs"][0]["shape"] == [-1, 10]
+    cnn = requests.get(server.url + "/v2/models/cnn/versions/1").json()
+    assert cnn["inputs"][0]["shape"] == [1, 3, 32, 32]
+    assert requests.get(server.url + "/v2/models/nothing").status_code == 404
+    assert requests.get(server.url + "/v2/models/mlp/versions/7/ready").status_code == 404
+
+
+def test_answers_equal_lathe_run(server, tmp_path):
+    x = mlp_input(3, 1)
+    want = lathe_run(os.path.join(MODELS, "mlp_dynamic_batch", "model.onnx"), "x", x, tmp_path)
+    for model in ["mlp", "mlp_plain"]:
+        r = server.infer(model, {**json_request("x", x), "id": "req-7"})
+        assert r.status_code == 200, r.text
+        assert r.json()["id"] == "req-7" and r.json()["model_name"] == model
+        np.testing.assert_allclose(output_array(r), want["log_probs"], rtol=1e-5, atol=1e-6)
+    image = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    want = lathe_run(os.path.join(MODELS, "cnn_resnet", "model.onnx"), "image", image, tmp_path)
+    r = server.infer("cnn", json_request("image", image))
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(output_array(r), want["logits"], rtol=1e-5, atol=1e-6)
+
+
+def binary_request(name, x, binary_output=True):
+    header = json.dumps({"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32",
+                                      "parameters": {"binary_data_size": x.nbytes}}],
+                         "parameters": {"binary_data_output": binary_output}}).encode()
+    return header + x.tobytes(), {"Inference-Header-Content-Length": str(len(header))}
+
+
+def test_binary_tensor_data(server):
+    x = mlp_input(4, 3)
+    by_json = output_array(server.infer("mlp_plain", json_request("x", x)))
+    body, headers = binary_request("x", x)
+    r = server.infer("mlp_plain", body, headers=headers)
+    assert r.status_code == 200, r.text
+    n = int(r.headers["Inference-Header-Content-Length"])
+    head = json.loads(r.content[:n])
+    out = head["outputs"][0]
+    assert out["parameters"]["binary_data_size"] == 4 * 10 * 4
+    got = np.frombuffer(r.content[n:], dtype=np.float32).reshape(out["shape"])
+    np.testing.assert_array_equal(got, by_json)
+    body, headers = binary_request("x", x, binary_output=False)  # binary in, JSON out
+    np.testing.assert_array_equal(output_array(server.infer("mlp_plain", body, headers=headers)), by_json)
+
+
+def test_curl_is_a_client_too(server):
+    x = mlp_input(1, 4)
+    out = subprocess.run(["curl", "-s", "-f", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
+                          json.dumps(json_request("x", x)), server.url + "/v2/models/mlp_plain/infer"],
+                         check=True, capture_output=True, text=True).stdout
+    assert json.loads(out)["outputs"][0]["shape"] == [1, 10]
+    code = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", server.url + "/v2/models/nothing"],
+                          capture_output=True, text=True).stdout
+    assert code == "404"
+
+
+def metric(server, name, model):
+    text = requests.get(server.url + "/metrics").text
+    m = re.search(rf'^{name}\{{model="{model}",version="1"\}} (\d+)', text, re.M)
+    return int(m.group(1))
+
+
+def test_concurrent_requests_are_batched_and_answer_as_one_by_one(server):
+    inputs = [mlp_input(1 + i % 2, 10 + i) for i in range(8)]
+    alone = [output_array(server.infer("mlp_plain", json_request("x", x))) for x in inputs]
+    runs_before = metric(server, "lathe_inference_exec_count", "mlp")
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda x: server.infer("mlp", json_request("x", x)), inputs))
+    for r, want in zip(answers, alone):
+        assert r.status_code == 200, r.text
+        np.testing.assert_allclose(output_array(r), want, rtol=1e-5, atol=1e-6)
+    runs = metric(server, "lathe_inference_exec_count", "mlp") - runs_before
+    assert runs < len(inputs), f"{len(inputs)} concurrent requests took {runs} runs: none was batched"
+    text = requests.get(server.url + "/metrics").text
+    assert re.search(r'lathe_inference_batch_size_bucket\{model="mlp",version="1",le="1"\} (\d+)', text)
+
+
+def bad_requests():
+    x = mlp_input(1, 5)
+    good = json_request("x", x)
+    body, headers = binary_request("x", x)
+    n = int(headers["Inference-Header-Content-Length"])
+    return [
+        ("invalid JSON", "mlp_plain", "{not json", {}, 400, "not valid JSON"),
+        ("not an object", "mlp_plain", "[1, 2]", {}, 400, "not a JSON object"),
+        ("no inputs", "mlp_plain", {"id": "x"}, {}, 400, "inputs"),
+        ("unknown input", "mlp_plain", {"inputs": [{**good["inputs"][0], "name": "y"}]}, {}, 400, "'y' is not an input"),
+        ("missing input", "mlp_plain", {"inputs": []}, {}, 400, "'x' is missing"),
+        ("wrong datatype", "mlp_plain", {"inputs": [{**good["inputs"][0], "datatype": "FP64"}]}, {}, 400, "datatype FP64"),
+        ("unknown datatype", "mlp_plain", {"inputs": [{**good["inputs"][0], "datatype": "BYTES"}]}, {}, 400, "BYTES"),
+        ("wrong rank", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [32]}]}, {}, 400, "axes"),
+        ("wrong fixed size", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [2, 16]}]}, {}, 400, "axis 1"),
+        ("too few elements", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [2, 32]}]}, {}, 400, "needs 64"),
+        ("strings as data", "mlp_plain", {"inputs": [{**good["inputs"][0], "data": ["a"] * 32}]}, {}, 400, "not numbers"),
+        ("batch over the maximum", "mlp_plain", json_request("x", mlp_input(9, 6)), {}, 400, "axis 0"),
+        ("unknown output", "mlp_plain", {**good, "outputs": [{"name": "nope"}]}, {}, 400, "'nope' is not an output"),
+        ("truncated binary data", "mlp_plain", body[:-4], headers, 400, "truncated"),
+        ("binary data left over", "mlp_plain", body + b"1234", headers, 400, "after the last binary input"),
+        ("header longer than the body", "mlp_plain", body[:n - 1], {"Inference-Header-Content-Length": str(len(body) + 5)}, 400, "more than the body"),
+        ("header not a number", "mlp_plain", body, {"Inference-Header-Content-Length": "twelve"}, 400, "not a length"),
+        ("binary size not the shape's", "mlp_plain",
+         json.dumps({"inputs": [{**good["inputs"][0], "parameters": {"binary_data_size": 12}}]}).encode() + b"x" * 12,
+         {"Inference-Header-Content-Length": str(len(json.dumps({"inputs": [{**good["inputs"][0], "parameters": {"binary_data_size": 12}}]})))},
+         400, "needs 128"),
+        ("a huge shape", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [1 << 40, 1 << 40]}]}, {}, 413, "more than"),
+        ("static model, wrong size", "cnn", {"inputs": [{"name": "image", "shape": [1, 3, 32, 31], "datatype": "FP32", "data": [0.0] * 2976}]}, {}, 400, "axis 3"),
+        ("unknown model", "nothing", good, {}, 404, "no model named 'nothing'"),
+        ("unknown version", "mlp_plain/versions/3", good, {}, 404, "no version '3'"),
+    ]
+
+
+@pytest.mark.parametrize("case", bad_requests(), ids=lambda c: c[0])
+def test_bad_requests_answer_their_status_and_the_server_serves_on(server, case):
+    _, model, body, headers, status, says = case
+    r = server.infer(model, body, headers=headers)
+    assert r.status_code == status, r.text
+    assert says in r.json()["error"], r.json()["error"]
+    ok = server.infer("mlp_plain", json_request("x", mlp_input(1, 8)))
+    assert ok.status_code == 200, ok.text
+
+
+def test_limits_413_and_503(tmp_path):
+    s = Server(make_repository(str(tmp_path / "repo")), "--max-request-mb", "1", "--max-queue", "1", "--http-threads", "32")
+    try:
+        big = json_request("x", mlp_input(8, 9))
+        big["pad"] = "x" * (2 << 20)
+        r = s.infer("mlp_plain", big)
+        assert r.status_code == 413, r.text
+        image = np.zeros((1, 3, 32, 32), dtype=np.float32)
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            codes = list(pool.map(lambda _: s.infer("cnn", json_request("image", image)).status_code, range(64)))
+        assert set(codes) <= {200, 503}, codes
+        assert 503 in codes and 200 in codes, codes
+        assert metric(s, "lathe_inference_request_failure", "cnn") == codes.count(503)
+    finally:
+        code, err = s.stop()
+    assert code == 0, err
+
+
+def test_soak_memory_stays_flat(server):
+    x = json_request("x", mlp_input(2, 11))
+    body = json.dumps(x)
+
+    def burst(n):
+        with requests.Session() as session:
+            for _ in range(n):
+                r = session.post(server.url + "/v2/models/mlp_plain/infer", data=body, timeout=60)
+                assert r.status_code == 200
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(burst, [100] * 4))  # warm: pools, caches
+    before = server.rss_kb()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(burst, [500] * 4))
+    grown = server.rss_kb() - before
+    assert grown < 16 * 1024, f"2000 requests grew the server by {grown} KB"
+
+
+def test_kserve_manifest_is_valid_yaml():
+    with open(os.path.join(ROOT, "docs", "deploy", "kserve.yaml")) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    kinds = {d["kind"] for d in docs}
+    assert "InferenceService" in kinds
+    isvc = next(d for d in docs if d["kind"] == "InferenceService")
+    container = isvc["spec"]["predictor"]["containers"][0]
+    assert container["args"][0] == "serve"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
