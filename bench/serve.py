@@ -9,7 +9,7 @@ without batching only.
 
   /usr/bin/python3 bench/serve.py [--lathe build/tools/lathe] [--threads 2] [--duration 10]
       [MODEL.onnx ...]   (default: tests/onnx/models/mlp_dynamic_batch, cnn_dynamic_batch, and
-                          build/models/resnet18 when `make-test-models.py` has written it)
+                          torchvision's ResNet-18 exported with a dynamic batch, random weights)
 
 Needs wrk (scripts/install-bench-deps.sh).
 """
@@ -49,6 +49,20 @@ def request_body(meta):
     return header + b"".join(blobs), len(header)
 
 
+def resnet18_dynamic_batch(folder):
+    """torchvision's ResNet-18 (seeded random weights) exported with a dynamic batch axis, so it
+    can be served with batching: FOLDER/resnet18/model.onnx."""
+    import torch
+    import torchvision
+    path = os.path.join(folder, "resnet18", "model.onnx")
+    os.makedirs(os.path.dirname(path))
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    torch.onnx.export(model, (torch.zeros(1, 3, 224, 224),), path, opset_version=13, input_names=["image"], output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
+    return path
+
+
 def wrk(url, body_file, header_length, clients, duration):
     script = body_file + ".lua"
     with open(script, "w") as f:
@@ -81,11 +95,11 @@ def main():
     args = ap.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("bench/serve.py needs wrk: scripts/install-bench-deps.sh")
+    repo, exports = tempfile.mkdtemp(prefix="lathe-serve-bench-"), tempfile.mkdtemp(prefix="lathe-serve-exports-")
     models = args.models or [os.path.join(ROOT, "tests", "onnx", "models", m, "model.onnx") for m in ["mlp_dynamic_batch", "cnn_dynamic_batch"]]
-    if not args.models and os.path.exists(os.path.join(ROOT, "build", "models", "resnet18", "model.onnx")):
-        models.append(os.path.join(ROOT, "build", "models", "resnet18", "model.onnx"))
+    if not args.models:
+        models.append(resnet18_dynamic_batch(os.path.join(exports, "exports")))
     clients = [int(c) for c in args.clients.split(",")]
-    repo = tempfile.mkdtemp(prefix="lathe-serve-bench-")
     names = []
     for path in models:
         name = os.path.basename(os.path.dirname(path)) or os.path.splitext(os.path.basename(path))[0]
@@ -136,6 +150,7 @@ def main():
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
         shutil.rmtree(repo, ignore_errors=True)
+        shutil.rmtree(exports, ignore_errors=True)
 
 
 if __name__ == "__main__":
