@@ -140,6 +140,54 @@ def binary_request(name, x, binary_output=True):
     return header + x.tobytes(), {"Inference-Header-Content-Length": str(len(header))}
 
 
+DATATYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64", np.dtype(np.int64): "INT64", np.dtype(np.int32): "INT32",
+            np.dtype(np.bool_): "BOOL", np.dtype(np.uint8): "UINT8", np.dtype(np.int8): "INT8"}
+
+
+def test_every_test_model_answers_as_lathe_run(tmp_path):
+    """Each model of tests/onnx/models served (its named axis 0 up to 8) on its test data: the
+    server's outputs equal `lathe run`'s on the same inputs, and both the reference's."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from onnx_pb import read_tensor_proto
+    repo = tmp_path / "all"
+    cases = sorted(d for d in os.listdir(MODELS) if os.path.exists(os.path.join(MODELS, d, "model.onnx")))
+    assert len(cases) >= 10, cases
+    for name in cases:
+        os.makedirs(repo / name / "1")
+        shutil.copy(os.path.join(MODELS, name, "model.onnx"), repo / name / "1" / "model.onnx")
+        with open(repo / name / "config.json", "w") as f:
+            json.dump({"max_batch_size": 8}, f)
+    s = Server(str(repo))
+    try:
+        for name in cases:
+            data = os.path.join(MODELS, name, "test_data_set_0")
+            inputs, wants = [], []
+            for f in sorted(os.listdir(data)):
+                with open(os.path.join(data, f), "rb") as fh:
+                    (inputs if f.startswith("input") else wants).append(read_tensor_proto(fh.read()))
+            meta = requests.get(f"{s.url}/v2/models/{name}").json()
+            names = [i["name"] for i in meta["inputs"]]
+            assert len(names) == len(inputs), name
+            body = {"inputs": [{"name": n, "shape": list(a.shape), "datatype": DATATYPE[a.dtype], "data": a.ravel().tolist()}
+                               for n, (_, a) in zip(names, inputs)]}
+            r = s.infer(name, body)
+            assert r.status_code == 200, (name, r.text)
+            got = {o["name"]: np.array(o["data"]).reshape(o["shape"]) for o in r.json()["outputs"]}
+            args = [LATHE, "run", os.path.join(MODELS, name, "model.onnx"), "--iters", "1", "--output-dir", str(tmp_path / name)]
+            for n, (_, a) in zip(names, inputs):
+                np.save(tmp_path / f"{name}-{n}.npy", a)
+                args += ["--input", f"{n}={tmp_path / f'{name}-{n}.npy'}"]
+            subprocess.run(args, check=True, capture_output=True, text=True)
+            for k, o in enumerate(meta["outputs"]):
+                ran = np.load(tmp_path / name / f"{o['name']}.npy")
+                np.testing.assert_allclose(got[o["name"]], ran, rtol=1e-5, atol=1e-5, err_msg=f"{name} {o['name']}")
+                np.testing.assert_allclose(got[o["name"]], wants[k][1], rtol=1e-3, atol=1e-4, err_msg=f"{name} {o['name']} against the reference")
+    finally:
+        code, err = s.stop()
+    assert code == 0, err
+
+
 def test_binary_tensor_data(server):
     x = mlp_input(4, 3)
     by_json = output_array(server.infer("mlp_plain", json_request("x", x)))
