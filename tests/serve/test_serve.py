@@ -298,6 +298,25 @@ def test_limits_413_and_503(tmp_path):
     assert code == 0, err
 
 
+def test_sigterm_lets_requests_in_flight_finish(tmp_path):
+    """Requests held by the batcher's delay when SIGTERM arrives are still answered."""
+    repo = tmp_path / "slow"
+    os.makedirs(repo / "mlp" / "1")
+    shutil.copy(os.path.join(MODELS, "mlp_dynamic_batch", "model.onnx"), repo / "mlp" / "1" / "model.onnx")
+    with open(repo / "mlp" / "config.json", "w") as f:
+        json.dump({"max_batch_size": 64, "dynamic_batching": {"max_queue_delay_microseconds": 400000}}, f)
+    s = Server(str(repo))
+    inputs = [mlp_input(1, 30 + i) for i in range(6)]
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        pending = [pool.submit(s.infer, "mlp", json_request("x", x)) for x in inputs]
+        time.sleep(0.15)  # all six wait in the batcher's 400 ms window
+        s.proc.send_signal(signal.SIGTERM)
+        codes = [p.result().status_code for p in pending]
+    assert codes == [200] * 6, codes
+    code, err = s.stop()
+    assert code == 0 and "stopped on a signal" in err, err
+
+
 def test_soak_memory_stays_flat(server):
     x = json_request("x", mlp_input(2, 11))
     body = json.dumps(x)
