@@ -263,6 +263,11 @@ def bad_requests():
          json.dumps({"inputs": [{**good["inputs"][0], "parameters": {"binary_data_size": 12}}]}).encode() + b"x" * 12,
          {"Inference-Header-Content-Length": str(len(json.dumps({"inputs": [{**good["inputs"][0], "parameters": {"binary_data_size": 12}}]})))},
          400, "needs 128"),
+        ("arrays nested too deep", "mlp_plain", '{"inputs": [{"name": "x", "shape": [1, 32], "datatype": "FP32", "data": ' + "[" * 100000 + "1" + "]" * 100000 + "}]}",
+         {}, 400, "nested more than"),
+        ("a float beyond FP32", "mlp_plain", {"inputs": [{**good["inputs"][0], "data": [1e39] * 32}]}, {}, 400, "outside FP32's range"),
+        ("a mistyped parameter", "mlp_plain", {**good, "parameters": {"binary_data_output": "yes"}}, {}, 400, "not true or false"),
+        ("parameters not an object", "mlp_plain", {"inputs": [{**good["inputs"][0], "parameters": 3}]}, {}, 400, "not an object"),
         ("a huge shape", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [1 << 40, 1 << 40]}]}, {}, 413, "more than"),
         ("static model, wrong size", "cnn", {"inputs": [{"name": "image", "shape": [1, 3, 32, 31], "datatype": "FP32", "data": [0.0] * 2976}]}, {}, 400, "axis 3"),
         ("unknown model", "nothing", good, {}, 404, "no model named 'nothing'"),
@@ -278,6 +283,24 @@ def test_bad_requests_answer_their_status_and_the_server_serves_on(server, case)
     assert says in r.json()["error"], r.json()["error"]
     ok = server.infer("mlp_plain", json_request("x", mlp_input(1, 8)))
     assert ok.status_code == 200, ok.text
+
+
+def test_non_finite_outputs_and_chunked_bodies(server):
+    """Outputs that overflow come back as JSON's NaN/Infinity tokens (Python's json reads them);
+    a body without a Content-Length is refused unread (411)."""
+    x = np.full((1, 32), 3e38, dtype=np.float32)
+    x[0, ::2] = -3e38
+    r = server.infer("mlp_plain", json_request("x", x))
+    assert r.status_code == 200, r.text
+    out = output_array(r)
+    assert not np.isfinite(out).all(), out
+    body, headers = binary_request("x", x)
+    by_binary = server.infer("mlp_plain", body, headers=headers)
+    n = int(by_binary.headers["Inference-Header-Content-Length"])
+    np.testing.assert_array_equal(np.frombuffer(by_binary.content[n:], dtype=np.float32).reshape(out.shape), out)
+    chunks = (c for c in [json.dumps(json_request("x", mlp_input(1, 1))).encode()])
+    r = requests.post(server.url + "/v2/models/mlp_plain/infer", data=chunks, timeout=60)
+    assert r.status_code == 411, r.text
 
 
 def test_limits_413_and_503(tmp_path):

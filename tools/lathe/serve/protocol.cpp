@@ -26,10 +26,15 @@ const std::vector<std::pair<std::string, DType>>& datatypes() {
 
 [[noreturn]] void bad(const std::string& message) { throw RequestError(400, message); }
 
+// Nested arrays deeper than this are refused (a tensor has at most this many axes; deeper nesting
+// would only exhaust the stack).
+constexpr int kDeepest = 64;
+
 // The flattened elements of `data` (a number, a bool or nested arrays of them), in row-major order.
-void flatten(const json& data, std::vector<const json*>& out, const std::string& field) {
+void flatten(const json& data, std::vector<const json*>& out, const std::string& field, int depth = 0) {
   if (data.is_array()) {
-    for (const json& d : data) flatten(d, out, field);
+    if (depth >= kDeepest) bad(field + ": arrays nested more than " + std::to_string(kDeepest) + " deep");
+    for (const json& d : data) flatten(d, out, field, depth + 1);
   } else if (data.is_number() || data.is_boolean()) {
     out.push_back(&data);
   } else {
@@ -51,11 +56,16 @@ void store(const json& v, DType dtype, std::vector<uint8_t>& bytes, size_t i, co
   }
   if (v.is_boolean()) bad(field + ": element " + std::to_string(i) + " is a boolean in a " + datatype_name(dtype).value_or("?") + " tensor");
   if (dtype.is_float()) {
-    double d = v.get<double>();
+    double d = v.get<double>();  // a literal beyond double's range parses as an infinity
+    double most = dtype == dtypes::float64 ? std::numeric_limits<double>::max()
+                  : dtype == dtypes::float16 ? 65504.0
+                                             : static_cast<double>(std::numeric_limits<float>::max());
+    if (!std::isfinite(d) || std::fabs(d) > most)
+      bad(field + ": element " + std::to_string(i) + " is outside " + datatype_name(dtype).value_or("?") + "'s range");
     if (dtype == dtypes::float64) return put<double>(bytes, i, d);
     if (dtype == dtypes::float32) return put<float>(bytes, i, static_cast<float>(d));
-    if (dtype == dtypes::float16) return put<uint16_t>(bytes, i, detail::float_to_half(static_cast<float>(d)));
-    return put<uint16_t>(bytes, i, detail::float_to_bf16(static_cast<float>(d)));
+    float odd = detail::round_to_odd_float(d);  // then rounded once more, to 16 bits: as from d itself
+    return put<uint16_t>(bytes, i, dtype == dtypes::float16 ? detail::float_to_half(odd) : detail::float_to_bf16(odd));
   }
   // An integer: whole, and within the dtype's range [lo, hi], kept as its two's-complement bits.
   bool whole = v.is_number_integer() || (std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>());
@@ -73,16 +83,26 @@ void store(const json& v, DType dtype, std::vector<uint8_t>& bytes, size_t i, co
     value = static_cast<uint64_t>(s), inside = s >= lo && (s < 0 || static_cast<uint64_t>(s) <= hi);
   } else {
     double d = v.get<double>();
-    inside = d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && d < 18446744073709551616.0;
+    // hi as a double may round up past it (2^63 - 1 to 2^63): compare against the power of two above.
+    double above = is_unsigned ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
+    inside = d >= static_cast<double>(lo) && d < above;
     if (inside) value = d < 0 ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
   }
   if (!inside) bad(field + ": element " + std::to_string(i) + " (" + v.dump() + ") is outside " + datatype_name(dtype).value_or("?") + "'s range");
   std::memcpy(bytes.data() + i * static_cast<size_t>(bits / 8), &value, static_cast<size_t>(bits / 8));  // little-endian: the low bytes
 }
 
-// The elements of a tensor's bytes as JSON numbers (booleans for BOOL).
-json elements(const std::vector<uint8_t>& bytes, DType dtype) {
-  json out = json::array();
+// A float as JSON text; NaN and the infinities as the tokens Python's json module and Triton's
+// clients read (JSON itself has no spelling for them).
+std::string number_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return json(v).dump();
+}
+
+// The elements of a tensor's bytes as a JSON array's text (booleans for BOOL).
+std::string elements(const std::vector<uint8_t>& bytes, DType dtype) {
+  std::string out = "[";
   auto n = static_cast<size_t>(bytes.size() / static_cast<size_t>(dtype.itemsize()));
   auto at = [&](auto type_tag, size_t i) {
     decltype(type_tag) v;
@@ -90,21 +110,33 @@ json elements(const std::vector<uint8_t>& bytes, DType dtype) {
     return v;
   };
   for (size_t i = 0; i < n; ++i) {
-    if (dtype == dtypes::bool_) out.push_back(at(uint8_t{}, i) != 0);
-    else if (dtype == dtypes::float32) out.push_back(at(float{}, i));
-    else if (dtype == dtypes::float64) out.push_back(at(double{}, i));
-    else if (dtype == dtypes::float16) out.push_back(detail::half_to_float(at(uint16_t{}, i)));
-    else if (dtype == dtypes::bfloat16) out.push_back(detail::bf16_to_float(at(uint16_t{}, i)));
-    else if (dtype == dtypes::int8) out.push_back(at(int8_t{}, i));
-    else if (dtype == dtypes::uint8) out.push_back(at(uint8_t{}, i));
-    else if (dtype == dtypes::int16) out.push_back(at(int16_t{}, i));
-    else if (dtype == dtypes::uint16) out.push_back(at(uint16_t{}, i));
-    else if (dtype == dtypes::int32) out.push_back(at(int32_t{}, i));
-    else if (dtype == dtypes::uint32) out.push_back(at(uint32_t{}, i));
-    else if (dtype == dtypes::int64) out.push_back(at(int64_t{}, i));
-    else out.push_back(at(uint64_t{}, i));
+    if (i) out += ',';
+    if (dtype == dtypes::bool_) out += at(uint8_t{}, i) ? "true" : "false";
+    else if (dtype == dtypes::float32) out += number_text(at(float{}, i));
+    else if (dtype == dtypes::float64) out += number_text(at(double{}, i));
+    else if (dtype == dtypes::float16) out += number_text(detail::half_to_float(at(uint16_t{}, i)));
+    else if (dtype == dtypes::bfloat16) out += number_text(detail::bf16_to_float(at(uint16_t{}, i)));
+    else if (dtype == dtypes::int8) out += std::to_string(at(int8_t{}, i));
+    else if (dtype == dtypes::uint8) out += std::to_string(at(uint8_t{}, i));
+    else if (dtype == dtypes::int16) out += std::to_string(at(int16_t{}, i));
+    else if (dtype == dtypes::uint16) out += std::to_string(at(uint16_t{}, i));
+    else if (dtype == dtypes::int32) out += std::to_string(at(int32_t{}, i));
+    else if (dtype == dtypes::uint32) out += std::to_string(at(uint32_t{}, i));
+    else if (dtype == dtypes::int64) out += std::to_string(at(int64_t{}, i));
+    else out += std::to_string(at(uint64_t{}, i));
   }
-  return out;
+  return out + "]";
+}
+
+// The boolean `key` of `holder`'s "parameters" object, if given; 400 naming `where` when the
+// parameters are not an object or the value not a boolean.
+std::optional<bool> flag(const json& holder, const std::string& key, const std::string& where) {
+  if (!holder.contains("parameters")) return std::nullopt;
+  const json& p = holder["parameters"];
+  if (!p.is_object()) bad(where + ": not an object");
+  if (!p.contains(key)) return std::nullopt;
+  if (!p[key].is_boolean()) bad(where + "." + key + ": not true or false");
+  return p[key].get<bool>();
 }
 
 }  // namespace
@@ -133,8 +165,7 @@ InferRequest parse_infer_request(const std::string& body, std::optional<size_t> 
     if (!doc["id"].is_string()) bad("id: not a string");
     req.id = doc["id"].get<std::string>();
   }
-  if (doc.contains("parameters") && doc["parameters"].is_object() && doc["parameters"].contains("binary_data_output"))
-    req.binary_by_default = doc["parameters"]["binary_data_output"].is_boolean() && doc["parameters"]["binary_data_output"].get<bool>();
+  req.binary_by_default = flag(doc, "binary_data_output", "parameters").value_or(false);
   if (!doc.contains("inputs") || !doc["inputs"].is_array()) bad("inputs: missing or not an array");
   size_t offset = header;  // the next binary input's bytes
   for (size_t k = 0; k < doc["inputs"].size(); ++k) {
@@ -152,32 +183,37 @@ InferRequest parse_infer_request(const std::string& body, std::optional<size_t> 
     if (!in.contains("shape") || !in["shape"].is_array()) bad(field + ".shape: missing or not an array");
     int64_t count = 1;
     for (const json& d : in["shape"]) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0) bad(field + ".shape: " + in["shape"].dump() + " is not a list of sizes >= 0");
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) bad(field + ".shape: not a list of whole sizes >= 0");
       int64_t n = d.get<int64_t>();
       if (n > 0 && count > most_elements / n)
-        throw RequestError(413, field + ".shape: " + in["shape"].dump() + " has more than the " + std::to_string(most_elements) + " elements this server takes");
+        throw RequestError(413, field + ".shape: " + shape_to_string(t.shape) + "... has more than the " + std::to_string(most_elements) +
+                                    " elements this server takes");
       count *= n;
       t.shape.push_back(n);
     }
     auto nbytes = static_cast<size_t>(count) * static_cast<size_t>(t.dtype.itemsize());
-    const json* params = in.contains("parameters") && in["parameters"].is_object() ? &in["parameters"] : nullptr;
+    if (in.contains("parameters") && !in["parameters"].is_object()) bad(field + ".parameters: not an object");
+    const json* params = in.contains("parameters") ? &in["parameters"] : nullptr;
     if (params && params->contains("binary_data_size")) {
       const json& size = (*params)["binary_data_size"];
       if (!json_length) bad(field + ": binary_data_size without an Inference-Header-Content-Length header");
       if (!size.is_number_integer() || size.get<int64_t>() < 0) bad(field + ".parameters.binary_data_size: not a size");
       if (static_cast<size_t>(size.get<int64_t>()) != nbytes)
-        bad(field + ": binary_data_size is " + size.dump() + " bytes; shape " + in["shape"].dump() + " of " + in["datatype"].get<std::string>() +
+        bad(field + ": binary_data_size is " + size.dump() + " bytes; shape " + shape_to_string(t.shape) + " of " + in["datatype"].get<std::string>() +
             " needs " + std::to_string(nbytes));
       if (body.size() - offset < nbytes)
         bad(field + ": the binary data is truncated (" + std::to_string(body.size() - offset) + " bytes left, " + std::to_string(nbytes) + " needed)");
       t.bytes.assign(body.begin() + static_cast<std::ptrdiff_t>(offset), body.begin() + static_cast<std::ptrdiff_t>(offset + nbytes));
       offset += nbytes;
+      if (t.dtype == dtypes::bool_)
+        for (size_t i = 0; i < t.bytes.size(); ++i)
+          if (t.bytes[i] > 1) bad(field + ": binary BOOL element " + std::to_string(i) + " is " + std::to_string(t.bytes[i]) + ", not 0 or 1");
     } else {
       if (!in.contains("data")) bad(field + ".data: missing (and no binary_data_size)");
       std::vector<const json*> flat;
       flatten(in["data"], flat, field + ".data");
       if (static_cast<int64_t>(flat.size()) != count)
-        bad(field + ".data: " + std::to_string(flat.size()) + " elements, shape " + in["shape"].dump() + " needs " + std::to_string(count));
+        bad(field + ".data: " + std::to_string(flat.size()) + " elements, shape " + shape_to_string(t.shape) + " needs " + std::to_string(count));
       t.bytes.resize(nbytes);
       for (size_t i = 0; i < flat.size(); ++i) store(*flat[i], t.dtype, t.bytes, i, field + ".data");
     }
@@ -191,8 +227,7 @@ InferRequest parse_infer_request(const std::string& body, std::optional<size_t> 
       if (!o.is_object() || !o.contains("name") || !o["name"].is_string()) bad("outputs[" + std::to_string(k) + "].name: missing or not a string");
       std::string name = o["name"].get<std::string>();
       req.outputs.push_back(name);
-      if (o.contains("parameters") && o["parameters"].is_object() && o["parameters"].contains("binary_data"))
-        req.binary[name] = o["parameters"]["binary_data"].is_boolean() && o["parameters"]["binary_data"].get<bool>();
+      if (std::optional<bool> b = flag(o, "binary_data", "output '" + name + "'.parameters")) req.binary[name] = *b;
     }
   }
   return req;
@@ -200,23 +235,27 @@ InferRequest parse_infer_request(const std::string& body, std::optional<size_t> 
 
 EncodedResponse encode_infer_response(const std::string& model, const std::string& version, const std::string& id,
                                       const std::vector<OutputTensor>& outputs) {
-  json doc = {{"model_name", model}, {"model_version", version}, {"outputs", json::array()}};
-  if (!id.empty()) doc["id"] = id;
+  // Written as text: a JSON output's data may hold NaN or Infinity, which nlohmann would write as null.
+  std::string text = "{\"model_name\":" + json(model).dump() + ",\"model_version\":" + json(version).dump();
+  if (!id.empty()) text += ",\"id\":" + json(id).dump();
+  text += ",\"outputs\":[";
   std::string binary;
-  for (const OutputTensor& o : outputs) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const OutputTensor& o = outputs[k];
     std::vector<uint8_t> bytes = detail::tensor_bytes(o.value, o.value.dtype(), "an output");
-    json out = {{"name", o.name}, {"datatype", datatype_name(o.value.dtype()).value_or("BYTES")}, {"shape", o.value.shape()}};
+    text += std::string(k ? "," : "") + "{\"name\":" + json(o.name).dump() + ",\"datatype\":" +
+            json(datatype_name(o.value.dtype()).value_or("BYTES")).dump() + ",\"shape\":" + json(o.value.shape()).dump();
     if (o.binary) {
-      out["parameters"] = {{"binary_data_size", bytes.size()}};
+      text += ",\"parameters\":{\"binary_data_size\":" + std::to_string(bytes.size()) + "}}";
       binary.append(bytes.begin(), bytes.end());
     } else {
-      out["data"] = elements(bytes, o.value.dtype());
+      text += ",\"data\":" + elements(bytes, o.value.dtype()) + "}";
     }
-    doc["outputs"].push_back(std::move(out));
   }
+  text += "]}";
   EncodedResponse r;
-  r.body = doc.dump();
-  if (!binary.empty() || std::any_of(outputs.begin(), outputs.end(), [](const OutputTensor& o) { return o.binary; })) {
+  r.body = std::move(text);
+  if (std::any_of(outputs.begin(), outputs.end(), [](const OutputTensor& o) { return o.binary; })) {
     r.json_length = r.body.size();
     r.body += binary;
   }

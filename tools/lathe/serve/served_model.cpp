@@ -110,8 +110,10 @@ struct ServedModel::Impl {
       inputs.emplace(declared[k].name, detail::tensor_from_bytes(stacked.data(), stacked.size(), first.dtype, shape));
     }
     std::vector<Tensor> outs = pm.run(inputs);
-    metrics.record_run(rows);
-    if (jobs.size() == 1) return {outs};
+    if (jobs.size() == 1) {
+      metrics.record_run(rows);
+      return {outs};
+    }
     std::vector<std::vector<Tensor>> split(jobs.size());
     for (const Tensor& o : outs) {
       if (o.ndim() == 0 || o.shape()[0] != rows)
@@ -126,6 +128,7 @@ struct ServedModel::Impl {
         at += n;
       }
     }
+    metrics.record_run(rows);
     return split;
   }
 
@@ -160,22 +163,26 @@ struct ServedModel::Impl {
       }
       auto start = Clock::now();
       for (const auto& j : jobs) metrics.queue_us += static_cast<uint64_t>(micros(start - j->queued_at));
-      try {
-        std::vector<std::vector<Tensor>> outs;
+      // A batch that fails (outputs that do not stack, or one request's input the model refuses)
+      // runs again request by request, so each gets its own answer or its own error.
+      std::vector<std::vector<Tensor>> outs;
+      bool batch_ran = false;
+      if (jobs.size() > 1) {
         try {
           outs = run(instances[instance], jobs);
-        } catch (const Error&) {
-          if (jobs.size() == 1) throw;
-          outs.clear();  // outputs that do not stack: each request alone
-          for (const auto& j : jobs) outs.push_back(run(instances[instance], {j}).front());
+          batch_ran = true;
+        } catch (const std::exception&) {
+          outs.clear();
         }
-        auto took = static_cast<uint64_t>(micros(Clock::now() - start));
-        for (size_t i = 0; i < jobs.size(); ++i) {
-          metrics.compute_us += took;
-          jobs[i]->done.set_value(std::move(outs[i]));
+      }
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        try {
+          std::vector<Tensor> mine = batch_ran ? std::move(outs[i]) : run(instances[instance], {jobs[i]}).front();
+          metrics.compute_us += static_cast<uint64_t>(micros(Clock::now() - start));
+          jobs[i]->done.set_value(std::move(mine));
+        } catch (...) {
+          jobs[i]->done.set_exception(std::current_exception());
         }
-      } catch (...) {
-        for (const auto& j : jobs) j->done.set_exception(std::current_exception());
       }
     }
   }
@@ -204,8 +211,19 @@ ServedModel::ServedModel(const std::string& name, int64_t version, const std::st
                     "') needs a largest size: max_batch_size in config.json for axis 0, or max_sizes");
     }
   }
+  // Requests stack along axis 0 only where it is one named dimension of every input and no other
+  // axis has that name (inputs with axes 0 of different names, q and k of an attention, would mix
+  // two requests' rows).
+  if (s.batch_axis) {
+    const std::string& batch = s.model->inputs().front().dim_params[0];
+    for (const onnx::ValueInfo& v : s.model->inputs())
+      for (size_t d = 0; d < v.dims.size(); ++d) s.batch_axis = s.batch_axis && ((d == 0) == (v.dim_params[d] == batch));
+    if (s.batch_axis && config.max_batch_size > s.max_sizes.at(batch))
+      throw Error("model '" + name + "': max_batch_size " + std::to_string(config.max_batch_size) + " is more than max_sizes' " + batch + " (" +
+                  std::to_string(s.max_sizes.at(batch)) + ")");
+  }
   if (config.dynamic_batching && !s.batch_axis)
-    throw Error("model '" + name + "': dynamic_batching needs every input's axis 0 to be a named (dynamic) dimension");
+    throw Error("model '" + name + "': dynamic_batching needs every input's axis 0 to be one named (dynamic) dimension, on no other axis");
   for (int i = 0; i < config.instance_count; ++i) s.instances.push_back(s.model->prepare(s.max_sizes, options));
   for (size_t i = 0; i < s.instances.size(); ++i) s.workers.emplace_back([this, i] { impl_->work(i); });
 }

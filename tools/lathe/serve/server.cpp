@@ -28,7 +28,8 @@ using serve::RequestError;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t stop_signal = 0;
+std::atomic<int> stop_signal{0};  // lock-free: safe to set from a signal handler
+static_assert(std::atomic<int>::is_always_lock_free);
 extern "C" void on_stop_signal(int sig) { stop_signal = sig; }
 
 // The loaded models: by name, then version (the latest answers when none is named).
@@ -62,7 +63,8 @@ thread_local Clock::time_point request_started;
 int serve(const ServeOptions& o) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is that request's failure, not the server's
   Repository repo;
-  serve::ServeLimits limits{o.max_queue, o.max_request_bytes};
+  serve::ServeLimits limits;
+  limits.max_queue = o.max_queue;
   PrepareOptions prepare;
   for (const serve::RepositoryModel& m : serve::read_repository(o.repository))
     for (const auto& [version, path] : m.versions) {
@@ -80,15 +82,25 @@ int serve(const ServeOptions& o) {
   // Replies go out at once (without, a small reply waited ~40 ms on the client's delayed ACK), and
   // a client's connection serves many requests (a thread holds it while it is open).
   http.set_tcp_nodelay(true);
-  http.set_keep_alive_max_count(1000);
-  http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+  http.set_keep_alive_max_count(100);
+  http.set_keep_alive_timeout(2);  // an idle connection gives its thread back after 2 s
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     request_started = Clock::now();
+    // A body without a length (chunked) would be read past --max-request-mb: refused unread.
+    if (!req.has_header("Content-Length") && req.has_header("Transfer-Encoding")) {
+      answer_error(res, 411, "a request body needs a Content-Length (chunked bodies are not taken)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    double ms = std::chrono::duration<double, std::milli>(Clock::now() - request_started).count();
-    json line = {{"method", req.method}, {"path", req.path}, {"status", res.status}, {"ms", std::round(ms * 1000) / 1000},
+    json line = {{"method", req.method}, {"path", req.path}, {"status", res.status},
                  {"request_bytes", req.body.size()}, {"response_bytes", res.body.size()}, {"client", req.remote_addr}};
+    if (request_started != Clock::time_point{}) {  // unset for a request refused before routing (413)
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - request_started).count();
+      line["ms"] = std::round(ms * 1000) / 1000;
+    }
+    request_started = Clock::time_point{};
     std::fprintf(stderr, "%s\n", line.dump().c_str());
   });
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
@@ -164,6 +176,8 @@ int serve(const ServeOptions& o) {
   std::atomic<bool> done{false};
   std::thread watcher([&] {  // a signal handler may only set a flag: this thread stops the server
     while (!stop_signal && !done) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // stop() does nothing before the listener runs: a signal that came first waits for it.
+    while (!done && !http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     http.stop();
   });
   std::printf("lathe serve: listening on http://%s:%d\n", o.host.c_str(), port);
