@@ -20,7 +20,7 @@ packages=(
   python3-numpy python3-pytest # what the Python package exchanges arrays with, and its tests
   libdlpack-dev     # DLPack's header: the Python package's zero-copy exchange with torch, numpy, ...
   python3-torch     # the Python Tensor API's tests compare against PyTorch
-  libcpp-httplib-dev # cpp-httplib: the HTTP server of `lathe serve`
+  libcpp-httplib-dev pkg-config # cpp-httplib: the HTTP server of `lathe serve` (found through its pkg-config file)
   curl python3-requests python3-yaml # real HTTP clients in `lathe serve`'s tests; the KServe manifest's check
 )
 
