@@ -276,17 +276,64 @@ class KernelLowering {
 
   static bool is_zero(const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 0; }
 
+  // The source index of a reshape: `idx` (over `out`) flattened and split again over `in`.
   static std::vector<UOpPtr> reshape_index(const std::vector<UOpPtr>& idx, const SymDims& out, const SymDims& in) {
-    UOpPtr flat = linear_index(idx, out);
-    std::vector<UOpPtr> src_idx(in.size());
-    UOpPtr stride = index(1);
-    // The outermost axis takes no remainder: an index inside `out` is inside `in` (a symbolic batch
-    // left a remainder by batch x 150528 on every element of a dynamic-batch ResNet's input).
-    for (size_t j = in.size(); j-- > 0;) {
-      src_idx[j] = is_one(in[j]) ? index(0) : j == 0 ? simplify(idiv(flat, stride)) : simplify(idiv(flat, stride) % in[j]);
-      stride = stride * in[j];
+    std::vector<UOpPtr> src_idx(in.size(), index(0));
+    bool symbolic = false;
+    for (const SymDims* dims : {&out, &in})
+      for (const UOpPtr& d : *dims) symbolic = symbolic || !d->is_const();
+    if (!symbolic) {  // the simplifier cancels the divisions by constant strides
+      split_group(idx, out, in, 0, out.size(), 0, in.size(), src_idx);
+      return src_idx;
+    }
+    // With symbolic sizes, axes are matched in groups whose sizes multiply to the same (an axis
+    // the reshape keeps, a batch of `n`, is a group of its own), each flattened and split alone:
+    // no division by a symbolic stride is left for a simplifier that cannot cancel it (Winograd's
+    // product over a dynamic batch divided every element's address by batch x 4096).
+    size_t i = 0, j = 0;
+    for (;;) {
+      while (i < out.size() && is_one(out[i])) ++i;
+      while (j < in.size() && is_one(in[j])) ++j;
+      if (i == out.size() || j == in.size()) break;
+      size_t i_end = i + 1, j_end = j + 1;
+      UOpPtr out_size = out[i], in_size = in[j];
+      bool matched = true;
+      while (out_size != in_size) {  // hash-consed: the same expression is the same node
+        if (!out_size->is_const() || !in_size->is_const()) {
+          matched = false;
+          break;
+        }
+        bool grow_out = const_as_int(out_size->const_value()) < const_as_int(in_size->const_value());
+        if (grow_out ? i_end == out.size() : j_end == in.size()) {
+          matched = false;
+          break;
+        }
+        if (grow_out) out_size = simplify(out_size * out[i_end++]);
+        else in_size = simplify(in_size * in[j_end++]);
+      }
+      if (!matched) {  // what is left, as one group
+        split_group(idx, out, in, i, out.size(), j, in.size(), src_idx);
+        return src_idx;
+      }
+      split_group(idx, out, in, i, i_end, j, j_end, src_idx);
+      i = i_end, j = j_end;
     }
     return src_idx;
+  }
+
+  // Axes [i0, i1) of `out` flattened, split over axes [j0, j1) of `in` into `src_idx`. The group's
+  // outermost axis takes no remainder: an index inside the group's `out` axes is inside its `in`
+  // ones (a symbolic batch left a remainder by batch x 150528 on every element of a dynamic-batch
+  // ResNet's input).
+  static void split_group(const std::vector<UOpPtr>& idx, const SymDims& out, const SymDims& in, size_t i0, size_t i1, size_t j0, size_t j1,
+                          std::vector<UOpPtr>& src_idx) {
+    UOpPtr flat = linear_index(std::vector<UOpPtr>(idx.begin() + static_cast<std::ptrdiff_t>(i0), idx.begin() + static_cast<std::ptrdiff_t>(i1)),
+                               SymDims(out.begin() + static_cast<std::ptrdiff_t>(i0), out.begin() + static_cast<std::ptrdiff_t>(i1)));
+    UOpPtr stride = index(1);
+    for (size_t j = j1; j-- > j0;) {
+      src_idx[j] = is_one(in[j]) ? index(0) : j == j0 ? simplify(idiv(flat, stride)) : simplify(idiv(flat, stride) % in[j]);
+      stride = stride * in[j];
+    }
   }
 
   UOpPtr root_;

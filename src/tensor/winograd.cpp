@@ -187,10 +187,6 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
       dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
     return 0;
   if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return 0;
-  // Over a batch of symbolic size the product's batch and tile loops cannot merge, and its kernels
-  // ran 4x slower than the direct ones (ResNet-18 with a dynamic batch, prepared for 16: 746
-  // against 184 ms at 16 images; 133 ms with the batch fixed at 16): the direct method, then.
-  if (x.is_symbolic()) return 0;
   std::unordered_map<const UOp*, bool> memo;
   if (!made_of_constants(weight.uop(), memo)) return 0;  // else its transform would run every time
   WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
