@@ -153,72 +153,74 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
       std::fill(out + k * ch * p.oh * p.ow, out + (k + 1) * ch * p.oh * p.ow, T(0));
       return;
     }
-    std::vector<Sample> samples;  // each bin's samples, the same for every channel
-    samples.reserve(static_cast<size_t>(gh * gw * p.oh * p.ow));
-    for (int64_t py = 0; py < p.oh; ++py)
-      for (int64_t px = 0; px < p.ow; ++px)
+    // Sample (iy, ix) of bin (py, px): its four corners' offsets in a channel's plane and weights.
+    auto sample_at = [&](int64_t py, int64_t px, int64_t iy, int64_t ix) {
+      double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+      double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+      Sample sm{{0, 0, 0, 0}, {0, 0, 0, 0}, yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 || xx > static_cast<double>(w)};
+      if (sm.outside) return sm;
+      yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
+      auto yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh = yl + 1, xh = xl + 1;
+      if (yl >= h - 1) yl = yh = h - 1, yy = static_cast<double>(yl);
+      if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
+      double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
+      return Sample{{yl * w + xl, yl * w + xh, yh * w + xl, yh * w + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, false};
+    };
+    // Bins in chunks of about kChunkSamples samples, so a large region's samples take bounded
+    // memory on each thread; each chunk's samples serve every channel.
+    constexpr int64_t kChunkSamples = 4096;
+    const int64_t per_bin = gh * gw, bins = p.oh * p.ow, chunk = std::max<int64_t>(1, kChunkSamples / per_bin);
+    std::vector<Sample> samples;
+    std::vector<std::pair<int64_t, double>> taps;  // an average's merged corners
+    std::vector<size_t> first;                     // each bin's first tap in the chunk
+    for (int64_t b0 = 0; b0 < bins; b0 += chunk) {
+      int64_t b1 = std::min(bins, b0 + chunk);
+      samples.clear();
+      for (int64_t bin = b0; bin < b1; ++bin)
         for (int64_t iy = 0; iy < gh; ++iy)
-          for (int64_t ix = 0; ix < gw; ++ix) {
-            double yy = y0 + static_cast<double>(py) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
-            double xx = x0 + static_cast<double>(px) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
-            Sample sm{{0, 0, 0, 0}, {0, 0, 0, 0}, yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 || xx > static_cast<double>(w)};
-            if (!sm.outside) {
-              yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
-              auto yl = static_cast<int64_t>(yy), xl = static_cast<int64_t>(xx), yh = yl + 1, xh = xl + 1;
-              if (yl >= h - 1) yl = yh = h - 1, yy = static_cast<double>(yl);
-              if (xl >= w - 1) xl = xh = w - 1, xx = static_cast<double>(xl);
-              double ly = yy - static_cast<double>(yl), lx = xx - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
-              sm = {{yl * w + xl, yl * w + xh, yh * w + xl, yh * w + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, false};
+          for (int64_t ix = 0; ix < gw; ++ix) samples.push_back(sample_at(bin / p.ow, bin % p.ow, iy, ix));
+      if (!p.max_mode) {
+        // An average: each bin is one weighted sum of pixels. Corners its samples share (a small
+        // region's neighbouring samples land on the same pixels) are one tap, their weights added;
+        // a bin of more than 16 samples keeps its corners unmerged (merging costs the square).
+        taps.clear(), first.assign(static_cast<size_t>(b1 - b0) + 1, 0);
+        for (int64_t bin = b0; bin < b1; ++bin) {
+          size_t from = taps.size();
+          for (int64_t i = 0; i < per_bin; ++i) {
+            const Sample& q = samples[static_cast<size_t>((bin - b0) * per_bin + i)];
+            if (q.outside) continue;
+            for (int c4 = 0; c4 < 4; ++c4) {
+              auto same = per_bin > 16 ? taps.end()
+                                       : std::find_if(taps.begin() + static_cast<std::ptrdiff_t>(from), taps.end(),
+                                                      [&](const auto& t) { return t.first == q.at[c4]; });
+              if (same != taps.end()) same->second += q.weight[c4];
+              else taps.emplace_back(q.at[c4], q.weight[c4]);
             }
-            samples.push_back(sm);
           }
-    auto per_bin = static_cast<size_t>(gh * gw);
-    int64_t bins = p.oh * p.ow;
-    if (!p.max_mode) {
-      // An average: each bin is one weighted sum of pixels. Its samples' corners that land on
-      // the same pixel (a small region's neighbouring samples share most of theirs) are one tap,
-      // their weights added and divided by the count once, for every channel.
-      std::vector<std::pair<int64_t, double>> taps;
-      std::vector<size_t> first(static_cast<size_t>(bins) + 1, 0);
-      for (int64_t bin = 0; bin < bins; ++bin) {
-        size_t from = taps.size();
-        for (size_t i = 0; i < per_bin; ++i) {
-          const Sample& q = samples[static_cast<size_t>(bin) * per_bin + i];
-          if (q.outside) continue;
-          for (int c4 = 0; c4 < 4; ++c4) {
-            auto same = std::find_if(taps.begin() + static_cast<std::ptrdiff_t>(from), taps.end(), [&](const auto& t) { return t.first == q.at[c4]; });
-            if (same != taps.end()) same->second += q.weight[c4];
-            else taps.emplace_back(q.at[c4], q.weight[c4]);
-          }
+          for (size_t i = from; i < taps.size(); ++i) taps[i].second /= count;
+          first[static_cast<size_t>(bin - b0) + 1] = taps.size();
         }
-        for (size_t i = from; i < taps.size(); ++i) taps[i].second /= count;
-        first[static_cast<size_t>(bin) + 1] = taps.size();
       }
       for (int64_t cc = 0; cc < ch; ++cc) {
         const T* plane = img + (b * ch + cc) * h * w;
         T* dst = out + (k * ch + cc) * bins;
-        for (int64_t bin = 0; bin < bins; ++bin) {
-          double acc = 0.0;
-          for (size_t i = first[static_cast<size_t>(bin)]; i < first[static_cast<size_t>(bin) + 1]; ++i)
-            acc += taps[i].second * static_cast<double>(plane[taps[i].first]);
+        for (int64_t bin = b0; bin < b1; ++bin) {
+          if (!p.max_mode) {
+            double acc = 0.0;
+            for (size_t i = first[static_cast<size_t>(bin - b0)]; i < first[static_cast<size_t>(bin - b0) + 1]; ++i)
+              acc += taps[i].second * static_cast<double>(plane[taps[i].first]);
+            dst[bin] = static_cast<T>(acc);
+            continue;
+          }
+          double acc = -std::numeric_limits<double>::infinity();
+          for (int64_t i = 0; i < per_bin; ++i) {  // as ONNX Runtime: the largest weighted corner
+            const Sample& q = samples[static_cast<size_t>((bin - b0) * per_bin + i)];
+            if (q.outside) acc = std::max(acc, 0.0);
+            else
+              for (int c4 = 0; c4 < 4; ++c4) acc = std::max(acc, q.weight[c4] * static_cast<double>(plane[q.at[c4]]));
+          }
           dst[bin] = static_cast<T>(acc);
         }
-      }
-      return;
-    }
-    for (int64_t cc = 0; cc < ch; ++cc) {
-      const T* plane = img + (b * ch + cc) * h * w;
-      T* dst = out + (k * ch + cc) * p.oh * p.ow;
-      for (int64_t bin = 0; bin < p.oh * p.ow; ++bin) {
-        const Sample* sm = samples.data() + static_cast<size_t>(bin) * per_bin;
-        double acc = -std::numeric_limits<double>::infinity();
-        for (size_t i = 0; i < per_bin; ++i) {  // as ONNX Runtime: the largest weighted corner
-          const Sample& q = sm[i];
-          if (q.outside) acc = std::max(acc, 0.0);
-          else
-            for (int c4 = 0; c4 < 4; ++c4) acc = std::max(acc, q.weight[c4] * static_cast<double>(plane[q.at[c4]]));
-        }
-        dst[bin] = static_cast<T>(acc);
       }
     }
   });

@@ -102,6 +102,7 @@ void host_parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
   }
   std::exception_ptr first;
   std::mutex m;
+  HostThreadsScope alone(1);  // a call from inside a piece runs on its own thread (the pool is taken)
   auto part = [&](size_t p) {
     try {
       for (int64_t i = n * static_cast<int64_t>(p) / parts, end = n * (static_cast<int64_t>(p) + 1) / parts; i < end; ++i) fn(i);

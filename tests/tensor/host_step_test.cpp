@@ -194,7 +194,12 @@ TEST(HostStep, ItsPiecesSplitAcrossThePlansThreads) {
     std::atomic<int> done{0};
     auto step = keep_positives("pieces", 4);
     step->run = [&](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
-      host_parallel_for(37, [&](int64_t i) { ++seen[static_cast<size_t>(i)]; });
+      host_parallel_for(37, [&](int64_t i) {
+        ++seen[static_cast<size_t>(i)];
+        int inner = 0;
+        host_parallel_for(3, [&](int64_t) { ++inner; });  // nested: on this piece's thread
+        EXPECT_EQ(inner, 3);
+      });
       host_parallel_for(0, [&](int64_t) { ADD_FAILURE() << "no pieces"; });
       EXPECT_THROW(host_parallel_for(9, [&](int64_t i) {
                      ++done;
