@@ -479,6 +479,21 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     return V{after_decided_sizes(v.reshape(Shape{}).expand(shape), shape).contiguous()};
   };
   t["Range"] = [](const OpContext& c) {
+    // A limit that is a size known only as the plan runs (an arange over the boxes a detector
+    // kept, or up to a dynamic length), with a start and a positive step known at build: the
+    // values up to the limit's largest, cut to this run's count, so nothing is built again.
+    if (c.in(1).dtype().is_int() && c.known_at_build(c.in(0)) && c.known_at_build(c.in(2))) {
+      std::optional<SymShape> limits = size_values_of(c.in(1));
+      int64_t start = c.int_at0(0), delta = c.int_at0(2);
+      if (limits && limits->size() == 1 && !(*limits)[0].is_static() && delta > 0) {
+        SInt limit = (*limits)[0];
+        // ceil((limit - start) / delta), and none below the start: a quotient of a size that is not negative.
+        SInt count = delta == 1 ? size_max(limit - start, 0) : size_quotient(size_max(limit - start + (delta - 1), 0), SInt(delta));
+        int64_t most = std::max<int64_t>(0, (limit.max() - start + delta - 1) / delta);
+        Tensor all = Tensor::arange(static_cast<double>(start), static_cast<double>(start + most * delta), static_cast<double>(delta), c.in(0).dtype());
+        return V{after_decided_sizes(all.shrink({{SInt(0), count}}), {count})};
+      }
+    }
     double start = c.double_at0(0), limit = c.double_at0(1), delta = c.double_at0(2);
     if (delta == 0) c.fail("delta is zero");
     return V{Tensor::arange(start, limit, delta, c.in(0).dtype())};

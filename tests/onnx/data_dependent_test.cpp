@@ -416,6 +416,42 @@ TEST(DataDependentModels, ScatterElementsMovesWholeRowsLastOneWins) {
   }
 }
 
+// Range up to a count decided as the plan runs (torch.arange over the kept boxes): one plan, the
+// values of plain loops at every count, none included; with a step of 3 from 2 as well.
+TEST(DataDependentModels, RangeUpToADecidedCount) {
+  const int64_t n = 17;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "range");
+  add_input(g, "x", {n});
+  add_int64s(g, "zero", {0}, {});
+  add_int64s(g, "one", {1}, {});
+  add_int64s(g, "two", {2}, {});
+  add_int64s(g, "three", {3}, {});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Shape", {"where"}, "where_shape");
+  add_node(g, "Gather", {"where_shape", "one"}, "kept");
+  add_node(g, "Range", {"zero", "kept", "one"}, "positions");
+  add_node(g, "Range", {"two", "kept", "three"}, "stepped");
+  add_output(g, "positions");
+  add_output(g, "stepped");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  EXPECT_EQ(pm.rebuilds_because(), "");
+  size_t compiles = 0;
+  for (int64_t keep : {5, 0, 17, 2, 9}) {
+    std::vector<float> x(static_cast<size_t>(n), 0.0f);
+    for (int64_t i = 0; i < keep; ++i) x[static_cast<size_t>((i * 7) % n)] = 1.0f;
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}});
+    if (keep == 5) compiles = kernel_cache_stats().compiles;
+    std::vector<int64_t> positions, stepped;
+    for (int64_t i = 0; i < keep; ++i) positions.push_back(i);
+    for (int64_t i = 2; i < keep; i += 3) stepped.push_back(i);
+    EXPECT_EQ(got[0].to_vector<int64_t>(), positions) << keep << " kept";
+    EXPECT_EQ(got[1].to_vector<int64_t>(), stepped) << keep << " kept";
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run after the first compiled";
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
