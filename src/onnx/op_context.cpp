@@ -46,7 +46,7 @@ bool takes_symbolic(const std::string& op) {
       "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Round", "Selu", "Sigmoid",
       "Sign", "Sin", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
       "Transpose", "Unsqueeze", "Where", "Xor", "Mod", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift", "Sinh", "Cosh", "Asinh",
-      "Acosh", "Atanh", "Asin", "Acos", "Atan", "Shrink", "IsNaN", "IsInf",
+      "Acosh", "Atanh", "Asin", "Acos", "Atan", "Shrink", "IsNaN", "IsInf", "Tile",
       // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
       "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
       "ConstantOfShape", "RoiAlign", "Reshape", "Expand", "ScatterElements"};

@@ -449,7 +449,27 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
     Tensor index = Tensor::from_vector(idx, ishape).expand(x.shape());
     return V{x.gather(ta, index)};
   };
-  t["Tile"] = [](const OpContext& c) { return V{c.in(0).repeat(c.ints(1))}; };
+  t["Tile"] = [](const OpContext& c) {
+    const Tensor& x = c.in(0);
+    SymShape reps = c.sizes(1);  // numbers, or counts computed from a size a host step decides
+    bool known = !x.is_symbolic() && std::all_of(reps.begin(), reps.end(), [](const SInt& r) { return r.is_static(); });
+    if (known) {
+      std::vector<int64_t> r;
+      for (const SInt& v : reps) r.push_back(v.value());
+      return V{x.repeat(r)};
+    }
+    // Sizes known as the plan runs: each axis (repeats, size) broadcast, then merged.
+    if (static_cast<int64_t>(reps.size()) != x.ndim())
+      c.fail(std::to_string(reps.size()) + " repeats for an input of rank " + std::to_string(x.ndim()));
+    SymShape xs = x.symbolic_shape(), interleaved, expanded, out;
+    for (size_t i = 0; i < reps.size(); ++i) {
+      if (reps[i].min() < 0) c.fail("repeat " + std::to_string(i) + " (" + reps[i].to_string() + ") may be negative");
+      interleaved.insert(interleaved.end(), {SInt(1), xs[i]});
+      expanded.insert(expanded.end(), {reps[i], xs[i]});
+      out.push_back(reps[i] * xs[i]);
+    }
+    return V{after_decided_sizes(x.reshape(interleaved).expand(expanded).reshape(out), reps)};
+  };
   t["Shape"] = [](const OpContext& c) {
     SymShape s = c.in(0).symbolic_shape();
     int64_t n = static_cast<int64_t>(s.size());

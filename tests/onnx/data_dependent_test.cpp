@@ -452,6 +452,49 @@ TEST(DataDependentModels, RangeUpToADecidedCount) {
   EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run after the first compiled";
 }
 
+// Tile by a count decided as the plan runs, and Tile of a tensor of decided size: one plan, plain
+// loops' values at every count, none included.
+TEST(DataDependentModels, TileByAndOfADecidedCount) {
+  const int64_t n = 11;
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "tile");
+  add_input(g, "x", {n});
+  add_input(g, "row", {3}, ::onnx::TensorProto::INT64);
+  add_int64s(g, "one", {1}, {});
+  add_int64s(g, "two", {2}, {1});
+  add_node(g, "NonZero", {"x"}, "where");
+  add_node(g, "Shape", {"where"}, "where_shape");
+  add_node(g, "Gather", {"where_shape", "one"}, "kept");
+  add_node(g, "Unsqueeze", {"kept", "zero_axis"}, "kept_1d");
+  add_int64s(g, "zero_axis", {0}, {1});
+  add_node(g, "Tile", {"row", "kept_1d"}, "rows");
+  add_node(g, "Reshape", {"where", "minus_one"}, "positions");
+  add_int64s(g, "minus_one", {-1}, {1});
+  add_node(g, "Tile", {"positions", "two"}, "twice");
+  add_output(g, "rows");
+  add_output(g, "twice");
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({});
+  EXPECT_EQ(pm.rebuilds_because(), "");
+  std::vector<int64_t> row = {4, -1, 9};
+  size_t compiles = 0;
+  for (int64_t keep : {3, 0, 11, 1}) {
+    std::vector<float> x(static_cast<size_t>(n), 0.0f);
+    std::vector<int64_t> kept;
+    for (int64_t i = 0; i < keep; ++i) x[static_cast<size_t>((i * 4) % n)] = 1.0f;
+    for (int64_t i = 0; i < n; ++i)
+      if (x[static_cast<size_t>(i)] != 0) kept.push_back(i);
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}, {"row", Tensor::from_vector(row, {3})}});
+    if (keep == 3) compiles = kernel_cache_stats().compiles;
+    std::vector<int64_t> rows, twice = kept;
+    for (int64_t i = 0; i < keep; ++i) rows.insert(rows.end(), row.begin(), row.end());
+    twice.insert(twice.end(), kept.begin(), kept.end());
+    EXPECT_EQ(got[0].to_vector<int64_t>(), rows) << keep << " kept";
+    EXPECT_EQ(got[1].to_vector<int64_t>(), twice) << keep << " kept";
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run after the first compiled";
+}
+
 // A model prepared for a range of batch sizes whose post-processing is data dependent: both kinds
 // of size in one plan.
 TEST(DataDependentModels, ARangeOfBatchesAndADataDependentSize) {
