@@ -287,7 +287,11 @@ class Tensor {
   std::vector<Tensor> split(int64_t size, int64_t axis = 0) const;
   std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t axis = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t axis = 0) const;
+  /// Tiled: axis i repeated repeats[i] times (leading repeats add axes), as torch.Tensor.repeat.
   Tensor repeat(std::vector<int64_t> repeats) const;
+  /// The same where the repeats or this tensor's sizes are symbolic (a count a host step decides).
+  Tensor repeat(const SymShape& repeats) const;
+  Tensor repeat(std::initializer_list<SInt> repeats) const { return repeat(SymShape(repeats)); }
   /// out[i][j] = this[index[i][j]][j] (for axis 0), as torch.gather.
   Tensor gather(int64_t axis, const Tensor& index) const;
   /// Forces a copy into a fresh buffer at realize (a realize point inside a lazy graph).

@@ -452,23 +452,9 @@ void register_shape_ops(std::map<std::string, OpFn>& t) {
   t["Tile"] = [](const OpContext& c) {
     const Tensor& x = c.in(0);
     SymShape reps = c.sizes(1);  // numbers, or counts computed from a size a host step decides
-    bool known = !x.is_symbolic() && std::all_of(reps.begin(), reps.end(), [](const SInt& r) { return r.is_static(); });
-    if (known) {
-      std::vector<int64_t> r;
-      for (const SInt& v : reps) r.push_back(v.value());
-      return V{x.repeat(r)};
-    }
-    // Sizes known as the plan runs: each axis (repeats, size) broadcast, then merged.
     if (static_cast<int64_t>(reps.size()) != x.ndim())
       c.fail(std::to_string(reps.size()) + " repeats for an input of rank " + std::to_string(x.ndim()));
-    SymShape xs = x.symbolic_shape(), interleaved, expanded, out;
-    for (size_t i = 0; i < reps.size(); ++i) {
-      if (reps[i].min() < 0) c.fail("repeat " + std::to_string(i) + " (" + reps[i].to_string() + ") may be negative");
-      interleaved.insert(interleaved.end(), {SInt(1), xs[i]});
-      expanded.insert(expanded.end(), {reps[i], xs[i]});
-      out.push_back(reps[i] * xs[i]);
-    }
-    return V{after_decided_sizes(x.reshape(interleaved).expand(expanded).reshape(out), reps)};
+    return V{after_decided_sizes(x.repeat(reps), reps)};
   };
   t["Shape"] = [](const OpContext& c) {
     SymShape s = c.in(0).symbolic_shape();

@@ -511,6 +511,21 @@ Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
   return reshape(interleaved).expand(expanded).reshape(out);
 }
 
+Tensor Tensor::repeat(const SymShape& repeats) const {
+  if (!is_symbolic() && detail::is_static(repeats)) return repeat(detail::max_shape(repeats));
+  if (static_cast<int64_t>(repeats.size()) < ndim())
+    throw ShapeError("repeat: " + std::to_string(repeats.size()) + " repeats for shape " + shape_to_string(symbolic_shape()));
+  SymShape base(repeats.size() - static_cast<size_t>(ndim()), SInt(1)), interleaved, expanded, out;
+  for (const SInt& d : symbolic_shape()) base.push_back(d);
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    if (repeats[i].min() < 0) throw ShapeError("repeat: repeat count " + repeats[i].to_string() + " may be negative");
+    interleaved.insert(interleaved.end(), {SInt(1), base[i]});
+    expanded.insert(expanded.end(), {repeats[i], base[i]});
+    out.push_back(repeats[i] * base[i]);
+  }
+  return reshape(interleaved).expand(expanded).reshape(out);
+}
+
 Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = detail::normalize_axis(axis, ndim(), "gather");
   if (index.ndim() != ndim()) throw ShapeError("gather: index of shape " + shape_to_string(index.shape()) + " for input " + shape_to_string(shape_));

@@ -559,6 +559,26 @@ TEST(MovementRepeat, OfFlippedInput) {
   EXPECT_ALLCLOSE(r.to_vector<float>(), (std::vector<float>{x[2], x[1], x[0], x[2], x[1], x[0]}), 0, 0);
 }
 
+// Repeat counts and sizes known only at run time: one plan, plain loops' values at every binding
+// (a count of 0 included); a count that may be negative is refused.
+TEST(MovementRepeat, SymbolicCountsAndSizes) {
+  auto x = data(5 * 3, 41);
+  Variable r("r", 0, 4), n("n", 1, 5);
+  Tensor rows = f32(x, {5, 3}).shrink({{0, n.bind(5)}, {0, 3}});
+  Tensor t = rows.repeat(SymShape{r.bind(2), SInt(2)});
+  ExecutionPlan plan = Tensor::prepare({t});
+  for (auto [reps, len] : {std::pair<int64_t, int64_t>{2, 5}, {0, 3}, {4, 1}, {3, 4}}) {
+    plan.execute_with_vars({{"r", reps}, {"n", len}});
+    std::vector<float> got = plan.output_buffer()->to_vector<float>(), want;
+    for (int64_t i = 0; i < reps * len; ++i)
+      for (int64_t j = 0; j < 6; ++j) want.push_back(x[static_cast<size_t>((i % len) * 3 + j % 3)]);
+    got.resize(want.size());
+    EXPECT_ALLCLOSE(got, want, 0, 0) << reps << " x " << len;
+  }
+  Variable s("s", -1, 2);
+  EXPECT_THROW(f32(x, {5, 3}).repeat(SymShape{s.bind(1), SInt(1)}), ShapeError);
+}
+
 TEST(MovementGather, Axis0AndAxis1) {
   auto x = data(12, 41);
   Tensor t = f32(x, {3, 4});
