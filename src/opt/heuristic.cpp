@@ -255,42 +255,43 @@ class Planner {
     // of them, but only where no loop of known size can (a matmul's rows): its run may be far
     // below its bound (one image of a batch of up to 16 computed 8 as rows: ResNet-18's direct
     // convolutions 14.9 -> 35.5 ms), and a row at a time each vector of B fed one multiply-add.
-    for (int pass = 0; pass < 2 && !best_row; ++pass)  // known sizes, then symbolic ones
-    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-      const Loop& r = *it;
-      if (r.kind != AxisKind::Loop || r.reduce || r.axis == v.axis || r.size < 2 || r.symbolic != (pass == 1)) continue;
-      // Some vector operand is the same on every row (a matmul's B row, a convolution's weights;
-      // a depthwise convolution's input is a vector operand too, read anew for each pixel).
-      bool reused = false;
-      for (const UOpPtr& o : vector_operands) reused = reused || stride(o, r) == 0;
-      bool feeds = false;
-      for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
-      if (!reused || !feeds) continue;
-      // Rows that slide along a window (a convolution's pixels: the next row's input is this
-      // row's next tap) share what they load; rows that do not (the images of a batch) each load
-      // a window of their own, and where those overflow L1 they count three quarters (so 7 pixels
-      // x 2 vectors win over 8 images x 2: ResNet-18 at batch 8, whose images' 3x3 windows of 256
-      // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
-      // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
-      int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
-      for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
-        if (vectors == 2 && !can_double) continue;
-        int64_t most = budget_ / vectors, rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
-        // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
-        // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
-        bool pad = r.symbolic;
-        if (!r.symbolic && rows * 2 <= most && r.size >= most)
-          for (int64_t n = most; n > rows * 2; --n)
-            if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
-              rows = n, pad = true;
-              break;
-            }
-        int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
-        if (accumulators < 2) continue;  // no tile
-        double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
-                       std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
-                       (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
-        if (score > best_score) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
+    for (int pass = 0; pass < 2 && !best_row; ++pass) {  // loops of known size, then symbolic ones
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        const Loop& r = *it;
+        if (r.kind != AxisKind::Loop || r.reduce || r.axis == v.axis || r.size < 2 || r.symbolic != (pass == 1)) continue;
+        // Some vector operand is the same on every row (a matmul's B row, a convolution's weights;
+        // a depthwise convolution's input is a vector operand too, read anew for each pixel).
+        bool reused = false;
+        for (const UOpPtr& o : vector_operands) reused = reused || stride(o, r) == 0;
+        bool feeds = false;
+        for (const UOpPtr& o : hot) feeds = feeds || stride(o, r) != 0;
+        if (!reused || !feeds) continue;
+        // Rows that slide along a window (a convolution's pixels: the next row's input is this
+        // row's next tap) share what they load; rows that do not (the images of a batch) each load
+        // a window of their own, and where those overflow L1 they count three quarters (so 7 pixels
+        // x 2 vectors win over 8 images x 2: ResNet-18 at batch 8, whose images' 3x3 windows of 256
+        // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
+        // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
+        int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
+        for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
+          if (vectors == 2 && !can_double) continue;
+          int64_t most = budget_ / vectors, rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
+          // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
+          // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
+          bool pad = r.symbolic;
+          if (!r.symbolic && rows * 2 <= most && r.size >= most)
+            for (int64_t n = most; n > rows * 2; --n)
+              if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
+                rows = n, pad = true;
+                break;
+              }
+          int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
+          if (accumulators < 2) continue;  // no tile
+          double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
+                         std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
+                         (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
+          if (score > best_score) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
+        }
       }
     }
     if (!best_row) {

@@ -10,7 +10,6 @@
 #include "ir/eval.hpp"
 #include "ir/toposort.hpp"
 #include "runtime/beam.hpp"
-#include "device/thread_pool.hpp"
 #include "runtime/compile_kernel.hpp"
 #include "runtime/host_steps.hpp"
 #include "runtime/memory_plan.hpp"
@@ -264,6 +263,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
   for (const ScheduleItem& item : sched.items)
     if (item.host_step) step_outputs[host_step_of(*item.bufs[0]).key].push_back(item.bufs[0]);
   size_t next_kernel = 0;
+  const int host_threads = kernel_options(options).target.threads;  // a host step's pieces split as the kernels are
   for (const ScheduleItem& item : sched.items) {
     if (item.is_view()) {
       buffer_index(item.bufs[0]);
@@ -273,8 +273,7 @@ ExecutionPlan PlanBuilder::build(const Schedule& sched, const DeviceSpec& device
       HostStepNode node = host_step_of(*item.bufs[0]);
       auto outs = step_outputs.find(node.key);
       if (outs == step_outputs.end()) continue;  // the step's op is made already
-      PreparedCustom op = prepare_host_step(node, outs->second, buffer_index, impl, sched.var_vals,
-                                            options.threads.value_or(detail::kernel_threads()));
+      PreparedCustom op = prepare_host_step(node, outs->second, buffer_index, impl, sched.var_vals, host_threads);
       step_outputs.erase(outs);
       for (size_t pos = op.num_outputs; pos < op.buffer_indices.size(); ++pos)
         if (auto w = writers.find(op.buffer_indices[pos]); w != writers.end())

@@ -393,6 +393,9 @@ TEST(Heuristic, ASymbolicRowLoopIsPaddedToTheRegisterTile) {
   std::vector<Opt> opts = opts_for(y, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, m, 8})) << to_string(opts);  // 2 vectors x 8 rows
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, m, 8})) << to_string(opts);
+  std::vector<Opt> narrow = opts_for(y, kAvx2);  // 16 registers: 2 vectors x 4 rows
+  EXPECT_TRUE(has(narrow, {OptOp::PADTO, m, 4})) << to_string(narrow);
+  EXPECT_TRUE(has(narrow, {OptOp::UPCAST, m, 4})) << to_string(narrow);
   std::vector<double> want = test::matmul_ref(a, b, 1, false, false, most, k, n);
   for (const char* lanes : {"16", "8", "4"}) {
     ExecutionPlan plan = Tensor::prepare({y}, {.threads = 2, .shape = TargetShape::parse(lanes)});
