@@ -9,7 +9,8 @@ without batching only.
 
   /usr/bin/python3 bench/serve.py [--lathe build/tools/lathe] [--threads 2] [--duration 10]
       [MODEL.onnx ...]   (default: tests/onnx/models/mlp_dynamic_batch, cnn_dynamic_batch, and
-                          torchvision's ResNet-18 exported with a dynamic batch, random weights)
+                          torchvision's ResNet-18 exported with a dynamic batch, random weights,
+                          where torchvision is installed: scripts/install-model-deps.sh)
 
 Needs wrk (scripts/install-bench-deps.sh).
 """
@@ -98,7 +99,10 @@ def main():
     repo, exports = tempfile.mkdtemp(prefix="lathe-serve-bench-"), tempfile.mkdtemp(prefix="lathe-serve-exports-")
     models = args.models or [os.path.join(ROOT, "tests", "onnx", "models", m, "model.onnx") for m in ["mlp_dynamic_batch", "cnn_dynamic_batch"]]
     if not args.models:
-        models.append(resnet18_dynamic_batch(os.path.join(exports, "exports")))
+        try:
+            models.append(resnet18_dynamic_batch(os.path.join(exports, "exports")))
+        except ImportError as e:  # torchvision: scripts/install-model-deps.sh
+            print(f"# ResNet-18 left out: {e}")
     clients = [int(c) for c in args.clients.split(",")]
     names = []
     for path in models:

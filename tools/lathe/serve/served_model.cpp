@@ -195,11 +195,9 @@ ServedModel::ServedModel(const std::string& name, int64_t version, const std::st
   s.name = name, s.version = std::to_string(version), s.config = config, s.limits = limits;
   s.metrics.model = name, s.metrics.version = s.version;
   s.model = std::make_unique<onnx::Model>(onnx::Model::load(path));
-  s.batch_axis = !s.model->inputs().empty();
   for (const onnx::ValueInfo& v : s.model->inputs()) {
     if (v.kind != onnx::ValueKind::kTensor) throw Error("model '" + name + "': input '" + v.name + "' is not a tensor; the server takes tensors");
     if (!datatype_name(v.dtype)) throw Error("model '" + name + "': input '" + v.name + "' is " + v.dtype.name() + ", which the protocol has no datatype for");
-    s.batch_axis = s.batch_axis && !v.dims.empty() && !v.dims[0] && !v.dim_params[0].empty();
     for (size_t d = 0; d < v.dims.size(); ++d) {
       if (v.dims[d]) continue;
       const std::string& p = v.dim_params[d];
@@ -214,14 +212,16 @@ ServedModel::ServedModel(const std::string& name, int64_t version, const std::st
   // Requests stack along axis 0 only where it is one named dimension of every input and no other
   // axis has that name (inputs with axes 0 of different names, q and k of an attention, would mix
   // two requests' rows).
-  if (s.batch_axis) {
-    const std::string& batch = s.model->inputs().front().dim_params[0];
-    for (const onnx::ValueInfo& v : s.model->inputs())
-      for (size_t d = 0; d < v.dims.size(); ++d) s.batch_axis = s.batch_axis && ((d == 0) == (v.dim_params[d] == batch));
-    if (s.batch_axis && config.max_batch_size > s.max_sizes.at(batch))
-      throw Error("model '" + name + "': max_batch_size " + std::to_string(config.max_batch_size) + " is more than max_sizes' " + batch + " (" +
-                  std::to_string(s.max_sizes.at(batch)) + ")");
+  const std::vector<onnx::ValueInfo>& ins = s.model->inputs();
+  const std::string batch = !ins.empty() && !ins[0].dims.empty() ? ins[0].dim_params[0] : "";
+  s.batch_axis = !batch.empty();
+  for (const onnx::ValueInfo& v : ins) {
+    s.batch_axis = s.batch_axis && !v.dims.empty();
+    for (size_t d = 0; d < v.dims.size(); ++d) s.batch_axis = s.batch_axis && ((d == 0) == (v.dim_params[d] == batch));
   }
+  if (s.batch_axis && config.max_batch_size > s.max_sizes.at(batch))
+    throw Error("model '" + name + "': max_batch_size " + std::to_string(config.max_batch_size) + " is more than max_sizes' " + batch + " (" +
+                std::to_string(s.max_sizes.at(batch)) + ")");
   if (config.dynamic_batching && !s.batch_axis)
     throw Error("model '" + name + "': dynamic_batching needs every input's axis 0 to be one named (dynamic) dimension, on no other axis");
   for (int i = 0; i < config.instance_count; ++i) s.instances.push_back(s.model->prepare(s.max_sizes, options));
