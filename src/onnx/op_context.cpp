@@ -16,10 +16,27 @@ OpContext::OpContext(const ::onnx::NodeProto& node, std::vector<std::optional<Va
     : node_(node), inputs_(std::move(inputs)), opset_(opset), base_dir_(base_dir), env_(env) {}
 
 std::vector<Value> OpContext::run_graph(const std::string& name, const std::vector<Value>& inputs) const {
+  static const std::map<std::string, Value> kEmpty;
+  return run_subgraph(graph_attr(name), env_ ? *env_ : kEmpty, inputs, opset_, base_dir_);
+}
+
+std::vector<Value> OpContext::run_graph(const std::string& name, const std::vector<Value>& inputs,
+                                        const std::map<std::string, Value>& replaced) const {
+  std::map<std::string, Value> env = env_ ? *env_ : std::map<std::string, Value>{};
+  for (const auto& [key, v] : replaced) env.insert_or_assign(key, v);
+  return run_subgraph(graph_attr(name), env, inputs, opset_, base_dir_);
+}
+
+const ::onnx::GraphProto& OpContext::graph_attr(const std::string& name) const {
   const auto* a = attr(name);
   if (!a || !a->has_g()) fail("attribute '" + name + "' (a graph) is required");
-  static const std::map<std::string, Value> kEmpty;
-  return run_subgraph(a->g(), env_ ? *env_ : kEmpty, inputs, opset_, base_dir_);
+  return a->g();
+}
+
+const Value* OpContext::scope_value(const std::string& name) const {
+  if (!env_) return nullptr;
+  auto it = env_->find(name);
+  return it == env_->end() ? nullptr : &it->second;
 }
 
 std::string OpContext::where() const { return "node '" + node_.name() + "' (" + node_.op_type() + ")"; }
@@ -47,6 +64,8 @@ bool takes_symbolic(const std::string& op) {
       "Sign", "Sin", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
       "Transpose", "Unsqueeze", "Where", "Xor", "Mod", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift", "Sinh", "Cosh", "Asinh",
       "Acosh", "Atanh", "Asin", "Acos", "Atan", "Shrink", "IsNaN", "IsInf", "Tile",
+      // Control flow whose sizes are known only as the plan runs is a step of it (ops_control.cpp).
+      "Loop", "Scan",
       // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
       "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
       "ConstantOfShape", "RoiAlign", "Reshape", "Expand", "ScatterElements"};
@@ -70,9 +89,14 @@ thread_local const RunTimeInputsScope::State* run_time_inputs = nullptr;
 }  // namespace
 
 RunTimeInputsScope::RunTimeInputsScope(std::set<uint64_t> input_ids, bool prepared)
-    : state_{std::move(input_ids), prepared}, outer_(run_time_inputs) {
+    : state_{std::move(input_ids), prepared, nullptr, {}}, outer_(run_time_inputs) {
+  if (outer_) state_.options = outer_->options;
   run_time_inputs = &state_;
 }
+
+PrepareOptions RunTimeInputsScope::options() { return run_time_inputs ? run_time_inputs->options : PrepareOptions{}; }
+
+bool RunTimeInputsScope::prepared() { return run_time_inputs && run_time_inputs->prepared; }
 
 RunTimeInputsScope::~RunTimeInputsScope() { run_time_inputs = outer_; }
 
@@ -98,6 +122,15 @@ Known known(const Tensor& t) {
 }  // namespace
 
 bool OpContext::known_at_build(const Tensor& t) const { return known(t) == Known::kAtBuild; }
+
+bool OpContext::decided_at_run(const Tensor& t) const {
+  switch (known(t)) {
+    case Known::kAtBuild: return false;
+    case Known::kAsThePlanRuns: return true;
+    case Known::kFromInputs: return !run_time_inputs || run_time_inputs->prepared;
+  }
+  return false;
+}
 
 void OpContext::require_build_time(const Tensor& t, const std::string& what) const {
   switch (known(t)) {

@@ -52,6 +52,10 @@ class OpContext {
   /// node, and a model built for its inputs computes it now (DEBUG=2 says which node did), so the
   /// graph holds for these inputs only.
   void require_build_time(const Tensor& t, const std::string& what) const;
+  /// Whether `t`'s value can only be had as the plan runs: it comes from a host step, or from the
+  /// inputs of a model prepared for a range of sizes (so a step of the plan must act on it; a
+  /// model built for its inputs computes it now instead).
+  bool decided_at_run(const Tensor& t) const;
   /// A name for a size a host step of this node decides, the same each time the model is built
   /// (kernels compiled for it are found in the cache again); a name given twice in one graph (an
   /// unrolled Loop's node, an If's outputs) is numbered.
@@ -66,6 +70,12 @@ class OpContext {
   Tensor attr_t(const std::string& name) const;
   /// Runs the graph attribute `name` (If's branches, Loop's body) on `inputs`, in this node's scope.
   std::vector<Value> run_graph(const std::string& name, const std::vector<Value>& inputs) const;
+  /// The same with some of the enclosing graph's values replaced (by name) for this run.
+  std::vector<Value> run_graph(const std::string& name, const std::vector<Value>& inputs, const std::map<std::string, Value>& replaced) const;
+  /// The graph attribute `name`; fails naming the node when there is none.
+  const ::onnx::GraphProto& graph_attr(const std::string& name) const;
+  /// The enclosing graph's value named `name`, or null.
+  const Value* scope_value(const std::string& name) const;
 
   /// Throws OnnxError: "node 'name' (OpType): `why`".
   [[noreturn]] void fail(const std::string& why) const;
@@ -102,11 +112,20 @@ class RunTimeInputsScope {
   /// Every tensor whose value the build computes from the inputs is added to `reads` (the values
   /// that decide the graph, a PreparedModel's key for a graph built again).
   void record_reads(std::vector<Tensor>* reads) { state_.reads = reads; }
+  /// The options the graph's plan is prepared with, for the plans a step of it prepares (a
+  /// Loop's body); a scope opened inside another keeps the outer one's.
+  void use_options(const PrepareOptions& options) { state_.options = options; }
+  /// The open scope's options (defaults when none is open).
+  static PrepareOptions options();
+  /// Whether the open scope is a prepared model's, which builds the graph again for each input
+  /// when its build throws NeedsRunTimeValue.
+  static bool prepared();
 
   struct State {
     std::set<uint64_t> ids;
     bool prepared = false;
     std::vector<Tensor>* reads = nullptr;
+    PrepareOptions options;
   };
 
  private:

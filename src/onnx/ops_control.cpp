@@ -1,10 +1,14 @@
-// Control flow: If picks a branch and Loop unrolls its body, deciding on conditions computed at
-// import time (so shapes stay static and kernels fuse across iterations' boundaries); an If whose
-// condition is known only at run time picks as the plan runs.
+// Control flow. Where the conditions, trip counts and carried values are known while the graph is
+// built, If picks a branch and Loop and Scan unroll their bodies (so shapes stay static and kernels
+// fuse across iterations' boundaries). Where they are known only as the plan runs (a model
+// prepared once, whose loops depend on its inputs), Loop and Scan are host steps that run their
+// body, prepared once as a plan of its own (body_plan.hpp), once per iteration; an If picks each
+// output as the plan runs.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
+#include "onnx/body_plan.hpp"
 #include "onnx/ops.hpp"
 #include "onnx/size_values.hpp"
 
@@ -39,7 +43,264 @@ Value realized(const OpContext& c, const Value& v) {
   return Value::sequence(std::move(items), v.dtype());
 }
 
+// Copies slice `index` along `axis` of the packed tensor at `whole` (sizes `shape`, `item` bytes an
+// element) to the packed `slice`, or back when `to_slice` is false.
+void copy_slice(uint8_t* whole, const Shape& shape, size_t axis, int64_t index, uint8_t* slice, size_t item, bool to_slice) {
+  size_t outer = 1, inner = item;
+  for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(shape[d]);
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= static_cast<size_t>(shape[d]);
+  if (inner == 0) return;
+  for (size_t o = 0; o < outer; ++o) {
+    uint8_t* w = whole + (o * static_cast<size_t>(shape[axis]) + static_cast<size_t>(index)) * inner;
+    uint8_t* p = slice + o * inner;
+    if (to_slice) std::memcpy(p, w, inner);
+    else std::memcpy(w, p, inner);
+  }
+}
+
+SymShape without(const SymShape& s, size_t axis) {
+  SymShape out = s;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  return out;
+}
+
+bool same_shape(const SymShape& a, const SymShape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (!(a[d] == b[d])) return false;
+  return true;
+}
+
+// Whether the values a node decides with (`values`, its inputs) or its body reads are known only
+// as the plan runs, or have sizes that are (so its body cannot be unrolled while the graph is built).
+bool decided_as_it_runs(const OpContext& c, const V& values, const std::string& body) {
+  for (const Value& v : values) {
+    if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic())) return true;
+    if (v.is_sequence())
+      for (const Tensor& t : v.items())
+        if (c.decided_at_run(t) || t.is_symbolic()) return true;
+  }
+  return !run_time_values_read(c, body).empty();
+}
+
+std::vector<Tensor> tensors_of(const OpContext& c, const V& values, const std::string& what) {
+  std::vector<Tensor> out;
+  for (const Value& v : values) {
+    if (!v.is_tensor()) cannot_plan(c, what + " include a sequence or an empty optional");
+    out.push_back(v.tensor());
+  }
+  return out;
+}
+
+// The body's output `k` must keep its input `slot`'s dtype and shape (a carried value or state).
+void check_carried(const OpContext& c, const BodyPlan& body, size_t k, const Tensor& initial, const std::string& what) {
+  if (body.output_dtype(k) != initial.dtype())
+    c.fail(what + " is " + initial.dtype().name() + " going in and " + body.output_dtype(k).name() + " coming out of the body");
+  SymShape out = body.output_shape(k);
+  if (!same_shape(out, initial.symbolic_shape()))
+    cannot_plan(c, what + " changes shape across iterations (" + shape_to_string(initial.symbolic_shape()) + " to " + shape_to_string(out) + ")");
+}
+
+// Loop as a step of the plan: the body a plan of its own, run while the trip count and the
+// condition allow, its carried values copied from its outputs to its inputs between iterations
+// and its scan outputs stacked into memory sized for the trip count's largest value.
+V loop_step(const OpContext& c) {
+  std::optional<int64_t> trips_now;  // the trip count, when known now
+  int64_t most = std::numeric_limits<int64_t>::max();
+  bool trips_in = false, cond_in = false;
+  if (c.has(0)) {
+    if (c.decided_at_run(c.in(0))) {
+      trips_in = true;
+      if (auto s = size_values_of(c.in(0)); s && s->size() == 1) most = (*s)[0].max();  // a size: at most its largest
+    } else {
+      trips_now = c.int_at0(0);
+      most = std::max<int64_t>(*trips_now, 0);
+    }
+  }
+  std::optional<bool> cond_now;
+  if (c.has(1)) {
+    if (c.decided_at_run(c.in(1))) cond_in = true;
+    else cond_now = truth(c, c.in(1));
+  }
+  V carried_values;
+  for (size_t i = 2; i < c.num_inputs(); ++i) carried_values.push_back(c.value(i));
+  std::vector<Tensor> carried = tensors_of(c, carried_values, "its loop-carried values");
+  size_t n_carried = carried.size();
+  if (c.num_outputs() < n_carried) c.fail("fewer outputs than loop-carried values");
+  size_t n_scan = c.num_outputs() - n_carried;
+  std::vector<BodyPlan::Slot> slots{{dtypes::int64, {}}, {dtypes::bool_, {}}};
+  for (const Tensor& t : carried) slots.push_back({t.dtype(), t.symbolic_shape()});
+  auto body = std::make_shared<BodyPlan>(c, "body", slots);
+  if (body->num_outputs() != 1 + n_carried + n_scan) c.fail("the body returns " + std::to_string(body->num_outputs()) + " values");
+  if (body->output_dtype(0) != dtypes::bool_) c.fail("the body's condition is " + body->output_dtype(0).name() + ", not bool");
+  for (size_t k = 0; k < n_carried; ++k) check_carried(c, *body, 1 + k, carried[k], "loop-carried value " + std::to_string(k));
+
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  for (size_t k = 0; k < n_carried; ++k) step->outputs.push_back({carried[k].dtype(), carried[k].symbolic_shape()});
+  if (n_scan) {
+    if (most == std::numeric_limits<int64_t>::max())
+      cannot_plan(c, "its scan outputs have no largest size (the trip count is known only at run time and has no bound)");
+    int64_t bytes = 0;
+    for (size_t k = 0; k < n_scan; ++k) {
+      SymShape slice = body->output_shape(1 + n_carried + k);
+      int64_t n = body->output_dtype(1 + n_carried + k).itemsize();
+      for (const SInt& d : slice) n *= d.max();
+      bytes += n;
+    }
+    if (bytes && most > (int64_t{1} << 36) / bytes)
+      cannot_plan(c, "its scan outputs for up to " + std::to_string(most) + " iterations would take more than 64 GiB");
+    Variable trips(c.size_name(), 0, most);
+    step->sizes.push_back(trips);
+    for (size_t k = 0; k < n_scan; ++k) {
+      SymShape shape = body->output_shape(1 + n_carried + k);
+      shape.insert(shape.begin(), SInt(trips));
+      step->outputs.push_back({body->output_dtype(1 + n_carried + k), shape});
+    }
+  }
+  std::vector<Tensor> inputs;
+  if (trips_in) inputs.push_back(c.in(0).cast(dtypes::int64).reshape(Shape{1}));
+  if (cond_in) inputs.push_back(c.in(1).cast(dtypes::bool_).reshape(Shape{1}));
+  inputs.insert(inputs.end(), carried.begin(), carried.end());
+  inputs.insert(inputs.end(), body->captured().begin(), body->captured().end());
+  std::string where = c.where();
+  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    size_t at = 0;
+    int64_t limit = trips_now ? *trips_now : trips_in ? in[at++].as<int64_t>()[0] : std::numeric_limits<int64_t>::max();
+    bool cond = cond_now ? *cond_now : cond_in ? in[at++].as<bool>()[0] : true;
+    std::vector<Shape> shapes{{}, {}};
+    for (size_t k = 0; k < n_carried; ++k) shapes.push_back(in[at + k].shape);
+    body->start(shapes, std::vector<HostTensor>(in.begin() + static_cast<std::ptrdiff_t>(at + n_carried), in.end()));
+    for (size_t k = 0; k < n_carried; ++k)
+      if (size_t n = body->input_bytes(2 + k)) std::memcpy(body->input(2 + k), in[at + k].data, n);
+    std::vector<std::pair<size_t, size_t>> carry;
+    for (size_t k = 0; k < n_carried; ++k) carry.emplace_back(1 + k, 2 + k);
+    int64_t i = 0;
+    for (; i < limit && cond; ++i) {
+      if (n_scan && i >= out[n_carried].shape[0])
+        throw Error(where + ": more than " + std::to_string(out[n_carried].shape[0]) + " iterations, the most its scan outputs were given memory for");
+      *static_cast<int64_t*>(body->input(0)) = i;
+      *static_cast<bool*>(body->input(1)) = cond;
+      body->run();
+      cond = *static_cast<const bool*>(body->output(0));
+      for (size_t k = 0; k < n_scan; ++k) {
+        size_t n = body->output_bytes(1 + n_carried + k);
+        if (n) std::memcpy(static_cast<uint8_t*>(out[n_carried + k].data) + static_cast<size_t>(i) * n, body->output(1 + n_carried + k), n);
+      }
+      body->carry(carry);
+    }
+    for (size_t k = 0; k < n_carried; ++k)
+      if (size_t n = body->input_bytes(2 + k)) std::memcpy(out[k].data, body->input(2 + k), n);
+    return n_scan ? std::vector<int64_t>{i} : std::vector<int64_t>{};
+  };
+  V result;
+  for (Tensor& t : host_step_outputs(step, inputs)) result.emplace_back(std::move(t));
+  return result;
+}
+
+// Scan as a step of the plan: the body a plan of its own, run once per slice of the scan inputs
+// (each read along its axis and direction), its states carried and its scan outputs written into
+// place along their axes. Opset 8's batch axis is a loop around the scan.
+V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::vector<Tensor>& scans, bool batched) {
+  size_t n_states = states.size(), n_scans = scans.size();
+  std::vector<int64_t> in_axes = batched ? std::vector<int64_t>(n_scans, 0) : c.attr_ints("scan_input_axes", std::vector<int64_t>(n_scans, 0));
+  std::vector<int64_t> in_dirs = c.attr_ints(c.opset() < 9 ? "directions" : "scan_input_directions", std::vector<int64_t>(n_scans, 0));
+  if (c.num_outputs() < n_states) c.fail("fewer outputs than scan states");
+  size_t n_out = c.num_outputs() - n_states;
+  std::vector<int64_t> out_axes = c.attr_ints("scan_output_axes", std::vector<int64_t>(n_out, 0));
+  std::vector<int64_t> out_dirs = c.attr_ints("scan_output_directions", std::vector<int64_t>(n_out, 0));
+  if (in_axes.size() != n_scans || in_dirs.size() != n_scans || out_axes.size() != n_out || out_dirs.size() != n_out)
+    c.fail("scan axes and directions do not match the numbers of scan inputs and outputs");
+  // Each value as the body sees it: opset 8's batch axis taken off.
+  auto per_batch = [&](const Tensor& t) { return batched ? without(t.symbolic_shape(), 0) : t.symbolic_shape(); };
+  std::optional<SInt> length;
+  std::vector<BodyPlan::Slot> slots;
+  for (const Tensor& t : states) slots.push_back({t.dtype(), per_batch(t)});
+  for (size_t k = 0; k < n_scans; ++k) {
+    SymShape s = per_batch(scans[k]);
+    in_axes[k] = axis_of(c, in_axes[k], static_cast<int64_t>(s.size()));
+    SInt len = s[static_cast<size_t>(in_axes[k])];
+    if (length && !(*length == len)) c.fail("scan inputs differ in length");
+    length = len;
+    slots.push_back({scans[k].dtype(), without(s, static_cast<size_t>(in_axes[k]))});
+  }
+  if (!length) c.fail("Scan needs at least one scan input");
+  if (batched)
+    for (const Tensor& t : states)
+      if (t.ndim() < 1 || !(t.symbolic_shape()[0] == scans[0].symbolic_shape()[0])) c.fail("opset 8 states need the scan inputs' batch axis first");
+  auto body = std::make_shared<BodyPlan>(c, "body", slots);
+  if (body->num_outputs() != c.num_outputs())
+    c.fail("the body returns " + std::to_string(body->num_outputs()) + " values, Scan has " + std::to_string(c.num_outputs()) + " outputs");
+  for (size_t k = 0; k < n_states; ++k) {
+    Tensor one = batched ? states[k].slice(0, 0, 1).squeeze(0) : states[k];
+    check_carried(c, *body, k, one, "state " + std::to_string(k));
+  }
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  for (const Tensor& t : states) step->outputs.push_back({t.dtype(), t.symbolic_shape()});
+  for (size_t k = 0; k < n_out; ++k) {
+    SymShape shape = body->output_shape(n_states + k);
+    out_axes[k] = axis_of(c, out_axes[k], static_cast<int64_t>(shape.size()) + 1);
+    shape.insert(shape.begin() + out_axes[k], *length);
+    if (batched) shape.insert(shape.begin(), scans[0].symbolic_shape()[0]);
+    step->outputs.push_back({body->output_dtype(n_states + k), shape});
+  }
+  std::vector<Tensor> inputs = states;
+  inputs.insert(inputs.end(), scans.begin(), scans.end());
+  inputs.insert(inputs.end(), body->captured().begin(), body->captured().end());
+  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    auto drop_batch = [&](const Shape& s) { return batched ? Shape(s.begin() + 1, s.end()) : s; };
+    int64_t batch = batched ? in[n_states].shape[0] : 1;
+    Shape first = drop_batch(in[n_states].shape);
+    int64_t steps = first[static_cast<size_t>(in_axes[0])];
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < n_states; ++k) shapes.push_back(drop_batch(in[k].shape));
+    for (size_t k = 0; k < n_scans; ++k) {
+      Shape s = drop_batch(in[n_states + k].shape);
+      shapes.push_back(Shape(s.begin(), s.end()));
+      shapes.back().erase(shapes.back().begin() + in_axes[k]);
+    }
+    body->start(shapes, std::vector<HostTensor>(in.begin() + static_cast<std::ptrdiff_t>(n_states + n_scans), in.end()));
+    // Batch b's part of an input (packed at its sizes) or of an output (packed at this run's
+    // sizes, at the front of memory sized for the largest).
+    auto base = [&](const HostTensor& t, int64_t b, size_t part) { return static_cast<uint8_t*>(t.data) + static_cast<size_t>(b) * part; };
+    auto in_part = [&](size_t k) { return static_cast<size_t>(in[k].numel() / batch) * static_cast<size_t>(in[k].dtype.itemsize()); };
+    std::vector<std::pair<size_t, size_t>> carry;
+    for (size_t k = 0; k < n_states; ++k) carry.emplace_back(k, k);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (size_t k = 0; k < n_states; ++k)
+        if (size_t n = body->input_bytes(k)) std::memcpy(body->input(k), base(in[k], b, n), n);
+      for (int64_t t = 0; t < steps; ++t) {
+        for (size_t k = 0; k < n_scans; ++k) {
+          Shape s = drop_batch(in[n_states + k].shape);
+          if (s[static_cast<size_t>(in_axes[k])] != steps) throw Error(step->name + ": scan inputs differ in length");
+          copy_slice(base(in[n_states + k], b, in_part(n_states + k)), s, static_cast<size_t>(in_axes[k]), in_dirs[k] ? steps - 1 - t : t,
+                     static_cast<uint8_t*>(body->input(n_states + k)), static_cast<size_t>(scans[k].dtype().itemsize()), true);
+        }
+        body->run();
+        for (size_t k = 0; k < n_out; ++k) {
+          Shape s = body->output_sizes(n_states + k);
+          s.insert(s.begin() + out_axes[k], steps);
+          copy_slice(base(out[n_states + k], b, body->output_bytes(n_states + k) * static_cast<size_t>(steps)), s, static_cast<size_t>(out_axes[k]), out_dirs[k] ? steps - 1 - t : t,
+                     static_cast<uint8_t*>(const_cast<void*>(body->output(n_states + k))), static_cast<size_t>(body->output_dtype(n_states + k).itemsize()), false);
+        }
+        body->carry(carry);
+      }
+      for (size_t k = 0; k < n_states; ++k)
+        if (size_t n = body->input_bytes(k)) std::memcpy(base(out[k], b, n), body->input(k), n);
+    }
+    return std::vector<int64_t>{};
+  };
+  V result;
+  for (Tensor& t : host_step_outputs(step, inputs)) result.emplace_back(std::move(t));
+  return result;
+}
+
 V loop(const OpContext& c) {
+  V decides;
+  for (size_t i = 0; i < c.num_inputs(); ++i)
+    if (c.has(i)) decides.push_back(c.value(i));
+  if (decided_as_it_runs(c, decides, "body")) return loop_step(c);
   int64_t max_trips = c.has(0) ? c.int_at0(0) : std::numeric_limits<int64_t>::max();
   bool cond = c.has(1) ? truth(c, c.in(1)) : true;
   V carried;
@@ -118,13 +379,20 @@ V scan(const OpContext& c) {
   std::vector<Tensor> scans;
   for (size_t i = first; i < first + n_states; ++i) states.push_back(c.value(i));
   for (size_t i = first + n_states; i < c.num_inputs(); ++i) scans.push_back(c.in(i));
-  if (c.opset() >= 9) return scan_once(c, states, scans, c.num_outputs());
+  V decides = states;
+  decides.insert(decides.end(), scans.begin(), scans.end());
+  bool as_it_runs = decided_as_it_runs(c, decides, "body");
+  if (c.opset() >= 9) return as_it_runs ? scan_step(c, tensors_of(c, states, "its states"), scans, false) : scan_once(c, states, scans, c.num_outputs());
   for (const Tensor& t : scans)
     if (t.ndim() < 2) c.fail("opset 8 scan inputs need a batch axis and a sequence axis");
-  int64_t batch = scans[0].shape()[0];
-  if (c.has(0))
+  if (c.has(0)) {
+    if (c.decided_at_run(c.in(0))) cannot_plan(c, "its sequence_lens are known only at run time");
+    const SInt& length = scans[0].symbolic_shape()[1];
     for (int64_t len : c.ints(0))
-      if (len != scans[0].shape()[1]) c.fail("sequence_lens shorter than the sequence are not supported");
+      if (!(SInt(len) == length)) c.fail("sequence_lens shorter than the sequence are not supported");
+  }
+  if (as_it_runs) return scan_step(c, tensors_of(c, states, "its states"), scans, true);
+  int64_t batch = scans[0].shape()[0];
   std::vector<V> per_batch;
   for (int64_t b = 0; b < batch; ++b) {
     V st;

@@ -84,6 +84,7 @@ PreparedModel Model::prepare(const std::map<std::string, int64_t>& max_sizes, co
     for (const UOpPtr& u : toposort(t.uop()))
       if (u->op() == Ops::BUFFER) input_nodes.insert(u->id());
   detail::RunTimeInputsScope scope(std::move(input_nodes), true);
+  scope.use_options(options);
   std::vector<Tensor> outs;
   try {
     outs = build(given);
@@ -176,6 +177,7 @@ std::vector<Tensor> PreparedModel::run_rebuilt(const std::vector<std::vector<uin
   {
     detail::RunTimeInputsScope scope(std::move(ids), false);
     scope.record_reads(&reads);
+    scope.use_options(m.options);
     outs = Model(m.model).build(given);
   }
   for (const Tensor& t : reads) append_value(key, t);

@@ -2,6 +2,7 @@
 // initializers, nodes and an attribute.
 #pragma once
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,36 @@ inline void add_input(::onnx::GraphProto* g, const std::string& name, const Shap
   auto* t = v->mutable_type()->mutable_tensor_type();
   t->set_elem_type(elem_type);
   for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A graph input whose sizes are numbers or names (dim_param), as {"n", "3"}.
+inline void add_sized_input(::onnx::GraphProto* g, const std::string& name, const std::vector<std::string>& dims,
+                            int elem_type = ::onnx::TensorProto::FLOAT) {
+  auto* t = g->add_input();
+  t->set_name(name);
+  auto* tt = t->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  for (const std::string& d : dims) {
+    auto* dim = tt->mutable_shape()->add_dim();
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
+    else dim->set_dim_param(d);
+  }
+}
+
+// The graph attribute `name` of the graph's last node (Loop's body).
+inline void set_last_node_graph(::onnx::GraphProto* g, const std::string& name, const ::onnx::GraphProto& body) {
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+}
+
+// An integer list attribute of the graph's last node (Scan's axes).
+inline void set_last_node_ints(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
 }
 
 // A graph output named `name` (its type left to the graph).

@@ -1,0 +1,239 @@
+#include "onnx/body_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "ir/toposort.hpp"
+#include "support/settings.hpp"
+
+namespace lathe::onnx::detail {
+namespace {
+
+// The names graph `g` reads that it does not define (its inputs, initializers and nodes' outputs
+// are its own), its subgraphs' included: what it takes from the graphs around it.
+void free_names(const ::onnx::GraphProto& g, std::set<std::string>& out) {
+  std::set<std::string> own;
+  for (const auto& v : g.input()) own.insert(v.name());
+  for (const auto& t : g.initializer()) own.insert(t.name());
+  for (const auto& n : g.node())
+    for (const std::string& o : n.output()) own.insert(o);
+  std::set<std::string> read;
+  for (const auto& n : g.node()) {
+    for (const std::string& i : n.input()) read.insert(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) free_names(a.g(), read);
+      for (const auto& sub : a.graphs()) free_names(sub, read);
+    }
+  }
+  for (const std::string& name : read)
+    if (!name.empty() && !own.count(name)) out.insert(name);
+}
+
+// The variable a size is, when it is one variable (bound or not), not a number or an expression.
+std::optional<VarArg> bare_variable(const SInt& d) {
+  if (d.is_static()) return std::nullopt;
+  UOpPtr u = d.uop();
+  if (u->op() == Ops::BIND) u = u->src(0);
+  if (u->op() != Ops::DEFINE_VAR) return std::nullopt;
+  return u->arg_as<VarArg>();
+}
+
+size_t bytes_of(DType dtype, const Shape& shape) {
+  size_t n = static_cast<size_t>(dtype.itemsize());
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& graph) {
+  std::set<std::string> names;
+  free_names(c.graph_attr(graph), names);
+  std::vector<Tensor> found;
+  for (const std::string& name : names) {
+    const Value* v = c.scope_value(name);
+    if (!v) continue;
+    if (v->is_tensor() && c.decided_at_run(v->tensor())) found.push_back(v->tensor());
+    if (v->is_sequence())
+      for (const Tensor& t : v->items())
+        if (c.decided_at_run(t)) cannot_plan(c, "its " + graph + " reads sequence '" + name + "', known only at run time");
+  }
+  return found;
+}
+
+void cannot_plan(const OpContext& c, const std::string& why) {
+  if (RunTimeInputsScope::prepared())
+    throw NeedsRunTimeValue(c.where() + ": " + why + "; a model prepared once cannot run it as a step of its plan");
+  c.fail(why + "; it cannot run as a step of the plan");
+}
+
+BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vector<Slot>& inputs) : where_(c.where() + " " + graph) {
+  // The placeholders' sizes: numbers, and one body variable per variable outside.
+  std::unordered_map<std::string, Variable> inner;
+  auto body_shape = [&](const SymShape& outer, const std::string& what) {
+    SymShape s;
+    for (const SInt& d : outer) {
+      if (d.is_static()) {
+        s.push_back(d);
+        continue;
+      }
+      std::optional<VarArg> v = bare_variable(d);
+      if (!v) cannot_plan(c, what + " has size " + d.to_string() + ", an expression of sizes (a body plan takes numbers and variables)");
+      auto it = inner.try_emplace(v->name, v->name, v->min, v->max).first;
+      outer_.insert_or_assign(v->name, d);
+      ranges_[v->name] = {v->min, v->max};
+      s.push_back(it->second.bind(v->max));
+    }
+    return s;
+  };
+  std::vector<Value> body_inputs;
+  std::set<uint64_t> ids;
+  auto placeholder = [&](DType dtype, const SymShape& outer, const std::string& what) {
+    SymShape s = body_shape(outer, what);
+    Shape largest;
+    for (const SInt& d : s) largest.push_back(d.max());
+    Buffer b(dtype, bytes_of(dtype, largest) / static_cast<size_t>(dtype.itemsize()));
+    b.ensure_allocated();
+    Tensor t = Tensor::from_buffer(b, s);
+    for (const UOpPtr& u : toposort(t.uop()))
+      if (u->op() == Ops::BUFFER) ids.insert(u->id());
+    inputs_.push_back(b);
+    input_shapes_.push_back(s);
+    return t;
+  };
+  for (size_t k = 0; k < inputs.size(); ++k) body_inputs.emplace_back(placeholder(inputs[k].dtype, inputs[k].shape, "body input " + std::to_string(k)));
+  num_body_inputs_ = inputs.size();
+  std::map<std::string, Value> replaced;
+  std::set<std::string> names;
+  free_names(c.graph_attr(graph), names);
+  for (const std::string& name : names) {
+    const Value* v = c.scope_value(name);
+    if (!v || !v->is_tensor() || !c.decided_at_run(v->tensor())) continue;
+    captured_.push_back(v->tensor());
+    replaced.insert_or_assign(name, placeholder(v->tensor().dtype(), v->tensor().symbolic_shape(), "'" + name + "'"));
+  }
+  std::vector<Value> outs;
+  try {
+    RunTimeInputsScope scope(std::move(ids), true);  // the body's inputs steer nothing while it is built
+    outs = c.run_graph(graph, body_inputs, replaced);
+  } catch (const NeedsRunTimeValue& e) {
+    cannot_plan(c, "its " + graph + " reads a value of its inputs to decide its graph (" + e.what() + ")");
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k].is_tensor()) cannot_plan(c, "its " + graph + " returns a sequence or an empty optional as output " + std::to_string(k));
+    outputs_.push_back(outs[k].tensor());
+  }
+  plan_ = std::make_shared<ExecutionPlan>(Tensor::prepare(outputs_, RunTimeInputsScope::options()));
+  for (const PreparedOp& op : plan_->prepared_ops()) {
+    std::vector<RuntimeVar> read;
+    if (const auto* k = std::get_if<PreparedKernel>(&op)) read = k->runtime_vars;
+    if (const auto* f = std::get_if<PreparedCustom>(&op)) read = f->runtime_vars;
+    for (const RuntimeVar& v : read)
+      if (outer_.count(v.name) && std::find(bound_.begin(), bound_.end(), v.name) == bound_.end()) bound_.push_back(v.name);
+  }
+  if (settings::debug_level() >= 2)
+    std::fprintf(stderr, "lathe: %s prepared as a plan of its own (%zu ops), run by a step of the model's plan\n", where_.c_str(),
+                 plan_->prepared_ops().size());
+}
+
+SymShape BodyPlan::output_shape(size_t k) const {
+  SymShape s;
+  for (const SInt& d : outputs_[k].symbolic_shape()) {
+    if (d.is_static()) {
+      s.push_back(d);
+      continue;
+    }
+    std::optional<VarArg> v = bare_variable(d);
+    auto it = v ? outer_.find(v->name) : outer_.end();
+    if (it == outer_.end())
+      throw OnnxError(where_ + ": output " + std::to_string(k) + " has size " + d.to_string() + ", which the body decides each run; a body plan's outputs take the sizes of its inputs");
+    s.push_back(it->second);
+  }
+  return s;
+}
+
+void BodyPlan::start(const std::vector<Shape>& inputs, const std::vector<HostTensor>& captured) {
+  vars_.clear();
+  auto note = [&](size_t slot, const Shape& sizes) {
+    const SymShape& s = input_shapes_[slot];
+    if (sizes.size() != s.size()) throw Error(where_ + ": input " + std::to_string(slot) + " has rank " + std::to_string(sizes.size()) + ", its plan " + std::to_string(s.size()));
+    for (size_t d = 0; d < s.size(); ++d) {
+      std::optional<VarArg> v = bare_variable(s[d]);
+      if (!v) {
+        if (s[d].value() != sizes[d]) throw Error(where_ + ": input " + std::to_string(slot) + " has size " + std::to_string(sizes[d]) + " at axis " + std::to_string(d) + ", its plan " + std::to_string(s[d].value()));
+        continue;
+      }
+      auto [lo, hi] = ranges_.at(v->name);
+      if (sizes[d] < lo || sizes[d] > hi)
+        throw Error(where_ + ": size '" + v->name + "' is " + std::to_string(sizes[d]) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      auto [it, added] = vars_.try_emplace(v->name, sizes[d]);
+      if (!added && it->second != sizes[d]) throw Error(where_ + ": size '" + v->name + "' is both " + std::to_string(it->second) + " and " + std::to_string(sizes[d]));
+    }
+  };
+  if (inputs.size() != num_body_inputs_ || captured.size() != captured_.size()) throw InternalError(where_ + ": started with the wrong number of inputs");
+  for (size_t k = 0; k < inputs.size(); ++k) note(k, inputs[k]);
+  for (size_t k = 0; k < captured.size(); ++k) note(num_body_inputs_ + k, captured[k].shape);
+  for (size_t k = 0; k < captured.size(); ++k) {
+    size_t n = input_bytes(num_body_inputs_ + k);
+    if (n) std::memcpy(input(num_body_inputs_ + k), captured[k].data, n);
+  }
+}
+
+void* BodyPlan::input(size_t k) const {
+  inputs_[k].ensure_allocated();
+  return inputs_[k].data();
+}
+
+size_t BodyPlan::input_bytes(size_t k) const {
+  Shape sizes;
+  for (const SInt& d : input_shapes_[k]) sizes.push_back(d.is_static() ? d.value() : vars_.at(bare_variable(d)->name));
+  return bytes_of(inputs_[k].dtype(), sizes);
+}
+
+void BodyPlan::run() const {
+  std::vector<std::pair<std::string, int64_t>> binds;
+  for (const std::string& name : bound_) binds.emplace_back(name, vars_.at(name));
+  if (binds.empty()) plan_->execute();
+  else plan_->execute_with_vars(binds);
+}
+
+const void* BodyPlan::output(size_t k) const { return plan_->output_buffer_at(k)->data(); }
+
+Shape BodyPlan::output_sizes(size_t k) const {
+  std::unordered_map<std::string, int64_t> vals = plan_->variable_values();
+  for (const auto& [name, v] : vars_) vals[name] = v;
+  Shape sizes;
+  for (const SInt& d : outputs_[k].symbolic_shape()) sizes.push_back(d.value_at(vals));
+  return sizes;
+}
+
+size_t BodyPlan::output_bytes(size_t k) const { return bytes_of(outputs_[k].dtype(), output_sizes(k)); }
+
+void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const {
+  // An output in a placeholder's memory (a value passed through, or a view of one) is read before
+  // any placeholder is written.
+  auto in_placeholder = [&](size_t out) {
+    auto* p = static_cast<const uint8_t*>(output(out));
+    size_t n = output_bytes(out);
+    return std::any_of(inputs_.begin(), inputs_.end(), [&](const Buffer& b) {
+      const auto* q = static_cast<const uint8_t*>(b.data());
+      return p < q + b.nbytes() && q < p + n;
+    });
+  };
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> staged;
+  for (auto [out, in] : pairs) {
+    if (!in_placeholder(out)) continue;
+    const auto* p = static_cast<const uint8_t*>(output(out));
+    staged.emplace_back(in, std::vector<uint8_t>(p, p + output_bytes(out)));
+  }
+  for (auto [out, in] : pairs)
+    if (!in_placeholder(out))
+      if (size_t n = output_bytes(out)) std::memcpy(input(in), output(out), n);
+  for (const auto& [in, bytes] : staged)
+    if (!bytes.empty()) std::memcpy(input(in), bytes.data(), bytes.size());
+}
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,78 @@
+// A subgraph of a node (a Loop's or a Scan's body) prepared once as a plan of its own, which a
+// host step of the enclosing plan runs as often as the node's run-time values say: control flow
+// whose trip counts, conditions or carried values come from the inputs, in a model prepared once.
+//
+// The body's inputs are placeholder buffers sized for their largest sizes, and so is every value
+// of the enclosing graph the body reads that is known only at run time (captured()), which the
+// step is given as inputs too. A size that is a variable outside (a batch, a count a step
+// decides) is a variable of the body's plan, bound on each run from the sizes the step is given.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onnx/op_context.hpp"
+
+namespace lathe::onnx::detail {
+
+/// The tensors of the enclosing graph that subgraph `graph` of c's node reads and that are known
+/// only as the plan runs (OpContext::decided_at_run).
+std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& graph);
+
+/// Fails in a way that lets a prepared model fall back to building the graph for each input
+/// (NeedsRunTimeValue), where one can; else fails naming the node.
+[[noreturn]] void cannot_plan(const OpContext& c, const std::string& why);
+
+class BodyPlan {
+ public:
+  /// A body input: its dtype and shape in the enclosing graph's terms.
+  struct Slot {
+    DType dtype;
+    SymShape shape;
+  };
+
+  /// Builds and prepares graph attribute `graph` of c's node over `inputs`. Fails (cannot_plan)
+  /// for a body that reads a run-time value to decide its graph, returns a sequence, or has an
+  /// input size that is an expression of variables rather than a number or one variable.
+  BodyPlan(const OpContext& c, const std::string& graph, const std::vector<Slot>& inputs);
+
+  /// What the step passes after its own inputs, in this order.
+  const std::vector<Tensor>& captured() const { return captured_; }
+  size_t num_outputs() const { return outputs_.size(); }
+  DType output_dtype(size_t k) const { return outputs_[k].dtype(); }
+  /// Output k's shape in the enclosing graph's terms; fails naming the node for a size the body
+  /// decides itself.
+  SymShape output_shape(size_t k) const;
+
+  // As the step runs:
+  /// Binds the variables from this run's sizes of the inputs and of the captured values (checked
+  /// against each other and the variables' ranges), and copies the captured values in.
+  void start(const std::vector<Shape>& inputs, const std::vector<HostTensor>& captured);
+  /// Input k's memory (packed at its size in this run) and its size in bytes.
+  void* input(size_t k) const;
+  size_t input_bytes(size_t k) const;
+  void run() const;
+  /// Output k after a run: its memory and its sizes.
+  const void* output(size_t k) const;
+  Shape output_sizes(size_t k) const;
+  size_t output_bytes(size_t k) const;
+  /// Copies outputs into inputs (each pair output, input) as one step: an output that is an
+  /// input's own memory (a value passed through, two swapped) is read before any is written.
+  void carry(const std::vector<std::pair<size_t, size_t>>& pairs) const;
+
+ private:
+  std::string where_;
+  std::vector<Buffer> inputs_;                   // the placeholders: the body's inputs, then the captured values
+  std::vector<SymShape> input_shapes_;           // their shapes in the body's terms
+  std::vector<Tensor> captured_, outputs_;
+  std::unordered_map<std::string, SInt> outer_;  // a body variable's name: the size outside it stands for
+  std::vector<std::string> bound_;               // the variables the body's plan reads
+  std::unordered_map<std::string, int64_t> vars_;  // this run's values
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> ranges_;
+  std::shared_ptr<ExecutionPlan> plan_;
+  size_t num_body_inputs_ = 0;
+};
+
+}  // namespace lathe::onnx::detail

@@ -1,0 +1,258 @@
+// Loop and Scan whose trip counts, conditions or carried values come from a model's inputs: the
+// model is prepared once, its body a plan of its own that a step runs per iteration, so a new
+// input (a new count, a new sequence length) compiles nothing; the answers are plain loops'.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lathe/lathe.hpp"
+#include "lathe/onnx.hpp"
+#include "onnx/graph_parts.hpp"
+
+namespace lathe::onnx {
+namespace {
+
+Model model_of(const ::onnx::ModelProto& m) {
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return Model::from_bytes(bytes);
+}
+
+// A node `op` over `ins` making `outs`.
+void add_node_outs(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(outs[0] + "_node");
+  for (const std::string& in : ins) n->add_input(in);
+  for (const std::string& out : outs) n->add_output(out);
+}
+
+// A body input or output: a name and a type (sizes left to the graph).
+void add_typed(google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto>* list, const std::string& name, int elem_type) {
+  auto* v = list->Add();
+  v->set_name(name);
+  v->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+}
+
+constexpr int kFloat = ::onnx::TensorProto::FLOAT, kInt64 = ::onnx::TensorProto::INT64, kBool = ::onnx::TensorProto::BOOL;
+
+// for i in range(M) while sum(x) < limit: x = 2x + i, each x kept: M, limit (read by the body from
+// the graph around it) and x's length n are inputs, so one plan serves every count.
+::onnx::ModelProto doubling_loop() {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "doubling_loop");
+  add_sized_input(g, "M", {}, kInt64);
+  add_sized_input(g, "limit", {});
+  add_sized_input(g, "x", {"n"});
+  add_float(g, "two", 2.0f);
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "i", kInt64);
+  add_typed(body.mutable_input(), "cond_in", kBool);
+  add_typed(body.mutable_input(), "x_in", kFloat);
+  add_node(&body, "Cast", {"i"}, "fi");
+  set_last_node_int(&body, "to", kFloat);
+  add_node(&body, "Mul", {"x_in", "two"}, "x2");
+  add_node(&body, "Add", {"x2", "fi"}, "x_out");
+  add_node(&body, "ReduceSum", {"x_out"}, "total");
+  set_last_node_int(&body, "keepdims", 0);
+  add_node(&body, "Less", {"total", "limit"}, "cond_out");
+  add_node(&body, "Identity", {"x_out"}, "kept");
+  for (const char* out : {"cond_out", "x_out", "kept"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Loop", {"M", "", "x"}, {"x_final", "xs"});
+  set_last_node_graph(g, "body", body);
+  add_output(g, "x_final");
+  add_output(g, "xs");
+  return proto;
+}
+
+// A count M given as an input has no bound, and the scan output needs one: the model is built for
+// each input instead (the loop unrolled), and answers the same.
+TEST(LoopAsAStep, ScanOutputsOfAnUnboundedCountFallBackToBuildingForEachInput) {
+  PreparedModel pm = model_of(doubling_loop()).prepare({{"n", 6}});
+  EXPECT_NE(pm.rebuilds_because().find("no largest size"), std::string::npos) << pm.rebuilds_because();
+  std::vector<Tensor> got = pm.run({{"M", Tensor::full({}, int64_t{3}, dtypes::int64)}, {"limit", Tensor::full({}, 1e9f, dtypes::float32)},
+                                    {"x", Tensor::from_vector<float>({1, -1}, {2})}});
+  EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{12, -4}));  // x = 2x + i for i = 0, 1, 2
+  EXPECT_EQ(got[1].shape(), (Shape{3, 2}));
+}
+
+// The same loop with the count a constant (its scan output's bound) and the condition and
+// length from the inputs: prepared once for n up to 6, every run compiles nothing.
+TEST(LoopAsAStep, PreparedOnceForEveryConditionAndLength) {
+  ::onnx::ModelProto proto = doubling_loop();
+  ::onnx::GraphProto* g = proto.mutable_graph();
+  g->mutable_input()->erase(g->mutable_input()->begin());  // M becomes a constant
+  add_int64s(g, "M", {7}, {});
+  Model m = model_of(proto);
+  PreparedModel pm = m.prepare({{"n", 6}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t n : {1, 3, 6})
+    for (float limit : {-1.0f, 10.0f, 200.0f, 1e9f}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " limit " + std::to_string(limit));
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = 0.25f * static_cast<float>(j) - 0.5f;
+      std::vector<Tensor> got = pm.run({{"limit", Tensor::from_vector<float>({limit}, {})}, {"x", Tensor::from_vector(x, {n})}});
+      std::vector<float> want = x, kept;
+      int64_t trips = 0;
+      for (bool cond = true; trips < 7 && cond; ++trips) {
+        float total = 0;
+        for (float& v : want) v = 2 * v + static_cast<float>(trips), total += v;
+        kept.insert(kept.end(), want.begin(), want.end());
+        cond = total < limit;
+      }
+      EXPECT_EQ(got[0].shape(), (Shape{n}));
+      EXPECT_EQ(got[0].to_vector<float>(), want);
+      EXPECT_EQ(got[1].shape(), (Shape{trips, n}));
+      EXPECT_EQ(got[1].to_vector<float>(), kept);
+      EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
+    }
+}
+
+// Two carried values swapped each iteration, M times (M an input; no scan output, so no bound is
+// needed): the body's outputs are its inputs' own memory, read before either is written. M = 0
+// returns the initial values.
+TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "swap_loop");
+  add_sized_input(g, "M", {}, kInt64);
+  add_sized_input(g, "a", {"3"});
+  add_sized_input(g, "b", {"3"});
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "i", kInt64);
+  add_typed(body.mutable_input(), "c", kBool);
+  add_typed(body.mutable_input(), "a_in", kFloat);
+  add_typed(body.mutable_input(), "b_in", kFloat);
+  add_node(&body, "Identity", {"c"}, "c_out");
+  for (const char* out : {"c_out", "b_in", "a_in"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Loop", {"M", "", "a", "b"}, {"a_final", "b_final"});
+  set_last_node_graph(g, "body", body);
+  add_output(g, "a_final");
+  add_output(g, "b_final");
+  PreparedModel pm = model_of(proto).prepare({});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  std::vector<float> a{1, 2, 3}, b{4, 5, 6};
+  for (int64_t trips : {0, 1, 2, 5}) {
+    std::vector<Tensor> got = pm.run({{"M", Tensor::full({}, trips, dtypes::int64)}, {"a", Tensor::from_vector(a, {3})}, {"b", Tensor::from_vector(b, {3})}});
+    EXPECT_EQ(got[0].to_vector<float>(), trips % 2 ? b : a) << trips;
+    EXPECT_EQ(got[1].to_vector<float>(), trips % 2 ? a : b) << trips;
+  }
+}
+
+// A carried value that grows each iteration (a Concat) has no shape a plan can keep: the model is
+// built again for each input, and still answers right.
+TEST(LoopAsAStep, AValueThatChangesShapeFallsBackToBuildingForEachInput) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "growing_loop");
+  add_sized_input(g, "M", {}, kInt64);
+  add_sized_input(g, "x", {"2"});
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "i", kInt64);
+  add_typed(body.mutable_input(), "c", kBool);
+  add_typed(body.mutable_input(), "x_in", kFloat);
+  add_node(&body, "Identity", {"c"}, "c_out");
+  add_node(&body, "Concat", {"x_in", "x_in"}, "x_out");
+  set_last_node_int(&body, "axis", 0);
+  for (const char* out : {"c_out", "x_out"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Loop", {"M", "", "x"}, {"x_final"});
+  set_last_node_graph(g, "body", body);
+  add_output(g, "x_final");
+  PreparedModel pm = model_of(proto).prepare({});
+  EXPECT_NE(pm.rebuilds_because().find("changes shape"), std::string::npos) << pm.rebuilds_because();
+  for (int64_t trips : {0, 2, 3}) {
+    std::vector<Tensor> got = pm.run({{"M", Tensor::full({}, trips, dtypes::int64)}, {"x", Tensor::from_vector<float>({1, 2}, {2})}});
+    EXPECT_EQ(got[0].shape(), (Shape{int64_t{2} << trips})) << trips;
+  }
+}
+
+// Scan over a sequence of run-time length t: a running sum (the state) kept at each step (axis
+// 0), and the input read backwards kept along axis 1 (a body output that is its input). Prepared
+// once for t up to 6 and run at 1, 4 and 6, compiling nothing.
+TEST(ScanAsAStep, RunningSumOverASequenceOfRunTimeLength) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "running_sum");
+  add_sized_input(g, "s0", {"3"});
+  add_sized_input(g, "x", {"t", "3"});
+  add_float(g, "half", 0.5f);
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "s_in", kFloat);
+  add_typed(body.mutable_input(), "x_t", kFloat);
+  add_typed(body.mutable_input(), "r_t", kFloat);
+  add_node(&body, "Add", {"s_in", "x_t"}, "s_out");
+  add_node(&body, "Mul", {"s_out", "half"}, "y");
+  for (const char* out : {"s_out", "y", "r_t"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Scan", {"s0", "x", "x"}, {"s_final", "ys", "rs"});
+  set_last_node_graph(g, "body", body);
+  set_last_node_int(g, "num_scan_inputs", 2);
+  set_last_node_ints(g, "scan_input_directions", {0, 1});
+  set_last_node_ints(g, "scan_output_axes", {0, 1});
+  for (const char* out : {"s_final", "ys", "rs"}) add_output(g, out);
+  PreparedModel pm = model_of(proto).prepare({{"t", 6}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  size_t compiles = kernel_cache_stats().compiles;
+  std::vector<float> s0{0.5f, -1.0f, 2.0f};
+  for (int64_t t : {1, 4, 6}) {
+    SCOPED_TRACE("t " + std::to_string(t));
+    std::vector<float> x;
+    for (int64_t i = 0; i < 3 * t; ++i) x.push_back(static_cast<float>((i * 7) % 5) - 1.5f);
+    std::vector<Tensor> got = pm.run({{"s0", Tensor::from_vector(s0, {3})}, {"x", Tensor::from_vector(x, {t, 3})}});
+    std::vector<float> s = s0, ys, rs(static_cast<size_t>(3 * t));
+    for (int64_t i = 0; i < t; ++i) {
+      for (size_t j = 0; j < 3; ++j) s[j] += x[static_cast<size_t>(i) * 3 + j], ys.push_back(s[j] * 0.5f);
+      for (int64_t j = 0; j < 3; ++j) rs[static_cast<size_t>(j * t + i)] = x[static_cast<size_t>((t - 1 - i) * 3 + j)];  // (3, t): step i is column i
+    }
+    EXPECT_EQ(got[0].to_vector<float>(), s);
+    EXPECT_EQ(got[1].shape(), (Shape{t, 3}));
+    EXPECT_EQ(got[1].to_vector<float>(), ys);
+    EXPECT_EQ(got[2].shape(), (Shape{3, t}));
+    EXPECT_EQ(got[2].to_vector<float>(), rs);
+  }
+  EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
+}
+
+// Opset 8's Scan has a batch axis first on every input and output: each batch scanned on its own.
+TEST(ScanAsAStep, OpsetEightScansEachBatch) {
+  ::onnx::ModelProto proto;
+  proto.set_ir_version(3);
+  proto.add_opset_import()->set_version(8);
+  ::onnx::GraphProto* g = proto.mutable_graph();
+  g->set_name("scan8");
+  add_sized_input(g, "s0", {"2", "2"});
+  add_sized_input(g, "x", {"2", "t", "2"});
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "s_in", kFloat);
+  add_typed(body.mutable_input(), "x_t", kFloat);
+  add_node(&body, "Add", {"s_in", "x_t"}, "s_out");
+  add_node(&body, "Identity", {"s_out"}, "y");
+  for (const char* out : {"s_out", "y"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Scan", {"", "s0", "x"}, {"s_final", "ys"});
+  set_last_node_graph(g, "body", body);
+  set_last_node_int(g, "num_scan_inputs", 1);
+  add_output(g, "s_final");
+  add_output(g, "ys");
+  PreparedModel pm = model_of(proto).prepare({{"t", 5}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  for (int64_t t : {1, 5}) {
+    std::vector<float> x;
+    for (int64_t i = 0; i < 4 * t; ++i) x.push_back(static_cast<float>(i));
+    std::vector<Tensor> got = pm.run({{"s0", Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2})}, {"x", Tensor::from_vector(x, {2, t, 2})}});
+    std::vector<float> s{1, 2, 3, 4}, ys;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          s[static_cast<size_t>(b * 2 + j)] += x[static_cast<size_t>((b * t + i) * 2 + j)];
+          ys.push_back(s[static_cast<size_t>(b * 2 + j)]);
+        }
+    EXPECT_EQ(got[0].to_vector<float>(), s) << t;
+    EXPECT_EQ(got[1].shape(), (Shape{2, t, 2}));
+    EXPECT_EQ(got[1].to_vector<float>(), ys) << t;
+  }
+}
+
+}  // namespace
+}  // namespace lathe::onnx
