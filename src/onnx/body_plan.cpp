@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "support/settings.hpp"
 
@@ -86,6 +87,7 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
       outer_.insert_or_assign(v->name, d);
       ranges_[v->name] = {v->min, v->max};
       s.push_back(it->second.bind(v->max));
+      inner_.insert_or_assign(v->name, s.back());
     }
     return s;
   };
@@ -139,18 +141,28 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
                  plan_->prepared_ops().size());
 }
 
+std::optional<SInt> BodyPlan::output_size(size_t k, size_t axis) const {
+  SInt d = outputs_[k].symbolic_shape().at(axis);
+  if (d.is_static()) return d;
+  // Each body variable is replaced by the size outside it stands for (an expression of them too,
+  // as 2n); a variable left is one the body decides.
+  Substitution map;
+  for (const auto& [name, in] : inner_)
+    if (in.uop() != outer_.at(name).uop()) map[in.uop().get()] = outer_.at(name).uop();
+  UOpPtr e = map.empty() ? d.uop() : substitute(d.uop(), map);
+  for (const UOpPtr& u : toposort(e))
+    if (u->op() == Ops::DEFINE_VAR && !outer_.count(u->arg_as<VarArg>().name)) return std::nullopt;
+  return SInt(e);
+}
+
 SymShape BodyPlan::output_shape(size_t k) const {
   SymShape s;
-  for (const SInt& d : outputs_[k].symbolic_shape()) {
-    if (d.is_static()) {
-      s.push_back(d);
-      continue;
-    }
-    std::optional<VarArg> v = bare_variable(d);
-    auto it = v ? outer_.find(v->name) : outer_.end();
-    if (it == outer_.end())
-      throw OnnxError(where_ + ": output " + std::to_string(k) + " has size " + d.to_string() + ", which the body decides each run; a body plan's outputs take the sizes of its inputs");
-    s.push_back(it->second);
+  for (size_t d = 0; d < output_rank(k); ++d) {
+    std::optional<SInt> size = output_size(k, d);
+    if (!size)
+      throw OnnxError(where_ + ": output " + std::to_string(k) + " has size " + outputs_[k].symbolic_shape()[d].to_string() +
+                      ", which the body decides each run; its outputs here must take sizes of its inputs");
+    s.push_back(*size);
   }
   return s;
 }

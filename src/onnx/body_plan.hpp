@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,11 @@ class BodyPlan {
   /// Output k's shape in the enclosing graph's terms; fails naming the node for a size the body
   /// decides itself.
   SymShape output_shape(size_t k) const;
+  /// Its size along `axis` in those terms, or none for a size the body decides (its largest is
+  /// output_largest).
+  std::optional<SInt> output_size(size_t k, size_t axis) const;
+  int64_t output_largest(size_t k, size_t axis) const { return outputs_[k].symbolic_shape().at(axis).max(); }
+  size_t output_rank(size_t k) const { return outputs_[k].symbolic_shape().size(); }
 
   // As the step runs:
   /// Binds the variables from this run's sizes of the inputs and of the captured values (checked
@@ -68,6 +74,7 @@ class BodyPlan {
   std::vector<SymShape> input_shapes_;           // their shapes in the body's terms
   std::vector<Tensor> captured_, outputs_;
   std::unordered_map<std::string, SInt> outer_;  // a body variable's name: the size outside it stands for
+  std::unordered_map<std::string, SInt> inner_;  // and the body's own (bound) variable
   std::vector<std::string> bound_;               // the variables the body's plan reads
   std::unordered_map<std::string, int64_t> vars_;  // this run's values
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> ranges_;

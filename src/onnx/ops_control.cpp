@@ -5,12 +5,14 @@
 // body, prepared once as a plan of its own (body_plan.hpp), once per iteration; an If picks each
 // output as the plan runs.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "onnx/body_plan.hpp"
 #include "onnx/ops.hpp"
 #include "onnx/size_values.hpp"
+#include "support/settings.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -387,7 +389,7 @@ V scan(const OpContext& c) {
     if (t.ndim() < 2) c.fail("opset 8 scan inputs need a batch axis and a sequence axis");
   if (c.has(0)) {
     if (c.decided_at_run(c.in(0))) cannot_plan(c, "its sequence_lens are known only at run time");
-    const SInt& length = scans[0].symbolic_shape()[1];
+    SInt length = scans[0].symbolic_shape()[1];
     for (int64_t len : c.ints(0))
       if (!(SInt(len) == length)) c.fail("sequence_lens shorter than the sequence are not supported");
   }
@@ -410,29 +412,90 @@ V scan(const OpContext& c) {
   return result;
 }
 
-// One output of an If whose condition is known only at run time: `yes` where it holds, else `no`.
-// Of one shape, a select in the kernels; of sizes that differ, a host step copies the chosen one
-// and sets the sizes that differ.
+// The shape of an output that is `a` in one branch and `b` in the other (a size none where the
+// branch decides it as it runs, `largest` at most): a size they share is kept; any other becomes
+// a size `step` decides (its axis added to `differing`).
+SymShape either_shape(const OpContext& c, const std::vector<std::optional<SInt>>& a, const std::vector<std::optional<SInt>>& b,
+                      const std::vector<int64_t>& largest, HostStep& step, std::vector<size_t>& differing) {
+  SymShape out;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (a[d] && b[d] && *a[d] == *b[d]) {
+      out.push_back(*a[d]);
+      continue;
+    }
+    Variable v(c.size_name(), 0, largest[d]);  // names repeated in one graph are numbered
+    step.sizes.push_back(v);
+    out.emplace_back(v);
+    differing.push_back(d);
+  }
+  return out;
+}
+
+// If as a step of the plan: each branch a plan of its own, and each run runs the one its
+// condition picks and copies its outputs out; an output whose sizes differ between the branches
+// has those sizes decided by the run.
+V if_step(const OpContext& c, const Tensor& cond) {
+  auto yes = std::make_shared<BodyPlan>(c, "then_branch", std::vector<BodyPlan::Slot>{});
+  auto no = std::make_shared<BodyPlan>(c, "else_branch", std::vector<BodyPlan::Slot>{});
+  if (yes->num_outputs() != no->num_outputs())
+    c.fail("the branches return " + std::to_string(yes->num_outputs()) + " and " + std::to_string(no->num_outputs()) + " values");
+  if (yes->num_outputs() == 0) c.fail("the branches return no values");
+  auto step = std::make_shared<HostStep>();
+  step->name = c.where();
+  std::vector<std::vector<size_t>> differing(yes->num_outputs());  // per output, the axes whose sizes the run decides
+  for (size_t k = 0; k < yes->num_outputs(); ++k) {
+    std::string which = "output " + std::to_string(k);
+    if (yes->output_dtype(k) != no->output_dtype(k))
+      c.fail(which + " is " + yes->output_dtype(k).name() + " in one branch and " + no->output_dtype(k).name() + " in the other");
+    size_t rank = yes->output_rank(k);
+    if (rank != no->output_rank(k)) c.fail(which + " has rank " + std::to_string(rank) + " in one branch and " + std::to_string(no->output_rank(k)) + " in the other");
+    std::vector<std::optional<SInt>> a, b;
+    std::vector<int64_t> largest;
+    for (size_t d = 0; d < rank; ++d) {
+      a.push_back(yes->output_size(k, d));
+      b.push_back(no->output_size(k, d));
+      largest.push_back(std::max(yes->output_largest(k, d), no->output_largest(k, d)));
+    }
+    step->outputs.push_back({yes->output_dtype(k), either_shape(c, a, b, largest, *step, differing[k])});
+  }
+  std::vector<Tensor> inputs{cond.reshape(Shape{1})};
+  inputs.insert(inputs.end(), yes->captured().begin(), yes->captured().end());
+  inputs.insert(inputs.end(), no->captured().begin(), no->captured().end());
+  size_t n_yes = yes->captured().size();
+  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+    bool pick = in[0].as<bool>()[0];
+    BodyPlan& branch = pick ? *yes : *no;
+    auto from = in.begin() + (pick ? 1 : 1 + static_cast<std::ptrdiff_t>(n_yes));
+    branch.start({}, std::vector<HostTensor>(from, from + static_cast<std::ptrdiff_t>(branch.captured().size())));
+    branch.run();
+    std::vector<int64_t> sizes;
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (size_t n = branch.output_bytes(k)) std::memcpy(out[k].data, branch.output(k), n);
+      Shape s = branch.output_sizes(k);
+      for (size_t d : differing[k]) sizes.push_back(s[d]);
+    }
+    return sizes;
+  };
+  V result;
+  for (Tensor& t : host_step_outputs(step, inputs)) result.emplace_back(std::move(t));
+  return result;
+}
+
+// One output of an If whose branches were both built into the graph: `yes` where the condition
+// holds, else `no`. Of one shape, a select in the kernels; of sizes that differ, a host step
+// copies the chosen one and sets the sizes that differ.
 Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const Tensor& no, size_t k) {
   std::string which = "output " + std::to_string(k);
   if (yes.dtype() != no.dtype()) c.fail(which + " is " + yes.dtype().name() + " in one branch and " + no.dtype().name() + " in the other");
   SymShape a = yes.symbolic_shape(), b = no.symbolic_shape();
   if (a.size() != b.size()) c.fail(which + " has rank " + std::to_string(a.size()) + " in one branch and " + std::to_string(b.size()) + " in the other");
-  bool same = true;
-  for (size_t d = 0; d < a.size(); ++d) same = same && a[d] == b[d];
-  if (same) return cond.where(yes, no);
+  if (same_shape(a, b)) return cond.where(yes, no);
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
-  SymShape out = a;
   std::vector<size_t> differing;
-  for (size_t d = 0; d < a.size(); ++d) {
-    if (a[d] == b[d]) continue;
-    Variable v(c.size_name(), 0, std::max(a[d].max(), b[d].max()));  // names repeated in one graph are numbered
-    step->sizes.push_back(v);
-    out[d] = v;
-    differing.push_back(d);
-  }
-  step->outputs = {{yes.dtype(), out}};
+  std::vector<int64_t> largest;
+  for (size_t d = 0; d < a.size(); ++d) largest.push_back(std::max(a[d].max(), b[d].max()));
+  step->outputs = {{yes.dtype(), either_shape(c, {a.begin(), a.end()}, {b.begin(), b.end()}, largest, *step, differing)}};
   step->run = [differing](const std::vector<HostTensor>& in, const std::vector<HostTensor>& o) {
     const HostTensor& pick = in[0].as<bool>()[0] ? in[1] : in[2];
     size_t bytes = static_cast<size_t>(pick.numel()) * static_cast<size_t>(pick.dtype.itemsize());
@@ -445,14 +508,22 @@ Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const T
 }
 
 // If: a condition known while the graph is built picks one branch. One known only at run time
-// (computed from the inputs or from a data-dependent size) builds both branches and picks each
-// output as the plan runs: both are computed every run (a branch here is the small tail of a
-// model, as a detector's empty-result case), and nothing is built again.
+// (computed from the inputs or from a data-dependent size) makes the If a step that runs the
+// branch it picks, each branch prepared once as a plan of its own. A branch that cannot be a plan
+// of its own (it returns a sequence, or reads a size that is an expression of sizes) is built into
+// the graph with the other, both computed each run and each output picked as the plan runs.
 V if_op(const OpContext& c) {
   const Tensor& cond_in = c.in(0);
   if (c.known_at_build(cond_in)) return c.run_graph(truth(c, cond_in) ? "then_branch" : "else_branch", {});
   if (cond_in.numel() != 1) c.fail("a condition must hold one value, it has shape " + shape_to_string(cond_in.symbolic_shape()));
   Tensor cond = cond_in.cast(dtypes::bool_).reshape(Shape{});
+  try {
+    return if_step(c, cond);
+  } catch (const NeedsRunTimeValue& e) {
+    if (settings::debug_level() >= 2) std::fprintf(stderr, "lathe: %s builds both branches into the graph: %s\n", c.where().c_str(), e.what());
+  } catch (const OnnxError& e) {
+    if (settings::debug_level() >= 2) std::fprintf(stderr, "lathe: %s builds both branches into the graph: %s\n", c.where().c_str(), e.what());
+  }
   V yes = c.run_graph("then_branch", {}), no = c.run_graph("else_branch", {});
   if (yes.size() != no.size()) c.fail("the branches return " + std::to_string(yes.size()) + " and " + std::to_string(no.size()) + " values");
   // Sequences and optionals are chosen while the graph is built (for a model built for its inputs).

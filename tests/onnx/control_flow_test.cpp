@@ -256,3 +256,97 @@ TEST(ScanAsAStep, OpsetEightScansEachBatch) {
 
 }  // namespace
 }  // namespace lathe::onnx
+
+namespace lathe::onnx {
+namespace {
+
+// If over a condition from the inputs (sum(x) > t): each branch a plan of its own, and each run
+// runs the branch picked, reading x and t from the graph around it. Output 0 has x's length n in
+// both branches; output 1 has 2n in one and 1 in the other, a size each run decides.
+TEST(IfAsAStep, RunsTheBranchItsConditionPicks) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "if_model");
+  add_sized_input(g, "x", {"n"});
+  add_sized_input(g, "t", {});
+  add_float(g, "two", 2.0f);
+  add_node(g, "ReduceSum", {"x"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  add_node(g, "Greater", {"total", "t"}, "big");
+  ::onnx::GraphProto yes, no;
+  yes.set_name("then");
+  add_node(&yes, "Mul", {"x", "two"}, "y_then");
+  add_node(&yes, "Concat", {"x", "x"}, "w_then");
+  set_last_node_int(&yes, "axis", 0);
+  for (const char* out : {"y_then", "w_then"}) add_typed(yes.mutable_output(), out, kFloat);
+  no.set_name("else");
+  add_node(&no, "Sub", {"x", "t"}, "y_else");
+  add_node(&no, "ReduceSum", {"x"}, "w_else");
+  set_last_node_int(&no, "keepdims", 1);
+  for (const char* out : {"y_else", "w_else"}) add_typed(no.mutable_output(), out, kFloat);
+  add_node_outs(g, "If", {"big"}, {"y", "w"});
+  set_last_node_graph(g, "then_branch", yes);
+  set_last_node_graph(g, "else_branch", no);
+  add_output(g, "y");
+  add_output(g, "w");
+  PreparedModel pm = model_of(proto).prepare({{"n", 8}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  size_t compiles = kernel_cache_stats().compiles;
+  for (int64_t n : {1, 5, 8})
+    for (float t : {-100.0f, 100.0f}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " t " + std::to_string(t));
+      std::vector<float> x;
+      float total = 0;
+      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<float>(i) - 1.5f), total += x.back();
+      std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n})}, {"t", Tensor::from_vector<float>({t}, {})}});
+      std::vector<float> y, w;
+      for (float v : x) y.push_back(total > t ? 2 * v : v - t);
+      if (total > t) w = x, w.insert(w.end(), x.begin(), x.end());
+      else w = {total};
+      EXPECT_EQ(got[0].to_vector<float>(), y);
+      EXPECT_EQ(got[1].shape(), (Shape{static_cast<int64_t>(w.size())}));
+      EXPECT_EQ(got[1].to_vector<float>(), w);
+      EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
+    }
+}
+
+// A branch that reads a value whose size is an expression of sizes (x flattened: 2n) cannot be a
+// plan of its own: both branches are built into the graph and each output picked as it runs.
+TEST(IfAsAStep, BranchesThatCannotBePlansOfTheirOwnArePickedInTheGraph) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "if_flat");
+  add_sized_input(g, "x", {"n", "2"});
+  add_sized_input(g, "t", {});
+  add_node(g, "Flatten", {"x"}, "flat2");
+  set_last_node_int(g, "axis", 0);
+  add_int64s(g, "minus_one", {-1}, {1});
+  add_node(g, "Reshape", {"flat2", "minus_one"}, "flat");
+  add_node(g, "ReduceSum", {"x"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  add_node(g, "Greater", {"total", "t"}, "big");
+  ::onnx::GraphProto yes, no;
+  yes.set_name("then");
+  add_node(&yes, "Identity", {"flat"}, "y_then");
+  add_typed(yes.mutable_output(), "y_then", kFloat);
+  no.set_name("else");
+  add_node(&no, "Neg", {"flat"}, "y_else");
+  add_typed(no.mutable_output(), "y_else", kFloat);
+  add_node_outs(g, "If", {"big"}, {"y"});
+  set_last_node_graph(g, "then_branch", yes);
+  set_last_node_graph(g, "else_branch", no);
+  add_output(g, "y");
+  PreparedModel pm = model_of(proto).prepare({{"n", 4}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  for (int64_t n : {1, 3})
+    for (float t : {-100.0f, 100.0f}) {
+      std::vector<float> x;
+      for (int64_t i = 0; i < 2 * n; ++i) x.push_back(static_cast<float>(i) + 0.5f);
+      std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {n, 2})}, {"t", Tensor::from_vector<float>({t}, {})}});
+      std::vector<float> want = x;
+      if (t > 0)
+        for (float& v : want) v = -v;
+      EXPECT_EQ(got[0].to_vector<float>(), want) << n << " " << t;
+    }
+}
+
+}  // namespace
+}  // namespace lathe::onnx
