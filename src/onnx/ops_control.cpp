@@ -166,7 +166,7 @@ V loop_step(const OpContext& c) {
   inputs.insert(inputs.end(), carried.begin(), carried.end());
   inputs.insert(inputs.end(), body->captured().begin(), body->captured().end());
   std::string where = c.where();
-  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+  step->run = [body, trips_now, trips_in, cond_now, cond_in, n_carried, n_scan, where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
     size_t at = 0;
     int64_t limit = trips_now ? *trips_now : trips_in ? in[at++].as<int64_t>()[0] : std::numeric_limits<int64_t>::max();
     bool cond = cond_now ? *cond_now : cond_in ? in[at++].as<bool>()[0] : true;
@@ -250,7 +250,11 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
   std::vector<Tensor> inputs = states;
   inputs.insert(inputs.end(), scans.begin(), scans.end());
   inputs.insert(inputs.end(), body->captured().begin(), body->captured().end());
-  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+  std::string where = c.where();
+  std::vector<size_t> item;  // each scan input's element size
+  for (const Tensor& t : scans) item.push_back(static_cast<size_t>(t.dtype().itemsize()));
+  // The function holds neither the step nor any tensor (the step owns it: no cycle keeps them).
+  step->run = [body, batched, n_states, n_scans, n_out, in_axes, in_dirs, out_axes, out_dirs, where, item](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
     auto drop_batch = [&](const Shape& s) { return batched ? Shape(s.begin() + 1, s.end()) : s; };
     int64_t batch = batched ? in[n_states].shape[0] : 1;
     Shape first = drop_batch(in[n_states].shape);
@@ -275,9 +279,9 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
       for (int64_t t = 0; t < steps; ++t) {
         for (size_t k = 0; k < n_scans; ++k) {
           Shape s = drop_batch(in[n_states + k].shape);
-          if (s[static_cast<size_t>(in_axes[k])] != steps) throw Error(step->name + ": scan inputs differ in length");
+          if (s[static_cast<size_t>(in_axes[k])] != steps) throw Error(where + ": scan inputs differ in length");
           copy_slice(base(in[n_states + k], b, in_part(n_states + k)), s, static_cast<size_t>(in_axes[k]), in_dirs[k] ? steps - 1 - t : t,
-                     static_cast<uint8_t*>(body->input(n_states + k)), static_cast<size_t>(scans[k].dtype().itemsize()), true);
+                     static_cast<uint8_t*>(body->input(n_states + k)), item[k], true);
         }
         body->run();
         for (size_t k = 0; k < n_out; ++k) {
@@ -462,7 +466,7 @@ V if_step(const OpContext& c, const Tensor& cond) {
   inputs.insert(inputs.end(), yes->captured().begin(), yes->captured().end());
   inputs.insert(inputs.end(), no->captured().begin(), no->captured().end());
   size_t n_yes = yes->captured().size();
-  step->run = [=](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+  step->run = [yes, no, n_yes, differing](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
     bool pick = in[0].as<bool>()[0];
     BodyPlan& branch = pick ? *yes : *no;
     auto from = in.begin() + (pick ? 1 : 1 + static_cast<std::ptrdiff_t>(n_yes));
