@@ -248,6 +248,26 @@ class GRUModel(nn.Module):
         return self.fc(y), h
 
 
+class ScriptedRNN(nn.Module):
+    """An RNN cell run by a scripted Python loop over the sequence, appending each state to a
+    list: torch.onnx exports a Loop over x.shape[1] that carries a sequence (SequenceInsert), as
+    exported decoders and custom recurrences are."""
+
+    def __init__(self, fin, hidden):
+        super().__init__()
+        self.inp = nn.Linear(fin, hidden)
+        self.cell = nn.Linear(hidden, hidden)
+        self.hidden = hidden
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], self.hidden)
+        states = []
+        for t in range(x.size(1)):
+            h = torch.tanh(self.cell(h) + self.inp(x[:, t]))
+            states.append(h)
+        return h, torch.stack(states, 1)
+
+
 class MLP(nn.Module):
     def __init__(self, sizes):
         super().__init__()
@@ -324,6 +344,13 @@ def small_models():
             inputs=[("x", rng(21).standard_normal((3, 32)).astype(np.float32))],
             outputs=["log_probs"], opset=15, training=torch.onnx.TrainingMode.EVAL,
             dynamic_axes={"x": {0: "batch"}, "log_probs": {0: "batch"}}),
+        # A scripted loop over a sequence of dynamic length (dim_params "batch" and "seq"): a Loop
+        # whose trip count is a size, carrying a sequence; the test data holds batch 2, 6 steps.
+        "rnn_scripted_loop": dict(
+            build=lambda: torch.jit.script(ScriptedRNN(fin=8, hidden=16)), seed=11,
+            inputs=[("sequence", rng(22).standard_normal((2, 6, 8)).astype(np.float32))],
+            outputs=["last_state", "states"], opset=13, training=torch.onnx.TrainingMode.EVAL,
+            dynamic_axes={"sequence": {0: "batch", 1: "seq"}, "last_state": {0: "batch"}, "states": {0: "batch", 1: "seq"}}),
         "mlp_bn_silu": dict(
             build=lambda: MLP([64, 128, 64, 10]), seed=7, bn_seed=107,
             inputs=[("x", rng(18).standard_normal((4, 64)).astype(np.float32))],

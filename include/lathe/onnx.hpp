@@ -41,15 +41,23 @@ class Value {
  public:
   Value(Tensor t);  // NOLINT(google-explicit-constructor): every tensor is a value
   static Value sequence(std::vector<Tensor> items, DType dtype);
+  /// A sequence whose tensors are the slices of `items` along its first axis, however many the
+  /// plan decides as it runs (a loop's appended values): `items` its tensors stacked.
+  static Value stacked(Tensor items);
   static Value none();
 
   bool is_tensor() const { return tensor_.has_value(); }
   bool is_sequence() const { return !tensor_ && !none_; }
   bool is_none() const { return none_; }
+  /// Whether this is a sequence held stacked (Value::stacked).
+  bool is_stacked() const { return stacked_.has_value(); }
   /// The tensor; throws OnnxError naming `what` when this is a sequence or nothing.
   const Tensor& tensor(const std::string& what = "value") const;
-  /// The sequence's tensors; throws OnnxError naming `what` when this is not a sequence.
+  /// The sequence's tensors; throws OnnxError naming `what` when this is not a sequence, or is
+  /// one held stacked whose length is decided as the plan runs.
   const std::vector<Tensor>& items(const std::string& what = "value") const;
+  /// A stacked sequence's tensors, stacked; throws OnnxError naming `what` for any other value.
+  const Tensor& stacked_items(const std::string& what = "value") const;
   /// The element type (of the tensor, or of the sequence's tensors).
   DType dtype() const { return dtype_; }
 
@@ -57,6 +65,7 @@ class Value {
   Value() = default;
   std::optional<Tensor> tensor_;
   std::vector<Tensor> items_;
+  std::optional<Tensor> stacked_;
   DType dtype_ = dtypes::float32;
   bool none_ = false;
 };

@@ -50,9 +50,14 @@ size_t bytes_of(DType dtype, const Shape& shape) {
 
 }  // namespace
 
-std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& graph) {
+std::set<std::string> names_read_from_outside(const ::onnx::GraphProto& g) {
   std::set<std::string> names;
-  free_names(c.graph_attr(graph), names);
+  free_names(g, names);
+  return names;
+}
+
+std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& graph) {
+  std::set<std::string> names = names_read_from_outside(c.graph_attr(graph));
   std::vector<Tensor> found;
   for (const std::string& name : names) {
     const Value* v = c.scope_value(name);
@@ -106,7 +111,15 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
     input_shapes_.push_back(s);
     return t;
   };
-  for (size_t k = 0; k < inputs.size(); ++k) body_inputs.emplace_back(placeholder(inputs[k].dtype, inputs[k].shape, "body input " + std::to_string(k)));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].given) {  // no placeholder: the value as it is
+      body_inputs.push_back(*inputs[k].given);
+      inputs_.emplace_back();
+      input_shapes_.emplace_back();
+      continue;
+    }
+    body_inputs.emplace_back(placeholder(inputs[k].dtype, inputs[k].shape, "body input " + std::to_string(k)));
+  }
   num_body_inputs_ = inputs.size();
   std::map<std::string, Value> replaced;
   std::set<std::string> names;
@@ -125,8 +138,11 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
     cannot_plan(c, "its " + graph + " reads a value of its inputs to decide its graph (" + e.what() + ")");
   }
   for (size_t k = 0; k < outs.size(); ++k) {
-    if (!outs[k].is_tensor()) cannot_plan(c, "its " + graph + " returns a sequence or an empty optional as output " + std::to_string(k));
-    outputs_.push_back(outs[k].tensor());
+    bool one_item = outs[k].is_sequence() && !outs[k].is_stacked() && outs[k].items().size() == 1;
+    if (!outs[k].is_tensor() && !one_item)
+      cannot_plan(c, "its " + graph + " returns a sequence or an empty optional as output " + std::to_string(k));
+    outputs_.push_back(one_item ? outs[k].items()[0] : outs[k].tensor());
+    one_item_.push_back(one_item);
   }
   plan_ = std::make_shared<ExecutionPlan>(Tensor::prepare(outputs_, RunTimeInputsScope::options()));
   for (const PreparedOp& op : plan_->prepared_ops()) {
@@ -186,7 +202,8 @@ void BodyPlan::start(const std::vector<Shape>& inputs, const std::vector<HostTen
     }
   };
   if (inputs.size() != num_body_inputs_ || captured.size() != captured_.size()) throw InternalError(where_ + ": started with the wrong number of inputs");
-  for (size_t k = 0; k < inputs.size(); ++k) note(k, inputs[k]);
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs_[k].valid()) note(k, inputs[k]);
   for (size_t k = 0; k < captured.size(); ++k) note(num_body_inputs_ + k, captured[k].shape);
   for (size_t k = 0; k < captured.size(); ++k) {
     size_t n = input_bytes(num_body_inputs_ + k);
@@ -231,6 +248,7 @@ void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const 
     auto* p = static_cast<const uint8_t*>(output(out));
     size_t n = output_bytes(out);
     return std::any_of(inputs_.begin(), inputs_.end(), [&](const Buffer& b) {
+      if (!b.valid()) return false;  // a value given as it is
       const auto* q = static_cast<const uint8_t*>(b.data());
       return p < q + b.nbytes() && q < p + n;
     });

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,10 @@
 #include "onnx/op_context.hpp"
 
 namespace lathe::onnx::detail {
+
+/// The names subgraph `g` reads that neither it nor a subgraph of it defines: what it takes from
+/// the graphs around it.
+std::set<std::string> names_read_from_outside(const ::onnx::GraphProto& g);
 
 /// The tensors of the enclosing graph that subgraph `graph` of c's node reads and that are known
 /// only as the plan runs (OpContext::decided_at_run).
@@ -28,15 +33,18 @@ std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& 
 
 class BodyPlan {
  public:
-  /// A body input: its dtype and shape in the enclosing graph's terms.
+  /// A body input: its dtype and shape in the enclosing graph's terms; or a value given to the
+  /// body as it is, with no placeholder (the empty sequence a loop appends to).
   struct Slot {
     DType dtype;
     SymShape shape;
+    std::optional<Value> given{};
   };
 
   /// Builds and prepares graph attribute `graph` of c's node over `inputs`. Fails (cannot_plan)
   /// for a body that reads a run-time value to decide its graph, returns a sequence, or has an
-  /// input size that is an expression of variables rather than a number or one variable.
+  /// input size that is an expression of variables rather than a number or one variable. An
+  /// output that is a sequence of one tensor is that tensor (output_is_one_item).
   BodyPlan(const OpContext& c, const std::string& graph, const std::vector<Slot>& inputs);
 
   /// What the step passes after its own inputs, in this order.
@@ -51,6 +59,9 @@ class BodyPlan {
   std::optional<SInt> output_size(size_t k, size_t axis) const;
   int64_t output_largest(size_t k, size_t axis) const { return outputs_[k].symbolic_shape().at(axis).max(); }
   size_t output_rank(size_t k) const { return outputs_[k].symbolic_shape().size(); }
+  /// Whether output k was a sequence of one tensor (a loop's appended value), that tensor here;
+  /// every other output is a tensor.
+  bool output_is_one_item(size_t k) const { return one_item_[k]; }
 
   // As the step runs:
   /// Binds the variables from this run's sizes of the inputs and of the captured values (checked
@@ -73,6 +84,7 @@ class BodyPlan {
   std::vector<Buffer> inputs_;                   // the placeholders: the body's inputs, then the captured values
   std::vector<SymShape> input_shapes_;           // their shapes in the body's terms
   std::vector<Tensor> captured_, outputs_;
+  std::vector<bool> one_item_;
   std::unordered_map<std::string, SInt> outer_;  // a body variable's name: the size outside it stands for
   std::unordered_map<std::string, SInt> inner_;  // and the body's own (bound) variable
   std::vector<std::string> bound_;               // the variables the body's plan reads

@@ -66,6 +66,8 @@ bool takes_symbolic(const std::string& op) {
       "Acosh", "Atanh", "Asin", "Acos", "Atan", "Shrink", "IsNaN", "IsInf", "Tile",
       // Control flow whose sizes are known only as the plan runs is a step of it (ops_control.cpp).
       "Loop", "Scan",
+      // Sequences: lists of tensors, whatever their sizes (ops_sequence.cpp).
+      "SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength", "ConcatFromSequence",
       // Gathers, and what a host step decides the sizes of (ops_data_dependent.cpp).
       "Gather", "GatherElements", "GatherND", "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Shape", "Size", "Slice", "Split", "If",
       "ConstantOfShape", "RoiAlign", "Reshape", "Expand", "ScatterElements"};

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "onnx/body_plan.hpp"
 #include "onnx/ops.hpp"
@@ -76,8 +77,12 @@ bool same_shape(const SymShape& a, const SymShape& b) {
 // Whether the values a node decides with (`values`, its inputs) or its body reads are known only
 // as the plan runs, or have sizes that are (so its body cannot be unrolled while the graph is built).
 bool decided_as_it_runs(const OpContext& c, const V& values, const std::string& body) {
+  auto a_size = [](const Tensor& t) {  // a value that is a symbolic size (x.shape[1])
+    std::optional<SymShape> s = size_values_of(t);
+    return s && std::any_of(s->begin(), s->end(), [](const SInt& d) { return !d.is_static(); });
+  };
   for (const Value& v : values) {
-    if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic())) return true;
+    if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic() || a_size(v.tensor()))) return true;
     if (v.is_sequence())
       for (const Tensor& t : v.items())
         if (c.decided_at_run(t) || t.is_symbolic()) return true;
@@ -103,17 +108,49 @@ void check_carried(const OpContext& c, const BodyPlan& body, size_t k, const Ten
     cannot_plan(c, what + " changes shape across iterations (" + shape_to_string(initial.symbolic_shape()) + " to " + shape_to_string(out) + ")");
 }
 
+// Whether the body only appends to loop-carried value k: its input is read by one SequenceInsert
+// with no position, whose result is the body's output for it and is read by nothing else (the way
+// exporters collect a value per iteration). Such a value is stacked as the loop runs.
+bool appends_only(const ::onnx::GraphProto& body, size_t k) {
+  if (body.input_size() <= static_cast<int>(2 + k) || body.output_size() <= static_cast<int>(1 + k)) return false;
+  const std::string& in = body.input(static_cast<int>(2 + k)).name();
+  const std::string& out = body.output(static_cast<int>(1 + k)).name();
+  int reads = 0;
+  bool inserts = false;
+  for (const auto& n : body.node()) {
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i) == out) return false;
+      if (n.input(i) != in) continue;
+      ++reads;
+      inserts = n.op_type() == "SequenceInsert" && i == 0 && n.input_size() == 2 && n.output_size() == 1 && n.output(0) == out;
+    }
+    for (const auto& a : n.attribute()) {
+      std::set<std::string> names;
+      if (a.has_g()) names = names_read_from_outside(a.g());
+      for (const auto& g : a.graphs())
+        for (const std::string& name : names_read_from_outside(g)) names.insert(name);
+      if (names.count(in) || names.count(out)) return false;
+    }
+  }
+  int outputs = 0;
+  for (const auto& o : body.output()) outputs += o.name() == out;
+  return reads == 1 && inserts && outputs == 1;
+}
+
 // Loop as a step of the plan: the body a plan of its own, run while the trip count and the
-// condition allow, its carried values copied from its outputs to its inputs between iterations
-// and its scan outputs stacked into memory sized for the trip count's largest value.
+// condition allow, its carried values copied from its outputs to its inputs between iterations;
+// its scan outputs, and the values it appends to a carried sequence, stacked into memory sized
+// for the trip count's largest value (a size's largest, or the count itself when known now).
 V loop_step(const OpContext& c) {
   std::optional<int64_t> trips_now;  // the trip count, when known now
   int64_t most = std::numeric_limits<int64_t>::max();
   bool trips_in = false, cond_in = false;
   if (c.has(0)) {
-    if (c.decided_at_run(c.in(0))) {
+    std::optional<SymShape> size = size_values_of(c.in(0));  // a size (x.shape[1]): at most its largest
+    bool a_size = size && size->size() == 1 && !(*size)[0].is_static();
+    if (a_size || c.decided_at_run(c.in(0))) {
       trips_in = true;
-      if (auto s = size_values_of(c.in(0)); s && s->size() == 1) most = (*s)[0].max();  // a size: at most its largest
+      if (size && size->size() == 1) most = (*size)[0].max();
     } else {
       trips_now = c.int_at0(0);
       most = std::max<int64_t>(*trips_now, 0);
@@ -124,79 +161,106 @@ V loop_step(const OpContext& c) {
     if (c.decided_at_run(c.in(1))) cond_in = true;
     else cond_now = truth(c, c.in(1));
   }
-  V carried_values;
-  for (size_t i = 2; i < c.num_inputs(); ++i) carried_values.push_back(c.value(i));
-  std::vector<Tensor> carried = tensors_of(c, carried_values, "its loop-carried values");
-  size_t n_carried = carried.size();
+  size_t n_carried = c.num_inputs() > 2 ? c.num_inputs() - 2 : 0;
   if (c.num_outputs() < n_carried) c.fail("fewer outputs than loop-carried values");
   size_t n_scan = c.num_outputs() - n_carried;
+  const ::onnx::GraphProto& proto = c.graph_attr("body");
   std::vector<BodyPlan::Slot> slots{{dtypes::int64, {}}, {dtypes::bool_, {}}};
-  for (const Tensor& t : carried) slots.push_back({t.dtype(), t.symbolic_shape()});
+  std::vector<bool> appended(n_carried, false);
+  for (size_t k = 0; k < n_carried; ++k) {
+    const Value& v = c.value(2 + k);
+    if (v.is_tensor()) {
+      slots.push_back({v.tensor().dtype(), v.tensor().symbolic_shape()});
+    } else if (v.is_sequence() && !v.is_stacked() && v.items().empty() && appends_only(proto, k)) {
+      appended[k] = true;
+      slots.push_back({v.dtype(), {}, v});
+    } else {
+      cannot_plan(c, "loop-carried value " + std::to_string(k) + " is an optional, or a sequence the body does more with than append to");
+    }
+  }
   auto body = std::make_shared<BodyPlan>(c, "body", slots);
   if (body->num_outputs() != 1 + n_carried + n_scan) c.fail("the body returns " + std::to_string(body->num_outputs()) + " values");
   if (body->output_dtype(0) != dtypes::bool_) c.fail("the body's condition is " + body->output_dtype(0).name() + ", not bool");
-  for (size_t k = 0; k < n_carried; ++k) check_carried(c, *body, 1 + k, carried[k], "loop-carried value " + std::to_string(k));
-
+  // Stacked outputs (body output, step output): scan outputs and appended values.
+  std::vector<std::pair<size_t, size_t>> stacked, carry;
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
-  for (size_t k = 0; k < n_carried; ++k) step->outputs.push_back({carried[k].dtype(), carried[k].symbolic_shape()});
-  if (n_scan) {
+  for (size_t k = 0; k < c.num_outputs(); ++k) {
+    size_t from = 1 + k;
+    if (k < n_carried && !appended[k]) {
+      if (body->output_is_one_item(from)) c.fail("loop-carried value " + std::to_string(k) + " goes in a tensor and comes out a sequence");
+      const Tensor& initial = c.value(2 + k).tensor();
+      check_carried(c, *body, from, initial, "loop-carried value " + std::to_string(k));
+      step->outputs.push_back({initial.dtype(), initial.symbolic_shape()});
+      carry.emplace_back(from, 2 + k);
+      continue;
+    }
+    if (k < n_carried && !body->output_is_one_item(from)) c.fail("loop-carried sequence " + std::to_string(k) + " comes out of the body as no sequence of one more tensor");
+    if (k >= n_carried && body->output_is_one_item(from)) cannot_plan(c, "scan output " + std::to_string(k - n_carried) + " is a sequence");
+    stacked.emplace_back(from, k);
+    step->outputs.push_back({body->output_dtype(from), body->output_shape(from)});  // its count put first below
+  }
+  if (!stacked.empty()) {
     if (most == std::numeric_limits<int64_t>::max())
       cannot_plan(c, "its scan outputs have no largest size (the trip count is known only at run time and has no bound)");
     int64_t bytes = 0;
-    for (size_t k = 0; k < n_scan; ++k) {
-      SymShape slice = body->output_shape(1 + n_carried + k);
-      int64_t n = body->output_dtype(1 + n_carried + k).itemsize();
-      for (const SInt& d : slice) n *= d.max();
+    for (auto [from, to] : stacked) {
+      int64_t n = body->output_dtype(from).itemsize();
+      for (const SInt& d : step->outputs[to].shape) n *= d.max();
       bytes += n;
     }
     if (bytes && most > (int64_t{1} << 36) / bytes)
       cannot_plan(c, "its scan outputs for up to " + std::to_string(most) + " iterations would take more than 64 GiB");
     Variable trips(c.size_name(), 0, most);
     step->sizes.push_back(trips);
-    for (size_t k = 0; k < n_scan; ++k) {
-      SymShape shape = body->output_shape(1 + n_carried + k);
-      shape.insert(shape.begin(), SInt(trips));
-      step->outputs.push_back({body->output_dtype(1 + n_carried + k), shape});
-    }
+    for (auto [from, to] : stacked) step->outputs[to].shape.insert(step->outputs[to].shape.begin(), SInt(trips));
   }
   std::vector<Tensor> inputs;
   if (trips_in) inputs.push_back(c.in(0).cast(dtypes::int64).reshape(Shape{1}));
   if (cond_in) inputs.push_back(c.in(1).cast(dtypes::bool_).reshape(Shape{1}));
-  inputs.insert(inputs.end(), carried.begin(), carried.end());
+  std::vector<size_t> initial_at;  // each carried tensor's position among the step's inputs, by body input
+  for (size_t k = 0; k < n_carried; ++k)
+    if (!appended[k]) {
+      initial_at.push_back(inputs.size());
+      inputs.push_back(c.value(2 + k).tensor());
+    }
+  size_t first_captured = inputs.size();
   inputs.insert(inputs.end(), body->captured().begin(), body->captured().end());
   std::string where = c.where();
-  step->run = [body, trips_now, trips_in, cond_now, cond_in, n_carried, n_scan, where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
+  // The function holds neither the step nor any tensor (the step owns it: no cycle keeps them).
+  step->run = [body, trips_now, trips_in, cond_now, cond_in, n_carried, appended, carry, stacked, initial_at, first_captured,
+               where](const std::vector<HostTensor>& in, const std::vector<HostTensor>& out) {
     size_t at = 0;
     int64_t limit = trips_now ? *trips_now : trips_in ? in[at++].as<int64_t>()[0] : std::numeric_limits<int64_t>::max();
     bool cond = cond_now ? *cond_now : cond_in ? in[at++].as<bool>()[0] : true;
     std::vector<Shape> shapes{{}, {}};
-    for (size_t k = 0; k < n_carried; ++k) shapes.push_back(in[at + k].shape);
-    body->start(shapes, std::vector<HostTensor>(in.begin() + static_cast<std::ptrdiff_t>(at + n_carried), in.end()));
-    for (size_t k = 0; k < n_carried; ++k)
-      if (size_t n = body->input_bytes(2 + k)) std::memcpy(body->input(2 + k), in[at + k].data, n);
-    std::vector<std::pair<size_t, size_t>> carry;
-    for (size_t k = 0; k < n_carried; ++k) carry.emplace_back(1 + k, 2 + k);
+    for (size_t k = 0, j = 0; k < n_carried; ++k) shapes.push_back(appended[k] ? Shape{} : in[initial_at[j++]].shape);
+    body->start(shapes, std::vector<HostTensor>(in.begin() + static_cast<std::ptrdiff_t>(first_captured), in.end()));
+    for (size_t j = 0; j < carry.size(); ++j)
+      if (size_t n = body->input_bytes(carry[j].second)) std::memcpy(body->input(carry[j].second), in[initial_at[j]].data, n);
     int64_t i = 0;
     for (; i < limit && cond; ++i) {
-      if (n_scan && i >= out[n_carried].shape[0])
-        throw Error(where + ": more than " + std::to_string(out[n_carried].shape[0]) + " iterations, the most its scan outputs were given memory for");
+      if (!stacked.empty() && i >= out[stacked[0].second].shape[0])
+        throw Error(where + ": more than " + std::to_string(out[stacked[0].second].shape[0]) + " iterations, the most its scan outputs were given memory for");
       *static_cast<int64_t*>(body->input(0)) = i;
       *static_cast<bool*>(body->input(1)) = cond;
       body->run();
       cond = *static_cast<const bool*>(body->output(0));
-      for (size_t k = 0; k < n_scan; ++k) {
-        size_t n = body->output_bytes(1 + n_carried + k);
-        if (n) std::memcpy(static_cast<uint8_t*>(out[n_carried + k].data) + static_cast<size_t>(i) * n, body->output(1 + n_carried + k), n);
+      for (auto [from, to] : stacked) {
+        size_t n = body->output_bytes(from);
+        if (n) std::memcpy(static_cast<uint8_t*>(out[to].data) + static_cast<size_t>(i) * n, body->output(from), n);
       }
       body->carry(carry);
     }
-    for (size_t k = 0; k < n_carried; ++k)
-      if (size_t n = body->input_bytes(2 + k)) std::memcpy(out[k].data, body->input(2 + k), n);
-    return n_scan ? std::vector<int64_t>{i} : std::vector<int64_t>{};
+    for (size_t j = 0; j < carry.size(); ++j) {
+      size_t to = carry[j].first - 1;  // carried value k is output k
+      if (size_t n = body->input_bytes(carry[j].second)) std::memcpy(out[to].data, body->input(carry[j].second), n);
+    }
+    return stacked.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{i};
   };
+  std::vector<Tensor> outs = host_step_outputs(step, inputs);
   V result;
-  for (Tensor& t : host_step_outputs(step, inputs)) result.emplace_back(std::move(t));
+  for (size_t k = 0; k < outs.size(); ++k) result.push_back(k < n_carried && appended[k] ? Value::stacked(outs[k]) : Value(outs[k]));
   return result;
 }
 
@@ -231,6 +295,8 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
     for (const Tensor& t : states)
       if (t.ndim() < 1 || !(t.symbolic_shape()[0] == scans[0].symbolic_shape()[0])) c.fail("opset 8 states need the scan inputs' batch axis first");
   auto body = std::make_shared<BodyPlan>(c, "body", slots);
+  for (size_t k = 0; k < body->num_outputs(); ++k)
+    if (body->output_is_one_item(k)) cannot_plan(c, "its body returns a sequence as output " + std::to_string(k));
   if (body->num_outputs() != c.num_outputs())
     c.fail("the body returns " + std::to_string(body->num_outputs()) + " values, Scan has " + std::to_string(c.num_outputs()) + " outputs");
   for (size_t k = 0; k < n_states; ++k) {
@@ -444,6 +510,8 @@ V if_step(const OpContext& c, const Tensor& cond) {
   if (yes->num_outputs() != no->num_outputs())
     c.fail("the branches return " + std::to_string(yes->num_outputs()) + " and " + std::to_string(no->num_outputs()) + " values");
   if (yes->num_outputs() == 0) c.fail("the branches return no values");
+  for (size_t k = 0; k < yes->num_outputs(); ++k)
+    if (yes->output_is_one_item(k) || no->output_is_one_item(k)) cannot_plan(c, "a branch returns a sequence as output " + std::to_string(k));
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
   std::vector<std::vector<size_t>> differing(yes->num_outputs());  // per output, the axes whose sizes the run decides

@@ -1,6 +1,9 @@
 // Sequences and optionals: a sequence is a list of tensors known when the graph is built, so
-// every op here is list manipulation; the tensors inside stay lazy and fuse as usual.
+// every op here is list manipulation; the tensors inside stay lazy and fuse as usual. A sequence
+// a loop step appended to (Value::stacked, its length decided as the plan runs) is one tensor,
+// which ConcatFromSequence and SequenceLength read.
 #include "onnx/ops.hpp"
+#include "onnx/size_values.hpp"
 
 namespace lathe::onnx::detail {
 namespace {
@@ -64,7 +67,29 @@ V split_to_sequence(const OpContext& c) {
   return V{Value::sequence(parts, x.dtype())};
 }
 
+// A stacked sequence (its length decided as the plan runs) concatenated: stacked along `axis`
+// is its tensor with the stacking axis moved there; joined along `axis`, that axis merged with
+// the one after it.
+Tensor concat_stacked(const OpContext& c, const Tensor& all, bool new_axis) {
+  int64_t item_rank = all.ndim() - 1;
+  int64_t axis = axis_of(c, c.attr_i("axis", 0), item_rank + (new_axis ? 1 : 0));
+  std::vector<int64_t> order;
+  for (int64_t d = 1; d <= item_rank; ++d) order.push_back(d);
+  order.insert(order.begin() + axis, 0);
+  Tensor moved = all.permute(order);
+  if (new_axis) return moved;
+  SymShape s = moved.symbolic_shape(), joined;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (static_cast<int64_t>(d) == axis + 1) continue;
+    joined.push_back(static_cast<int64_t>(d) == axis ? s[d] * s[d + 1] : s[d]);
+  }
+  return moved.reshape(joined);
+}
+
 V concat_from_sequence(const OpContext& c) {
+  bool stacked = c.value(0).is_stacked();
+  if (stacked && !c.value(0).stacked_items().symbolic_shape()[0].is_static())
+    return V{concat_stacked(c, c.value(0).stacked_items(), c.attr_i("new_axis", 0) != 0)};
   const std::vector<Tensor>& items = c.items(0);
   if (items.empty()) c.fail("concatenating an empty sequence");
   bool new_axis = c.attr_i("new_axis", 0) != 0;
@@ -114,6 +139,7 @@ void register_sequence_ops(std::map<std::string, ValueOpFn>& t) {
   t["SequenceErase"] = sequence_erase;
   t["SequenceAt"] = [](const OpContext& c) { return V{c.items(0)[position(c, 1, c.items(0).size(), false)]}; };
   t["SequenceLength"] = [](const OpContext& c) {
+    if (c.value(0).is_stacked()) return V{size_as_tensor(c.value(0).stacked_items().symbolic_shape()[0])};
     return V{Tensor::full({}, static_cast<int64_t>(c.items(0).size()), dtypes::int64)};
   };
   t["SplitToSequence"] = split_to_sequence;

@@ -75,7 +75,7 @@ Tensor Tensor::reshape(const SymShape& shape) const {
   for (const SInt& d : shape)
     if (d.min() < 0) throw ShapeError("reshape: negative dimension in " + shape_to_string(shape));
   SymShape mine = symbolic_shape();
-  if (!(detail::sym_numel(mine) == detail::sym_numel(shape)))
+  if (!detail::same_numel(mine, shape))
     throw ShapeError("reshape: cannot reshape " + shape_to_string(mine) + " to " + shape_to_string(shape) +
                      ": the element counts differ");
   bool same = mine.size() == shape.size();

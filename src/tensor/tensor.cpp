@@ -3,6 +3,7 @@
 #include "lathe/tensor.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <unordered_set>
 
@@ -58,6 +59,42 @@ SInt sym_numel(const SymShape& s) {
   SInt n = 1;
   for (const SInt& d : s) n = n * d;
   return n;
+}
+
+namespace {
+
+// A count's factors: the product of its numbers, and its other factors ordered by their hash (a
+// product's operands flattened), so that (2 * t) * n and 2 * (t * n) compare equal.
+std::pair<int64_t, std::vector<UOpPtr>> factors_of(const SymShape& s) {
+  int64_t known = 1;
+  std::vector<UOpPtr> rest;
+  std::function<void(const UOpPtr&)> collect = [&](const UOpPtr& u) {
+    if (u->op() == Ops::MUL) {
+      for (const UOpPtr& x : u->src()) collect(x);
+      return;
+    }
+    SInt f(u);
+    if (f.is_static()) known *= f.value();
+    else rest.push_back(u);
+  };
+  for (const SInt& d : s) {
+    if (d.is_static()) known *= d.value();
+    else collect(d.uop());
+  }
+  std::sort(rest.begin(), rest.end(), [](const UOpPtr& a, const UOpPtr& b) { return a->hash() < b->hash(); });
+  return {known, rest};
+}
+
+}  // namespace
+
+bool same_numel(const SymShape& a, const SymShape& b) {
+  if (sym_numel(a) == sym_numel(b)) return true;
+  auto [ka, fa] = factors_of(a);
+  auto [kb, fb] = factors_of(b);
+  if (ka != kb || fa.size() != fb.size()) return false;
+  for (size_t i = 0; i < fa.size(); ++i)
+    if (fa[i] != fb[i]) return false;  // nodes are interned: equal expressions are one node
+  return true;
 }
 
 SymShape to_sym(const Shape& s) { return SymShape(s.begin(), s.end()); }

@@ -14,6 +14,9 @@ Shape max_shape(const SymShape& s);
 std::vector<UOpPtr> sym_entries(const SymShape& s);
 bool is_static(const SymShape& s);
 SInt sym_numel(const SymShape& s);
+/// Whether two shapes hold the same number of elements at every value of their variables (their
+/// counts equal as products, whatever the order the factors were multiplied in).
+bool same_numel(const SymShape& a, const SymShape& b);
 /// `shape` with each size that reads a variable no binding gives (a size a host step decides)
 /// evaluated at `vars` (a run's values); sizes of bound variables stay symbolic.
 SymShape with_values(const SymShape& shape, const std::unordered_map<std::string, int64_t>& vars);

@@ -168,6 +168,72 @@ TEST(LoopAsAStep, AValueThatChangesShapeFallsBackToBuildingForEachInput) {
   }
 }
 
+// A Loop over x's length n that appends x * i to a sequence each iteration (as exporters collect
+// values), then the sequence joined along axis 1 (no new axis) and its length: the appended values
+// are stacked as the plan runs. A body that also reads the sequence (its length) cannot be a step,
+// and the model is built for each input instead, with the same answers.
+::onnx::ModelProto appending_loop(bool body_reads_the_sequence) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "appending_loop");
+  add_sized_input(g, "x", {"2", "n"});
+  add_node(g, "Shape", {"x"}, "x_shape");
+  add_int64s(g, "one", {1}, {});
+  add_node(g, "Gather", {"x_shape", "one"}, "count");
+  add_node(g, "SequenceEmpty", {}, "empty");
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "i", kInt64);
+  add_typed(body.mutable_input(), "c", kBool);
+  body.add_input()->set_name("seq_in");
+  add_node(&body, "Cast", {"i"}, "fi");
+  set_last_node_int(&body, "to", kFloat);
+  add_node(&body, "Mul", {"x", "fi"}, "scaled");
+  add_node(&body, "SequenceInsert", {"seq_in", "scaled"}, "seq_out");
+  if (body_reads_the_sequence) {
+    add_node(&body, "SequenceLength", {"seq_in"}, "length");
+    add_node(&body, "Identity", {"length"}, "seen");
+  } else {
+    add_node(&body, "Identity", {"i"}, "seen");
+  }
+  add_node(&body, "Identity", {"c"}, "c_out");
+  add_typed(body.mutable_output(), "c_out", kBool);
+  body.add_output()->set_name("seq_out");
+  add_typed(body.mutable_output(), "seen", kInt64);
+  add_node_outs(g, "Loop", {"count", "", "empty"}, {"collected", "seens"});
+  set_last_node_graph(g, "body", body);
+  add_node(g, "ConcatFromSequence", {"collected"}, "joined");
+  set_last_node_int(g, "axis", 1);
+  add_node(g, "SequenceLength", {"collected"}, "length");
+  add_output(g, "joined");
+  add_output(g, "length");
+  add_output(g, "seens");
+  return proto;
+}
+
+TEST(LoopAsAStep, ValuesAppendedToASequenceAreStacked) {
+  for (bool reads : {false, true}) {
+    SCOPED_TRACE(reads ? "the body reads the sequence" : "the body only appends");
+    PreparedModel pm = model_of(appending_loop(reads)).prepare({{"n", 5}});
+    if (reads) EXPECT_NE(pm.rebuilds_because(), "");
+    else EXPECT_EQ(pm.rebuilds_because(), "");
+    for (int64_t n : {1, 3, 5}) {
+      std::vector<float> x;
+      for (int64_t j = 0; j < 2 * n; ++j) x.push_back(static_cast<float>(j) + 1);
+      std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {2, n})}});
+      std::vector<float> joined;  // (2, n * n): row r holds x[r] * i for i = 0..n-1, one after another
+      std::vector<int64_t> seens;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < n; ++j) joined.push_back(x[static_cast<size_t>(r * n + j)] * static_cast<float>(i));
+      for (int64_t i = 0; i < n; ++i) seens.push_back(i);  // i, or the length before the append: the same
+      EXPECT_EQ(got[0].shape(), (Shape{2, n * n})) << n;
+      EXPECT_EQ(got[0].to_vector<float>(), joined) << n;
+      EXPECT_EQ(got[1].to_vector<int64_t>(), (std::vector<int64_t>{n})) << n;
+      EXPECT_EQ(got[2].to_vector<int64_t>(), seens) << n;
+    }
+  }
+}
+
 // Scan over a sequence of run-time length t: a running sum (the state) kept at each step (axis
 // 0), and the input read backwards kept along axis 1 (a body output that is its input). Prepared
 // once for t up to 6 and run at 1, 4 and 6, compiling nothing.

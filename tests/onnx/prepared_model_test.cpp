@@ -47,6 +47,33 @@ void check_every_batch(const std::string& name, Shape sample) {
 TEST(OnnxPreparedModel, CnnServesEveryBatchFromOnePlan) { check_every_batch("cnn_dynamic_batch", {0, 3, 16, 16}); }
 TEST(OnnxPreparedModel, MlpServesEveryBatchFromOnePlan) { check_every_batch("mlp_dynamic_batch", {0, 32}); }
 
+// A scripted loop over a sequence of dynamic length (PyTorch's export: a Loop over x.shape[1]
+// appending each state to a sequence, then ConcatFromSequence) runs as a step of one plan for
+// every batch and length: ONNX Runtime's answer on the test data, the answer of the model built
+// (unrolled) for each size, and nothing compiled after prepare.
+TEST(OnnxPreparedModel, AScriptedLoopServesEveryLengthFromOnePlan) {
+  const std::string dir = kModels + "/rnn_scripted_loop";
+  Model m = Model::load(dir + "/model.onnx");
+  PreparedModel pm = m.prepare({{"batch", 4}, {"seq", 12}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  Tensor x = load_tensor_pb(dir + "/test_data_set_0/input_0.pb");
+  std::vector<Tensor> got = pm.run({{"sequence", x}});
+  expect_close(got[0], load_tensor_pb(dir + "/test_data_set_0/output_0.pb"), 1e-5);
+  expect_close(got[1], load_tensor_pb(dir + "/test_data_set_0/output_1.pb"), 1e-5);
+  size_t compiles = kernel_cache_stats().compiles;
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {3, 7}, {4, 12}, {2, 5}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch) + " seq " + std::to_string(seq));
+    Tensor xs = Tensor::randn({batch, seq, 8}, static_cast<uint64_t>(batch * 100 + seq)).realize();
+    got = pm.run({{"sequence", xs}});
+    EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "the prepared model compiled";
+    std::vector<Tensor> want = m.build({{"sequence", xs}});
+    ASSERT_EQ(got[1].shape(), (Shape{batch, seq, 16}));
+    expect_close(got[0], want[0].realize(), 1e-5);
+    expect_close(got[1], want[1].realize(), 1e-5);
+    compiles = kernel_cache_stats().compiles;
+  }
+}
+
 // A model's initializers are constants: the kernels that read only them (the convolutions' weight
 // layouts) run at prepare; everything that reads the input runs in execute(), whatever file the
 // input came from, and the answer is ONNX Runtime's.

@@ -296,6 +296,30 @@ TEST(Variables, SymbolicShapesInCreationReshapeAndExpand) {
   EXPECT_EQ(padded.to_vector<float>(), (std::vector<float>{0, 1, 1, 1, 1, 0, 0, 0, 0}));
 }
 
+// Two symbolic axes merged into one (2, n, m) -> (2, n * m), and back, whatever order the
+// counts were multiplied in: values against the static reshape at several sizes.
+TEST(Variables, MergingTwoSymbolicAxesKeepsTheElementCount) {
+  Variable n("n", 1, 4), m("m", 1, 5);
+  SInt a = n.bind(4), b = m.bind(5);
+  Tensor x = Tensor::arange(0, 40, 1, dtypes::float32).reshape({2, 4, 5}).shrink({{0, 2}, {0, a}, {0, b}}).contiguous();
+  ExecutionPlan merged = x.reshape({SInt(2), a * b}).prepare();
+  ExecutionPlan back = x.reshape({SInt(2), a * b}).reshape({SInt(2), a, b}).prepare();
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 2}, {4, 5}}) {
+    merged.execute_with_vars({{"n", rows}, {"m", cols}});
+    back.execute_with_vars({{"n", rows}, {"m", cols}});
+    std::vector<float> want;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) want.push_back(static_cast<float>(r * 20 + i * 5 + j));
+    std::vector<float> got = merged.output_buffer()->to_vector<float>(), round = back.output_buffer()->to_vector<float>();
+    got.resize(want.size());
+    round.resize(want.size());
+    EXPECT_EQ(got, want) << rows << "x" << cols;
+    EXPECT_EQ(round, want) << rows << "x" << cols;
+  }
+  EXPECT_THROW(x.reshape({a * b}), ShapeError);  // half the elements
+}
+
 TEST(Variables, MismatchedSymbolicShapesAreShapeErrors) {
   Variable n("n", 1, 10);
   Tensor a = Tensor::ones({10, 2}).shrink({{0, n.bind(3)}, {0, 2}});
