@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/eval.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
 #include "support/settings.hpp"
@@ -144,6 +145,14 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
     outputs_.push_back(one_item ? outs[k].items()[0] : outs[k].tensor());
     one_item_.push_back(one_item);
   }
+  for (const Tensor& t : outputs_) {
+    bool by_inputs = true;  // every variable of its shape is one of the inputs'
+    for (const SInt& d : t.symbolic_shape())
+      if (!d.is_static())
+        for (const VarArg& v : free_variables(d.uop())) by_inputs = by_inputs && outer_.count(v.name);
+    sized_by_inputs_.push_back(by_inputs);
+  }
+  out_sizes_.assign(outputs_.size(), std::nullopt);
   plan_ = std::make_shared<ExecutionPlan>(Tensor::prepare(outputs_, RunTimeInputsScope::options()));
   for (const PreparedOp& op : plan_->prepared_ops()) {
     std::vector<RuntimeVar> read;
@@ -185,6 +194,8 @@ SymShape BodyPlan::output_shape(size_t k) const {
 
 void BodyPlan::start(const std::vector<Shape>& inputs, const std::vector<HostTensor>& captured) {
   vars_.clear();
+  bound_this_start_ = false;
+  out_sizes_.assign(outputs_.size(), std::nullopt);
   auto note = [&](size_t slot, const Shape& sizes) {
     const SymShape& s = input_shapes_[slot];
     if (sizes.size() != s.size()) throw Error(where_ + ": input " + std::to_string(slot) + " has rank " + std::to_string(sizes.size()) + ", its plan " + std::to_string(s.size()));
@@ -223,19 +234,29 @@ size_t BodyPlan::input_bytes(size_t k) const {
 }
 
 void BodyPlan::run() const {
-  std::vector<std::pair<std::string, int64_t>> binds;
-  for (const std::string& name : bound_) binds.emplace_back(name, vars_.at(name));
-  if (binds.empty()) plan_->execute();
-  else plan_->execute_with_vars(binds);
+  // Variables are bound once per start (a loop's iterations share them), then each run executes.
+  if (!bound_this_start_ && !bound_.empty()) {
+    std::vector<std::pair<std::string, int64_t>> binds;
+    for (const std::string& name : bound_) binds.emplace_back(name, vars_.at(name));
+    plan_->execute_with_vars(binds);
+  } else {
+    plan_->execute();
+  }
+  bound_this_start_ = true;
+  for (size_t k = 0; k < outputs_.size(); ++k)
+    if (!sized_by_inputs_[k]) out_sizes_[k].reset();  // the body decided it in this run
 }
 
 const void* BodyPlan::output(size_t k) const { return plan_->output_buffer_at(k)->data(); }
 
 Shape BodyPlan::output_sizes(size_t k) const {
-  std::unordered_map<std::string, int64_t> vals = plan_->variable_values();
+  if (out_sizes_[k]) return *out_sizes_[k];
+  std::unordered_map<std::string, int64_t> vals;
+  if (!sized_by_inputs_[k]) vals = plan_->variable_values();
   for (const auto& [name, v] : vars_) vals[name] = v;
   Shape sizes;
   for (const SInt& d : outputs_[k].symbolic_shape()) sizes.push_back(d.value_at(vals));
+  out_sizes_[k] = sizes;
   return sizes;
 }
 

@@ -90,6 +90,9 @@ class BodyPlan {
   std::vector<std::string> bound_;               // the variables the body's plan reads
   std::unordered_map<std::string, int64_t> vars_;  // this run's values
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> ranges_;
+  std::vector<bool> sized_by_inputs_;             // an output whose sizes are the inputs' (not the body's own)
+  mutable std::vector<std::optional<Shape>> out_sizes_;  // each output's sizes, once known in this start
+  mutable bool bound_this_start_ = false;
   std::shared_ptr<ExecutionPlan> plan_;
   size_t num_body_inputs_ = 0;
 };
