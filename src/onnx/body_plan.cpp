@@ -9,6 +9,7 @@
 #include "ir/eval.hpp"
 #include "ir/substitute.hpp"
 #include "ir/toposort.hpp"
+#include "onnx/size_values.hpp"
 #include "support/settings.hpp"
 
 namespace lathe::onnx::detail {
@@ -57,18 +58,10 @@ std::set<std::string> names_read_from_outside(const ::onnx::GraphProto& g) {
   return names;
 }
 
-std::vector<Tensor> run_time_values_read(const OpContext& c, const std::string& graph) {
-  std::set<std::string> names = names_read_from_outside(c.graph_attr(graph));
-  std::vector<Tensor> found;
-  for (const std::string& name : names) {
-    const Value* v = c.scope_value(name);
-    if (!v) continue;
-    if (v->is_tensor() && c.decided_at_run(v->tensor())) found.push_back(v->tensor());
-    if (v->is_sequence())
-      for (const Tensor& t : v->items())
-        if (c.decided_at_run(t)) cannot_plan(c, "its " + graph + " reads sequence '" + name + "', known only at run time");
-  }
-  return found;
+bool reads_run_time_values(const OpContext& c, const std::string& graph) {
+  for (const std::string& name : names_read_from_outside(c.graph_attr(graph)))
+    if (const Value* v = c.scope_value(name); v && v->is_tensor() && c.decided_at_run(v->tensor())) return true;
+  return false;
 }
 
 void cannot_plan(const OpContext& c, const std::string& why) {
@@ -123,20 +116,24 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
   }
   num_body_inputs_ = inputs.size();
   std::map<std::string, Value> replaced;
-  std::set<std::string> names;
-  free_names(c.graph_attr(graph), names);
-  for (const std::string& name : names) {
+  for (const std::string& name : names_read_from_outside(c.graph_attr(graph))) {
     const Value* v = c.scope_value(name);
-    if (!v || !v->is_tensor() || !c.decided_at_run(v->tensor())) continue;
+    if (!v) continue;
+    if (v->is_stacked() || (v->is_sequence() && std::any_of(v->items().begin(), v->items().end(), [&](const Tensor& t) { return c.decided_at_run(t); })))
+      cannot_plan(c, "its " + graph + " reads sequence '" + name + "', known only at run time");
+    if (!v->is_tensor() || !c.decided_at_run(v->tensor())) continue;
     captured_.push_back(v->tensor());
+    size_of_.emplace_back();
     replaced.insert_or_assign(name, placeholder(v->tensor().dtype(), v->tensor().symbolic_shape(), "'" + name + "'"));
   }
   std::vector<Value> outs;
   try {
-    RunTimeInputsScope scope(std::move(ids), true);  // the body's inputs steer nothing while it is built
+    RunTimeInputsScope scope(std::move(ids));  // the placeholders steer nothing while the body is built
     outs = c.run_graph(graph, body_inputs, replaced);
   } catch (const NeedsRunTimeValue& e) {
-    cannot_plan(c, "its " + graph + " reads a value of its inputs to decide its graph (" + e.what() + ")");
+    cannot_plan(c, "its " + graph + " reads a value known only at run time to decide its graph (" + e.what() + ")");
+  } catch (const Error& e) {  // an operator that takes no run-time sizes, a value only the plan has read, ...
+    cannot_plan(c, "its " + graph + " cannot be built over run-time sizes (" + e.what() + ")");
   }
   for (size_t k = 0; k < outs.size(); ++k) {
     bool one_item = outs[k].is_sequence() && !outs[k].is_stacked() && outs[k].items().size() == 1;
@@ -145,15 +142,44 @@ BodyPlan::BodyPlan(const OpContext& c, const std::string& graph, const std::vect
     outputs_.push_back(one_item ? outs[k].items()[0] : outs[k].tensor());
     one_item_.push_back(one_item);
   }
+  // Variables from outside the body's inputs that it reads (a size computed outside, Shape(x), read
+  // as a value inside): bound ones become captured sizes, bound each run from the enclosing plan.
+  std::map<std::string, UOpPtr> bound_outside;
+  std::set<std::string> free_outside;
+  std::set<const UOp*> seen;
+  for (const Tensor& t : outputs_)
+    for (const UOpPtr& u : toposort(t.uop())) {
+      if (!seen.insert(u.get()).second) continue;
+      if (u->op() == Ops::BIND && u->src(0)->op() == Ops::DEFINE_VAR && !outer_.count(u->src(0)->arg_as<VarArg>().name))
+        bound_outside.emplace(u->src(0)->arg_as<VarArg>().name, u);
+      if (u->op() == Ops::DEFINE_VAR && !outer_.count(u->arg_as<VarArg>().name)) free_outside.insert(u->arg_as<VarArg>().name);
+    }
   for (const Tensor& t : outputs_) {
     bool by_inputs = true;  // every variable of its shape is one of the inputs'
     for (const SInt& d : t.symbolic_shape())
       if (!d.is_static())
-        for (const VarArg& v : free_variables(d.uop())) by_inputs = by_inputs && outer_.count(v.name);
+        for (const VarArg& v : free_variables(d.uop())) by_inputs = by_inputs && (outer_.count(v.name) || bound_outside.count(v.name));
     sized_by_inputs_.push_back(by_inputs);
   }
   out_sizes_.assign(outputs_.size(), std::nullopt);
   plan_ = std::make_shared<ExecutionPlan>(Tensor::prepare(outputs_, RunTimeInputsScope::options()));
+  std::set<std::string> decided_inside;
+  for (const PreparedOp& op : plan_->prepared_ops())
+    if (const auto* f = std::get_if<PreparedCustom>(&op))
+      for (const RuntimeVar& v : f->sets) decided_inside.insert(v.name);
+  for (const auto& [name, bind] : bound_outside) {
+    if (decided_inside.count(name)) continue;
+    const VarArg& v = bind->src(0)->arg_as<VarArg>();
+    captured_.push_back(size_as_tensor(SInt(bind)).cast(dtypes::int64).reshape(Shape{1}));
+    size_of_.push_back(name);
+    inputs_.emplace_back();
+    input_shapes_.emplace_back();
+    outer_.insert_or_assign(name, SInt(bind));
+    ranges_[name] = {v.min, v.max};
+  }
+  for (const std::string& name : free_outside)
+    if (!decided_inside.count(name) && !bound_outside.count(name))
+      cannot_plan(c, "its " + graph + " reads size '" + name + "', which a step outside decides, as a value");
   for (const PreparedOp& op : plan_->prepared_ops()) {
     std::vector<RuntimeVar> read;
     if (const auto* k = std::get_if<PreparedKernel>(&op)) read = k->runtime_vars;
@@ -180,13 +206,13 @@ std::optional<SInt> BodyPlan::output_size(size_t k, size_t axis) const {
   return SInt(e);
 }
 
-SymShape BodyPlan::output_shape(size_t k) const {
+SymShape BodyPlan::output_shape(const OpContext& c, size_t k) const {
   SymShape s;
   for (size_t d = 0; d < output_rank(k); ++d) {
     std::optional<SInt> size = output_size(k, d);
     if (!size)
-      throw OnnxError(where_ + ": output " + std::to_string(k) + " has size " + outputs_[k].symbolic_shape()[d].to_string() +
-                      ", which the body decides each run; its outputs here must take sizes of its inputs");
+      cannot_plan(c, "output " + std::to_string(k) + " of its body has size " + outputs_[k].symbolic_shape()[d].to_string() +
+                         ", which the body decides each run; here its outputs must take sizes of its inputs");
     s.push_back(*size);
   }
   return s;
@@ -196,35 +222,31 @@ void BodyPlan::start(const std::vector<Shape>& inputs, const std::vector<HostTen
   vars_.clear();
   bound_this_start_ = false;
   out_sizes_.assign(outputs_.size(), std::nullopt);
-  auto note = [&](size_t slot, const Shape& sizes) {
+  auto set = [&](const std::string& name, int64_t value) {
+    auto [lo, hi] = ranges_.at(name);
+    if (value < lo || value > hi)
+      throw Error(where_ + ": size '" + name + "' is " + std::to_string(value) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    auto [it, added] = vars_.try_emplace(name, value);
+    if (!added && it->second != value) throw Error(where_ + ": size '" + name + "' is both " + std::to_string(it->second) + " and " + std::to_string(value));
+  };
+  auto note = [&](size_t slot, const Shape& sizes, const std::string& what) {
     const SymShape& s = input_shapes_[slot];
-    if (sizes.size() != s.size()) throw Error(where_ + ": input " + std::to_string(slot) + " has rank " + std::to_string(sizes.size()) + ", its plan " + std::to_string(s.size()));
+    if (sizes.size() != s.size()) throw Error(where_ + ": " + what + " has rank " + std::to_string(sizes.size()) + ", its plan " + std::to_string(s.size()));
     for (size_t d = 0; d < s.size(); ++d) {
-      std::optional<VarArg> v = bare_variable(s[d]);
-      if (!v) {
-        if (s[d].value() != sizes[d]) throw Error(where_ + ": input " + std::to_string(slot) + " has size " + std::to_string(sizes[d]) + " at axis " + std::to_string(d) + ", its plan " + std::to_string(s[d].value()));
-        continue;
-      }
-      auto [lo, hi] = ranges_.at(v->name);
-      if (sizes[d] < lo || sizes[d] > hi)
-        throw Error(where_ + ": size '" + v->name + "' is " + std::to_string(sizes[d]) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      auto [it, added] = vars_.try_emplace(v->name, sizes[d]);
-      if (!added && it->second != sizes[d]) throw Error(where_ + ": size '" + v->name + "' is both " + std::to_string(it->second) + " and " + std::to_string(sizes[d]));
+      if (std::optional<VarArg> v = bare_variable(s[d])) set(v->name, sizes[d]);
+      else if (s[d].value() != sizes[d])
+        throw Error(where_ + ": " + what + " has size " + std::to_string(sizes[d]) + " at axis " + std::to_string(d) + ", its plan " + std::to_string(s[d].value()));
     }
   };
   if (inputs.size() != num_body_inputs_ || captured.size() != captured_.size()) throw InternalError(where_ + ": started with the wrong number of inputs");
   for (size_t k = 0; k < inputs.size(); ++k)
-    if (inputs_[k].valid()) note(k, inputs[k]);
-  for (size_t k = 0; k < captured.size(); ++k) note(num_body_inputs_ + k, captured[k].shape);
+    if (inputs_[k].valid()) note(k, inputs[k], "body input " + std::to_string(k));
   for (size_t k = 0; k < captured.size(); ++k) {
-    size_t n = input_bytes(num_body_inputs_ + k);
-    if (n) std::memcpy(input(num_body_inputs_ + k), captured[k].data, n);
+    if (!size_of_[k].empty()) set(size_of_[k], captured[k].as<int64_t>()[0]);
+    else note(num_body_inputs_ + k, captured[k].shape, "the value it reads from outside (" + std::to_string(k) + ")");
   }
-}
-
-void* BodyPlan::input(size_t k) const {
-  inputs_[k].ensure_allocated();
-  return inputs_[k].data();
+  for (size_t k = 0; k < captured.size(); ++k)
+    if (size_of_[k].empty()) write_input(num_body_inputs_ + k, captured[k].data);
 }
 
 size_t BodyPlan::input_bytes(size_t k) const {
@@ -232,6 +254,28 @@ size_t BodyPlan::input_bytes(size_t k) const {
   for (const SInt& d : input_shapes_[k]) sizes.push_back(d.is_static() ? d.value() : vars_.at(bare_variable(d)->name));
   return bytes_of(inputs_[k].dtype(), sizes);
 }
+
+namespace {
+
+// Copies `n` bytes between host memory and the front of `b`: directly where the host addresses
+// it, else through the device (a buffer copies in and out whole: a view of its front).
+void copy_in(const Buffer& b, const void* src, size_t n) {
+  if (!n) return;
+  if (b.host_visible()) std::memcpy(b.data(), src, n);
+  else Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyin(src, n);
+}
+
+void copy_out(const Buffer& b, void* dst, size_t n) {
+  if (!n) return;
+  if (b.host_visible()) std::memcpy(dst, b.data(), n);
+  else Buffer::view(b, 0, n / static_cast<size_t>(b.dtype().itemsize()), b.dtype()).copyout(dst, n);
+}
+
+}  // namespace
+
+void BodyPlan::write_input(size_t k, const void* src) const { copy_in(inputs_[k], src, input_bytes(k)); }
+
+void BodyPlan::read_input(size_t k, void* dst) const { copy_out(inputs_[k], dst, input_bytes(k)); }
 
 void BodyPlan::run() const {
   // Variables are bound once per start (a loop's iterations share them), then each run executes.
@@ -247,8 +291,6 @@ void BodyPlan::run() const {
     if (!sized_by_inputs_[k]) out_sizes_[k].reset();  // the body decided it in this run
 }
 
-const void* BodyPlan::output(size_t k) const { return plan_->output_buffer_at(k)->data(); }
-
 Shape BodyPlan::output_sizes(size_t k) const {
   if (out_sizes_[k]) return *out_sizes_[k];
   std::unordered_map<std::string, int64_t> vals;
@@ -262,29 +304,36 @@ Shape BodyPlan::output_sizes(size_t k) const {
 
 size_t BodyPlan::output_bytes(size_t k) const { return bytes_of(outputs_[k].dtype(), output_sizes(k)); }
 
+void BodyPlan::read_output(size_t k, void* dst) const {
+  copy_out(*plan_->output_buffer_at(k), dst, output_bytes(k));
+}
+
 void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const {
   // An output in a placeholder's memory (a value passed through, or a view of one) is read before
-  // any placeholder is written.
-  auto in_placeholder = [&](size_t out) {
-    auto* p = static_cast<const uint8_t*>(output(out));
+  // any placeholder is written; on memory the host cannot address, every output is read first.
+  auto read_first = [&](size_t out) {
+    const Buffer* o = plan_->output_buffer_at(out);
+    if (!o->host_visible()) return true;
+    auto* p = static_cast<const uint8_t*>(o->data());
     size_t n = output_bytes(out);
     return std::any_of(inputs_.begin(), inputs_.end(), [&](const Buffer& b) {
-      if (!b.valid()) return false;  // a value given as it is
+      if (!b.valid()) return false;  // a value given as it is, or a size
+      if (!b.host_visible()) return true;
       const auto* q = static_cast<const uint8_t*>(b.data());
       return p < q + b.nbytes() && q < p + n;
     });
   };
-  std::vector<std::pair<size_t, std::vector<uint8_t>>> staged;
-  for (auto [out, in] : pairs) {
-    if (!in_placeholder(out)) continue;
-    const auto* p = static_cast<const uint8_t*>(output(out));
-    staged.emplace_back(in, std::vector<uint8_t>(p, p + output_bytes(out)));
+  staged_.resize(pairs.size());
+  for (size_t j = 0; j < pairs.size(); ++j) {
+    if (!read_first(pairs[j].first)) continue;
+    staged_[j].resize(output_bytes(pairs[j].first));
+    read_output(pairs[j].first, staged_[j].data());
   }
-  for (auto [out, in] : pairs)
-    if (!in_placeholder(out))
-      if (size_t n = output_bytes(out)) std::memcpy(input(in), output(out), n);
-  for (const auto& [in, bytes] : staged)
-    if (!bytes.empty()) std::memcpy(input(in), bytes.data(), bytes.size());
+  for (size_t j = 0; j < pairs.size(); ++j) {
+    auto [out, in] = pairs[j];
+    if (read_first(out)) write_input(in, staged_[j].data());
+    else write_input(in, plan_->output_buffer_at(out)->data());
+  }
 }
 
 }  // namespace lathe::onnx::detail

@@ -84,15 +84,31 @@ const Tensor& OpContext::in(size_t i) const {
   return t;
 }
 
-const std::vector<Tensor>& OpContext::items(size_t i) const { return value(i).items(where() + ": input " + std::to_string(i)); }
+const std::vector<Tensor>& OpContext::items(size_t i) const {
+  const Value& v = value(i);
+  if (v.is_stacked() && !v.stacked_items().symbolic_shape()[0].is_static()) {
+    std::string why = where() + ": input " + std::to_string(i) + " is a sequence whose length is decided as the plan runs (a loop's appended values); "
+                      "only ConcatFromSequence and SequenceLength read it";
+    if (RunTimeInputsScope::prepared()) throw NeedsRunTimeValue(why);  // the model is built for each input instead
+    throw OnnxError(why);
+  }
+  return v.items(where() + ": input " + std::to_string(i));
+}
 
 namespace {
 thread_local const RunTimeInputsScope::State* run_time_inputs = nullptr;
 }  // namespace
 
 RunTimeInputsScope::RunTimeInputsScope(std::set<uint64_t> input_ids, bool prepared)
-    : state_{std::move(input_ids), prepared, nullptr, {}}, outer_(run_time_inputs) {
+    : state_{std::move(input_ids), prepared, {}, nullptr, {}}, outer_(run_time_inputs) {
   if (outer_) state_.options = outer_->options;
+  run_time_inputs = &state_;
+}
+
+RunTimeInputsScope::RunTimeInputsScope(std::set<uint64_t> placeholder_ids) : outer_(run_time_inputs) {
+  if (outer_) state_ = *outer_;
+  else state_.prepared = true;
+  state_.at_run_ids.insert(placeholder_ids.begin(), placeholder_ids.end());
   run_time_inputs = &state_;
 }
 
@@ -116,6 +132,10 @@ Known known(const Tensor& t) {
   // A variable no BIND gives a value (a size a host step decides) is known as the plan runs only.
   for (const UOpPtr& u : toposort(t.uop(), [](const UOp& n) { return n.op() != Ops::BIND; })) {
     if (u->op() == Ops::CUSTOM || u->op() == Ops::DEFINE_VAR) return Known::kAsThePlanRuns;
+    if (run_time_inputs && run_time_inputs->at_run_ids.count(u->id())) return Known::kAsThePlanRuns;
+    // A size bound to a variable of a prepared model (an input's dimension) is its largest value
+    // now, and another as the plan runs.
+    if (u->op() == Ops::BIND && run_time_inputs && run_time_inputs->prepared) k = Known::kFromInputs;
     if (run_time_inputs && run_time_inputs->ids.count(u->id())) k = Known::kFromInputs;
   }
   return k;

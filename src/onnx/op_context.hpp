@@ -103,6 +103,10 @@ class NeedsRunTimeValue : public OnnxError {
 class RunTimeInputsScope {
  public:
   RunTimeInputsScope(std::set<uint64_t> input_ids, bool prepared);
+  /// A scope inside the open one (whose inputs, reads and options it keeps; prepared when none is
+  /// open) where the nodes `placeholder_ids` stand for values known only as the plan runs: a
+  /// body plan's inputs, which nothing may read to decide the graph.
+  explicit RunTimeInputsScope(std::set<uint64_t> placeholder_ids);
   ~RunTimeInputsScope();
   RunTimeInputsScope(const RunTimeInputsScope&) = delete;
   RunTimeInputsScope& operator=(const RunTimeInputsScope&) = delete;
@@ -124,6 +128,7 @@ class RunTimeInputsScope {
   struct State {
     std::set<uint64_t> ids;
     bool prepared = false;
+    std::set<uint64_t> at_run_ids;  // placeholders of a body plan: values only the plan has
     std::vector<Tensor>* reads = nullptr;
     PrepareOptions options;
   };

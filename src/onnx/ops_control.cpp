@@ -20,7 +20,8 @@ namespace {
 
 using V = std::vector<Value>;
 
-constexpr int64_t kMaxIterations = 100000;
+constexpr int64_t kMaxIterations = 100000;             // unrolled while the graph is built
+constexpr int64_t kMaxRunIterations = int64_t{1} << 31;  // run by a step without a trip count
 
 bool truth(const OpContext& c, const Tensor& t) {
   if (auto v = static_size_values(t); v && v->size() == 1) return (*v)[0] != 0;  // decided by sizes alone
@@ -83,11 +84,12 @@ bool decided_as_it_runs(const OpContext& c, const V& values, const std::string& 
   };
   for (const Value& v : values) {
     if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic() || a_size(v.tensor()))) return true;
+    if (v.is_stacked()) return true;  // a length only the plan knows
     if (v.is_sequence())
       for (const Tensor& t : v.items())
         if (c.decided_at_run(t) || t.is_symbolic()) return true;
   }
-  return !run_time_values_read(c, body).empty();
+  return reads_run_time_values(c, body);
 }
 
 std::vector<Tensor> tensors_of(const OpContext& c, const V& values, const std::string& what) {
@@ -103,7 +105,7 @@ std::vector<Tensor> tensors_of(const OpContext& c, const V& values, const std::s
 void check_carried(const OpContext& c, const BodyPlan& body, size_t k, const Tensor& initial, const std::string& what) {
   if (body.output_dtype(k) != initial.dtype())
     c.fail(what + " is " + initial.dtype().name() + " going in and " + body.output_dtype(k).name() + " coming out of the body");
-  SymShape out = body.output_shape(k);
+  SymShape out = body.output_shape(c, k);
   if (!same_shape(out, initial.symbolic_shape()))
     cannot_plan(c, what + " changes shape across iterations (" + shape_to_string(initial.symbolic_shape()) + " to " + shape_to_string(out) + ")");
 }
@@ -158,6 +160,9 @@ V loop_step(const OpContext& c) {
   }
   std::optional<bool> cond_now;
   if (c.has(1)) {
+    SymShape s = c.in(1).symbolic_shape();
+    if (!std::all_of(s.begin(), s.end(), [](const SInt& d) { return d.is_static() && d.value() == 1; }))
+      c.fail("a condition must hold one value, it has shape " + shape_to_string(s));
     if (c.decided_at_run(c.in(1))) cond_in = true;
     else cond_now = truth(c, c.in(1));
   }
@@ -198,7 +203,7 @@ V loop_step(const OpContext& c) {
     if (k < n_carried && !body->output_is_one_item(from)) c.fail("loop-carried sequence " + std::to_string(k) + " comes out of the body as no sequence of one more tensor");
     if (k >= n_carried && body->output_is_one_item(from)) cannot_plan(c, "scan output " + std::to_string(k - n_carried) + " is a sequence");
     stacked.emplace_back(from, k);
-    step->outputs.push_back({body->output_dtype(from), body->output_shape(from)});  // its count put first below
+    step->outputs.push_back({body->output_dtype(from), body->output_shape(c, from)});  // its count put first below
   }
   if (!stacked.empty()) {
     if (most == std::numeric_limits<int64_t>::max())
@@ -237,24 +242,25 @@ V loop_step(const OpContext& c) {
     for (size_t k = 0, j = 0; k < n_carried; ++k) shapes.push_back(appended[k] ? Shape{} : in[initial_at[j++]].shape);
     body->start(shapes, std::vector<HostTensor>(in.begin() + static_cast<std::ptrdiff_t>(first_captured), in.end()));
     for (size_t j = 0; j < carry.size(); ++j)
-      if (size_t n = body->input_bytes(carry[j].second)) std::memcpy(body->input(carry[j].second), in[initial_at[j]].data, n);
+      body->write_input(carry[j].second, in[initial_at[j]].data);
     int64_t i = 0;
     for (; i < limit && cond; ++i) {
+      if (i >= kMaxRunIterations) throw Error(where + ": more than " + std::to_string(kMaxRunIterations) + " iterations (its condition never became false)");
       if (!stacked.empty() && i >= out[stacked[0].second].shape[0])
         throw Error(where + ": more than " + std::to_string(out[stacked[0].second].shape[0]) + " iterations, the most its scan outputs were given memory for");
-      *static_cast<int64_t*>(body->input(0)) = i;
-      *static_cast<bool*>(body->input(1)) = cond;
+      body->write_input(0, &i);
+      body->write_input(1, &cond);
       body->run();
-      cond = *static_cast<const bool*>(body->output(0));
+      body->read_output(0, &cond);
       for (auto [from, to] : stacked) {
         size_t n = body->output_bytes(from);
-        if (n) std::memcpy(static_cast<uint8_t*>(out[to].data) + static_cast<size_t>(i) * n, body->output(from), n);
+        body->read_output(from, static_cast<uint8_t*>(out[to].data) + static_cast<size_t>(i) * n);
       }
       body->carry(carry);
     }
     for (size_t j = 0; j < carry.size(); ++j) {
       size_t to = carry[j].first - 1;  // carried value k is output k
-      if (size_t n = body->input_bytes(carry[j].second)) std::memcpy(out[to].data, body->input(carry[j].second), n);
+      body->read_input(carry[j].second, out[to].data);
     }
     return stacked.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{i};
   };
@@ -286,7 +292,7 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
     SymShape s = per_batch(scans[k]);
     in_axes[k] = axis_of(c, in_axes[k], static_cast<int64_t>(s.size()));
     SInt len = s[static_cast<size_t>(in_axes[k])];
-    if (length && !(*length == len)) c.fail("scan inputs differ in length");
+    if (length && !(*length == len)) cannot_plan(c, "its scan inputs' lengths are different sizes (" + length->to_string() + ", " + len.to_string() + ")");
     length = len;
     slots.push_back({scans[k].dtype(), without(s, static_cast<size_t>(in_axes[k]))});
   }
@@ -307,7 +313,7 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
   step->name = c.where();
   for (const Tensor& t : states) step->outputs.push_back({t.dtype(), t.symbolic_shape()});
   for (size_t k = 0; k < n_out; ++k) {
-    SymShape shape = body->output_shape(n_states + k);
+    SymShape shape = body->output_shape(c, n_states + k);
     out_axes[k] = axis_of(c, out_axes[k], static_cast<int64_t>(shape.size()) + 1);
     shape.insert(shape.begin() + out_axes[k], *length);
     if (batched) shape.insert(shape.begin(), scans[0].symbolic_shape()[0]);
@@ -339,27 +345,32 @@ V scan_step(const OpContext& c, const std::vector<Tensor>& states, const std::ve
     auto in_part = [&](size_t k) { return static_cast<size_t>(in[k].numel() / batch) * static_cast<size_t>(in[k].dtype.itemsize()); };
     std::vector<std::pair<size_t, size_t>> carry;
     for (size_t k = 0; k < n_states; ++k) carry.emplace_back(k, k);
+    std::vector<uint8_t> slice;  // one slice of a scan input or output, on the host
     for (int64_t b = 0; b < batch; ++b) {
       for (size_t k = 0; k < n_states; ++k)
-        if (size_t n = body->input_bytes(k)) std::memcpy(body->input(k), base(in[k], b, n), n);
+        body->write_input(k, base(in[k], b, body->input_bytes(k)));
       for (int64_t t = 0; t < steps; ++t) {
         for (size_t k = 0; k < n_scans; ++k) {
           Shape s = drop_batch(in[n_states + k].shape);
           if (s[static_cast<size_t>(in_axes[k])] != steps) throw Error(where + ": scan inputs differ in length");
+          slice.resize(body->input_bytes(n_states + k));
           copy_slice(base(in[n_states + k], b, in_part(n_states + k)), s, static_cast<size_t>(in_axes[k]), in_dirs[k] ? steps - 1 - t : t,
-                     static_cast<uint8_t*>(body->input(n_states + k)), item[k], true);
+                     slice.data(), item[k], true);
+          body->write_input(n_states + k, slice.data());
         }
         body->run();
         for (size_t k = 0; k < n_out; ++k) {
           Shape s = body->output_sizes(n_states + k);
           s.insert(s.begin() + out_axes[k], steps);
-          copy_slice(base(out[n_states + k], b, body->output_bytes(n_states + k) * static_cast<size_t>(steps)), s, static_cast<size_t>(out_axes[k]), out_dirs[k] ? steps - 1 - t : t,
-                     static_cast<uint8_t*>(const_cast<void*>(body->output(n_states + k))), static_cast<size_t>(body->output_dtype(n_states + k).itemsize()), false);
+          slice.resize(body->output_bytes(n_states + k));
+          body->read_output(n_states + k, slice.data());
+          copy_slice(base(out[n_states + k], b, slice.size() * static_cast<size_t>(steps)), s, static_cast<size_t>(out_axes[k]), out_dirs[k] ? steps - 1 - t : t,
+                     slice.data(), static_cast<size_t>(body->output_dtype(n_states + k).itemsize()), false);
         }
         body->carry(carry);
       }
       for (size_t k = 0; k < n_states; ++k)
-        if (size_t n = body->input_bytes(k)) std::memcpy(base(out[k], b, n), body->input(k), n);
+        body->read_input(k, base(out[k], b, body->input_bytes(k)));
     }
     return std::vector<int64_t>{};
   };
@@ -542,7 +553,7 @@ V if_step(const OpContext& c, const Tensor& cond) {
     branch.run();
     std::vector<int64_t> sizes;
     for (size_t k = 0; k < out.size(); ++k) {
-      if (size_t n = branch.output_bytes(k)) std::memcpy(out[k].data, branch.output(k), n);
+      branch.read_output(k, out[k].data);
       Shape s = branch.output_sizes(k);
       for (size_t d : differing[k]) sizes.push_back(s[d]);
     }
@@ -586,7 +597,8 @@ Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const T
 // the graph with the other, both computed each run and each output picked as the plan runs.
 V if_op(const OpContext& c) {
   const Tensor& cond_in = c.in(0);
-  if (c.known_at_build(cond_in)) return c.run_graph(truth(c, cond_in) ? "then_branch" : "else_branch", {});
+  // Known now (or computable now, for a model built for its inputs, which notes the read).
+  if (!c.decided_at_run(cond_in)) return c.run_graph(truth(c, cond_in) ? "then_branch" : "else_branch", {});
   if (cond_in.numel() != 1) c.fail("a condition must hold one value, it has shape " + shape_to_string(cond_in.symbolic_shape()));
   Tensor cond = cond_in.cast(dtypes::bool_).reshape(Shape{});
   try {

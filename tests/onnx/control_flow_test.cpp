@@ -210,6 +210,26 @@ TEST(LoopAsAStep, AValueThatChangesShapeFallsBackToBuildingForEachInput) {
   return proto;
 }
 
+// A sequence read item by item after the loop (SequenceAt) cannot be stacked: the model is built
+// for each input instead, with the same answers.
+TEST(LoopAsAStep, AnAppendedSequenceReadItemByItemFallsBack) {
+  ::onnx::ModelProto proto = appending_loop(false);
+  ::onnx::GraphProto* g = proto.mutable_graph();
+  add_int64s(g, "last", {-1}, {});
+  add_node(g, "SequenceAt", {"collected", "last"}, "last_item");
+  add_output(g, "last_item");
+  PreparedModel pm = model_of(proto).prepare({{"n", 5}});
+  EXPECT_NE(pm.rebuilds_because().find("SequenceAt"), std::string::npos) << pm.rebuilds_because();
+  for (int64_t n : {2, 4}) {
+    std::vector<float> x;
+    for (int64_t j = 0; j < 2 * n; ++j) x.push_back(static_cast<float>(j) + 1);
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {2, n})}});
+    std::vector<float> want;
+    for (float v : x) want.push_back(v * static_cast<float>(n - 1));
+    EXPECT_EQ(got[3].to_vector<float>(), want) << n;
+  }
+}
+
 TEST(LoopAsAStep, ValuesAppendedToASequenceAreStacked) {
   for (bool reads : {false, true}) {
     SCOPED_TRACE(reads ? "the body reads the sequence" : "the body only appends");
@@ -373,6 +393,92 @@ TEST(IfAsAStep, RunsTheBranchItsConditionPicks) {
       EXPECT_EQ(got[1].to_vector<float>(), w);
       EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
     }
+}
+
+// Sizes computed outside and read inside as values (Shape(x), a dimension of the prepared range):
+// the body plan reads each run's value, not the largest it was prepared for. The If's branch
+// returns the shape; the Loop adds its length to a carried value on each of 3 iterations.
+TEST(IfAsAStep, ASizeReadInsideIsThisRunsSize) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "sizes_inside");
+  add_sized_input(g, "x", {"n"});
+  add_sized_input(g, "t", {});
+  add_node(g, "Shape", {"x"}, "s");
+  add_node(g, "ReduceSum", {"x"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  add_node(g, "Greater", {"total", "t"}, "big");
+  ::onnx::GraphProto yes, no;
+  yes.set_name("then");
+  add_node(&yes, "Identity", {"s"}, "s_then");
+  add_typed(yes.mutable_output(), "s_then", kInt64);
+  no.set_name("else");
+  add_node(&no, "Neg", {"s"}, "s_else");
+  add_typed(no.mutable_output(), "s_else", kInt64);
+  add_node_outs(g, "If", {"big"}, {"picked"});
+  set_last_node_graph(g, "then_branch", yes);
+  set_last_node_graph(g, "else_branch", no);
+  add_int64s(g, "three", {3}, {});
+  add_int64s(g, "h0", {0}, {1});
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "i", kInt64);
+  add_typed(body.mutable_input(), "c", kBool);
+  add_typed(body.mutable_input(), "h_in", kInt64);
+  add_node(&body, "Add", {"h_in", "s"}, "h_out");
+  add_node(&body, "Identity", {"c"}, "c_out");
+  add_typed(body.mutable_output(), "c_out", kBool);
+  add_typed(body.mutable_output(), "h_out", kInt64);
+  add_node_outs(g, "Loop", {"three", "big", "h0"}, {"h"});
+  set_last_node_graph(g, "body", body);
+  add_output(g, "picked");
+  add_output(g, "h");
+  PreparedModel pm = model_of(proto).prepare({{"n", 8}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  for (int64_t n : {3, 8, 1})
+    for (float t : {-100.0f, 100.0f}) {
+      std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(std::vector<float>(static_cast<size_t>(n), 1.0f), {n})},
+                                        {"t", Tensor::from_vector<float>({t}, {})}});
+      bool big = static_cast<float>(n) > t;
+      EXPECT_EQ(got[0].to_vector<int64_t>(), (std::vector<int64_t>{big ? n : -n})) << n << " " << t;
+      EXPECT_EQ(got[1].to_vector<int64_t>(), (std::vector<int64_t>{big ? 3 * n : 0})) << n << " " << t;  // a false condition runs no iteration
+    }
+}
+
+// A model built for each input (a Reshape to a shape given as an input) with an If on the
+// inputs: the condition is read while the graph is built and keys the plans kept, so a new shape
+// or a new condition is never answered by an old plan.
+TEST(IfAsAStep, AModelBuiltForEachInputKeysItsPlansByTheCondition) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "if_rebuilt");
+  add_sized_input(g, "x", {"4"});
+  add_sized_input(g, "shape", {"2"}, kInt64);
+  add_sized_input(g, "t", {});
+  add_node(g, "ReduceSum", {"x"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  add_node(g, "Greater", {"total", "t"}, "big");
+  ::onnx::GraphProto yes, no;
+  yes.set_name("then");
+  add_node(&yes, "Reshape", {"x", "shape"}, "y_then");
+  add_typed(yes.mutable_output(), "y_then", kFloat);
+  no.set_name("else");
+  add_node(&no, "Neg", {"x"}, "negated");
+  add_node(&no, "Reshape", {"negated", "shape"}, "y_else");
+  add_typed(no.mutable_output(), "y_else", kFloat);
+  add_node_outs(g, "If", {"big"}, {"y"});
+  set_last_node_graph(g, "then_branch", yes);
+  set_last_node_graph(g, "else_branch", no);
+  add_output(g, "y");
+  PreparedModel pm = model_of(proto).prepare({});
+  EXPECT_NE(pm.rebuilds_because(), "");
+  std::vector<float> x{1, 2, 3, 4};
+  for (auto [shape, t] : std::vector<std::pair<std::vector<int64_t>, float>>{{{2, 2}, 0}, {{4, 1}, 0}, {{4, 1}, 100}, {{2, 2}, 100}, {{2, 2}, 0}}) {
+    std::vector<Tensor> got = pm.run({{"x", Tensor::from_vector(x, {4})}, {"shape", Tensor::from_vector(shape, {2})}, {"t", Tensor::from_vector<float>({t}, {})}});
+    EXPECT_EQ(got[0].shape(), (Shape{shape[0], shape[1]}));
+    std::vector<float> want = x;
+    if (t > 10)
+      for (float& v : want) v = -v;
+    EXPECT_EQ(got[0].to_vector<float>(), want) << t;
+  }
 }
 
 // A branch that reads a value whose size is an expression of sizes (x flattened: 2n) cannot be a
