@@ -145,8 +145,10 @@ DATATYPE = {np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64", np.dtype
 
 
 def test_every_test_model_answers_as_lathe_run(tmp_path):
-    """Each model of tests/onnx/models served (its named axis 0 up to 8) on its test data: the
-    server's outputs equal `lathe run`'s on the same inputs, and both the reference's."""
+    """Each model of tests/onnx/models served (its named axis 0 up to 8, other named axes up to
+    the sizes below) on its test data: the server's outputs equal `lathe run`'s on the same
+    inputs, and both the reference's."""
+    other_axes = {"rnn_scripted_loop": {"seq": 16}}  # a sequence of any length: a loop run as a step
     import sys
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from onnx_pb import read_tensor_proto
@@ -157,7 +159,7 @@ def test_every_test_model_answers_as_lathe_run(tmp_path):
         os.makedirs(repo / name / "1")
         shutil.copy(os.path.join(MODELS, name, "model.onnx"), repo / name / "1" / "model.onnx")
         with open(repo / name / "config.json", "w") as f:
-            json.dump({"max_batch_size": 8}, f)
+            json.dump({"max_batch_size": 8, **({"max_sizes": other_axes[name]} if name in other_axes else {})}, f)
     s = Server(str(repo))
     try:
         for name in cases:
