@@ -12,12 +12,6 @@
 namespace lathe::onnx {
 namespace {
 
-Model model_of(const ::onnx::ModelProto& m) {
-  std::string bytes;
-  m.SerializeToString(&bytes);
-  return Model::from_bytes(bytes);
-}
-
 // A node `op` over `ins` making `outs`.
 void add_node_outs(::onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
   auto* n = g->add_node();

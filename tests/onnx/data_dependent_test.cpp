@@ -14,12 +14,6 @@
 namespace lathe::onnx {
 namespace {
 
-Model model_of(const ::onnx::ModelProto& m) {
-  std::string bytes;
-  m.SerializeToString(&bytes);
-  return Model::from_bytes(bytes);
-}
-
 // Deterministic values in [0, 1).
 std::vector<float> uniform(size_t n, uint64_t seed) {
   std::vector<float> v(n);

@@ -11,6 +11,13 @@
 
 namespace lathe::onnx {
 
+// The model `m` as lathe loads it.
+inline Model model_of(const ::onnx::ModelProto& m) {
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return Model::from_bytes(bytes);
+}
+
 // The graph of `m`, an opset-17 model, named `name`.
 inline ::onnx::GraphProto* start_graph(::onnx::ModelProto& m, const std::string& name) {
   m.set_ir_version(8);
