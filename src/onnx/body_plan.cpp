@@ -309,8 +309,27 @@ void BodyPlan::read_output(size_t k, void* dst) const {
 }
 
 void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const {
-  // An output in a placeholder's memory (a value passed through, or a view of one) is read before
-  // any placeholder is written; on memory the host cannot address, every output is read first.
+  // Where the plan can, an output's memory and its input's are swapped: nothing is copied, and the
+  // next run writes the output where the input was. Otherwise the output is copied in; one in a
+  // placeholder's memory (a value passed through, or a view of one) is read before any placeholder
+  // is written, and on memory the host cannot address every output is read first.
+  if (swaps_.size() != pairs.size()) {  // which pairs can swap: found once, the plan's buffers fixed
+    swaps_.assign(pairs.size(), std::nullopt);
+    const std::vector<Buffer>& all = plan_->buffers();
+    for (size_t j = 0; j < pairs.size(); ++j) {
+      auto [out, in] = pairs[j];
+      auto at = std::find(all.begin(), all.end(), inputs_[in]);
+      if (at == all.end()) continue;
+      auto o = static_cast<size_t>(plan_->output_buffer_at(out) - all.data());
+      auto i = static_cast<size_t>(at - all.begin());
+      // An output that is this or another pair's input (passed through, swapped with another) is copied.
+      bool own = o == i || std::any_of(pairs.begin(), pairs.end(), [&](const std::pair<size_t, size_t>& p) { return all[o] == inputs_[p.second]; });
+      if (!own && all[o].dtype() == all[i].dtype() && all[o].nbytes() == all[i].nbytes() && !all[o].is_view() && !all[i].is_view())
+        swaps_[j] = std::pair<size_t, size_t>{o, i};
+      if (settings::debug_level() >= 3)
+        std::fprintf(stderr, "lathe: %s hands output %zu to input %zu by %s\n", where_.c_str(), out, in, swaps_[j] ? "swapping their memory" : "copying");
+    }
+  }
   auto read_first = [&](size_t out) {
     const Buffer* o = plan_->output_buffer_at(out);
     if (!o->host_visible()) return true;
@@ -324,12 +343,20 @@ void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const 
     });
   };
   staged_.resize(pairs.size());
+  std::vector<bool> swapped(pairs.size(), false);
   for (size_t j = 0; j < pairs.size(); ++j) {
+    if (swaps_[j] && plan_->swap_buffers(swaps_[j]->first, swaps_[j]->second)) {
+      inputs_[pairs[j].second] = plan_->buffers()[swaps_[j]->second];
+      swapped[j] = true;
+      continue;
+    }
+    swaps_[j].reset();  // the plan refused: copied from now on
     if (!read_first(pairs[j].first)) continue;
     staged_[j].resize(output_bytes(pairs[j].first));
     read_output(pairs[j].first, staged_[j].data());
   }
   for (size_t j = 0; j < pairs.size(); ++j) {
+    if (swapped[j]) continue;
     auto [out, in] = pairs[j];
     if (read_first(out)) write_input(in, staged_[j].data());
     else write_input(in, plan_->output_buffer_at(out)->data());

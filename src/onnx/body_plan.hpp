@@ -81,13 +81,15 @@ class BodyPlan {
   Shape output_sizes(size_t k) const;
   size_t output_bytes(size_t k) const;
   void read_output(size_t k, void* dst) const;
-  /// Copies outputs into inputs (each pair output, input) as one step: an output that is an
-  /// input's own memory (a value passed through, two swapped) is read before any is written.
+  /// Hands outputs to inputs (each pair output, input) as one step: the two buffers swapped where
+  /// the plan can (nothing copied), else copied, an output that is an input's own memory (a value
+  /// passed through, two swapped) read before any is written. The same pairs on every call of a
+  /// start.
   void carry(const std::vector<std::pair<size_t, size_t>>& pairs) const;
 
  private:
   std::string where_;
-  std::vector<Buffer> inputs_;                   // the placeholders: the body's inputs, then the captured values (none for a value given or a size)
+  mutable std::vector<Buffer> inputs_;           // the placeholders (carry swaps memory into them): the body's inputs, then the captured values (none for a value given or a size)
   std::vector<SymShape> input_shapes_;           // their shapes in the body's terms
   std::vector<Tensor> captured_, outputs_;
   std::vector<std::string> size_of_;             // per captured value: the variable it gives, for a size read as a value
@@ -101,6 +103,7 @@ class BodyPlan {
   mutable std::vector<std::optional<Shape>> out_sizes_;  // each output's sizes, once known in this start
   mutable bool bound_this_start_ = false;
   mutable std::vector<std::vector<uint8_t>> staged_;     // carry's copies of outputs in an input's memory
+  mutable std::vector<std::optional<std::pair<size_t, size_t>>> swaps_;  // per carried pair: the plan's buffers it swaps
   std::shared_ptr<ExecutionPlan> plan_;
   size_t num_body_inputs_ = 0;
 };

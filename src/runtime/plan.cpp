@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -248,6 +249,22 @@ std::vector<KernelProfile> ExecutionPlan::execute_with_vars_profiled(
 size_t ExecutionPlan::output_buffer_idx() const { return impl_->outputs.empty() ? 0 : impl_->outputs[0]; }
 
 const std::unordered_map<uint64_t, size_t>& ExecutionPlan::ast_to_buffer_map() const { return impl_->ast_to_buffer; }
+
+bool ExecutionPlan::swap_buffers(size_t a, size_t b) {
+  Impl& m = *impl_;
+  if (a == b) return true;
+  if (a >= m.buffers.size() || b >= m.buffers.size()) return false;
+  const Buffer &x = m.buffers[a], &y = m.buffers[b];
+  if (!x.valid() || !y.valid() || x.dtype() != y.dtype() || x.nbytes() != y.nbytes() || x.is_view() || y.is_view()) return false;
+  auto in = [](const std::vector<size_t>& v, size_t i) { return std::find(v.begin(), v.end(), i) != v.end(); };
+  if (in(m.intermediates, a) || in(m.intermediates, b) || m.feeds_folded.count(a) || m.feeds_folded.count(b)) return false;
+  for (const PreparedOp& op : m.ops)
+    if (const auto* v = std::get_if<PreparedBufferView>(&op))
+      if (v->base == a || v->base == b || v->view == a || v->view == b) return false;
+  std::swap(m.buffers[a], m.buffers[b]);
+  m.needs_pointers.store(true);  // the kernels' raw addresses are computed again before the next run
+  return true;
+}
 
 void ExecutionPlan::release_intermediate_buffers(const std::function<void(uint64_t)>& remove_fn) const {
   for (size_t i : impl_->intermediates) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "lathe/lathe.hpp"
 
 namespace lathe {
@@ -27,6 +29,39 @@ TEST(ExecutionPlan, PreparesWithoutRunningAndRunsManyTimesWithNewData) {
     for (int r = 0; r < 2; ++r)
       for (int k = 0; k < 3; ++k) want[r] += data[r * 3 + k] * static_cast<float>(k + 1);
     EXPECT_EQ(plan.output_buffer()->to_vector<float>(), want) << "round " << round;
+  }
+}
+
+// A loop's hand-off without copies: the input's and the output's memory swapped, each run
+// reads what the last wrote (x, 2x + 1, 4x + 3, ...) at no copy. A buffer the plan does not have,
+// and buffers of another size or dtype, are refused, and nothing changes.
+TEST(ExecutionPlan, SwappedBuffersHandTheOutputToTheInput) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 5, 7}, {5});
+  Tensor y = x * 2.0f + 1.0f;
+  ExecutionPlan plan = y.prepare();
+  const std::vector<Buffer>& all = plan.buffers();
+  size_t in = static_cast<size_t>(std::find(all.begin(), all.end(), x.buffer()) - all.begin());
+  size_t out = static_cast<size_t>(plan.output_buffer() - all.data());
+  ASSERT_LT(in, all.size());
+  std::vector<float> want{1, 2, 3, 5, 7};
+  for (int step = 0; step < 4; ++step) {
+    plan.execute();
+    for (float& v : want) v = 2 * v + 1;
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * want[i]) << "step " << step;
+    ASSERT_TRUE(plan.swap_buffers(out, in));
+  }
+  EXPECT_FALSE(plan.swap_buffers(in, all.size()));  // no such buffer
+  Tensor w = Tensor::from_vector(std::vector<float>{1, 2, 3, 5, 7}, {5});
+  ExecutionPlan sum = (w * 2.0f).sum().prepare();  // an output of one element
+  ExecutionPlan cast = (w * 2.0f).cast(dtypes::int32).prepare();  // and one of another dtype
+  for (ExecutionPlan* p : {&sum, &cast}) {
+    const std::vector<Buffer>& bs = p->buffers();
+    size_t win = static_cast<size_t>(std::find(bs.begin(), bs.end(), w.buffer()) - bs.begin());
+    size_t wout = static_cast<size_t>(p->output_buffer() - bs.data());
+    std::vector<float> before = bs[win].to_vector<float>();
+    EXPECT_FALSE(p->swap_buffers(wout, win));
+    EXPECT_EQ(p->buffers()[win].to_vector<float>(), before);  // nothing changed
   }
 }
 
