@@ -155,8 +155,8 @@ class ExecutionPlan {
   /// Exchanges the memory of buffers `a` and `b` (indices into buffers()), as a loop hands its
   /// carried values from its outputs to its inputs without copying them: the next run reads and
   /// writes each where the other was. Returns false, changing nothing, where the two differ in
-  /// dtype or size, or either is a view, a view's base, an intermediate in the arena, or read by
-  /// what the plan folded at prepare.
+  /// dtype or size, either is a view, a view's base, an intermediate in the arena, a constant, or
+  /// read by what the plan folded at prepare, or neither is written by the plan's run.
   bool swap_buffers(size_t a, size_t b);
   const std::unordered_map<uint64_t, size_t>& ast_to_buffer_map() const;
   /// Frees the memory of intermediate buffers and reports each one's AST id to `remove_fn`.

@@ -310,26 +310,28 @@ void BodyPlan::read_output(size_t k, void* dst) const {
 
 void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const {
   // Where the plan can, an output's memory and its input's are swapped: nothing is copied, and the
-  // next run writes the output where the input was. Otherwise the output is copied in; one in a
-  // placeholder's memory (a value passed through, or a view of one) is read before any placeholder
-  // is written, and on memory the host cannot address every output is read first.
-  if (swaps_.size() != pairs.size()) {  // which pairs can swap: found once, the plan's buffers fixed
+  // next run writes the output where the input was. An output that is a placeholder (a value
+  // passed through) or another pair's output too is copied instead, as is one the plan will not
+  // swap. In three phases, so no swap moves memory a copy still reads: what is copied is read (or
+  // noted, where it is the plan's own memory) first, then the swaps, then the copies written.
+  if (carried_ != pairs) {  // which pairs can swap: found once, the plan's buffers fixed
+    carried_ = pairs;
     swaps_.assign(pairs.size(), std::nullopt);
     const std::vector<Buffer>& all = plan_->buffers();
     for (size_t j = 0; j < pairs.size(); ++j) {
-      auto [out, in] = pairs[j];
+      size_t out = pairs[j].first, in = pairs[j].second;  // (clang 14 captures no structured binding)
       auto at = std::find(all.begin(), all.end(), inputs_[in]);
-      if (at == all.end()) continue;
       auto o = static_cast<size_t>(plan_->output_buffer_at(out) - all.data());
-      auto i = static_cast<size_t>(at - all.begin());
-      // An output that is this or another pair's input (passed through, swapped with another) is copied.
-      bool own = o == i || std::any_of(pairs.begin(), pairs.end(), [&](const std::pair<size_t, size_t>& p) { return all[o] == inputs_[p.second]; });
-      if (!own && all[o].dtype() == all[i].dtype() && all[o].nbytes() == all[i].nbytes() && !all[o].is_view() && !all[i].is_view())
-        swaps_[j] = std::pair<size_t, size_t>{o, i};
+      bool placeholder = std::any_of(inputs_.begin(), inputs_.end(), [&](const Buffer& b) { return b.valid() && b == all[o]; });
+      bool shared = std::any_of(pairs.begin(), pairs.end(), [&](const std::pair<size_t, size_t>& p) {
+        return p.first != out && plan_->output_buffer_at(p.first) == plan_->output_buffer_at(out);
+      });
+      if (at != all.end() && !placeholder && !shared) swaps_[j] = std::pair<size_t, size_t>{o, static_cast<size_t>(at - all.begin())};
       if (settings::debug_level() >= 3)
         std::fprintf(stderr, "lathe: %s hands output %zu to input %zu by %s\n", where_.c_str(), out, in, swaps_[j] ? "swapping their memory" : "copying");
     }
   }
+  // An output in a placeholder's memory (or in memory the host cannot address) is read out first.
   auto read_first = [&](size_t out) {
     const Buffer* o = plan_->output_buffer_at(out);
     if (!o->host_visible()) return true;
@@ -343,23 +345,35 @@ void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const 
     });
   };
   staged_.resize(pairs.size());
-  std::vector<bool> swapped(pairs.size(), false);
+  std::vector<const void*> direct(pairs.size(), nullptr);  // a copy's source: the plan's own memory
   for (size_t j = 0; j < pairs.size(); ++j) {
-    if (swaps_[j] && plan_->swap_buffers(swaps_[j]->first, swaps_[j]->second)) {
-      inputs_[pairs[j].second] = plan_->buffers()[swaps_[j]->second];
-      swapped[j] = true;
-      continue;
+    if (swaps_[j]) continue;
+    if (read_first(pairs[j].first)) {
+      staged_[j].resize(output_bytes(pairs[j].first));
+      read_output(pairs[j].first, staged_[j].data());
+    } else {
+      direct[j] = plan_->output_buffer_at(pairs[j].first)->data();
     }
-    swaps_[j].reset();  // the plan refused: copied from now on
-    if (!read_first(pairs[j].first)) continue;
-    staged_[j].resize(output_bytes(pairs[j].first));
-    read_output(pairs[j].first, staged_[j].data());
   }
   for (size_t j = 0; j < pairs.size(); ++j) {
-    if (swapped[j]) continue;
-    auto [out, in] = pairs[j];
-    if (read_first(out)) write_input(in, staged_[j].data());
-    else write_input(in, plan_->output_buffer_at(out)->data());
+    if (!swaps_[j]) continue;
+    if (plan_->swap_buffers(swaps_[j]->first, swaps_[j]->second)) {
+      inputs_[pairs[j].second] = plan_->buffers()[swaps_[j]->second];
+      continue;
+    }
+    // The plan will not swap these (a constant, a view): copied, now and from now on. Its output
+    // is no placeholder and no other pair's, so no swap above moved it.
+    swaps_[j].reset();
+    direct[j] = plan_->output_buffer_at(pairs[j].first)->data();
+    if (!plan_->output_buffer_at(pairs[j].first)->host_visible()) {
+      staged_[j].resize(output_bytes(pairs[j].first));
+      read_output(pairs[j].first, staged_[j].data());
+      direct[j] = nullptr;
+    }
+  }
+  for (size_t j = 0; j < pairs.size(); ++j) {
+    if (swaps_[j]) continue;
+    write_input(pairs[j].second, direct[j] ? direct[j] : staged_[j].data());
   }
 }
 

@@ -258,10 +258,27 @@ bool ExecutionPlan::swap_buffers(size_t a, size_t b) {
   if (!x.valid() || !y.valid() || x.dtype() != y.dtype() || x.nbytes() != y.nbytes() || x.is_view() || y.is_view()) return false;
   auto in = [](const std::vector<size_t>& v, size_t i) { return std::find(v.begin(), v.end(), i) != v.end(); };
   if (in(m.intermediates, a) || in(m.intermediates, b) || m.feeds_folded.count(a) || m.feeds_folded.count(b)) return false;
-  for (const PreparedOp& op : m.ops)
+  if (x.is_constant() || y.is_constant()) return false;  // a weight's memory stays the weight's
+  bool written = false;  // by a kernel, copy or host step each run: else nothing fills what moves
+  for (size_t i : m.executed) {
+    const PreparedOp& op = m.ops[i];
     if (const auto* v = std::get_if<PreparedBufferView>(&op))
       if (v->base == a || v->base == b || v->view == a || v->view == b) return false;
+    if (const auto* k = std::get_if<PreparedKernel>(&op))
+      for (size_t o : k->output_indices) written = written || k->buffer_indices[o] == a || k->buffer_indices[o] == b;
+    if (const auto* c = std::get_if<PreparedCopy>(&op)) written = written || c->dst == a || c->dst == b;
+    if (const auto* f = std::get_if<PreparedCustom>(&op))
+      for (size_t o = 0; o < f->num_outputs; ++o) written = written || f->buffer_indices[o] == a || f->buffer_indices[o] == b;
+  }
+  for (const PreparedOp& op : m.ops)  // views among the folded ops too
+    if (const auto* v = std::get_if<PreparedBufferView>(&op))
+      if (v->base == a || v->base == b || v->view == a || v->view == b) return false;
+  if (!written) return false;
   std::swap(m.buffers[a], m.buffers[b]);
+  for (PreparedOp& op : m.ops)  // what the kernels say they read and write
+    if (auto* k = std::get_if<PreparedKernel>(&op))
+      for (size_t i = 0; i < k->buffer_indices.size() && i < k->buffer_ids.size(); ++i)
+        if (k->buffer_indices[i] == a || k->buffer_indices[i] == b) k->buffer_ids[i] = m.buffers[k->buffer_indices[i]].id();
   m.needs_pointers.store(true);  // the kernels' raw addresses are computed again before the next run
   return true;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
@@ -132,6 +133,64 @@ TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
     std::vector<Tensor> got = pm.run({{"M", Tensor::full({}, trips, dtypes::int64)}, {"a", Tensor::from_vector(a, {3})}, {"b", Tensor::from_vector(b, {3})}});
     EXPECT_EQ(got[0].to_vector<float>(), trips % 2 ? b : a) << trips;
     EXPECT_EQ(got[1].to_vector<float>(), trips % 2 ? a : b) << trips;
+  }
+}
+
+// Carried values in each arrangement a hand-off must survive, M = 0..5 from the inputs: one fed
+// from the other (Fibonacci: cur + prev, and prev the old cur: the second reads what the first
+// swap would move), two outputs of one buffer (x * 2 and the same value again), and a weight
+// carried out (each iteration returns the initializer; it must stay the weight).
+TEST(LoopAsAStep, CarriedValuesHandedOffInEveryArrangement) {
+  std::map<std::string, PreparedModel> prepared;  // one per arrangement, run at every count
+  auto run_loop = [&prepared](const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes, int64_t trips) {
+    ::onnx::ModelProto proto;
+    ::onnx::GraphProto* g = start_graph(proto, "handoff");
+    add_sized_input(g, "M", {}, kInt64);
+    add_sized_input(g, "a", {"3"});
+    add_sized_input(g, "b", {"3"});
+    ::onnx::TensorProto* w = g->add_initializer();
+    w->set_name("W");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    w->add_dims(3);
+    for (float v : {7.0f, 8.0f, 9.0f}) w->add_float_data(v);
+    add_float(g, "two", 2.0f);
+    ::onnx::GraphProto body;
+    body.set_name("body");
+    add_typed(body.mutable_input(), "i", kInt64);
+    add_typed(body.mutable_input(), "c", kBool);
+    add_typed(body.mutable_input(), "a_in", kFloat);
+    add_typed(body.mutable_input(), "b_in", kFloat);
+    add_node(&body, "Identity", {"c"}, "c_out");
+    for (const auto& [op_out, ins] : nodes) add_node(&body, op_out.substr(0, op_out.find(':')), ins, op_out.substr(op_out.find(':') + 1));
+    for (const char* out : {"c_out", "a_out", "b_out"}) add_typed(body.mutable_output(), out, kFloat);
+    add_node_outs(g, "Loop", {"M", "", "a", "b"}, {"a_final", "b_final"});
+    set_last_node_graph(g, "body", body);
+    add_output(g, "a_final");
+    add_output(g, "b_final");
+    std::string key;
+    for (const auto& [n, ins] : nodes) key += n + ";";
+    auto it = prepared.find(key);
+    if (it == prepared.end()) it = prepared.emplace(key, model_of(proto).prepare({})).first;
+    EXPECT_EQ(it->second.rebuilds_because(), "");
+    std::vector<Tensor> got = it->second.run({{"M", Tensor::from_vector<int64_t>({trips}, {})},
+                                              {"a", Tensor::from_vector<float>({1, 2, 3}, {3})},
+                                              {"b", Tensor::from_vector<float>({0, 1, 1}, {3})}});
+    return std::pair{got[0].to_vector<float>(), got[1].to_vector<float>()};
+  };
+  for (int64_t m = 0; m <= 5; ++m) {
+    SCOPED_TRACE("M " + std::to_string(m));
+    std::vector<float> cur{1, 2, 3}, prev{0, 1, 1}, x{1, 2, 3}, y{0, 1, 1}, v{1, 2, 3};
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<float> next(3);
+      for (size_t k = 0; k < 3; ++k) next[k] = cur[k] + prev[k];
+      prev = cur, cur = next;
+      for (float& e : x) e *= 2;
+      y = x;
+      v = {7, 8, 9};
+    }
+    EXPECT_EQ(run_loop({{"Add:a_out", {"a_in", "b_in"}}, {"Identity:b_out", {"a_in"}}}, m), (std::pair{cur, prev}));
+    EXPECT_EQ(run_loop({{"Mul:a_out", {"a_in", "two"}}, {"Identity:b_out", {"a_out"}}}, m), (std::pair{x, y}));
+    EXPECT_EQ(run_loop({{"Identity:a_out", {"W"}}, {"Add:b_out", {"b_in", "a_in"}}}, m).first, v);
   }
 }
 
@@ -292,6 +351,41 @@ TEST(ScanAsAStep, RunningSumOverASequenceOfRunTimeLength) {
     EXPECT_EQ(got[2].to_vector<float>(), rs);
   }
   EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
+}
+
+// A state that becomes the slice just read (s = x_t, a body input other than the state passed
+// through): handed off by copying, so the next slice is read where it should be.
+TEST(ScanAsAStep, AStateThatIsTheSliceJustRead) {
+  ::onnx::ModelProto proto;
+  ::onnx::GraphProto* g = start_graph(proto, "previous");
+  add_sized_input(g, "s0", {"2"});
+  add_sized_input(g, "x", {"t", "2"});
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "s_in", kFloat);
+  add_typed(body.mutable_input(), "x_t", kFloat);
+  add_node(&body, "Identity", {"x_t"}, "s_out");
+  add_node(&body, "Add", {"s_in", "x_t"}, "y");
+  for (const char* out : {"s_out", "y"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Scan", {"s0", "x"}, {"s_final", "ys"});
+  set_last_node_graph(g, "body", body);
+  set_last_node_int(g, "num_scan_inputs", 1);
+  add_output(g, "s_final");
+  add_output(g, "ys");
+  PreparedModel pm = model_of(proto).prepare({{"t", 5}});
+  ASSERT_EQ(pm.rebuilds_because(), "");
+  for (int64_t t : {1, 2, 5}) {
+    std::vector<float> x;
+    for (int64_t i = 0; i < 2 * t; ++i) x.push_back(static_cast<float>(i * i));
+    std::vector<Tensor> got = pm.run({{"s0", Tensor::from_vector<float>({-1, -2}, {2})}, {"x", Tensor::from_vector(x, {t, 2})}});
+    std::vector<float> s{-1, -2}, ys;
+    for (int64_t i = 0; i < t; ++i) {
+      for (size_t j = 0; j < 2; ++j) ys.push_back(s[j] + x[static_cast<size_t>(i) * 2 + j]);
+      s = {x[static_cast<size_t>(i) * 2], x[static_cast<size_t>(i) * 2 + 1]};
+    }
+    EXPECT_EQ(got[0].to_vector<float>(), s) << t;
+    EXPECT_EQ(got[1].to_vector<float>(), ys) << t;
+  }
 }
 
 // Opset 8's Scan has a batch axis first on every input and output: each batch scanned on its own.
