@@ -31,6 +31,25 @@ void add_typed(google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto>* list,
 
 constexpr int kFloat = ::onnx::TensorProto::FLOAT, kInt64 = ::onnx::TensorProto::INT64, kBool = ::onnx::TensorProto::BOOL;
 
+// big = sum(x) > t, and an If on it whose branches are one node each over `in` (`then_op` and
+// `else_op`, giving `elem_type`), its output named `picked`.
+void add_if_on_sum(::onnx::GraphProto* g, const std::string& in, const std::string& then_op, const std::string& else_op, int elem_type,
+                   const std::string& picked) {
+  add_node(g, "ReduceSum", {"x"}, "total");
+  set_last_node_int(g, "keepdims", 0);
+  add_node(g, "Greater", {"total", "t"}, "big");
+  ::onnx::GraphProto yes, no;
+  yes.set_name("then");
+  add_node(&yes, then_op, {in}, "then_out");
+  add_typed(yes.mutable_output(), "then_out", elem_type);
+  no.set_name("else");
+  add_node(&no, else_op, {in}, "else_out");
+  add_typed(no.mutable_output(), "else_out", elem_type);
+  add_node_outs(g, "If", {"big"}, {picked});
+  set_last_node_graph(g, "then_branch", yes);
+  set_last_node_graph(g, "else_branch", no);
+}
+
 // for i in range(M) while sum(x) < limit: x = 2x + i, each x kept: M, limit (read by the body from
 // the graph around it) and x's length n are inputs, so one plan serves every count.
 ::onnx::ModelProto doubling_loop() {
@@ -492,19 +511,7 @@ TEST(IfAsAStep, ASizeReadInsideIsThisRunsSize) {
   add_sized_input(g, "x", {"n"});
   add_sized_input(g, "t", {});
   add_node(g, "Shape", {"x"}, "s");
-  add_node(g, "ReduceSum", {"x"}, "total");
-  set_last_node_int(g, "keepdims", 0);
-  add_node(g, "Greater", {"total", "t"}, "big");
-  ::onnx::GraphProto yes, no;
-  yes.set_name("then");
-  add_node(&yes, "Identity", {"s"}, "s_then");
-  add_typed(yes.mutable_output(), "s_then", kInt64);
-  no.set_name("else");
-  add_node(&no, "Neg", {"s"}, "s_else");
-  add_typed(no.mutable_output(), "s_else", kInt64);
-  add_node_outs(g, "If", {"big"}, {"picked"});
-  set_last_node_graph(g, "then_branch", yes);
-  set_last_node_graph(g, "else_branch", no);
+  add_if_on_sum(g, "s", "Identity", "Neg", kInt64, "picked");
   add_int64s(g, "three", {3}, {});
   add_int64s(g, "h0", {0}, {1});
   ::onnx::GraphProto body;
@@ -580,19 +587,7 @@ TEST(IfAsAStep, BranchesThatCannotBePlansOfTheirOwnArePickedInTheGraph) {
   set_last_node_int(g, "axis", 0);
   add_int64s(g, "minus_one", {-1}, {1});
   add_node(g, "Reshape", {"flat2", "minus_one"}, "flat");
-  add_node(g, "ReduceSum", {"x"}, "total");
-  set_last_node_int(g, "keepdims", 0);
-  add_node(g, "Greater", {"total", "t"}, "big");
-  ::onnx::GraphProto yes, no;
-  yes.set_name("then");
-  add_node(&yes, "Identity", {"flat"}, "y_then");
-  add_typed(yes.mutable_output(), "y_then", kFloat);
-  no.set_name("else");
-  add_node(&no, "Neg", {"flat"}, "y_else");
-  add_typed(no.mutable_output(), "y_else", kFloat);
-  add_node_outs(g, "If", {"big"}, {"y"});
-  set_last_node_graph(g, "then_branch", yes);
-  set_last_node_graph(g, "else_branch", no);
+  add_if_on_sum(g, "flat", "Identity", "Neg", kFloat, "y");
   add_output(g, "y");
   PreparedModel pm = model_of(proto).prepare({{"n", 4}});
   ASSERT_EQ(pm.rebuilds_because(), "");
