@@ -2,8 +2,8 @@
 // built, If picks a branch and Loop and Scan unroll their bodies (so shapes stay static and kernels
 // fuse across iterations' boundaries). Where they are known only as the plan runs (a model
 // prepared once, whose loops depend on its inputs), Loop and Scan are host steps that run their
-// body, prepared once as a plan of its own (body_plan.hpp), once per iteration; an If picks each
-// output as the plan runs.
+// body, prepared once as a plan of its own (body_plan.hpp), once per iteration, and an If is one
+// that runs the branch it picks, each branch such a plan.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -140,7 +140,8 @@ bool appends_only(const ::onnx::GraphProto& body, size_t k) {
 }
 
 // Loop as a step of the plan: the body a plan of its own, run while the trip count and the
-// condition allow, its carried values copied from its outputs to its inputs between iterations;
+// condition allow, its carried values handed from its outputs to its inputs between iterations
+// (BodyPlan::carry: their memory swapped where the plan can);
 // its scan outputs, and the values it appends to a carried sequence, stacked into memory sized
 // for the trip count's largest value (a size's largest, or the count itself when known now).
 V loop_step(const OpContext& c) {
