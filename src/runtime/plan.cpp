@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -250,36 +249,46 @@ size_t ExecutionPlan::output_buffer_idx() const { return impl_->outputs.empty() 
 
 const std::unordered_map<uint64_t, size_t>& ExecutionPlan::ast_to_buffer_map() const { return impl_->ast_to_buffer; }
 
+void ExecutionPlan::Impl::build_swap_table() {
+  SwapTable& t = swaps.emplace();
+  t.movable.assign(buffers.size(), true);
+  t.written.assign(buffers.size(), false);
+  t.uses.assign(buffers.size(), {});
+  for (size_t i : intermediates) t.movable[i] = false;  // the arena's
+  for (size_t i : feeds_folded) t.movable[i] = false;   // what was folded at prepare reads or wrote it
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (!buffers[i].valid() || buffers[i].is_view() || buffers[i].is_constant()) t.movable[i] = false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* v = std::get_if<PreparedBufferView>(&ops[i])) t.movable[v->base] = t.movable[v->view] = false;
+    if (const auto* k = std::get_if<PreparedKernel>(&ops[i]))
+      for (size_t arg = 0; arg < k->buffer_indices.size(); ++arg) t.uses[k->buffer_indices[arg]].emplace_back(i, arg);
+  }
+  for (size_t i : executed) {  // what each run writes: a kernel's outputs, a copy's target, a host step's outputs
+    if (const auto* k = std::get_if<PreparedKernel>(&ops[i]))
+      for (size_t o : k->output_indices) t.written[k->buffer_indices[o]] = true;
+    if (const auto* c = std::get_if<PreparedCopy>(&ops[i])) t.written[c->dst] = true;
+    if (const auto* f = std::get_if<PreparedCustom>(&ops[i]))
+      for (size_t o = 0; o < f->num_outputs; ++o) t.written[f->buffer_indices[o]] = true;
+  }
+}
+
 bool ExecutionPlan::swap_buffers(size_t a, size_t b) {
   Impl& m = *impl_;
   if (a == b) return true;
   if (a >= m.buffers.size() || b >= m.buffers.size()) return false;
+  if (!m.swaps) m.build_swap_table();  // once: what may move does not change as buffers swap
+  const Impl::SwapTable& t = *m.swaps;
   const Buffer &x = m.buffers[a], &y = m.buffers[b];
-  if (!x.valid() || !y.valid() || x.dtype() != y.dtype() || x.nbytes() != y.nbytes() || x.is_view() || y.is_view()) return false;
-  auto in = [](const std::vector<size_t>& v, size_t i) { return std::find(v.begin(), v.end(), i) != v.end(); };
-  if (in(m.intermediates, a) || in(m.intermediates, b) || m.feeds_folded.count(a) || m.feeds_folded.count(b)) return false;
-  if (x.is_constant() || y.is_constant()) return false;  // a weight's memory stays the weight's
-  bool written = false;  // by a kernel, copy or host step each run: else nothing fills what moves
-  for (size_t i : m.executed) {
-    const PreparedOp& op = m.ops[i];
-    if (const auto* v = std::get_if<PreparedBufferView>(&op))
-      if (v->base == a || v->base == b || v->view == a || v->view == b) return false;
-    if (const auto* k = std::get_if<PreparedKernel>(&op))
-      for (size_t o : k->output_indices) written = written || k->buffer_indices[o] == a || k->buffer_indices[o] == b;
-    if (const auto* c = std::get_if<PreparedCopy>(&op)) written = written || c->dst == a || c->dst == b;
-    if (const auto* f = std::get_if<PreparedCustom>(&op))
-      for (size_t o = 0; o < f->num_outputs; ++o) written = written || f->buffer_indices[o] == a || f->buffer_indices[o] == b;
-  }
-  for (const PreparedOp& op : m.ops)  // views among the folded ops too
-    if (const auto* v = std::get_if<PreparedBufferView>(&op))
-      if (v->base == a || v->base == b || v->view == a || v->view == b) return false;
-  if (!written) return false;
+  // Neither a constant, a view, a view's base or the arena's; of one dtype and size; and one of
+  // them filled by each run (else nothing fills what moves).
+  if (!t.movable[a] || !t.movable[b] || x.dtype() != y.dtype() || x.nbytes() != y.nbytes() || !(t.written[a] || t.written[b])) return false;
   std::swap(m.buffers[a], m.buffers[b]);
-  for (PreparedOp& op : m.ops)  // what the kernels say they read and write
-    if (auto* k = std::get_if<PreparedKernel>(&op))
-      for (size_t i = 0; i < k->buffer_indices.size() && i < k->buffer_ids.size(); ++i)
-        if (k->buffer_indices[i] == a || k->buffer_indices[i] == b) k->buffer_ids[i] = m.buffers[k->buffer_indices[i]].id();
-  m.needs_pointers.store(true);  // the kernels' raw addresses are computed again before the next run
+  for (size_t i : {a, b})  // the kernels that hold them: their addresses and ids now
+    for (auto [op, arg] : t.uses[i]) {
+      auto& k = std::get<PreparedKernel>(m.ops[op]);
+      if (arg < k.buffer_ids.size()) k.buffer_ids[arg] = m.buffers[i].id();
+      if (!m.needs_pointers.load()) k.buffer_ptrs[arg] = reinterpret_cast<uintptr_t>(m.buffers[i].device_ptr());
+    }
   return true;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +33,15 @@ struct ExecutionPlan::Impl {
   std::vector<std::vector<size_t>> poison_after;  // per op: intermediates dead after it (empty unless LATHE_POISON)
   std::unordered_map<size_t, std::vector<size_t>> refresh_after;  // a host step's op -> the kernels that read a size it sets
 
+  /// What swap_buffers may exchange, made at its first call: per buffer, whether it may move (no
+  /// constant, view, view's base, arena intermediate, or what folding read or wrote), whether
+  /// each run writes it, and the (op, argument) of every kernel that holds it.
+  struct SwapTable {
+    std::vector<bool> movable, written;
+    std::vector<std::vector<std::pair<size_t, size_t>>> uses;
+  };
+  std::optional<SwapTable> swaps;
+  void build_swap_table();
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();
   /// Re-evaluates every kernel's launch size and positional values from var_values.
