@@ -68,22 +68,18 @@ SymShape without(const SymShape& s, size_t axis) {
   return out;
 }
 
-bool same_shape(const SymShape& a, const SymShape& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t d = 0; d < a.size(); ++d)
-    if (!(a[d] == b[d])) return false;
-  return true;
+// Whether `t` is a size that is a variable's expression (x.shape[1] of a prepared model): its
+// value is known only as the plan runs, at most its largest.
+bool a_symbolic_size(const Tensor& t) {
+  std::optional<SymShape> s = size_values_of(t);
+  return s && std::any_of(s->begin(), s->end(), [](const SInt& d) { return !d.is_static(); });
 }
 
 // Whether the values a node decides with (`values`, its inputs) or its body reads are known only
 // as the plan runs, or have sizes that are (so its body cannot be unrolled while the graph is built).
 bool decided_as_it_runs(const OpContext& c, const V& values, const std::string& body) {
-  auto a_size = [](const Tensor& t) {  // a value that is a symbolic size (x.shape[1])
-    std::optional<SymShape> s = size_values_of(t);
-    return s && std::any_of(s->begin(), s->end(), [](const SInt& d) { return !d.is_static(); });
-  };
   for (const Value& v : values) {
-    if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic() || a_size(v.tensor()))) return true;
+    if (v.is_tensor() && (c.decided_at_run(v.tensor()) || v.tensor().is_symbolic() || a_symbolic_size(v.tensor()))) return true;
     if (v.is_stacked()) return true;  // a length only the plan knows
     if (v.is_sequence())
       for (const Tensor& t : v.items())
@@ -106,7 +102,7 @@ void check_carried(const OpContext& c, const BodyPlan& body, size_t k, const Ten
   if (body.output_dtype(k) != initial.dtype())
     c.fail(what + " is " + initial.dtype().name() + " going in and " + body.output_dtype(k).name() + " coming out of the body");
   SymShape out = body.output_shape(c, k);
-  if (!same_shape(out, initial.symbolic_shape()))
+  if (out != initial.symbolic_shape())
     cannot_plan(c, what + " changes shape across iterations (" + shape_to_string(initial.symbolic_shape()) + " to " + shape_to_string(out) + ")");
 }
 
@@ -149,11 +145,9 @@ V loop_step(const OpContext& c) {
   int64_t most = std::numeric_limits<int64_t>::max();
   bool trips_in = false, cond_in = false;
   if (c.has(0)) {
-    std::optional<SymShape> size = size_values_of(c.in(0));  // a size (x.shape[1]): at most its largest
-    bool a_size = size && size->size() == 1 && !(*size)[0].is_static();
-    if (a_size || c.decided_at_run(c.in(0))) {
+    if (a_symbolic_size(c.in(0)) || c.decided_at_run(c.in(0))) {
       trips_in = true;
-      if (size && size->size() == 1) most = (*size)[0].max();
+      if (std::optional<SymShape> size = size_values_of(c.in(0)); size && size->size() == 1) most = (*size)[0].max();
     } else {
       trips_now = c.int_at0(0);
       most = std::max<int64_t>(*trips_now, 0);
@@ -573,7 +567,7 @@ Tensor chosen(const OpContext& c, const Tensor& cond, const Tensor& yes, const T
   if (yes.dtype() != no.dtype()) c.fail(which + " is " + yes.dtype().name() + " in one branch and " + no.dtype().name() + " in the other");
   SymShape a = yes.symbolic_shape(), b = no.symbolic_shape();
   if (a.size() != b.size()) c.fail(which + " has rank " + std::to_string(a.size()) + " in one branch and " + std::to_string(b.size()) + " in the other");
-  if (same_shape(a, b)) return cond.where(yes, no);
+  if (a == b) return cond.where(yes, no);
   auto step = std::make_shared<HostStep>();
   step->name = c.where();
   std::vector<size_t> differing;
