@@ -137,5 +137,10 @@ ConstValue cast_const(ConstValue v, DType dt);
 double const_as_double(ConstValue v);
 int64_t const_as_int(ConstValue v);
 std::string const_to_string(ConstValue v);
+/// Writes `v`, cast to `dt` (cast_const), at `dst` as `dt`'s bytes: little-endian integers, IEEE
+/// floats, float16 and bfloat16 as their 16 bits, bool as one byte.
+void write_const(ConstValue v, DType dt, void* dst);
+/// The element of `dt` at `src`: bool, int64 (signed), uint64 (unsigned) or double (floats).
+ConstValue read_const(const void* src, DType dt);
 
 }  // namespace lathe

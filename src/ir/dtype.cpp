@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -239,6 +240,48 @@ ConstValue cast_const(ConstValue v, DType dt) {
     case TypeKind::Void: break;
   }
   throw DTypeError("cannot make a constant of type " + dt.name());
+}
+
+void write_const(ConstValue v, DType dt, void* dst) {
+  DType s = dt.scalar();
+  ConstValue c = cast_const(v, s);
+  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
+  switch (s.scalar_type()) {
+    case ScalarType::Bool: return put(static_cast<uint8_t>(std::get<bool>(c)));
+    case ScalarType::Float16: return put(detail::float_to_half(static_cast<float>(std::get<double>(c))));
+    case ScalarType::BFloat16: return put(detail::float_to_bf16(static_cast<float>(std::get<double>(c))));
+    case ScalarType::Float32: return put(static_cast<float>(std::get<double>(c)));
+    case ScalarType::Float64: return put(std::get<double>(c));
+    default: break;
+  }
+  uint64_t bits = std::visit([](auto x) { return static_cast<uint64_t>(x); }, c);  // two's complement
+  std::memcpy(dst, &bits, static_cast<size_t>(s.itemsize()));  // little-endian: the low bytes
+}
+
+ConstValue read_const(const void* src, DType dt) {
+  DType s = dt.scalar();
+  auto get = [&](auto x) {
+    std::memcpy(&x, src, sizeof(x));
+    return x;
+  };
+  switch (s.scalar_type()) {
+    case ScalarType::Bool: return get(uint8_t{}) != 0;
+    case ScalarType::Float16: return static_cast<double>(detail::half_to_float(get(uint16_t{})));
+    case ScalarType::BFloat16: return static_cast<double>(detail::bf16_to_float(get(uint16_t{})));
+    case ScalarType::Float32: return static_cast<double>(get(float{}));
+    case ScalarType::Float64: return get(double{});
+    case ScalarType::Int8: return static_cast<int64_t>(get(int8_t{}));
+    case ScalarType::Int16: return static_cast<int64_t>(get(int16_t{}));
+    case ScalarType::Int32: return static_cast<int64_t>(get(int32_t{}));
+    case ScalarType::Int64:
+    case ScalarType::Index: return get(int64_t{});
+    case ScalarType::UInt8: return static_cast<uint64_t>(get(uint8_t{}));
+    case ScalarType::UInt16: return static_cast<uint64_t>(get(uint16_t{}));
+    case ScalarType::UInt32: return static_cast<uint64_t>(get(uint32_t{}));
+    case ScalarType::UInt64: return get(uint64_t{});
+    default: break;
+  }
+  throw DTypeError("cannot read a constant of type " + dt.name());
 }
 
 std::string const_to_string(ConstValue v) {

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "device/buffer_registry.hpp"
-#include "ir/half.hpp"
 #include "schedule/shape.hpp"
 #include "tensor/tensor_util.hpp"
 
@@ -31,30 +30,7 @@ Tensor host_tensor(const std::vector<double>& values, DType dtype, const Shape& 
   size_t item = static_cast<size_t>(dtype.itemsize());
   std::vector<char> bytes(values.size() * item);  // made on the host, then copied to the buffer's device
   char* p = bytes.data();
-  for (size_t i = 0; i < values.size(); ++i) {
-    ConstValue c = cast_const(values[i], dtype);
-    char* dst = p + i * item;
-    std::visit(
-        [&](auto x) {
-          using T = decltype(x);
-          if (dtype == dtypes::float16) {
-            uint16_t h = detail::float_to_half(static_cast<float>(const_as_double(c)));
-            std::memcpy(dst, &h, 2);
-          } else if (dtype == dtypes::bfloat16) {
-            uint16_t h = detail::float_to_bf16(static_cast<float>(const_as_double(c)));
-            std::memcpy(dst, &h, 2);
-          } else if (dtype == dtypes::float32) {
-            float f = static_cast<float>(const_as_double(c));
-            std::memcpy(dst, &f, 4);
-          } else if constexpr (std::is_same_v<T, double>) {
-            std::memcpy(dst, &x, 8);
-          } else {
-            uint64_t bits = static_cast<uint64_t>(x);
-            std::memcpy(dst, &bits, item);  // little-endian: the low bytes hold the value
-          }
-        },
-        c);
-  }
+  for (size_t i = 0; i < values.size(); ++i) write_const(values[i], dtype, p + i * item);
   Buffer b(dtype, values.size());
   b.copyin(bytes.data(), bytes.size());
   return Tensor(buffer_node(b, shape), shape);

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <limits>
 
-#include "src/ir/half.hpp"
 
 namespace lathe::serve {
 namespace {
@@ -42,54 +41,49 @@ void flatten(const json& data, std::vector<const json*>& out, const std::string&
   }
 }
 
-template <class T>
-void put(std::vector<uint8_t>& bytes, size_t i, T v) {
-  std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
-}
-
-// One JSON element as `dtype`'s bytes at position i; integers must be whole and in range.
+// One JSON element as `dtype`'s bytes at position i: a float that stays finite in the dtype, an
+// integer whole and within the dtype's range (DType::min/max), a bool for BOOL.
 void store(const json& v, DType dtype, std::vector<uint8_t>& bytes, size_t i, const std::string& field) {
+  uint8_t* at = bytes.data() + i * static_cast<size_t>(dtype.itemsize());
+  std::string element = field + ": element " + std::to_string(i);
+  std::string name = datatype_name(dtype).value_or(dtype.name());
   if (dtype == dtypes::bool_) {
-    if (v.is_boolean()) return put<uint8_t>(bytes, i, v.get<bool>() ? 1 : 0);
-    if (v.is_number() && (v.get<double>() == 0 || v.get<double>() == 1)) return put<uint8_t>(bytes, i, v.get<double>() != 0);
-    bad(field + ": element " + std::to_string(i) + " is not a BOOL (true, false, 0 or 1)");
+    if (v.is_boolean()) return write_const(v.get<bool>(), dtype, at);
+    if (v.is_number() && (v.get<double>() == 0 || v.get<double>() == 1)) return write_const(v.get<double>() != 0, dtype, at);
+    bad(element + " is not a BOOL (true, false, 0 or 1)");
   }
-  if (v.is_boolean()) bad(field + ": element " + std::to_string(i) + " is a boolean in a " + datatype_name(dtype).value_or("?") + " tensor");
+  if (v.is_boolean()) bad(element + " is a boolean in a " + name + " tensor");
   if (dtype.is_float()) {
     double d = v.get<double>();  // a literal beyond double's range parses as an infinity
-    double most = dtype == dtypes::float64 ? std::numeric_limits<double>::max()
-                  : dtype == dtypes::float16 ? 65504.0
-                                             : static_cast<double>(std::numeric_limits<float>::max());
-    if (!std::isfinite(d) || std::fabs(d) > most)
-      bad(field + ": element " + std::to_string(i) + " is outside " + datatype_name(dtype).value_or("?") + "'s range");
-    if (dtype == dtypes::float64) return put<double>(bytes, i, d);
-    if (dtype == dtypes::float32) return put<float>(bytes, i, static_cast<float>(d));
-    float odd = detail::round_to_odd_float(d);  // then rounded once more, to 16 bits: as from d itself
-    return put<uint16_t>(bytes, i, dtype == dtypes::float16 ? detail::float_to_half(odd) : detail::float_to_bf16(odd));
+    // Rounded to the dtype once (as the model's own casts round); what overflows it is refused.
+    if (!std::isfinite(d) || !std::isfinite(const_as_double(cast_const(d, dtype)))) bad(element + " is outside " + name + "'s range");
+    return write_const(d, dtype, at);
   }
-  // An integer: whole, and within the dtype's range [lo, hi], kept as its two's-complement bits.
+  // An integer: whole, and within [min, max], compared without a round trip through double.
   bool whole = v.is_number_integer() || (std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>());
-  if (!whole) bad(field + ": element " + std::to_string(i) + " (" + v.dump() + ") is not a whole number");
-  int bits = static_cast<int>(dtype.itemsize()) * 8;
-  bool is_unsigned = dtype.is_unsigned();
-  int64_t lo = is_unsigned ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-  uint64_t hi = is_unsigned ? (bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1) : (uint64_t{1} << (bits - 1)) - 1;
-  uint64_t value = 0;
+  if (!whole) bad(element + " (" + v.dump() + ") is not a whole number");
+  ConstValue lo = dtype.min(), hi = dtype.max();
+  auto below = [&](int64_t s) { return std::holds_alternative<int64_t>(lo) && s < std::get<int64_t>(lo); };
+  auto above = [&](uint64_t u) {
+    return std::holds_alternative<int64_t>(hi) ? u > static_cast<uint64_t>(std::get<int64_t>(hi)) : u > std::get<uint64_t>(hi);
+  };
+  ConstValue value;
   bool inside = false;
   if (v.is_number_unsigned()) {
-    value = v.get<uint64_t>(), inside = value <= hi;
+    uint64_t u = v.get<uint64_t>();
+    value = u, inside = !above(u);
   } else if (v.is_number_integer()) {
     int64_t s = v.get<int64_t>();
-    value = static_cast<uint64_t>(s), inside = s >= lo && (s < 0 || static_cast<uint64_t>(s) <= hi);
+    value = s, inside = s < 0 ? !below(s) && !dtype.is_unsigned() : !above(static_cast<uint64_t>(s));
   } else {
     double d = v.get<double>();
-    // hi as a double may round up past it (2^63 - 1 to 2^63): compare against the power of two above.
-    double above = is_unsigned ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
-    inside = d >= static_cast<double>(lo) && d < above;
-    if (inside) value = d < 0 ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
+    // max as a double may round up past it (2^63 - 1 to 2^63): compare against the power of two above.
+    double limit = std::ldexp(1.0, static_cast<int>(dtype.itemsize()) * 8 - (dtype.is_unsigned() ? 0 : 1));
+    inside = d < limit && d >= (dtype.is_unsigned() ? 0.0 : -limit);
+    if (inside) value = d < 0 ? ConstValue{static_cast<int64_t>(d)} : ConstValue{static_cast<uint64_t>(d)};
   }
-  if (!inside) bad(field + ": element " + std::to_string(i) + " (" + v.dump() + ") is outside " + datatype_name(dtype).value_or("?") + "'s range");
-  std::memcpy(bytes.data() + i * static_cast<size_t>(bits / 8), &value, static_cast<size_t>(bits / 8));  // little-endian: the low bytes
+  if (!inside) bad(element + " (" + v.dump() + ") is outside " + name + "'s range");
+  write_const(value, dtype, at);
 }
 
 // A float as JSON text; NaN and the infinities as the tokens Python's json module and Triton's
@@ -103,27 +97,13 @@ std::string number_text(double v) {
 // The elements of a tensor's bytes as a JSON array's text (booleans for BOOL).
 std::string elements(const std::vector<uint8_t>& bytes, DType dtype) {
   std::string out = "[";
-  auto n = static_cast<size_t>(bytes.size() / static_cast<size_t>(dtype.itemsize()));
-  auto at = [&](auto type_tag, size_t i) {
-    decltype(type_tag) v;
-    std::memcpy(&v, bytes.data() + i * sizeof(v), sizeof(v));
-    return v;
-  };
-  for (size_t i = 0; i < n; ++i) {
+  auto item = static_cast<size_t>(dtype.itemsize());
+  for (size_t i = 0; i * item < bytes.size(); ++i) {
     if (i) out += ',';
-    if (dtype == dtypes::bool_) out += at(uint8_t{}, i) ? "true" : "false";
-    else if (dtype == dtypes::float32) out += number_text(at(float{}, i));
-    else if (dtype == dtypes::float64) out += number_text(at(double{}, i));
-    else if (dtype == dtypes::float16) out += number_text(detail::half_to_float(at(uint16_t{}, i)));
-    else if (dtype == dtypes::bfloat16) out += number_text(detail::bf16_to_float(at(uint16_t{}, i)));
-    else if (dtype == dtypes::int8) out += std::to_string(at(int8_t{}, i));
-    else if (dtype == dtypes::uint8) out += std::to_string(at(uint8_t{}, i));
-    else if (dtype == dtypes::int16) out += std::to_string(at(int16_t{}, i));
-    else if (dtype == dtypes::uint16) out += std::to_string(at(uint16_t{}, i));
-    else if (dtype == dtypes::int32) out += std::to_string(at(int32_t{}, i));
-    else if (dtype == dtypes::uint32) out += std::to_string(at(uint32_t{}, i));
-    else if (dtype == dtypes::int64) out += std::to_string(at(int64_t{}, i));
-    else out += std::to_string(at(uint64_t{}, i));
+    ConstValue v = read_const(bytes.data() + i * item, dtype);
+    if (const bool* b = std::get_if<bool>(&v)) out += *b ? "true" : "false";
+    else if (const double* d = std::get_if<double>(&v)) out += number_text(*d);
+    else out += const_to_string(v);
   }
   return out + "]";
 }
