@@ -59,10 +59,40 @@ TEST(ExecutionPlan, SwappedBuffersHandTheOutputToTheInput) {
     const std::vector<Buffer>& bs = p->buffers();
     size_t win = static_cast<size_t>(std::find(bs.begin(), bs.end(), w.buffer()) - bs.begin());
     size_t wout = static_cast<size_t>(p->output_buffer() - bs.data());
+    ASSERT_LT(win, bs.size());
     std::vector<float> before = bs[win].to_vector<float>();
     EXPECT_FALSE(p->swap_buffers(wout, win));
     EXPECT_EQ(p->buffers()[win].to_vector<float>(), before);  // nothing changed
   }
+}
+
+// What swapping would break is refused, each beside a buffer of its size: a constant (a weight's
+// memory stays the weight's), two inputs no op writes (nothing would fill what moved), and an
+// intermediate in the arena (a view of it); what may swap still does.
+TEST(ExecutionPlan, SwapsThatWouldBreakThePlanAreRefused) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {5, 2});
+  Tensor u = Tensor::from_vector(std::vector<float>{5, 4, 3, 2, 1, 0, 1, 2, 3, 4}, {5, 2});
+  Tensor w = Tensor::from_vector(std::vector<float>{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, {5, 2});
+  w.buffer().set_constant();
+  Tensor y = ((x + u) * w).softmax(1);  // an intermediate in the arena between its kernels
+  ExecutionPlan plan = y.prepare();
+  const std::vector<Buffer>& bs = plan.buffers();
+  auto index = [&](const Buffer& b) { return static_cast<size_t>(std::find(bs.begin(), bs.end(), b) - bs.begin()); };
+  size_t out = static_cast<size_t>(plan.output_buffer() - bs.data());
+  size_t xi = index(x.buffer()), ui = index(u.buffer()), wi = index(w.buffer());
+  ASSERT_LT(xi, bs.size());
+  ASSERT_LT(ui, bs.size());
+  ASSERT_LT(wi, bs.size());
+  EXPECT_FALSE(plan.swap_buffers(out, wi)) << "a constant";
+  EXPECT_FALSE(plan.swap_buffers(xi, ui)) << "neither written by the run";
+  size_t views = 0;
+  for (size_t i = 0; i < bs.size(); ++i)
+    if (bs[i].is_view() && bs[i].nbytes() == bs[out].nbytes()) {
+      ++views;
+      EXPECT_FALSE(plan.swap_buffers(out, i)) << "a view, " << i;
+    }
+  EXPECT_GE(views, 1u);  // the plan has one to refuse
+  EXPECT_TRUE(plan.swap_buffers(out, xi));  // and what may swap still does
 }
 
 TEST(ExecutionPlan, ExecuteAllocatesAndCompilesNothing) {
