@@ -417,13 +417,18 @@ TEST(Heuristic, AConvolutionOverASymbolicBatchTakesPixelsAsRows) {
   Variable n("n", 1, 16);
   Tensor x = test::grid_tensor({16, 16, 9, 24}, 3).shrink({{0, n.bind(16)}, {0, 16}, {0, 9}, {0, 24}});
   Tensor y = x.conv2d(test::grid_tensor({32, 16, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
-  std::optional<Loop> batch;
-  for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(y))))
+  std::optional<Loop> batch, pixels;
+  for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(y)))) {
     if (l.symbolic) batch = l;
+    if (!l.reduce && !l.symbolic && l.size == 24) pixels = l;  // along a row of the image
+  }
   ASSERT_TRUE(batch) << "the batch is a symbolic loop";
+  ASSERT_TRUE(pixels) << "a row's pixels are a loop of 24";
   for (const Target& target : {kAvx512, kAvx2}) {
     std::vector<Opt> opts = opts_for(y, target);
     for (const Opt& o : opts) EXPECT_FALSE(o.axis == batch->axis && (o.op == OptOp::PADTO || o.op == OptOp::UPCAST)) << to_string(opts);
+    bool rows = std::any_of(opts.begin(), opts.end(), [&](const Opt& o) { return o.op == OptOp::UPCAST && o.axis == pixels->axis && o.amount > 1; });
+    EXPECT_TRUE(rows) << "the pixels are the tile's rows: " << to_string(opts);
   }
 }
 
