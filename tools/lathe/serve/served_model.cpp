@@ -49,6 +49,7 @@ struct ServedModel::Impl {
   std::mutex m;
   std::condition_variable wake;
   std::deque<std::shared_ptr<Job>> queue;
+  int64_t held = 0;  // requests workers took from the queue and hold through the batching delay
   bool stopping = false;
   std::vector<std::thread> workers;
 
@@ -157,7 +158,9 @@ struct ServedModel::Impl {
               }
             }
             if (rows >= config.max_batch_size || stopping || Clock::now() >= deadline) break;
+            held += static_cast<int64_t>(jobs.size());  // still waiting, as far as a client can tell
             wake.wait_until(lock, deadline);
+            held -= static_cast<int64_t>(jobs.size());
           }
         }
       }
@@ -237,7 +240,7 @@ void ServedModel::count_refused() { ++impl_->metrics.failure; }
 
 int64_t ServedModel::queued() const {
   std::lock_guard<std::mutex> lock(impl_->m);
-  return static_cast<int64_t>(impl_->queue.size());
+  return static_cast<int64_t>(impl_->queue.size()) + impl_->held;
 }
 
 std::string ServedModel::metadata_json(const std::vector<std::string>& versions) const {
