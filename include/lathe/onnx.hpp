@@ -117,6 +117,14 @@ class Model {
   std::shared_ptr<Impl> impl_;  // shared with the PreparedModels that build it again
 };
 
+/// An input as PreparedModel::check sees it, before its data exists as a Tensor: its name, dtype
+/// and sizes.
+struct InputShape {
+  std::string name;
+  DType dtype = dtypes::float32;
+  Shape shape;
+};
+
 /// A model built and compiled once for a range of input sizes (Model::prepare).
 class PreparedModel {
  public:
@@ -130,6 +138,10 @@ class PreparedModel {
   /// device). A bad input throws OnnxError and changes nothing.
   /// With `profile`, it receives each kernel's time and work in this run, in the order they ran.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, std::vector<KernelProfile>* profile = nullptr);
+  /// The checks run() makes, without running: every input known and given, of its dtype and
+  /// rank, its fixed sizes, and its named dimensions in range and agreeing. Throws OnnxError
+  /// naming the first input that is wrong; returns each named dimension's size.
+  std::map<std::string, int64_t> check(const std::vector<InputShape>& inputs) const;
   /// The sizes the last run bound, by dimension name.
   const std::map<std::string, int64_t>& sizes() const;
   /// The plan behind it (of the last run, for a model built again per input): kernels, buffers,

@@ -198,28 +198,26 @@ std::vector<Tensor> PreparedModel::run_rebuilt(const std::vector<std::vector<uin
 
 const std::string& PreparedModel::rebuilds_because() const { return impl_->rebuilds_because; }
 
-std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given, std::vector<KernelProfile>* profile) {
-  // Every check first, so a bad input leaves the buffers and bindings as they were.
+std::map<std::string, int64_t> PreparedModel::check(const std::vector<InputShape>& given) const {
   std::map<std::string, int64_t> sizes;
-  std::vector<std::vector<uint8_t>> data;  // an input's bytes, staged on the host; or
-  std::vector<Buffer> direct;              // its buffer, where it is on the plan's device already
-  std::vector<Shape> shapes;
   std::vector<ValueInfo> infos;
+  std::vector<std::string> names;
   for (const Impl::Input& in : impl_->inputs) infos.push_back(in.info);
-  require_known_inputs(infos, given);
+  for (const InputShape& g : given) names.push_back(g.name);
+  require_known_inputs(infos, names);
   for (const Impl::Input& in : impl_->inputs) {
     std::string what = "input '" + in.info.name + "'";
-    auto it = given.find(in.info.name);
+    auto it = std::find_if(given.begin(), given.end(), [&](const InputShape& g) { return g.name == in.info.name; });
     if (it == given.end()) throw OnnxError(what + " is not given");
-    const Tensor& t = it->second;
-    if (t.dtype() != in.info.dtype) throw OnnxError(what + " is " + t.dtype().name() + ", the model expects " + in.info.dtype.name());
-    if (static_cast<size_t>(t.ndim()) != in.info.dims.size())
-      throw OnnxError(what + " has shape " + shape_to_string(t.shape()) + ", the model expects " + std::to_string(in.info.dims.size()) + " axes");
+    if (it->dtype != in.info.dtype) throw OnnxError(what + " is " + it->dtype.name() + ", the model expects " + in.info.dtype.name());
+    const Shape& shape = it->shape;
+    if (shape.size() != in.info.dims.size())
+      throw OnnxError(what + " has shape " + shape_to_string(shape) + ", the model expects " + std::to_string(in.info.dims.size()) + " axes");
     for (size_t d = 0; d < in.info.dims.size(); ++d) {
-      int64_t size = t.shape()[d];
+      int64_t size = shape[d];
       if (in.info.dims[d]) {
         if (*in.info.dims[d] != size)
-          throw OnnxError(what + " has shape " + shape_to_string(t.shape()) + ": axis " + std::to_string(d) + " must be " +
+          throw OnnxError(what + " has shape " + shape_to_string(shape) + ": axis " + std::to_string(d) + " must be " +
                           std::to_string(*in.info.dims[d]));
         continue;
       }
@@ -232,6 +230,20 @@ std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& give
       if (!fresh && at->second != size)
         throw OnnxError(what + ": dimension '" + name + "' is " + std::to_string(size) + ", another input has it " + std::to_string(at->second));
     }
+  }
+  return sizes;
+}
+
+std::vector<Tensor> PreparedModel::run(const std::map<std::string, Tensor>& given, std::vector<KernelProfile>* profile) {
+  // Every check first, so a bad input leaves the buffers and bindings as they were.
+  std::vector<InputShape> shapes_given;
+  for (const auto& [name, t] : given) shapes_given.push_back({name, t.dtype(), t.shape()});
+  std::map<std::string, int64_t> sizes = check(shapes_given);
+  std::vector<std::vector<uint8_t>> data;  // an input's bytes, staged on the host; or
+  std::vector<Buffer> direct;              // its buffer, where it is on the plan's device already
+  std::vector<Shape> shapes;
+  for (const Impl::Input& in : impl_->inputs) {
+    const Tensor& t = given.at(in.info.name);
     bool on_the_device = !impl_->model && t.is_realized() && t.buffer().device() == in.buffer.device();
     data.push_back(on_the_device ? std::vector<uint8_t>{} : lathe::detail::tensor_bytes(t, t.dtype(), "PreparedModel::run"));
     direct.push_back(on_the_device ? t.buffer() : Buffer());

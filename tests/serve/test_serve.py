@@ -260,15 +260,15 @@ def bad_requests():
         ("invalid JSON", "mlp_plain", "{not json", {}, 400, "not valid JSON"),
         ("not an object", "mlp_plain", "[1, 2]", {}, 400, "not a JSON object"),
         ("no inputs", "mlp_plain", {"id": "x"}, {}, 400, "inputs"),
-        ("unknown input", "mlp_plain", {"inputs": [{**good["inputs"][0], "name": "y"}]}, {}, 400, "'y' is not an input"),
-        ("missing input", "mlp_plain", {"inputs": []}, {}, 400, "'x' is missing"),
-        ("wrong datatype", "mlp_plain", {"inputs": [{**good["inputs"][0], "datatype": "FP64"}]}, {}, 400, "datatype FP64"),
+        ("unknown input", "mlp_plain", {"inputs": [{**good["inputs"][0], "name": "y"}]}, {}, 400, "has no input 'y'"),
+        ("missing input", "mlp_plain", {"inputs": []}, {}, 400, "'x' is not given"),
+        ("wrong datatype", "mlp_plain", {"inputs": [{**good["inputs"][0], "datatype": "FP64"}]}, {}, 400, "is float64, the model expects float32"),
         ("unknown datatype", "mlp_plain", {"inputs": [{**good["inputs"][0], "datatype": "BYTES"}]}, {}, 400, "BYTES"),
         ("wrong rank", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [32]}]}, {}, 400, "axes"),
         ("wrong fixed size", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [2, 16]}]}, {}, 400, "axis 1"),
         ("too few elements", "mlp_plain", {"inputs": [{**good["inputs"][0], "shape": [2, 32]}]}, {}, 400, "needs 64"),
         ("strings as data", "mlp_plain", {"inputs": [{**good["inputs"][0], "data": ["a"] * 32}]}, {}, 400, "not numbers"),
-        ("batch over the maximum", "mlp_plain", json_request("x", mlp_input(9, 6)), {}, 400, "axis 0"),
+        ("batch over the maximum", "mlp_plain", json_request("x", mlp_input(9, 6)), {}, 400, "outside the prepared range [1, 8]"),
         ("unknown output", "mlp_plain", {**good, "outputs": [{"name": "nope"}]}, {}, 400, "'nope' is not an output"),
         ("truncated binary data", "mlp_plain", body[:-4], headers, 400, "truncated"),
         ("binary data left over", "mlp_plain", body + b"1234", headers, 400, "after the last binary input"),
@@ -393,3 +393,17 @@ def test_kserve_manifest_is_valid_yaml():
     container = isvc["spec"]["predictor"]["containers"][0]
     assert container["args"][0] == "serve"
     assert container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
+
+
+@pytest.mark.parametrize("config, says", [
+    ({"max_batch_size": 8, "max_sizes": {"batch": 16}}, "max_batch_size 8 and max_sizes' batch (16) differ"),
+    ({"max_batch_size": 4, "dynamic_batching": {}}, "dynamic_batching needs every input's axis 0"),
+], ids=["two limits on axis 0", "batching a model of fixed sizes"])
+def test_configs_that_contradict_the_model_are_refused_at_load(tmp_path, config, says):
+    source = "mlp_dynamic_batch" if "max_sizes" in config else "cnn_resnet"
+    os.makedirs(tmp_path / "m" / "1")
+    shutil.copy(os.path.join(MODELS, source, "model.onnx"), tmp_path / "m" / "1" / "model.onnx")
+    with open(tmp_path / "m" / "config.json", "w") as f:
+        json.dump(config, f)
+    r = subprocess.run([LATHE, "serve", str(tmp_path), "--port", "0"], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and says in r.stderr, r.stderr

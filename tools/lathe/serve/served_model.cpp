@@ -55,38 +55,20 @@ struct ServedModel::Impl {
 
   [[noreturn]] static void bad(const std::string& message) { throw RequestError(400, message); }
 
-  // The request's inputs in the model's order, each checked against the model's declaration.
+  // The request's inputs in the model's order, checked as the prepared plan checks them
+  // (PreparedModel::check: names, dtypes, ranks, sizes and their ranges), so a bad request is
+  // refused before it queues and a batch holds only inputs its plan takes.
   std::shared_ptr<Job> checked(const InferRequest& r) const {
-    auto job = std::make_shared<Job>();
-    const std::vector<onnx::ValueInfo>& declared = model->inputs();
-    for (const WireTensor& t : r.inputs)
-      if (std::none_of(declared.begin(), declared.end(), [&](const onnx::ValueInfo& v) { return v.name == t.name; })) {
-        std::string names;
-        for (const onnx::ValueInfo& v : declared) names += (names.empty() ? "" : ", ") + v.name;
-        bad("input '" + t.name + "' is not an input of model '" + name + "' (its inputs: " + names + ")");
-      }
-    std::map<std::string, int64_t> bound;  // named dimensions' sizes in this request
-    for (const onnx::ValueInfo& v : declared) {
-      auto it = std::find_if(r.inputs.begin(), r.inputs.end(), [&](const WireTensor& t) { return t.name == v.name; });
-      if (it == r.inputs.end()) bad("input '" + v.name + "' is missing");
-      const WireTensor& t = *it;
-      if (t.dtype != v.dtype)
-        bad("input '" + v.name + "': datatype " + datatype_name(t.dtype).value_or("?") + ", the model takes " + datatype_name(v.dtype).value_or(v.dtype.name()));
-      if (t.shape.size() != v.dims.size())
-        bad("input '" + v.name + "': shape " + shape_to_string(t.shape) + " has " + std::to_string(t.shape.size()) + " axes, the model takes " + std::to_string(v.dims.size()));
-      for (size_t d = 0; d < v.dims.size(); ++d) {
-        if (v.dims[d] && t.shape[d] != *v.dims[d])
-          bad("input '" + v.name + "': axis " + std::to_string(d) + " is " + std::to_string(t.shape[d]) + ", the model takes " + std::to_string(*v.dims[d]));
-        if (v.dims[d] || v.dim_params[d].empty()) continue;
-        const std::string& p = v.dim_params[d];
-        int64_t most = max_sizes.at(p);
-        if (t.shape[d] < 1 || t.shape[d] > most)
-          bad("input '" + v.name + "': axis " + std::to_string(d) + " ('" + p + "') is " + std::to_string(t.shape[d]) + ", this model takes 1 to " + std::to_string(most));
-        if (auto [at, fresh] = bound.emplace(p, t.shape[d]); !fresh && at->second != t.shape[d])
-          bad("input '" + v.name + "': axis " + std::to_string(d) + " ('" + p + "') is " + std::to_string(t.shape[d]) + ", another input has it " + std::to_string(at->second));
-      }
-      job->inputs.push_back(&t);
+    std::vector<onnx::InputShape> shapes;
+    for (const WireTensor& t : r.inputs) shapes.push_back({t.name, t.dtype, t.shape});
+    try {
+      instances.front().check(shapes);
+    } catch (const onnx::OnnxError& e) {
+      bad("model '" + name + "': " + e.what());
     }
+    auto job = std::make_shared<Job>();
+    for (const onnx::ValueInfo& v : model->inputs())
+      job->inputs.push_back(&*std::find_if(r.inputs.begin(), r.inputs.end(), [&](const WireTensor& t) { return t.name == v.name; }));
     if (batch_axis && !job->inputs.empty()) job->rows = job->inputs.front()->shape[0];
     return job;
   }
@@ -222,11 +204,19 @@ ServedModel::ServedModel(const std::string& name, int64_t version, const std::st
     s.batch_axis = s.batch_axis && !v.dims.empty();
     for (size_t d = 0; d < v.dims.size(); ++d) s.batch_axis = s.batch_axis && ((d == 0) == (v.dim_params[d] == batch));
   }
-  if (s.batch_axis && config.max_batch_size > s.max_sizes.at(batch))
-    throw Error("model '" + name + "': max_batch_size " + std::to_string(config.max_batch_size) + " is more than max_sizes' " + batch + " (" +
-                std::to_string(s.max_sizes.at(batch)) + ")");
+  // One limit on axis 0: the plans are prepared for max_batch_size rows, and a request over it is
+  // refused by the plan's own range check.
+  if (s.batch_axis && config.max_batch_size > 0 && s.max_sizes.at(batch) != config.max_batch_size)
+    throw Error("model '" + name + "': max_batch_size " + std::to_string(config.max_batch_size) + " and max_sizes' " + batch + " (" +
+                std::to_string(s.max_sizes.at(batch)) + ") differ; give one");
   if (config.dynamic_batching && !s.batch_axis)
     throw Error("model '" + name + "': dynamic_batching needs every input's axis 0 to be one named (dynamic) dimension, on no other axis");
+  // A batch's outputs are split back along axis 0: each output's axis 0 must be the batch (or
+  // undeclared, checked as each batch runs).
+  if (config.dynamic_batching)
+    for (const onnx::ValueInfo& v : s.model->outputs())
+      if (!v.dims.empty() && (v.dims[0] || (!v.dim_params[0].empty() && v.dim_params[0] != batch)))
+        throw Error("model '" + name + "': dynamic_batching needs every output's axis 0 to be '" + batch + "', and output '" + v.name + "''s is not");
   for (int i = 0; i < config.instance_count; ++i) s.instances.push_back(s.model->prepare(s.max_sizes, options));
   for (size_t i = 0; i < s.instances.size(); ++i) s.workers.emplace_back([this, i] { impl_->work(i); });
 }
@@ -268,8 +258,6 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request) {
       if (std::none_of(s.model->outputs().begin(), s.model->outputs().end(), [&](const onnx::ValueInfo& v) { return v.name == o; }))
         throw RequestError(400, "output '" + o + "' is not an output of model '" + s.name + "'");
     std::shared_ptr<Job> job = s.checked(request);
-    if (s.config.max_batch_size > 0 && s.batch_axis && job->rows > s.config.max_batch_size)
-      throw RequestError(400, "the request's batch of " + std::to_string(job->rows) + " is more than max_batch_size " + std::to_string(s.config.max_batch_size));
     std::future<std::vector<Tensor>> result = job->done.get_future();
     {
       std::lock_guard<std::mutex> lock(s.m);
