@@ -101,13 +101,14 @@ struct ServedModel::Impl {
     for (const Tensor& o : outs) {
       if (o.ndim() == 0 || o.shape()[0] != rows)
         throw Error("output of shape " + shape_to_string(o.shape()) + " does not stack along axis 0; batching needs every output to");
-      std::vector<uint8_t> bytes = detail::tensor_bytes(o, o.dtype(), "an output");
-      size_t per_row = rows ? bytes.size() / static_cast<size_t>(rows) : 0, at = 0;
+      // Each request's rows: a view of the run's output (a copy of the plan's, its own), not a copy.
+      const Buffer& all = o.buffer();
+      size_t per_row = rows ? all.size() / static_cast<size_t>(rows) : 0, at = 0;
       for (size_t i = 0; i < jobs.size(); ++i) {
         Shape s = o.shape();
         s[0] = jobs[i]->rows;
         size_t n = per_row * static_cast<size_t>(jobs[i]->rows);
-        split[i].push_back(detail::tensor_from_bytes(bytes.data() + at, n, o.dtype(), s));
+        split[i].push_back(Tensor::from_buffer(Buffer::view(all, at * static_cast<size_t>(o.dtype().itemsize()), n, o.dtype()), s));
         at += n;
       }
     }
