@@ -32,13 +32,12 @@ const Loop& find(const std::vector<Loop>& loops, const Opt& o, int64_t axis) {
   refuse(o, "the kernel has no loop " + std::to_string(axis));
 }
 
-// Whether the trip count `size` is a multiple of n for every value of its variables (a constant,
-// or a sum of products with such a constant factor: what PADTO makes of a symbolic loop).
+// Whether the trip count `size` is a multiple of n for every value of its variables: its linear
+// form's constant and coefficients all are (what PADTO makes of a symbolic loop, ceil(s/n)*n).
 bool multiple_of(const UOpPtr& size, int64_t n) {
-  if (size->is_const()) return size->vmax() % n == 0;
-  if (size->op() == Ops::ADD) return multiple_of(size->src(0), n) && multiple_of(size->src(1), n);
-  if (size->op() == Ops::MUL) return multiple_of(size->src(0), n) || multiple_of(size->src(1), n);
-  return false;
+  std::optional<LinearForm> f = linear_form(size);
+  return f && f->constant % n == 0 &&
+         std::all_of(f->terms.begin(), f->terms.end(), [n](const std::pair<UOpPtr, int64_t>& t) { return t.second % n == 0; });
 }
 
 // The loop splits into (outer, a new inner loop of n of `kind`, axis `new_axis`): its index is

@@ -299,8 +299,10 @@ class Planner {
       return;
     }
     if (best_vectors == 2) apply({OptOp::UPCAST, second, 2});
-    if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}))
-      best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);  // unpadded, then
+    // PADTO refused: a known size as its divisors allow; a symbolic one as it is, where it is a
+    // multiple of the rows already (UPCAST refuses it otherwise).
+    if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}) && !best_row->symbolic)
+      best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     more_rows(best_row->axis, best_rows * best_vectors, vector_operands, hot);
     // Rows are ordered against what is left of the vector axis or, where the tile took all of it
