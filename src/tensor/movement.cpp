@@ -496,29 +496,18 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t axis) const {
   return split(size, a);
 }
 
-Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
-  if (static_cast<int64_t>(repeats.size()) < ndim())
-    throw ShapeError("repeat: " + std::to_string(repeats.size()) + " repeats for shape " + shape_to_string(shape_));
-  Shape base(repeats.size() - shape_.size(), 1);
-  base.insert(base.end(), shape_.begin(), shape_.end());
-  Shape interleaved, expanded, out;
-  for (size_t i = 0; i < repeats.size(); ++i) {
-    if (repeats[i] < 0) throw ShapeError("repeat: negative repeat count");
-    interleaved.insert(interleaved.end(), {1, base[i]});
-    expanded.insert(expanded.end(), {repeats[i], base[i]});
-    out.push_back(repeats[i] * base[i]);
-  }
-  return reshape(interleaved).expand(expanded).reshape(out);
-}
+Tensor Tensor::repeat(std::vector<int64_t> repeats) const { return repeat(detail::to_sym(repeats)); }
 
+// Each axis as (1, size), expanded to (repeats, size) and merged: static sizes take the static
+// reshape and expand, so a static repeat is the graph it always was.
 Tensor Tensor::repeat(const SymShape& repeats) const {
-  if (!is_symbolic() && detail::is_static(repeats)) return repeat(detail::max_shape(repeats));
   if (static_cast<int64_t>(repeats.size()) < ndim())
     throw ShapeError("repeat: " + std::to_string(repeats.size()) + " repeats for shape " + shape_to_string(symbolic_shape()));
   SymShape base(repeats.size() - static_cast<size_t>(ndim()), SInt(1)), interleaved, expanded, out;
   for (const SInt& d : symbolic_shape()) base.push_back(d);
   for (size_t i = 0; i < repeats.size(); ++i) {
-    if (repeats[i].min() < 0) throw ShapeError("repeat: repeat count " + repeats[i].to_string() + " may be negative");
+    if (repeats[i].min() < 0)
+      throw ShapeError("repeat: repeat count " + repeats[i].to_string() + (repeats[i].is_static() ? " is negative" : " may be negative"));
     interleaved.insert(interleaved.end(), {SInt(1), base[i]});
     expanded.insert(expanded.end(), {repeats[i], base[i]});
     out.push_back(repeats[i] * base[i]);
