@@ -345,7 +345,8 @@ void BodyPlan::carry(const std::vector<std::pair<size_t, size_t>>& pairs) const 
     });
   };
   staged_.resize(pairs.size());
-  std::vector<const void*> direct(pairs.size(), nullptr);  // a copy's source: the plan's own memory
+  std::vector<const void*>& direct = direct_;  // a copy's source where it is the plan's own memory
+  direct.assign(pairs.size(), nullptr);
   for (size_t j = 0; j < pairs.size(); ++j) {
     if (swaps_[j]) continue;
     if (read_first(pairs[j].first)) {

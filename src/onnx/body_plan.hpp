@@ -103,6 +103,7 @@ class BodyPlan {
   mutable std::vector<std::optional<Shape>> out_sizes_;  // each output's sizes, once known in this start
   mutable bool bound_this_start_ = false;
   mutable std::vector<std::vector<uint8_t>> staged_;     // carry's copies of outputs in an input's memory
+  mutable std::vector<const void*> direct_;              // and the plan's own memory it copies from
   mutable std::vector<std::pair<size_t, size_t>> carried_;              // the pairs swaps_ was found for
   mutable std::vector<std::optional<std::pair<size_t, size_t>>> swaps_;  // per carried pair: the plan's buffers it swaps
   std::shared_ptr<ExecutionPlan> plan_;
