@@ -459,15 +459,16 @@ Tensor scatter_elements_on_host(const OpContext& c) {
       int64_t inner = d.shape[0] == 0 ? 0 : d.numel() / d.shape[0], n_rows = inner > 0 ? ix.shape[0] : 0;
       auto* dst = static_cast<char*>(out[0].data);
       const auto* src = static_cast<const char*>(u.data);
-      // Whether each row's index is one value expanded over the row (moved whole, else element by
-      // element), found and the data copied across the plan's threads. Rows moved whole to
+      // The data copied, and whether each row's index is one value expanded over the row (moved
+      // whole, else element by element) found, across the plan's threads. Rows moved whole to
       // distinct targets are then moved across them too; otherwise in order (the last one wins).
-      std::vector<char> whole(static_cast<size_t>(n_rows), 0);
-      int64_t pieces = std::max<int64_t>(n_rows, 1), bytes = d.numel() * static_cast<int64_t>(item);
-      host_parallel_for(pieces, [&](int64_t row) {
-        int64_t from = bytes * row / pieces, to = bytes * (row + 1) / pieces;
+      int64_t bytes = d.numel() * static_cast<int64_t>(item), pieces = std::max<int64_t>(1, bytes >> 20);  // pieces of about 1 MB
+      host_parallel_for(pieces, [&](int64_t k) {
+        int64_t from = bytes * k / pieces, to = bytes * (k + 1) / pieces;
         std::memcpy(dst + from, static_cast<const char*>(d.data) + from, static_cast<size_t>(to - from));
-        if (row >= n_rows) return;
+      });
+      std::vector<char> whole(static_cast<size_t>(n_rows), 0);
+      host_parallel_for(n_rows, [&](int64_t row) {
         const int64_t* ir = at + row * inner;
         whole[static_cast<size_t>(row)] = std::all_of(ir, ir + inner, [&](int64_t v) { return v == ir[0]; });
       });
