@@ -170,9 +170,10 @@ void roi_align_on_host(const RoiAlignParams& p, const HostTensor& x, const HostT
     // memory on each thread; each chunk's samples serve every channel.
     constexpr int64_t kChunkSamples = 4096;
     const int64_t per_bin = gh * gw, bins = p.oh * p.ow, chunk = std::max<int64_t>(1, kChunkSamples / per_bin);
-    std::vector<Sample> samples;
-    std::vector<std::pair<int64_t, double>> taps;  // an average's merged corners
-    std::vector<size_t> first;                     // each bin's first tap in the chunk
+    // Scratch kept by each thread from region to region and run to run (no allocation per region).
+    thread_local std::vector<Sample> samples;
+    thread_local std::vector<std::pair<int64_t, double>> taps;  // an average's merged corners
+    thread_local std::vector<size_t> first;                     // each bin's first tap in the chunk
     for (int64_t b0 = 0; b0 < bins; b0 += chunk) {
       int64_t b1 = std::min(bins, b0 + chunk);
       samples.clear();
