@@ -7,11 +7,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace lathe {
 
 struct DeviceSpec;
+
+/// Launches recorded once and replayed as one submission (a CUDA Graph): each replay runs the
+/// same kernels over the same addresses and values as the recording.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  /// Queues the recorded launches again (they finish by the device's synchronize()).
+  virtual void replay() const = 0;
+};
 
 class DeviceMemory {
  public:
@@ -29,6 +40,10 @@ class DeviceMemory {
   virtual void fill(void* dst, uint8_t byte, size_t nbytes) = 0;
   /// Waits for the device's queued work (kernels, copies) to finish.
   virtual void synchronize() {}
+  /// The kernel launches `launches` makes on this device, recorded rather than run; null where
+  /// the device cannot record or the recording failed (then nothing ran). An exception from
+  /// `launches` passes through, the recording discarded.
+  virtual std::unique_ptr<Recording> record(const std::function<void()>& /*launches*/) { return nullptr; }
   /// Whether the host may read and write the device's addresses directly (Buffer::data()).
   virtual bool host_visible() const { return false; }
 };

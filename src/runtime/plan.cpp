@@ -57,8 +57,49 @@ void ExecutionPlan::Impl::refresh_kernel(size_t i) {
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
   if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
   if (constants_stale.load(std::memory_order_relaxed) && constants_stale.exchange(false)) run_ops(folded, profile);
-  run_ops(executed, profile);
+  if (profile || !replayed()) run_ops(executed, profile);
   if (wait_on) wait_on->synchronize();  // a GPU's launches return early: done means done
+}
+
+bool ExecutionPlan::Impl::replayed() const {
+  if (!wait_on) return false;
+  if (!recordable) {
+    bool ok = settings::flag("LATHE_CUDA_GRAPH", true) && poison_after.empty();
+    size_t kernels = 0;
+    for (size_t i : executed) {
+      const auto* k = std::get_if<PreparedKernel>(&ops[i]);
+      if (!k) {
+        ok = ok && std::holds_alternative<PreparedBufferView>(ops[i]);  // a copy or host step runs between launches
+        continue;
+      }
+      ++kernels;
+      for (const std::string& v : k->kernel->var_names) ok = ok && is_launch_index(v);
+    }
+    recordable = ok && kernels > 0;
+  }
+  if (!*recordable || settings::debug_level() >= 1 || tracing()) return false;
+  std::vector<uintptr_t> args;
+  for (size_t i : executed)
+    if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {
+      args.insert(args.end(), k->buffer_ptrs.begin(), k->buffer_ptrs.end());
+      for (int64_t v : k->vals) args.push_back(static_cast<uintptr_t>(v));
+    }
+  if (recording && args == recorded_args) {
+    recording->replay();
+    return true;
+  }
+  if (args != last_args) {  // the first run with these: launched as they are
+    last_args = std::move(args);
+    return false;
+  }
+  recording = wait_on->record([this] { run_ops(executed, nullptr); });
+  recorded_args = std::move(args);
+  if (!recording) {  // the device records nothing (or refused this plan): launched from now on
+    recordable = false;
+    return false;
+  }
+  recording->replay();
+  return true;
 }
 
 void ExecutionPlan::Impl::handed_out(size_t buffer) {

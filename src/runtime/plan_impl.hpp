@@ -41,6 +41,15 @@ struct ExecutionPlan::Impl {
     std::vector<std::vector<std::pair<size_t, size_t>>> uses;
   };
   std::optional<SwapTable> swaps;
+
+  // A GPU plan of kernels alone, without variables, runs as one recorded submission (a CUDA
+  // Graph) once two runs in a row launched the same addresses and values; recorded again when they
+  // change. Profiled, traced and DEBUG runs launch each kernel.
+  mutable std::unique_ptr<Recording> recording;
+  mutable std::vector<uintptr_t> recorded_args, last_args;  // every executed kernel's addresses and values
+  mutable std::optional<bool> recordable;                  // decided at the first run
+  /// Replays (or records and replays) the executed kernels; false when this run must launch them.
+  bool replayed() const;
   void build_swap_table();
   /// Recomputes every kernel's raw buffer pointers (allocating released buffers again).
   void refresh_pointers();

@@ -18,6 +18,9 @@ const std::vector<Variable>& variables() {
       {"LATHE_CUDA_ARCH", "once per process", "the GPU architecture CUDA kernels are built for and EMU plans for (sm_80, sm_90, ...; default: the first GPU's, else sm_90; EMU: sm_80)"},
       {"LATHE_NVRTC", "once per process", "the path of NVRTC's library (default: libnvrtc.so.13, .so.12 or .so on the library path, else /usr/local/cuda/lib64)"},
       {"LATHE_EMU_NVRTC", "once per process", "LATHE_EMU_NVRTC=1: the GPU emulator also compiles each kernel's CUDA C for sm_80 and sm_90 and fails on an error or a spill"},
+      {"LATHE_CUDA_GRAPH", "at a plan's first run on a GPU",
+       "LATHE_CUDA_GRAPH=0: a plan on CUDA launches each kernel at every run, instead of replaying the CUDA Graph recorded when "
+       "it ran twice with the same addresses (a plan of kernels alone, without variables)"},
       {"LATHE_THREADS", "once per process", "the most threads a CPU kernel is split across, the calling thread included (default: the hardware threads)"},
       {"LATHE_CPU_COMPILER", "at every kernel compile", "the CPU backend: llvm (LLVM's in-process JIT, the default where built with LLVM) or clang (a C compiler)"},
       {"LATHE_CPU_TARGET", "once per process",

@@ -58,6 +58,14 @@ const Loaded& loaded() {
     bind(lib, "cuEventSynchronize", a.event_synchronize, missing);
     bind(lib, "cuEventElapsedTime", a.event_elapsed, missing);
     bind(lib, "cuEventDestroy_v2", a.event_destroy, missing);
+    std::string optional;  // a driver without graphs still runs kernels
+    bind(lib, "cuStreamCreate", a.stream_create, optional);
+    bind(lib, "cuStreamBeginCapture_v2", a.stream_begin_capture, optional);
+    bind(lib, "cuStreamEndCapture", a.stream_end_capture, optional);
+    bind(lib, "cuGraphInstantiateWithFlags", a.graph_instantiate, optional);
+    bind(lib, "cuGraphLaunch", a.graph_launch, optional);
+    bind(lib, "cuGraphExecDestroy", a.graph_exec_destroy, optional);
+    bind(lib, "cuGraphDestroy", a.graph_destroy, optional);
     if (!missing.empty()) {
       r.failure = "libcuda.so.1 lacks " + missing + ", which lathe calls (a driver older than CUDA 11?)";
       return made;
@@ -121,6 +129,12 @@ const CudaDevice& cuda_device(int index) {
   d.arch = cuda_device_arch(index);
   char name[256] = {};
   if (api.device_name(name, sizeof name, d.handle) == 0) d.name = name;
+  // Its own stream, so launches can be recorded (the default stream cannot be); flags 0: it waits
+  // for the default stream's copies and they for it, so copies and launches stay in order.
+  if (api.graphs()) {
+    api.check(api.ctx_set_current(d.context), "cuCtxSetCurrent on CUDA:" + std::to_string(index));
+    if (api.stream_create(&d.stream, 0) != 0) d.stream = nullptr;
+  }
   devices.push_back(std::move(d));
   return devices.back();
 }

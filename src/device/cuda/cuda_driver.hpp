@@ -44,6 +44,20 @@ struct CudaDriver {
   int (*event_synchronize)(void*) = nullptr;
   int (*event_elapsed)(float*, void*, void*) = nullptr;
   int (*event_destroy)(void*) = nullptr;
+  // Streams and graphs (CUDA 11.4 and newer): a plan's launches recorded once and replayed as one.
+  // Optional: without them, launches go to the default stream and nothing is recorded.
+  int (*stream_create)(void**, unsigned) = nullptr;
+  int (*stream_begin_capture)(void*, int) = nullptr;
+  int (*stream_end_capture)(void*, void**) = nullptr;
+  int (*graph_instantiate)(void**, void*, unsigned long long) = nullptr;
+  int (*graph_launch)(void*, void*) = nullptr;
+  int (*graph_exec_destroy)(void*) = nullptr;
+  int (*graph_destroy)(void*) = nullptr;
+
+  /// Whether the driver can record launches into a graph and replay it.
+  bool graphs() const {
+    return stream_create && stream_begin_capture && stream_end_capture && graph_instantiate && graph_launch && graph_exec_destroy && graph_destroy;
+  }
 
   /// Throws Error "`what` failed: CUDA_ERROR_... (n)" unless `rc` is CUDA_SUCCESS.
   void check(int rc, const std::string& what) const;
@@ -61,6 +75,7 @@ struct CudaDevice {
   void* context = nullptr; // its primary context
   int arch = 0;            // compute capability, 90 for sm_90
   std::string name;        // "NVIDIA H100 80GB HBM3"
+  void* stream = nullptr;  // where lathe launches (one that waits for the default stream's copies); null: the default stream
   /// Makes the device's context current on this thread (every driver call goes to it).
   void use() const;
 };

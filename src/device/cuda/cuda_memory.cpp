@@ -16,6 +16,29 @@ using Ptr = CudaDriver::Ptr;
 
 Ptr address(const void* p) { return static_cast<Ptr>(reinterpret_cast<uintptr_t>(p)); }
 
+// An instantiated CUDA Graph: the launches captured from the device's stream.
+class CudaGraph final : public Recording {
+ public:
+  CudaGraph(const CudaDevice& device, void* exec) : device_(device), api_(cuda_driver()), exec_(exec) {}
+  ~CudaGraph() override {
+    try {
+      device_.use();
+    } catch (const Error&) {
+      return;  // the context is gone (process exit): so is the graph
+    }
+    (void)api_.graph_exec_destroy(exec_);
+  }
+  void replay() const override {
+    device_.use();
+    api_.check(api_.graph_launch(exec_, device_.stream), "cuGraphLaunch on CUDA:" + std::to_string(device_.index));
+  }
+
+ private:
+  const CudaDevice& device_;
+  const CudaDriver& api_;
+  void* exec_;
+};
+
 class CudaMemory final : public DeviceMemory {
  public:
   explicit CudaMemory(const CudaDevice& device) : device_(device), api_(cuda_driver()) {}
@@ -70,6 +93,25 @@ class CudaMemory final : public DeviceMemory {
   void synchronize() override {
     device_.use();
     api_.check(api_.ctx_synchronize(), "waiting for CUDA:" + std::to_string(device_.index));
+  }
+  std::unique_ptr<Recording> record(const std::function<void()>& launches) override {
+    if (!api_.graphs() || !device_.stream) return nullptr;
+    device_.use();
+    constexpr int kThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: other threads' calls go on as usual
+    if (api_.stream_begin_capture(device_.stream, kThreadLocal) != 0) return nullptr;
+    void* graph = nullptr;
+    try {
+      launches();
+    } catch (...) {
+      if (api_.stream_end_capture(device_.stream, &graph) == 0 && graph) (void)api_.graph_destroy(graph);
+      throw;
+    }
+    if (api_.stream_end_capture(device_.stream, &graph) != 0 || !graph) return nullptr;  // a launch the graph could not take
+    void* exec = nullptr;
+    int rc = api_.graph_instantiate(&exec, graph, 0);
+    (void)api_.graph_destroy(graph);  // the instantiated graph keeps what it needs
+    if (rc != 0 || !exec) return nullptr;
+    return std::make_unique<CudaGraph>(device_, exec);
   }
 
  private:

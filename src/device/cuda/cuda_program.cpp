@@ -52,7 +52,7 @@ class CudaProgram final : public Program {
       api_.check(rc, "cuEventCreate");
     }
     float ms = 0;
-    int rc = api_.event_record(start, nullptr);
+    int rc = api_.event_record(start, device_.stream);
     if (rc == 0) {
       try {
         launch(buffers, vals);
@@ -61,7 +61,7 @@ class CudaProgram final : public Program {
         (void)api_.event_destroy(end);
         throw;
       }
-      rc = api_.event_record(end, nullptr);
+      rc = api_.event_record(end, device_.stream);
     }
     if (rc == 0) rc = api_.event_synchronize(end);
     if (rc == 0) rc = api_.event_elapsed(&ms, start, end);
@@ -83,8 +83,8 @@ class CudaProgram final : public Program {
     if (n != buffers_ + vars_) throw Error("kernel " + name_ + " takes more than " + std::to_string(kMostParams) + " parameters");
     device_.use();
     api_.check(api_.launch_kernel(function_, static_cast<unsigned>(grid_[0]), static_cast<unsigned>(grid_[1]), static_cast<unsigned>(grid_[2]),
-                                  static_cast<unsigned>(block_[0]), static_cast<unsigned>(block_[1]), static_cast<unsigned>(block_[2]), 0, nullptr,
-                                  params, nullptr),
+                                  static_cast<unsigned>(block_[0]), static_cast<unsigned>(block_[1]), static_cast<unsigned>(block_[2]), 0,
+                                  device_.stream, params, nullptr),
                "launching kernel " + name_);
   }
 

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "device/cuda/cuda_driver.hpp"
@@ -26,6 +27,9 @@ struct Fake {
   const uint64_t* (*params)() = nullptr;
   int (*device)() = nullptr;
   void (*read_params)(int) = nullptr;
+  int (*graph_launches)() = nullptr;
+  int (*captured)() = nullptr;
+  int (*live_graphs)() = nullptr;
 };
 
 // The fake's own entry points, when the driver lathe loaded is the fake.
@@ -43,8 +47,11 @@ std::optional<Fake> fake() {
   f.params = reinterpret_cast<const uint64_t* (*)()>(dlsym(lib, "fake_cuda_last_params"));
   f.device = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_last_device"));
   f.read_params = reinterpret_cast<void (*)(int)>(dlsym(lib, "fake_cuda_read_params"));
+  f.graph_launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_graph_launches"));
+  f.captured = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_captured_launches"));
+  f.live_graphs = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_live_graphs"));
   dlclose(lib);
-  if (!f.live || !f.read_params) return std::nullopt;
+  if (!f.live || !f.read_params || !f.graph_launches || !f.captured || !f.live_graphs) return std::nullopt;
   return f;
 }
 
@@ -129,6 +136,59 @@ TEST(FakeCudaDriver, AZeroSizedTensorIsComputedWithoutAnEmptyGrid) {
   // The stand-in refuses a grid or block with a zero dimension, as the driver does.
   EXPECT_TRUE((x * 2.0f + 1.0f).to_vector<float>().empty());
   EXPECT_EQ(Tensor::rand({3, 0}, 2).sum({1}).to_vector<float>().size(), 3u);  // (the stand-in computes nothing)
+}
+
+// A plan of kernels alone, without variables, is recorded into a CUDA Graph once two runs in a row
+// launched the same addresses, and replayed after: every kernel still runs at each execute, with
+// its grid and buffers, as one submission. Profiled runs launch each kernel (each is timed); a
+// moved buffer is recorded again; LATHE_CUDA_GRAPH=0 and a plan with variables launch each time.
+TEST(FakeCudaDriver, APlanWithoutVariablesReplaysOneRecordedGraph) {
+  NEEDS_FAKE_DRIVER(f);
+  std::string no_nvrtc;
+  if (!Nvrtc::get(&no_nvrtc)) GTEST_SKIP() << "no NVRTC to build kernels: " << no_nvrtc;
+  test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
+  Tensor x = Tensor::rand({37, 5}, 1), u = Tensor::rand({37, 5}, 2);
+  ExecutionPlan plan = ((x + u) * 3.0f).softmax(1).prepare();
+  const int k = static_cast<int>(plan.prepared_kernels().size());
+  ASSERT_GE(k, 2) << "a plan of several kernels";
+  const int graphs = f->live_graphs();
+  int launches = f->launches(), captured = f->captured(), replays = f->graph_launches();
+  auto expect = [&](int launched, int newly_captured, int replayed, const char* what) {
+    EXPECT_EQ(f->launches(), launches += launched) << what;
+    EXPECT_EQ(f->captured(), captured += newly_captured) << what;
+    EXPECT_EQ(f->graph_launches(), replays += replayed) << what;
+  };
+  plan.execute();
+  expect(k, 0, 0, "the first run launches each kernel");
+  plan.execute();
+  expect(k, k, 1, "the second, with the same addresses, records them and replays the recording");
+  std::thread([&] { plan.execute(); }).join();  // from a thread the device's context was never current on
+  expect(k, 0, 1, "the third replays it");
+  EXPECT_EQ(f->live_graphs(), graphs + 1) << "one executable graph kept, the captured one freed";
+  EXPECT_EQ(std::string(f->kernel()), plan.prepared_kernels().back()->kernel->entry_point) << "the last kernel ran last";
+  EXPECT_EQ(plan.execute_profiled().size(), static_cast<size_t>(k));
+  expect(k, 0, 0, "a profiled run times each kernel");
+
+  const std::vector<Buffer>& bs = plan.buffers();
+  size_t out = static_cast<size_t>(plan.output_buffer() - bs.data());
+  size_t xi = static_cast<size_t>(std::find(bs.begin(), bs.end(), x.buffer()) - bs.begin());
+  ASSERT_TRUE(plan.swap_buffers(out, xi));
+  plan.execute();
+  expect(k, 0, 0, "moved addresses: launched, not the old recording");
+  plan.execute();
+  expect(k, k, 1, "and recorded again");
+  EXPECT_EQ(f->live_graphs(), graphs + 1) << "the old recording freed";
+
+  {
+    test::ScopedEnv off("LATHE_CUDA_GRAPH", "0");
+    ExecutionPlan unrecorded = ((x + u) * 3.0f).softmax(1).prepare();
+    for (int i = 0; i < 3; ++i) unrecorded.execute();
+    expect(3 * k, 0, 0, "LATHE_CUDA_GRAPH=0");
+  }
+  Variable n("n", 1, 37);
+  ExecutionPlan sized = (x.shrink({{0, n.bind(20)}, {0, 5}}) * 2.0f).prepare();
+  for (int rows : {20, 20, 20}) sized.execute_with_vars({{"n", rows}});
+  expect(3, 0, 0, "a plan with variables launches each time");
 }
 
 }  // namespace

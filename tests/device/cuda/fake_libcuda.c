@@ -1,7 +1,8 @@
 /* A stand-in for NVIDIA's driver (libcuda.so.1) for the tests of lathe's CUDA runtime on machines
  * without a GPU: two devices of compute capability 8.0 whose memory is host memory, modules that
  * load any ELF image (a CUBIN is one), launches that run nothing but are recorded, and events
- * that always measure half a millisecond. Only the entry points lathe calls, with cuda.h's
+ * that always measure half a millisecond, and streams whose launches can be captured into graphs
+ * that replay them (each replayed launch recorded as a launch). Only the entry points lathe calls, with cuda.h's
  * signatures (CUresult is an int). fake_cuda_* let a test read what was asked of it. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -143,17 +144,105 @@ int cuModuleUnload(void* module) {
   free(module);
   return kSuccess;
 }
+/* One launch as cuLaunchKernel was given it, its parameters' first 8 bytes read then (as a
+ * captured launch keeps the values it was given). */
+typedef struct {
+  Function* fn;
+  unsigned grid[3], block[3];
+  void* context;
+  uint64_t params[kMostParams];
+} Launch;
+static void run_launch(const Launch* l) {
+  strcpy(last.name, l->fn->name);
+  memcpy(last.grid, l->grid, sizeof last.grid);
+  memcpy(last.block, l->block, sizeof last.block);
+  last.context = l->context;
+  memcpy(last.params, l->params, sizeof last.params);
+  ++launches;
+}
+
+/* Streams: a capturing one collects launches into its graph instead of running them. */
+enum { kMostCaptured = 256 };
+typedef struct {
+  Launch launches[kMostCaptured];
+  int count;
+  int broken; /* more launches than it holds: the capture fails, as an unsupported call would */
+} Graph;
+typedef struct {
+  Graph* capturing;
+} Stream;
+static int graph_launches = 0, captured = 0, live_graphs = 0;
+
 int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, void* stream,
                    void** params, void** extra) {
-  (void)shared, (void)stream, (void)extra;
+  (void)shared, (void)extra;
   if (!current || !fn || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return kInvalidValue;
-  strcpy(last.name, ((Function*)fn)->name);
-  last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
-  last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
-  last.context = current;
-  memset(last.params, 0, sizeof last.params);
-  for (int i = 0; params && i < params_to_read && i < kMostParams; ++i) memcpy(&last.params[i], params[i], 8);
-  ++launches;
+  Launch l = {(Function*)fn, {gx, gy, gz}, {bx, by, bz}, current, {0}};
+  for (int i = 0; params && i < params_to_read && i < kMostParams; ++i) memcpy(&l.params[i], params[i], 8);
+  Graph* g = stream ? ((Stream*)stream)->capturing : 0;
+  if (!g) {
+    run_launch(&l);
+    return kSuccess;
+  }
+  if (g->count == kMostCaptured) {
+    g->broken = 1;
+    return kNotSupported;
+  }
+  g->launches[g->count++] = l;
+  ++captured;
+  return kSuccess;
+}
+int cuStreamCreate(void** stream, unsigned flags) {
+  if (!current || flags != 0) return kInvalidValue;
+  *stream = calloc(1, sizeof(Stream)); /* kept: one per device */
+  return kSuccess;
+}
+int cuStreamBeginCapture_v2(void* stream, int mode) {
+  Stream* s = stream;
+  if (!current || !s || s->capturing || mode < 0 || mode > 2) return kInvalidValue;
+  s->capturing = calloc(1, sizeof(Graph));
+  return s->capturing ? kSuccess : kOutOfMemory;
+}
+int cuStreamEndCapture(void* stream, void** graph) {
+  Stream* s = stream;
+  if (!s || !s->capturing) return kInvalidValue;
+  Graph* g = s->capturing;
+  s->capturing = 0;
+  if (g->broken) {
+    free(g);
+    *graph = 0;
+    return kNotSupported;
+  }
+  *graph = g;
+  ++live_graphs;
+  return kSuccess;
+}
+/* The executable graph is a copy of the graph, which the caller may destroy at once. */
+int cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+  if (!graph || flags != 0) return kInvalidValue;
+  Graph* copy = malloc(sizeof(Graph));
+  if (!copy) return kOutOfMemory;
+  memcpy(copy, graph, sizeof(Graph));
+  *exec = copy;
+  ++live_graphs;
+  return kSuccess;
+}
+int cuGraphLaunch(void* exec, void* stream) {
+  (void)stream;
+  if (!current || !exec) return kInvalidValue;
+  const Graph* g = exec;
+  for (int i = 0; i < g->count; ++i) run_launch(&g->launches[i]);
+  ++graph_launches;
+  return kSuccess;
+}
+int cuGraphExecDestroy(void* exec) {
+  free(exec);
+  --live_graphs;
+  return kSuccess;
+}
+int cuGraphDestroy(void* graph) {
+  free(graph);
+  --live_graphs;
   return kSuccess;
 }
 int cuEventCreate(void** e, unsigned flags) { (void)flags; *e = malloc(1); return kSuccess; }
@@ -176,3 +265,6 @@ const unsigned* fake_cuda_last_grid(void) { return last.grid; }
 const unsigned* fake_cuda_last_block(void) { return last.block; }
 const uint64_t* fake_cuda_last_params(void) { return last.params; }
 int fake_cuda_last_device(void) { return last.context ? (int)((char*)last.context - contexts) : -1; }
+int fake_cuda_graph_launches(void) { return graph_launches; }
+int fake_cuda_captured_launches(void) { return captured; }
+int fake_cuda_live_graphs(void) { return live_graphs; }
