@@ -1,0 +1,54 @@
+// The LLVM IR renderer's software prefetch: a vector load in a reduction's innermost loop that
+// steps a cache line or more through a large buffer asks for the bytes 4 KB ahead; loads that
+// stay in a core's caches, and loops that accumulate nothing, get none. (What the kernels compute
+// is checked by every suite that runs on the LLVM backend: a prefetch changes no value.)
+#include <gtest/gtest.h>
+
+#include "codegen/pipeline.hpp"
+#include "codegen/render_llvm.hpp"
+#include "codegen/test_kernels.hpp"
+
+namespace lathe {
+namespace {
+
+// The IR of `t`'s kernel for an AVX-512 or AVX2 target (64- or 32-byte vectors), two threads.
+std::string ir_of(const Tensor& t, int vector_bytes) {
+  return build_program(test::kernel_ast(t), LlvmRenderer(),
+                       {.optimize = true, .verify = true, .target = {.vector_bytes = vector_bytes, .vector_registers = vector_bytes == 64 ? 32 : 16, .threads = 2}})
+      .src;
+}
+
+size_t prefetches(const std::string& ir) {
+  size_t n = 0;
+  for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos; at = ir.find("call void @llvm.prefetch", at + 1)) ++n;
+  return n;
+}
+
+// A 3x3 convolution over 256 channels: its weights (2.4 MB, in 32-channel blocks) are read a
+// block of 128 bytes per tap.
+TEST(RenderLlvm, PrefetchesAStreamedOperandAhead) {
+  Tensor x = Tensor::rand({1, 256, 9, 9}, 1), w = Tensor::rand({256, 256, 3, 3}, 2);
+  w.realize().buffer().set_constant();
+  for (int bytes : {64, 32}) {
+    std::string ir = ir_of(x.conv2d(w, std::nullopt, {1, 1}, {1, 1}), bytes);
+    EXPECT_GT(prefetches(ir), 0u) << bytes << "-byte vectors\n" << ir;
+    EXPECT_NE(ir.find("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)"), std::string::npos);
+  }
+}
+
+TEST(RenderLlvm, NoPrefetchWhereTheOperandStaysInTheCaches) {
+  // 40 x 96 of B: 15 KB.
+  EXPECT_EQ(prefetches(ir_of(Tensor::rand({8, 40}, 1).matmul(Tensor::rand({40, 96}, 2)), 64)), 0u);
+  // A 1x1 convolution over 64 channels: its weights are 64 KB.
+  Tensor w = Tensor::rand({256, 64, 1, 1}, 2);
+  w.realize().buffer().set_constant();
+  EXPECT_EQ(prefetches(ir_of(Tensor::rand({1, 64, 28, 28}, 1).conv2d(w), 64)), 0u);
+}
+
+TEST(RenderLlvm, NoPrefetchInALoopThatAccumulatesNothing) {
+  Tensor a = Tensor::rand({1024, 1024}, 1), b = Tensor::rand({1024, 1024}, 2);
+  EXPECT_EQ(prefetches(ir_of((a * b + 1.0f).relu(), 64)), 0u);  // 4 MB each, streamed once
+}
+
+}  // namespace
+}  // namespace lathe
