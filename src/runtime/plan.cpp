@@ -73,12 +73,14 @@ bool ExecutionPlan::Impl::replayed() const {
         continue;
       }
       ++kernels;
+      ok = ok && k->device == device;  // a launch on another device would run at once, not be recorded
       for (const std::string& v : k->kernel->var_names) ok = ok && is_launch_index(v);
     }
     recordable = ok && kernels > 0;
   }
   if (!*recordable || settings::debug_level() >= 1 || tracing()) return false;
-  std::vector<uintptr_t> args;
+  std::vector<uintptr_t>& args = launched_args;  // kept between runs: no allocation once its size is reached
+  args.clear();
   for (size_t i : executed)
     if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {
       args.insert(args.end(), k->buffer_ptrs.begin(), k->buffer_ptrs.end());
@@ -89,11 +91,11 @@ bool ExecutionPlan::Impl::replayed() const {
     return true;
   }
   if (args != last_args) {  // the first run with these: launched as they are
-    last_args = std::move(args);
+    last_args.swap(args);
     return false;
   }
   recording = wait_on->record([this] { run_ops(executed, nullptr); });
-  recorded_args = std::move(args);
+  recorded_args.swap(args);
   if (!recording) {  // the device records nothing (or refused this plan): launched from now on
     recordable = false;
     return false;

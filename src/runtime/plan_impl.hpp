@@ -46,7 +46,7 @@ struct ExecutionPlan::Impl {
   // Graph) once two runs in a row launched the same addresses and values; recorded again when they
   // change. Profiled, traced and DEBUG runs launch each kernel.
   mutable std::unique_ptr<Recording> recording;
-  mutable std::vector<uintptr_t> recorded_args, last_args;  // every executed kernel's addresses and values
+  mutable std::vector<uintptr_t> recorded_args, last_args, launched_args;  // every executed kernel's addresses and values
   mutable std::optional<bool> recordable;                  // decided at the first run
   /// Replays (or records and replays) the executed kernels; false when this run must launch them.
   bool replayed() const;
