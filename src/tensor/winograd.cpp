@@ -161,7 +161,7 @@ double direct_tile_share(int64_t width, int64_t budget) {
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double macs = 9.0 * static_cast<double>(c.batch * c.out_h * c.out_w) * ck;
-  double share = p.direct_efficiency * direct_tile_share(c.out_w, c.accumulators);
+  double share = (c.lanes >= 16 ? p.direct_efficiency_wide : p.direct_efficiency) * direct_tile_share(c.out_w, c.accumulators);
   return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), p.weight_value * 9.0 * ck);
 }
 

@@ -37,22 +37,32 @@ struct WinogradCase {
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
-/// of 8's, 64 to 512 channels, at 8 and at 16 lanes; tests/tensor/winograd_test holds the cases).
+/// of 8's, 64 to 512 channels, at 8 and at 16 lanes; tests/tensor/winograd_test holds the cases;
+/// re-fitted on 2026-11-30 to thirteen layer shapes timed by each method at both widths, 64 to
+/// 512 channels at 7x7 to 224x224, batches 1, 2 and 8: bench/RESULTS.md).
 /// Each method's multiply-adds overlap with reading its weight, so it takes the longer of the two;
 /// F(4x4)'s weight is 4x the direct one's (36 points for 9 taps), F(2x2)'s 16/9, which decides a
 /// deep layer on a small image (512 channels at 7x7: 38 MB read for F(4x4)'s 4 tiles, 17 MB for
 /// F(2x2)'s 16).
 struct WinogradPrices {
   double fma_units = 2;              // vector multiply-adds a core issues per cycle
-  double direct_efficiency = 0.9;    // the share of that peak a direct convolution's register tiles reach
+  double direct_efficiency = 0.9;    // the share of that peak a direct convolution's register tiles reach at 8 lanes
+  // The same at 16 lanes or more: the direct kernels measure 67-73% of the FMA peak there. At 0.9
+  // the direct method was kept where Winograd's was faster: a batch of 8 at 56x56x64 (6.0 against
+  // F(4x4)'s 4.9 ms), 64 channels at 112x112 (3.4 against 2.5), 512 at 7x7 (0.77 against F(2x2)'s
+  // 0.59).
+  double direct_efficiency_wide = 0.7;
   double product_efficiency = 0.55;  // the share the points' products reach (short sums over the channels)
   double weight_value = 1;           // per float of weight read (from memory: a large layer's is not in cache)
   double transform_value = 2;        // per transformed value (a point per tile and channel, in and out): memory-bound passes
   // Where the transformed input outgrows the cores' caches, each transformed value costs this
   // share more per doubling beyond them (measured at 8 lanes: 2.2 cycles a value at 1.8x the
   // caches, ResNet-18's 56x56; 4.4 at 14x, a batch of 8's; 5.8 at 29x, ESPCN's 64 -> 32 at
-  // 224x224, where the direct method is 1.6x faster). Lanes do not change it (memory-bound).
-  double streamed_growth = 0.375;
+  // 224x224). Lanes do not change it (memory-bound). 0.3 since the streamed weights are
+  // prefetched (codegen/render_llvm): 64 channels at 224x224 then took 18.5 ms by F(4x4) against
+  // 22.6 direct at 8 lanes, and ESPCN's layer about the same by either (11.2 against 12.0); at 16
+  // lanes the direct method stays 1.3-1.7x faster on both.
+  double streamed_growth = 0.3;
   double kernel = 20000;             // the transforms' and the product's kernels beside the direct one's
 };
 

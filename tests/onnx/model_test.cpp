@@ -14,6 +14,7 @@
 #include "lathe/lathe.hpp"
 #include "lathe/onnx.hpp"
 #include "onnx/node_model.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe::onnx {
 namespace {
@@ -152,7 +153,18 @@ TEST(OnnxConv, ThreeSpatialAxesAgainstPlainLoops) {
   NodeModel conv("Conv", {{"x", {1, 16, 6, 10, 10}}}, 1);
   conv.attr_ints("pads", {1, 1, 1, 1, 1, 1});
   ::onnx::TensorProto* wt = conv.initializer("w", {32, 16, 3, 3, 3});
-  for (int i = 0; i < 32 * 16 * 27; ++i) wt->add_float_data(static_cast<float>(i % 13) * 0.01f);
+  std::vector<float> ws;
+  for (int i = 0; i < 32 * 16 * 27; ++i) ws.push_back(static_cast<float>(i % 13) * 0.01f), wt->add_float_data(ws.back());
+  std::vector<float> xs(16 * 6 * 10 * 10);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>((i * 7919) % 23) * 0.125f - 1.25f;
+  // Its 3x3 taps of 16 channels may take Winograd's method (as this CPU's Target prices it): values
+  // against plain loops, then the direct method's kernel.
+  Shape out;
+  std::vector<double> ref = conv3d_ref(xs, {1, 16, 6, 10, 10}, ws, {32, 16, 3, 3, 3}, {}, 1, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, out);
+  std::vector<float> got = conv.model().build({{"x", Tensor::from_vector(xs, {1, 16, 6, 10, 10})}})[0].to_vector<float>();
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-4 * (1 + std::abs(ref[i]))) << "at " << i;
+  test::ScopedEnv direct("LATHE_WINOGRAD", "0");
   ExecutionPlan plan = conv.model().build({{"x", Tensor::full({1, 16, 6, 10, 10}, 0.5, dtypes::float32)}})[0].prepare();
   int64_t vectorized = 0;
   for (const PreparedKernel* pk : plan.prepared_kernels())

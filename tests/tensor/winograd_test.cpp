@@ -189,8 +189,15 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     EXPECT_EQ(tile(1, 256, 14, lanes), 4);
     // 512 channels at 7x7: F(4x4) reads 36 points of weight for 4 tiles; F(2x2) 16 for 16. At 8
     // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators, and F(2x2) pays (ResNet-18's
-    // three such layers: 2.3 -> 1.5 ms each on AVX2); at 16, 7 rows of 2 vectors fill 14 of 16.
-    EXPECT_EQ(tile(1, 512, 7, lanes), lanes == 8 ? 2 : 0);
+    // three such layers: 2.3 -> 1.5 ms each on AVX2); at 16, 7 rows of 2 vectors fill 14 of 16,
+    // and F(2x2) pays too (0.77 -> 0.59 ms).
+    EXPECT_EQ(tile(1, 512, 7, lanes), 2);
+    // Larger images: F(4x4) at 112x112 and at a batch of 8 on 56x56 (3.4 -> 2.5 and 6.0 -> 4.9 ms
+    // at 16 lanes), the direct method at 224x224 with 64 channels at 16 lanes (13.5 against 17.5 ms;
+    // at 8, F(4x4) 18.5 against 22.6).
+    EXPECT_EQ(tile(1, 64, 112, lanes), 4);
+    EXPECT_EQ(tile(8, 64, 56, lanes), 4);
+    EXPECT_EQ(tile(1, 64, 224, lanes), lanes == 8 ? 4 : 0);
     EXPECT_DOUBLE_EQ(detail::direct_tile_share(7, lanes == 8 ? 8 : 16), 7.0 / 8);
     EXPECT_DOUBLE_EQ(detail::direct_tile_share(56, lanes == 8 ? 8 : 16), 1.0);
     EXPECT_TRUE(pays(8, 512, 7, lanes));
@@ -208,12 +215,12 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   EXPECT_TRUE(pays(1, 40, 56, 8));
   EXPECT_FALSE(pays(1, 40, 56, 16)) << "40 channels are not whole 16-lane blocks";
   // A transformed input that outgrows the caches many times (ESPCN's 64 -> 32 at 224x224: 29 MB,
-  // where the direct method measured 1.6x faster) is left to the direct method; a batch of 8 at
-  // 56x56 (14 MB) still pays at 8 lanes.
+  // where the direct method measured 1.7x faster at 16 lanes and about as fast at 8) is left to the
+  // direct method; a batch of 8 at 56x56 (14 MB) still pays.
   Tensor narrow = constant(std::vector<float>(32 * 64 * 9, 0.0f), {32, 64, 3, 3});
   for (int64_t lanes : {8, 16})
     EXPECT_FALSE(detail::winograd_pays(Tensor::zeros({1, 64, 224, 224}), narrow, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes))) << lanes;
-  EXPECT_TRUE(pays(8, 64, 56, 8));
+  for (int64_t lanes : {8, 16}) EXPECT_TRUE(pays(8, 64, 56, lanes)) << lanes;
 }
 
 // ResNet's last stage (512 channels at 7x7) prepared for 8 lanes through Tensor::conv2d: F(2x2)
