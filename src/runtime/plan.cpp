@@ -57,7 +57,8 @@ void ExecutionPlan::Impl::refresh_kernel(size_t i) {
 void ExecutionPlan::Impl::run(std::vector<KernelProfile>* profile) const {
   if (needs_pointers.load()) const_cast<Impl*>(this)->refresh_pointers();
   if (constants_stale.load(std::memory_order_relaxed) && constants_stale.exchange(false)) run_ops(folded, profile);
-  if (profile || !replayed()) run_ops(executed, profile);
+  replayed_last = !profile && replayed();
+  if (!replayed_last) run_ops(executed, profile);
   if (wait_on) wait_on->synchronize();  // a GPU's launches return early: done means done
 }
 
@@ -204,6 +205,7 @@ Buffer* ExecutionPlan::buffer_mut_by_id(uint64_t ast_id) {
 }
 
 const DeviceSpec& ExecutionPlan::device() const { return impl_->device; }
+bool ExecutionPlan::replayed_last_run() const { return impl_->replayed_last; }
 const std::vector<Buffer>& ExecutionPlan::buffers() const { return impl_->buffers; }
 std::vector<Buffer>& ExecutionPlan::buffers_mut() {
   impl_->all_handed_out();

@@ -48,6 +48,7 @@ struct ExecutionPlan::Impl {
   mutable std::unique_ptr<Recording> recording;
   mutable std::vector<uintptr_t> recorded_args, last_args, launched_args;  // every executed kernel's addresses and values
   mutable std::optional<bool> recordable;                  // decided at the first run
+  mutable bool replayed_last = false;                      // what the last run did
   /// Replays (or records and replays) the executed kernels; false when this run must launch them.
   bool replayed() const;
   void build_swap_table();

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lathe/lathe.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
@@ -64,6 +66,57 @@ TEST(ExecutionPlan, SwappedBuffersHandTheOutputToTheInput) {
     EXPECT_FALSE(p->swap_buffers(wout, win));
     EXPECT_EQ(p->buffers()[win].to_vector<float>(), before);  // nothing changed
   }
+}
+
+// On a GPU, a plan of kernels alone records its launches once two runs in a row launched the same
+// addresses, and replays them after (a CUDA Graph; the emulator records as a GPU's driver does,
+// each launch with the addresses and values it was given). Each replay computes from what the
+// buffers hold at that run; a moved buffer is launched, not replayed, and then recorded again.
+TEST(ExecutionPlan, AGpuPlanReplaysItsLaunchesWithEachRunsData) {
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  Tensor x = Tensor::from_vector(std::vector<float>(6, 0.0f), {3, 2});
+  ExecutionPlan plan = (x * 2.0f + 1.0f).softmax(1).prepare();
+  ASSERT_GE(plan.prepared_kernels().size(), 2u);
+  const std::vector<Buffer>& bs = plan.buffers();
+  size_t in = static_cast<size_t>(std::find(bs.begin(), bs.end(), x.buffer()) - bs.begin());
+  size_t out = static_cast<size_t>(plan.output_buffer() - bs.data());
+  ASSERT_LT(in, bs.size());
+  auto expect_softmax_of = [&](const std::vector<float>& v, const std::string& what) {
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (size_t r = 0; r < 3; ++r) {
+      double a = 2.0 * v[2 * r] + 1, b = 2.0 * v[2 * r + 1] + 1, m = std::max(a, b);
+      double ea = std::exp(a - m), eb = std::exp(b - m);
+      EXPECT_NEAR(got[2 * r], ea / (ea + eb), 1e-5) << what << ", row " << r;
+      EXPECT_NEAR(got[2 * r + 1], eb / (ea + eb), 1e-5) << what << ", row " << r;
+    }
+  };
+  auto run_with = [&](const std::vector<float>& v) {
+    plan.buffer_at_mut(in)->copyin(v.data(), v.size() * sizeof(float));
+    plan.execute();
+  };
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> v{1.0f * run, 2, -1, 0.5f * run, 3, -2.0f * run};
+    run_with(v);
+    EXPECT_EQ(plan.replayed_last_run(), run >= 1) << "run " << run;
+    expect_softmax_of(v, "run " + std::to_string(run));
+  }
+  std::vector<float> last = plan.output_buffer()->to_vector<float>();
+  ASSERT_TRUE(plan.swap_buffers(out, in));  // the last output is the next input
+  plan.execute();
+  EXPECT_FALSE(plan.replayed_last_run()) << "new addresses: launched";
+  expect_softmax_of(last, "after the swap");
+  for (int run = 0; run < 2; ++run) {
+    std::vector<float> v{-3, 1.0f * run, 4, 4, 0, 1};
+    run_with(v);
+    EXPECT_TRUE(plan.replayed_last_run()) << "recorded again, run " << run;
+    expect_softmax_of(v, "recorded again, run " + std::to_string(run));
+  }
+  (void)plan.execute_profiled();
+  EXPECT_FALSE(plan.replayed_last_run()) << "a profiled run times each kernel";
+  test::ScopedEnv off("LATHE_CUDA_GRAPH", "0");
+  ExecutionPlan unrecorded = (x * 2.0f + 1.0f).softmax(1).prepare();
+  for (int run = 0; run < 3; ++run) unrecorded.execute();
+  EXPECT_FALSE(unrecorded.replayed_last_run()) << "LATHE_CUDA_GRAPH=0";
 }
 
 // What swapping would break is refused, each beside a buffer of its size: a constant (a weight's

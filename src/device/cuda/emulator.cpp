@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "codegen/render_cuda.hpp"
 #include "device/cuda/gpu_target.hpp"
@@ -67,6 +68,18 @@ class EmulatorCompiler final : public Compiler {
   std::string identity_;
 };
 
+class EmulatedProgram;
+
+// A launch recorded instead of run, as a CUDA Graph's capture keeps it: the kernel, and the
+// addresses and values it was given then.
+struct EmulatedLaunch {
+  const EmulatedProgram* program;
+  std::vector<void*> buffers;
+  std::vector<int64_t> vals;
+};
+// Where the recording thread's launches go (EmulatorMemory::record); null: they run.
+thread_local std::vector<EmulatedLaunch>* capturing = nullptr;
+
 // A kernel run once per thread of its grid, each call given its launch indices.
 class EmulatedProgram final : public Program {
  public:
@@ -82,10 +95,20 @@ class EmulatedProgram final : public Program {
       slots_.push_back({i, at < 3, static_cast<int>(at % 3)});
     }
     vals_ = spec.var_names.size();
+    buffers_ = spec.buf_count;
     if (vals_ > kMostValues) throw InternalError("kernel " + spec.name + " takes " + std::to_string(vals_) + " values; the GPU emulator passes at most 64");
   }
 
   void execute(void* const* buffers, const int64_t* vals, const LaunchSize&, const std::optional<LaunchSize>&) const override {
+    if (capturing) {
+      capturing->push_back({this, std::vector<void*>(buffers, buffers + buffers_), vals_ ? std::vector<int64_t>(vals, vals + vals_) : std::vector<int64_t>{}});
+      return;
+    }
+    run(buffers, vals);
+  }
+
+  // Every thread of the grid, blocks and threads in reverse order.
+  void run(void* const* buffers, const int64_t* vals) const {
     // A block's shared memory is the CPU kernel's static scratch: one launch at a time uses it
     // (this lock; the CPU program under it, called once per emulated thread, takes none).
     std::unique_lock<std::mutex> lock;
@@ -114,8 +137,42 @@ class EmulatedProgram final : public Program {
   std::unique_ptr<Program> kernel_;
   LaunchSize grid_, block_;
   std::vector<Slot> slots_;
-  size_t vals_ = 0;
+  size_t vals_ = 0, buffers_ = 0;
   std::unique_ptr<std::mutex> one_launch_;  // set for a kernel with shared scratch
+};
+
+class EmulatedRecording final : public Recording {
+ public:
+  void replay() const override {
+    for (const EmulatedLaunch& l : launches) l.program->run(l.buffers.data(), l.vals.empty() ? nullptr : l.vals.data());
+  }
+  std::vector<EmulatedLaunch> launches;
+};
+
+// The emulator's memory: the host's, which the host may not touch directly
+// (emulated_gpu_memory), and launches recorded and replayed as a CUDA Graph's are, so the suites
+// run on EMU go through a GPU plan's replays too.
+class EmulatorMemory final : public DeviceMemory {
+ public:
+  void* alloc(size_t nbytes) override { return m_.alloc(nbytes); }
+  void free(void* ptr, size_t nbytes) override { m_.free(ptr, nbytes); }
+  void copyin(void* dst, const void* src, size_t nbytes) override { m_.copyin(dst, src, nbytes); }
+  void copyout(void* dst, const void* src, size_t nbytes) override { m_.copyout(dst, src, nbytes); }
+  void copy(void* dst, const void* src, size_t nbytes) override { m_.copy(dst, src, nbytes); }
+  void fill(void* dst, uint8_t byte, size_t nbytes) override { m_.fill(dst, byte, nbytes); }
+  bool host_visible() const override { return m_.host_visible(); }
+  std::unique_ptr<Recording> record(const std::function<void()>& launches) override {
+    auto r = std::make_unique<EmulatedRecording>();
+    struct Stop {
+      ~Stop() { capturing = nullptr; }
+    } stop;
+    capturing = &r->launches;
+    launches();
+    return r;
+  }
+
+ private:
+  DeviceMemory& m_ = emulated_gpu_memory();
 };
 
 }  // namespace
@@ -132,7 +189,10 @@ Backend gpu_emulator_backend() {
                    serial.shared_scratch = false;  // serialised by the launch's lock, not by each call
                    return std::make_unique<EmulatedProgram>(cpu_backend().load(compiled, serial), spec);
                  },
-                 [](int) -> DeviceMemory& { return emulated_gpu_memory(); },
+                 [](int) -> DeviceMemory& {
+                   static auto* m = new EmulatorMemory;  // outlives buffers released during static destruction
+                   return *m;
+                 },
                  {}};
 }
 
