@@ -41,8 +41,8 @@ class DeviceMemory {
   /// Waits for the device's queued work (kernels, copies) to finish.
   virtual void synchronize() {}
   /// The kernel launches `launches` makes on this device, recorded rather than run; null where
-  /// the device cannot record or the recording failed (then nothing ran). An exception from
-  /// `launches` passes through, the recording discarded.
+  /// the device cannot record or the recording failed, a launch's error included (then nothing
+  /// ran: the caller launches each kernel, which reports the error).
   virtual std::unique_ptr<Recording> record(const std::function<void()>& /*launches*/) { return nullptr; }
   /// Whether the host may read and write the device's addresses directly (Buffer::data()).
   virtual bool host_visible() const { return false; }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -80,28 +81,28 @@ bool ExecutionPlan::Impl::replayed() const {
     recordable = ok && kernels > 0;
   }
   if (!*recordable || settings::debug_level() >= 1 || tracing()) return false;
-  std::vector<uintptr_t>& args = launched_args;  // kept between runs: no allocation once its size is reached
+  std::vector<uintptr_t>& args = launched_args;
   args.clear();
   for (size_t i : executed)
     if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {
       args.insert(args.end(), k->buffer_ptrs.begin(), k->buffer_ptrs.end());
       for (int64_t v : k->vals) args.push_back(static_cast<uintptr_t>(v));
     }
-  if (recording && args == recorded_args) {
-    recording->replay();
-    return true;
-  }
-  if (args != last_args) {  // the first run with these: launched as they are
-    last_args.swap(args);
+  auto seen = std::find_if(recordings.begin(), recordings.end(), [&](const Recorded& r) { return r.args == args; });
+  if (seen == recordings.end()) {  // the first run with these: launched as they are
+    if (recordings.size() == kKeptRecordings) recordings.pop_back();
+    recordings.insert(recordings.begin(), Recorded{args, nullptr});
     return false;
   }
-  recording = wait_on->record([this] { run_ops(executed, nullptr); });
-  recorded_args.swap(args);
-  if (!recording) {  // the device records nothing (or refused this plan): launched from now on
+  std::rotate(recordings.begin(), seen, seen + 1);
+  Recorded& r = recordings.front();
+  if (!r.recording) r.recording = wait_on->record([this] { run_ops(executed, nullptr); });
+  if (!r.recording) {  // the device records nothing (or refused this plan): launched from now on
     recordable = false;
+    recordings.clear();
     return false;
   }
-  recording->replay();
+  r.recording->replay();
   return true;
 }
 

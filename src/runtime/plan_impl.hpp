@@ -43,10 +43,16 @@ struct ExecutionPlan::Impl {
   std::optional<SwapTable> swaps;
 
   // A GPU plan of kernels alone, without variables, runs as one recorded submission (a CUDA
-  // Graph) once two runs in a row launched the same addresses and values; recorded again when they
-  // change. Profiled, traced and DEBUG runs launch each kernel.
-  mutable std::unique_ptr<Recording> recording;
-  mutable std::vector<uintptr_t> recorded_args, last_args, launched_args;  // every executed kernel's addresses and values
+  // Graph) once a run launches the same addresses and values as one of the last two; a recording
+  // is kept for each of the two (a loop's carried values swapped each iteration alternate
+  // between two). Profiled, traced and DEBUG runs launch each kernel.
+  struct Recorded {
+    std::vector<uintptr_t> args;           // every executed kernel's addresses and values
+    std::unique_ptr<Recording> recording;  // null: launched once with these, not recorded yet
+  };
+  static constexpr size_t kKeptRecordings = 2;
+  mutable std::vector<Recorded> recordings;   // the latest first
+  mutable std::vector<uintptr_t> launched_args;  // this run's, kept between runs: no allocation once its size is reached
   mutable std::optional<bool> recordable;                  // decided at the first run
   mutable bool replayed_last = false;                      // what the last run did
   /// Replays (or records and replays) the executed kernels; false when this run must launch them.

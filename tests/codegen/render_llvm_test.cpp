@@ -1,12 +1,15 @@
 // The LLVM IR renderer's software prefetch: a vector load in a reduction's innermost loop that
 // steps a cache line or more through a large buffer asks for the bytes 4 KB ahead; loads that
 // stay in a core's caches, and loops that accumulate nothing, get none. (What the kernels compute
-// is checked by every suite that runs on the LLVM backend: a prefetch changes no value.)
+// is checked by every suite that runs on the LLVM backend; one kernel here is compiled and run.)
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "codegen/pipeline.hpp"
 #include "codegen/render_llvm.hpp"
 #include "codegen/test_kernels.hpp"
+#include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
@@ -49,6 +52,26 @@ TEST(RenderLlvm, NoPrefetchInALoopThatAccumulatesNothing) {
   Tensor a = Tensor::rand({1024, 1024}, 1), b = Tensor::rand({1024, 1024}, 2);
   EXPECT_EQ(prefetches(ir_of((a * b + 1.0f).relu(), 64)), 0u);  // 4 MB each, streamed once
 }
+
+#ifdef LATHE_HAS_LLVM
+// A matmul whose B (512 x 256, 512 KB, copied into column blocks) streams through the product's
+// loop: its kernel prefetches, LLVM compiles it, and it computes the product.
+TEST(RenderLlvm, APrefetchingKernelCompilesAndComputes) {
+  test::ScopedEnv llvm("LATHE_CPU_COMPILER", "llvm");
+  std::vector<float> a(9 * 512), b(512 * 256);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 23) - 11) * 0.125f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int64_t>(i * 104729 % 17) - 8) * 0.0625f;
+  ExecutionPlan plan = Tensor::from_vector(a, {9, 512}).matmul(Tensor::from_vector(b, {512, 256})).prepare();
+  bool prefetched = false;
+  for (const PreparedKernel* k : plan.prepared_kernels()) prefetched = prefetched || k->kernel->code.find("@llvm.prefetch") != std::string::npos;
+  ASSERT_TRUE(prefetched);
+  plan.execute();
+  std::vector<double> want = test::matmul_ref(a, b, 1, false, false, 9, 512, 256);
+  std::vector<float> got = plan.output_buffer()->to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
+}
+#endif
 
 }  // namespace
 }  // namespace lathe

@@ -60,6 +60,7 @@ const Loaded& loaded() {
     bind(lib, "cuEventDestroy_v2", a.event_destroy, missing);
     std::string optional;  // a driver without graphs still runs kernels
     bind(lib, "cuStreamCreate", a.stream_create, optional);
+    bind(lib, "cuStreamDestroy_v2", a.stream_destroy, optional);
     bind(lib, "cuStreamBeginCapture_v2", a.stream_begin_capture, optional);
     bind(lib, "cuStreamEndCapture", a.stream_end_capture, optional);
     bind(lib, "cuGraphInstantiateWithFlags", a.graph_instantiate, optional);
@@ -94,6 +95,11 @@ void CudaDriver::check(int rc, const std::string& what) const {
 }
 
 std::string cuda_unavailable() { return loaded().failure; }
+
+void*& cuda_capture_stream() {
+  thread_local void* stream = nullptr;
+  return stream;
+}
 
 const CudaDriver& cuda_driver() {
   const Loaded& d = loaded();
@@ -131,10 +137,7 @@ const CudaDevice& cuda_device(int index) {
   if (api.device_name(name, sizeof name, d.handle) == 0) d.name = name;
   // Its own stream, so launches can be recorded (the default stream cannot be); flags 0: it waits
   // for the default stream's copies and they for it, so copies and launches stay in order.
-  if (api.graphs()) {
-    api.check(api.ctx_set_current(d.context), "cuCtxSetCurrent on CUDA:" + std::to_string(index));
-    if (api.stream_create(&d.stream, 0) != 0) d.stream = nullptr;
-  }
+  if (api.graphs() && (api.ctx_set_current(d.context) != 0 || api.stream_create(&d.stream, 0) != 0)) d.stream = nullptr;
   devices.push_back(std::move(d));
   return devices.back();
 }

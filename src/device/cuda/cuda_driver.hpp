@@ -47,6 +47,7 @@ struct CudaDriver {
   // Streams and graphs (CUDA 11.4 and newer): a plan's launches recorded once and replayed as one.
   // Optional: without them, launches go to the default stream and nothing is recorded.
   int (*stream_create)(void**, unsigned) = nullptr;
+  int (*stream_destroy)(void*) = nullptr;
   int (*stream_begin_capture)(void*, int) = nullptr;
   int (*stream_end_capture)(void*, void**) = nullptr;
   int (*graph_instantiate)(void**, void*, unsigned long long) = nullptr;
@@ -56,7 +57,7 @@ struct CudaDriver {
 
   /// Whether the driver can record launches into a graph and replay it.
   bool graphs() const {
-    return stream_create && stream_begin_capture && stream_end_capture && graph_instantiate && graph_launch && graph_exec_destroy && graph_destroy;
+    return stream_create && stream_destroy && stream_begin_capture && stream_end_capture && graph_instantiate && graph_launch && graph_exec_destroy && graph_destroy;
   }
 
   /// Throws Error "`what` failed: CUDA_ERROR_... (n)" unless `rc` is CUDA_SUCCESS.
@@ -64,6 +65,11 @@ struct CudaDriver {
   /// "CUDA_ERROR_OUT_OF_MEMORY (2)".
   std::string error_text(int rc) const;
 };
+
+/// The stream this thread's launches go to while it records a plan (CudaMemory::record): one of
+/// the recording's own, so the device's stream, which other threads launch into, is never
+/// capturing. Null: the device's stream.
+void*& cuda_capture_stream();
 
 /// The loaded driver; throws Error saying why CUDA is unavailable (cuda_unavailable()).
 const CudaDriver& cuda_driver();

@@ -94,19 +94,34 @@ class CudaMemory final : public DeviceMemory {
     device_.use();
     api_.check(api_.ctx_synchronize(), "waiting for CUDA:" + std::to_string(device_.index));
   }
+  // The launches are captured from a stream of the recording's own, made non-blocking so its
+  // capture leaves the default stream usable: other threads' plans go on launching into the
+  // device's stream and copying through the default one. The graph is replayed on the device's
+  // stream, in order with them.
   std::unique_ptr<Recording> record(const std::function<void()>& launches) override {
     if (!api_.graphs() || !device_.stream) return nullptr;
     device_.use();
-    constexpr int kThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: other threads' calls go on as usual
-    if (api_.stream_begin_capture(device_.stream, kThreadLocal) != 0) return nullptr;
+    constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
+    constexpr int kThreadLocal = 1;       // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: only this thread's unsafe calls are refused
+    void* stream = nullptr;
+    if (api_.stream_create(&stream, kNonBlocking) != 0) return nullptr;
     void* graph = nullptr;
-    try {
-      launches();
-    } catch (...) {
-      if (api_.stream_end_capture(device_.stream, &graph) == 0 && graph) (void)api_.graph_destroy(graph);
-      throw;
+    if (api_.stream_begin_capture(stream, kThreadLocal) == 0) {
+      cuda_capture_stream() = stream;
+      bool launched = true;
+      try {
+        launches();
+      } catch (const Error&) {
+        launched = false;  // nothing ran: the plan launches each kernel, and says what failed then
+      }
+      cuda_capture_stream() = nullptr;
+      if (api_.stream_end_capture(stream, &graph) != 0 || !launched) {
+        if (graph) (void)api_.graph_destroy(graph);
+        graph = nullptr;
+      }
     }
-    if (api_.stream_end_capture(device_.stream, &graph) != 0 || !graph) return nullptr;  // a launch the graph could not take
+    (void)api_.stream_destroy(stream);
+    if (!graph) return nullptr;
     void* exec = nullptr;
     int rc = api_.graph_instantiate(&exec, graph, 0);
     (void)api_.graph_destroy(graph);  // the instantiated graph keeps what it needs

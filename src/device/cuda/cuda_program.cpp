@@ -84,7 +84,7 @@ class CudaProgram final : public Program {
     device_.use();
     api_.check(api_.launch_kernel(function_, static_cast<unsigned>(grid_[0]), static_cast<unsigned>(grid_[1]), static_cast<unsigned>(grid_[2]),
                                   static_cast<unsigned>(block_[0]), static_cast<unsigned>(block_[1]), static_cast<unsigned>(block_[2]), 0,
-                                  device_.stream, params, nullptr),
+                                  cuda_capture_stream() ? cuda_capture_stream() : device_.stream, params, nullptr),
                "launching kernel " + name_);
   }
 

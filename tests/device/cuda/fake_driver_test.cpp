@@ -30,6 +30,7 @@ struct Fake {
   int (*graph_launches)() = nullptr;
   int (*captured)() = nullptr;
   int (*live_graphs)() = nullptr;
+  int (*blocking_captures)() = nullptr;
 };
 
 // The fake's own entry points, when the driver lathe loaded is the fake.
@@ -50,8 +51,9 @@ std::optional<Fake> fake() {
   f.graph_launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_graph_launches"));
   f.captured = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_captured_launches"));
   f.live_graphs = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_live_graphs"));
+  f.blocking_captures = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_blocking_captures"));
   dlclose(lib);
-  if (!f.live || !f.read_params || !f.graph_launches || !f.captured || !f.live_graphs) return std::nullopt;
+  if (!f.live || !f.read_params || !f.graph_launches || !f.captured || !f.live_graphs || !f.blocking_captures) return std::nullopt;
   return f;
 }
 
@@ -141,7 +143,8 @@ TEST(FakeCudaDriver, AZeroSizedTensorIsComputedWithoutAnEmptyGrid) {
 // A plan of kernels alone, without variables, is recorded into a CUDA Graph once two runs in a row
 // launched the same addresses, and replayed after: every kernel still runs at each execute, with
 // its grid and buffers, as one submission. Profiled runs launch each kernel (each is timed); a
-// moved buffer is recorded again; LATHE_CUDA_GRAPH=0 and a plan with variables launch each time.
+// moved buffer is recorded again, and moved back replays the first recording (the last two are
+// kept); LATHE_CUDA_GRAPH=0 and a plan with variables launch each time.
 TEST(FakeCudaDriver, APlanWithoutVariablesReplaysOneRecordedGraph) {
   NEEDS_FAKE_DRIVER(f);
   std::string no_nvrtc;
@@ -173,11 +176,23 @@ TEST(FakeCudaDriver, APlanWithoutVariablesReplaysOneRecordedGraph) {
   size_t out = static_cast<size_t>(plan.output_buffer() - bs.data());
   size_t xi = static_cast<size_t>(std::find(bs.begin(), bs.end(), x.buffer()) - bs.begin());
   ASSERT_TRUE(plan.swap_buffers(out, xi));
+  const PreparedKernel& last = *plan.prepared_kernels().back();
+  f->read_params(static_cast<int>(last.buffer_ptrs.size()));  // what each launch is given, read as it is captured
   plan.execute();
   expect(k, 0, 0, "moved addresses: launched, not the old recording");
   plan.execute();
   expect(k, k, 1, "and recorded again");
-  EXPECT_EQ(f->live_graphs(), graphs + 1) << "the old recording freed";
+  f->read_params(0);
+  for (size_t i = 0; i < last.buffer_ptrs.size(); ++i) EXPECT_EQ(f->params()[i], last.buffer_ptrs[i]) << "the replay's parameter " << i;
+  {  // a copy on the default stream between runs: the recording's capture never blocked it
+    std::vector<float> ones(static_cast<size_t>(x.numel()), 1.0f);
+    plan.buffer_at_mut(out)->copyin(ones.data(), ones.size() * sizeof(float));
+  }
+  EXPECT_EQ(f->live_graphs(), graphs + 2) << "both recordings kept";
+  ASSERT_TRUE(plan.swap_buffers(out, xi));
+  plan.execute();
+  expect(k, 0, 1, "swapped back: the first recording replays, nothing captured");
+  EXPECT_EQ(f->blocking_captures(), 0) << "captured from streams of the recordings' own (non-blocking), never the device's";
 
   {
     test::ScopedEnv off("LATHE_CUDA_GRAPH", "0");

@@ -1,14 +1,19 @@
 /* A stand-in for NVIDIA's driver (libcuda.so.1) for the tests of lathe's CUDA runtime on machines
  * without a GPU: two devices of compute capability 8.0 whose memory is host memory, modules that
  * load any ELF image (a CUBIN is one), launches that run nothing but are recorded, and events
- * that always measure half a millisecond, and streams whose launches can be captured into graphs
- * that replay them (each replayed launch recorded as a launch). Only the entry points lathe calls, with cuda.h's
+ * that always measure half a millisecond.
+ * Streams can capture launches into graphs, whose replays record each launch as a launch. As in
+ * the driver, a capture on a blocking stream (flags 0) makes the default stream's copies and
+ * fills fail. Only the entry points lathe calls, with cuda.h's
  * signatures (CUresult is an int). fake_cuda_* let a test read what was asked of it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101, kInvalidImage = 200, kNotFound = 500, kNotSupported = 801 };
+enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101, kInvalidImage = 200, kNotFound = 500, kNotSupported = 801,
+       kCaptureImplicit = 906 };
+static int blocking_captures = 0;      /* blocking streams capturing now: the default stream may not be used */
+static int blocking_captures_ever = 0; /* captures begun on a blocking stream */
 enum { kDevices = 2, kMostParams = 16 };
 static const size_t kMemoryLimit = (size_t)1 << 32; /* an allocation larger than this fails */
 
@@ -104,21 +109,25 @@ int cuMemFree_v2(Ptr p) {
   return kSuccess;
 }
 int cuMemcpyHtoD_v2(Ptr dst, const void* src, size_t n) {
+  if (blocking_captures) return kCaptureImplicit;
   if (!current || !is_device_range(dst, n)) return kInvalidValue;
   memcpy((void*)(uintptr_t)dst, src, n);
   return kSuccess;
 }
 int cuMemcpyDtoH_v2(void* dst, Ptr src, size_t n) {
+  if (blocking_captures) return kCaptureImplicit;
   if (!current || !is_device_range(src, n)) return kInvalidValue;
   memcpy(dst, (const void*)(uintptr_t)src, n);
   return kSuccess;
 }
 int cuMemcpyDtoD_v2(Ptr dst, Ptr src, size_t n) {
+  if (blocking_captures) return kCaptureImplicit;
   if (!current || !is_device_range(dst, n) || !is_device_range(src, n)) return kInvalidValue;
   memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
   return kSuccess;
 }
 int cuMemsetD8_v2(Ptr dst, unsigned char v, size_t n) {
+  if (blocking_captures) return kCaptureImplicit;
   if (!current || !is_device_range(dst, n)) return kInvalidValue;
   memset((void*)(uintptr_t)dst, v, n);
   return kSuccess;
@@ -170,6 +179,7 @@ typedef struct {
 } Graph;
 typedef struct {
   Graph* capturing;
+  unsigned flags;
 } Stream;
 static int graph_launches = 0, captured = 0, live_graphs = 0;
 
@@ -193,21 +203,33 @@ int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   return kSuccess;
 }
 int cuStreamCreate(void** stream, unsigned flags) {
-  if (!current || flags != 0) return kInvalidValue;
-  *stream = calloc(1, sizeof(Stream)); /* kept: one per device */
+  if (!current || flags > 1) return kInvalidValue; /* CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING */
+  Stream* s = calloc(1, sizeof(Stream));
+  if (!s) return kOutOfMemory;
+  s->flags = flags;
+  *stream = s;
+  return kSuccess;
+}
+int cuStreamDestroy_v2(void* stream) {
+  Stream* s = stream;
+  if (!s || s->capturing) return kInvalidValue;
+  free(s);
   return kSuccess;
 }
 int cuStreamBeginCapture_v2(void* stream, int mode) {
   Stream* s = stream;
   if (!current || !s || s->capturing || mode < 0 || mode > 2) return kInvalidValue;
   s->capturing = calloc(1, sizeof(Graph));
-  return s->capturing ? kSuccess : kOutOfMemory;
+  if (!s->capturing) return kOutOfMemory;
+  if (s->flags == 0) ++blocking_captures, ++blocking_captures_ever;
+  return kSuccess;
 }
 int cuStreamEndCapture(void* stream, void** graph) {
   Stream* s = stream;
   if (!s || !s->capturing) return kInvalidValue;
   Graph* g = s->capturing;
   s->capturing = 0;
+  if (s->flags == 0) --blocking_captures;
   if (g->broken) {
     free(g);
     *graph = 0;
@@ -268,3 +290,4 @@ int fake_cuda_last_device(void) { return last.context ? (int)((char*)last.contex
 int fake_cuda_graph_launches(void) { return graph_launches; }
 int fake_cuda_captured_launches(void) { return captured; }
 int fake_cuda_live_graphs(void) { return live_graphs; }
+int fake_cuda_blocking_captures(void) { return blocking_captures_ever; }
