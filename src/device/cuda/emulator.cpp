@@ -150,8 +150,8 @@ class EmulatedRecording final : public Recording {
 };
 
 // The emulator's memory: the host's, which the host may not touch directly
-// (emulated_gpu_memory), and launches recorded and replayed as a CUDA Graph's are, so the suites
-// run on EMU go through a GPU plan's replays too.
+// (emulated_gpu_memory), and launches recorded and replayed as a CUDA Graph's are, so a GPU
+// plan's replays run on every machine.
 class EmulatorMemory final : public DeviceMemory {
  public:
   void* alloc(size_t nbytes) override { return m_.alloc(nbytes); }
