@@ -6,9 +6,12 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/half_arithmetic.hpp"
+#include "codegen/prefetch.hpp"
 #include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/half.hpp"
@@ -162,6 +165,7 @@ class CSpeller {
   CSpeller(const std::string& name, const KernelSignature& sig, CDialect dialect) : name_(name), sig_(sig), dialect_(dialect) {}
 
   std::string run(const std::vector<UOpPtr>& program) {
+    if (!cuda()) accumulating_ = accumulating_loops(program);  // a GPU's loads are not streams of a core's
     for (const UOpPtr& u : program) {
       for (const UOpPtr& s : u->src()) note_types(s->dtype().base());
       note_types(u->dtype().base());
@@ -259,11 +263,15 @@ class CSpeller {
         if (cuda()) line("#pragma unroll 4");  // render_cuda.hpp: the optimizer unrolls what it means to
         line("for (long long " + r + " = 0; " + r + " < " + expr(u->src(0)) + "; " + r + "++) {");
         ++depth_;
+        open_.push_back(u);
         return;
       }
       case Ops::END:
         for (const UOpPtr& s : u->src())
-          if (s->op() == Ops::RANGE) --depth_, line("}");
+          if (s->op() == Ops::RANGE) {
+            --depth_, line("}");
+            open_.erase(std::remove(open_.begin(), open_.end(), s), open_.end());
+          }
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
       case Ops::DEFINE_LOCAL:  // CPU: lives with the loaded kernel, shared by the cores of a launch; GPU: a block's shared memory
@@ -335,7 +343,13 @@ class CSpeller {
         return line(t + " " + name + " = (" + t + "){}; for (int l = 0; l < " + lanes + "; ++l) if (" + gate + "[l]) " + name + "[l] = " + element(idx, " + l") + ";");
       }
       if (idx->src().size() == 3) return line(t + " " + name + " = (" + t + "){}; if (" + expr(idx->src(2)) + ") " + copy);
-      return line(t + " " + name + "; " + copy);
+      line(t + " " + name + "; " + copy);
+      // A streamed operand asks for what it reads kPrefetchBytes later (codegen/prefetch.hpp); the
+      // address is stepped as an integer, as it may be past the buffer's end.
+      int64_t bytes = idx->src(0)->dtype().base().itemsize();
+      if (std::optional<int64_t> ahead = prefetch_distance(*u, open_.empty() ? nullptr : open_.back(), accumulating_, bytes))
+        line("__builtin_prefetch((const void*)((unsigned long long)&" + element(idx) + " + " + std::to_string(*ahead * bytes) + "ull), 0, 3);");
+      return;
     }
     std::string access = element(idx);
     if (idx->src().size() == 3) access = "(" + expr(idx->src(2)) + " ? " + access + " : (" + c_type(u->dtype()) + ")0)";
@@ -419,6 +433,8 @@ class CSpeller {
   CDialect dialect_;
   std::ostringstream body_;
   int depth_ = 1;
+  std::vector<UOpPtr> open_;                     // the loops open where spelling is, innermost last
+  std::unordered_set<const UOp*> accumulating_;  // accumulating_loops(program); none for CUDA
   int next_id_ = 0;
   bool uses_16bit_ = false;
   std::unordered_map<const UOp*, std::string> names_;

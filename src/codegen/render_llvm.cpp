@@ -16,7 +16,7 @@
 #include "codegen/linearize.hpp"
 #include "ir/alu.hpp"
 #include "ir/half.hpp"
-#include "ir/step.hpp"
+#include "codegen/prefetch.hpp"
 #include "lathe/error.hpp"
 
 namespace lathe {
@@ -107,7 +107,7 @@ class IrSpeller {
       if (u->op() == Ops::CAST && is_16bit_float(u->dtype())) rounded_.insert(u->src(0).get());
     find_unread_lanes(program);
     for (size_t i = 0; i < program.size(); ++i) position_[program[i].get()] = i;
-    find_accumulating_loops(program);
+    accumulating_ = accumulating_loops(program);
     for (const UOpPtr& u : program) {
       DType d = u->dtype().base();
       if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
@@ -371,7 +371,7 @@ class IrSpeller {
     bool reg = idx->src(0)->op() == Ops::DEFINE_REG;
     if (idx->src().size() < 3) {
       names_[u.get()] = load_from(address(idx), d, align_of(idx, d), reg);
-      prefetch_ahead(idx, d);
+      prefetch_ahead(u);
       return;
     }
     std::string gate = expr(idx->src(2));
@@ -413,35 +413,15 @@ class IrSpeller {
     names_[u.get()] = load_from(p, d, align_of(idx, d), false);
   }
 
-  // The loops a reduction accumulates in: a store to a register (an accumulator) is in their body,
-  // not in a loop nested in it.
-  void find_accumulating_loops(const std::vector<UOpPtr>& program) {
-    std::vector<const UOp*> open;
-    for (const UOpPtr& u : program) {
-      if (u->op() == Ops::RANGE) open.push_back(u.get());
-      if (u->op() == Ops::END)
-        for (const UOpPtr& r : u->src()) open.erase(std::remove(open.begin(), open.end(), r.get()), open.end());
-      if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_REG && !open.empty()) accumulating_.insert(open.back());
-    }
-  }
-
-  // A vector load in a reduction's innermost loop that steps through its buffer a line or more per
-  // iteration (a convolution's weights, a matmul's packed B), over kLeastPrefetchedSpan or more,
-  // asks for the bytes kPrefetchBytes ahead of it. The hardware prefetcher, paced by the loop's
-  // multiply-adds, falls behind such a stream where it comes from memory rather than a cache
-  // (ResNet's layer-4 weights, 9.4 MB a layer). A prefetch never faults, so the address may be
-  // past the buffer's end (its steps are not `inbounds`). Only the LLVM backend prefetches.
-  void prefetch_ahead(const UOpPtr& idx, DType d) {
-    if (d.count() == 1 || idx->src(0)->op() != Ops::DEFINE_GLOBAL || open_.empty() || !accumulating_.count(open_.back().get())) return;
-    std::optional<int64_t> step = step_along(idx->src(1), open_.back());
-    if (!step || *step <= 0) return;
-    int64_t bytes = *step * mem_bytes(idx);
-    if (bytes < kLineBytes || bytes > kMostPrefetchedStep) return;
-    const UOpPtr& off = idx->src(1);
-    if (off->vmax() - off->vmin() < kLeastPrefetchedSpan / mem_bytes(idx)) return;  // stays in a core's caches
+  // A streamed operand's load asks for what it reads kPrefetchBytes later (codegen/prefetch.hpp);
+  // its steps are not `inbounds`, as the address may be past the buffer's end.
+  void prefetch_ahead(const UOpPtr& load) {
+    const UOpPtr& idx = load->src(0);
+    std::optional<int64_t> ahead = prefetch_distance(*load, open_.empty() ? nullptr : open_.back(), accumulating_, mem_bytes(idx));
+    if (!ahead) return;
     std::vector<UOpPtr> terms;
     index_terms(idx->src(1), terms);
-    terms.push_back(UOp::index_const((kPrefetchBytes + bytes - 1) / bytes * *step));
+    terms.push_back(UOp::index_const(*ahead));
     std::string p = address(idx, terms, "", true);
     declares_.insert("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)");
     line("call void @llvm.prefetch.p0(ptr " + p + ", i32 0, i32 3, i32 1)");  // a read, kept in every cache level, of data
@@ -718,12 +698,7 @@ class IrSpeller {
   std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
   std::unordered_map<const UOp*, Loop> loops_;
   std::vector<UOpPtr> open_;                      // the loops open where spelling is, innermost last
-  std::unordered_set<const UOp*> accumulating_;   // find_accumulating_loops' answer
-  // prefetch_ahead's: a step of at least a cache line (a smaller one is a sequential stream the
-  // hardware follows) and at most 1 KB (beyond, a row of a strided walk, not a stream); 4 KB
-  // ahead (ResNet-18 fastest of 1, 4 and 16 KB); operands under 256 KB stay in a core's L2 and
-  // are read from it again (a 1x1 convolution's 64 KB weight: prefetching it cost 4-10%).
-  static constexpr int64_t kLineBytes = 64, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096, kLeastPrefetchedSpan = 256 << 10;
+  std::unordered_set<const UOp*> accumulating_;   // accumulating_loops(program)
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
   int64_t zero_bytes_ = 0;  // the widest gated load: the zeros it reads where its gate is false

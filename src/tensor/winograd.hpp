@@ -58,8 +58,8 @@ struct WinogradPrices {
   // Where the transformed input outgrows the cores' caches, each transformed value costs this
   // share more per doubling beyond them (measured at 8 lanes: 2.2 cycles a value at 1.8x the
   // caches, ResNet-18's 56x56; 4.4 at 14x, a batch of 8's; 5.8 at 29x, ESPCN's 64 -> 32 at
-  // 224x224). Lanes do not change it (memory-bound). 0.3 since the LLVM backend prefetches the
-  // product's streamed weights (codegen/render_llvm; the clang backend does not, and pays more):
+  // 224x224). Lanes do not change it (memory-bound). 0.3 since the CPU backends prefetch the
+  // product's streamed weights (codegen/prefetch.hpp):
   // 64 channels at 224x224 then took 18.5 ms by F(4x4) against 22.6 direct at 8 lanes. ESPCN's
   // layer took about the same by either (11.2 against 12.0) and is left direct, the method that
   // reads least; at 16 lanes the direct method is 1.3-1.7x faster on both.

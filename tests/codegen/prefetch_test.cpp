@@ -1,22 +1,27 @@
-// The LLVM IR renderer's software prefetch: a vector load in a reduction's innermost loop that
-// steps a cache line or more through a large buffer asks for the bytes 4 KB ahead; loads that
-// stay in a core's caches, and loops that accumulate nothing, get none. (What the kernels compute
-// is checked by every suite that runs on the LLVM backend; one kernel here is compiled and run.)
+// The CPU renderers' software prefetch (codegen/prefetch.hpp): a vector load in a reduction's
+// innermost loop that steps a cache line or more through a large buffer asks for the bytes 4 KB
+// ahead; loads that stay in a core's caches, loops that accumulate nothing, and a GPU's kernels get
+// none. (What the kernels compute is checked by every suite on both CPU backends; one kernel here
+// is compiled and run by each.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "codegen/pipeline.hpp"
+#include "codegen/render_c.hpp"
+#include "codegen/render_cuda.hpp"
 #include "codegen/render_llvm.hpp"
+#include "device/cuda/gpu_target.hpp"
 #include "codegen/test_kernels.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
 namespace {
 
-// The IR of `t`'s kernel for an AVX-512 or AVX2 target (64- or 32-byte vectors), two threads.
-std::string ir_of(const Tensor& t, int vector_bytes) {
-  return build_program(test::kernel_ast(t), LlvmRenderer(),
+// The source of `t`'s kernel for an AVX-512 or AVX2 target (64- or 32-byte vectors), two
+// threads: LLVM IR, or C.
+std::string ir_of(const Tensor& t, int vector_bytes, const Renderer& renderer = LlvmRenderer()) {
+  return build_program(test::kernel_ast(t), renderer,
                        {.optimize = true, .verify = true, .target = {.vector_bytes = vector_bytes, .vector_registers = vector_bytes == 64 ? 32 : 16, .threads = 2}})
       .src;
 }
@@ -29,17 +34,21 @@ size_t prefetches(const std::string& ir) {
 
 // A 3x3 convolution over 256 channels: its weights (2.4 MB, in 32-channel blocks) are read a
 // block of 128 bytes per tap.
-TEST(RenderLlvm, PrefetchesAStreamedOperandAhead) {
+TEST(Prefetch, PrefetchesAStreamedOperandAhead) {
   Tensor x = Tensor::rand({1, 256, 9, 9}, 1), w = Tensor::rand({256, 256, 3, 3}, 2);
   w.realize().buffer().set_constant();
   for (int bytes : {64, 32}) {
     std::string ir = ir_of(x.conv2d(w, std::nullopt, {1, 1}, {1, 1}), bytes);
     EXPECT_GT(prefetches(ir), 0u) << bytes << "-byte vectors\n" << ir;
     EXPECT_NE(ir.find("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)"), std::string::npos);
+    EXPECT_NE(ir_of(x.conv2d(w, std::nullopt, {1, 1}, {1, 1}), bytes, CRenderer()).find("__builtin_prefetch("), std::string::npos) << bytes;
   }
+  ProgramSpec gpu = build_program(test::kernel_ast(x.conv2d(w, std::nullopt, {1, 1}, {1, 1})), CudaRenderer(),
+                                  {.optimize = true, .verify = true, .target = gpu_target(80)});
+  EXPECT_EQ(gpu.src.find("prefetch"), std::string::npos) << "a GPU's loads are not a core's streams";
 }
 
-TEST(RenderLlvm, NoPrefetchWhereTheOperandStaysInTheCaches) {
+TEST(Prefetch, NoPrefetchWhereTheOperandStaysInTheCaches) {
   // 40 x 96 of B: 15 KB.
   EXPECT_EQ(prefetches(ir_of(Tensor::rand({8, 40}, 1).matmul(Tensor::rand({40, 96}, 2)), 64)), 0u);
   // A 1x1 convolution over 64 channels: its weights are 64 KB.
@@ -48,22 +57,23 @@ TEST(RenderLlvm, NoPrefetchWhereTheOperandStaysInTheCaches) {
   EXPECT_EQ(prefetches(ir_of(Tensor::rand({1, 64, 28, 28}, 1).conv2d(w), 64)), 0u);
 }
 
-TEST(RenderLlvm, NoPrefetchInALoopThatAccumulatesNothing) {
+TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
   Tensor a = Tensor::rand({1024, 1024}, 1), b = Tensor::rand({1024, 1024}, 2);
   EXPECT_EQ(prefetches(ir_of((a * b + 1.0f).relu(), 64)), 0u);  // 4 MB each, streamed once
 }
 
-#ifdef LATHE_HAS_LLVM
 // A matmul whose B (512 x 256, 512 KB, copied into column blocks) streams through the product's
-// loop: its kernel prefetches, LLVM compiles it, and it computes the product.
-TEST(RenderLlvm, APrefetchingKernelCompilesAndComputes) {
-  test::ScopedEnv llvm("LATHE_CPU_COMPILER", "llvm");
+// loop: its kernel prefetches, each CPU backend compiles it, and it computes the product.
+void expect_prefetching_matmul(const char* compiler) {
+  SCOPED_TRACE(compiler);
+  test::ScopedEnv backend("LATHE_CPU_COMPILER", compiler);
   std::vector<float> a(9 * 512), b(512 * 256);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 23) - 11) * 0.125f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int64_t>(i * 104729 % 17) - 8) * 0.0625f;
   ExecutionPlan plan = Tensor::from_vector(a, {9, 512}).matmul(Tensor::from_vector(b, {512, 256})).prepare();
+  const char* spelling = std::string(compiler) == "llvm" ? "call void @llvm.prefetch" : "__builtin_prefetch(";  // the backend's own
   bool prefetched = false;
-  for (const PreparedKernel* k : plan.prepared_kernels()) prefetched = prefetched || k->kernel->code.find("@llvm.prefetch") != std::string::npos;
+  for (const PreparedKernel* k : plan.prepared_kernels()) prefetched = prefetched || k->kernel->code.find(spelling) != std::string::npos;
   ASSERT_TRUE(prefetched);
   plan.execute();
   std::vector<double> want = test::matmul_ref(a, b, 1, false, false, 9, 512, 256);
@@ -71,7 +81,13 @@ TEST(RenderLlvm, APrefetchingKernelCompilesAndComputes) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
 }
+
+TEST(Prefetch, APrefetchingKernelCompilesAndComputesOnEachCpuBackend) {
+  expect_prefetching_matmul("clang");
+#ifdef LATHE_HAS_LLVM
+  expect_prefetching_matmul("llvm");
 #endif
+}
 
 }  // namespace
 }  // namespace lathe

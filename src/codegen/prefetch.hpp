@@ -1,0 +1,35 @@
+// Software prefetch of streamed operands, for the CPU renderers (render_llvm, render_c). A vector
+// load in a reduction's innermost loop that steps through its buffer a cache line or more per
+// iteration (a convolution's weights, a matmul's packed B), over kLeastPrefetchedSpan or more,
+// asks for the bytes kPrefetchBytes ahead of it. The hardware prefetcher, paced by the loop's
+// multiply-adds, falls behind such a stream where it comes from memory rather than a cache
+// (ResNet's layer-4 weights, 9.4 MB a layer). A prefetch never faults, so the address may be past
+// the buffer's end.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "lathe/uop.hpp"
+
+namespace lathe {
+
+// A step of at least a cache line (a smaller one is a sequential stream the hardware follows)
+// and at most 1 KB (beyond, a row of a strided walk, not a stream); 4 KB ahead (ResNet-18 was
+// fastest at 4 of 1, 4 and 16 KB); operands under 256 KB stay in a core's L2 and are read from it
+// again (a 1x1 convolution's 64 KB weight: prefetching it cost 4-10%).
+constexpr int64_t kLineBytes = 64, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096, kLeastPrefetchedSpan = 256 << 10;
+
+/// The loops of a linearized program that a reduction accumulates in: a store to a register (an
+/// accumulator) is in their body, not in a loop nested in it.
+std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& program);
+
+/// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
+/// memory) to prefetch, inside the innermost open loop `innermost` (null: none) of a program whose
+/// accumulating loops are `accumulating`; none where it is not a streamed operand.
+std::optional<int64_t> prefetch_distance(const UOp& load, const UOpPtr& innermost, const std::unordered_set<const UOp*>& accumulating,
+                                         int64_t elem_bytes);
+
+}  // namespace lathe
