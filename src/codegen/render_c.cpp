@@ -187,7 +187,7 @@ class CSpeller {
   }
 
  private:
-  std::string indent() const { return std::string(2 * depth_, ' '); }
+  std::string indent() const { return std::string(2 * (1 + open_.size()), ' '); }
   bool cuda() const { return dialect_ == CDialect::Cuda; }
 
   // A CUDA kernel's head: buffers and variables as parameters (launch indices are the GPU's),
@@ -262,15 +262,14 @@ class CSpeller {
         std::string r = expr(u);
         if (cuda()) line("#pragma unroll 4");  // render_cuda.hpp: the optimizer unrolls what it means to
         line("for (long long " + r + " = 0; " + r + " < " + expr(u->src(0)) + "; " + r + "++) {");
-        ++depth_;
         open_.push_back(u);
         return;
       }
       case Ops::END:
         for (const UOpPtr& s : u->src())
           if (s->op() == Ops::RANGE) {
-            --depth_, line("}");
             open_.erase(std::remove(open_.begin(), open_.end(), s), open_.end());
+            line("}");
           }
         return;
       case Ops::DEFINE_REG: return spell_reg(u);
@@ -432,8 +431,7 @@ class CSpeller {
   const KernelSignature& sig_;
   CDialect dialect_;
   std::ostringstream body_;
-  int depth_ = 1;
-  std::vector<UOpPtr> open_;                     // the loops open where spelling is, innermost last
+  std::vector<UOpPtr> open_;                     // the loops open where spelling is, innermost last (the body's indent)
   std::unordered_set<const UOp*> accumulating_;  // accumulating_loops(program); none for CUDA
   int next_id_ = 0;
   bool uses_16bit_ = false;

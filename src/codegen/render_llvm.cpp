@@ -327,7 +327,7 @@ class IrSpeller {
   void open_loop(const UOpPtr& r) {
     std::string end = expr(r->src(0)), pre = block_, head = label(), body = label(), latch = label(), exit = label();
     std::string i = "%ridx" + std::to_string(next_id_++);
-    loops_[r.get()] = {i, head, latch, exit, open_loops_++};
+    loops_[r.get()] = {i, head, latch, exit, static_cast<int>(open_.size())};
     names_[r.get()] = i;
     open_.push_back(r);
     line("br label %" + head);
@@ -341,7 +341,6 @@ class IrSpeller {
 
   void close_loop(const UOp* r) {
     const Loop& l = loops_.at(r);
-    --open_loops_;
     auto open = std::find_if(open_.begin(), open_.end(), [&](const UOpPtr& o) { return o.get() == r; });
     if (open == open_.end()) throw InternalError("the LLVM IR renderer closed a loop that is not open: " + to_string(*r));
     open_.erase(open);
@@ -692,7 +691,6 @@ class IrSpeller {
   std::unordered_map<std::string, std::string> steps_;  // the address steps taken in this block, by their spelling
   int next_id_ = 0;
   int64_t vector_bits_ = 0;
-  int open_loops_ = 0;
   std::map<size_t, DType> slot_types_;
   std::unordered_map<const UOp*, std::string> names_;
   std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
