@@ -48,11 +48,26 @@ class DeviceMemory {
   virtual bool host_visible() const { return false; }
 };
 
-/// The host's memory (the CPU backends', lathe's pooled allocator).
+/// The host's pooled allocator (device/allocator), with the host's own copies. `visible` says
+/// whether Buffer::data may hand its addresses out: the GPU emulator's memory is this memory,
+/// unaddressable, so a suite run on it fails wherever lathe would read a GPU's memory as the host's.
+class HostMemory : public DeviceMemory {
+ public:
+  explicit HostMemory(bool visible) : visible_(visible) {}
+  void* alloc(size_t nbytes) override;
+  void free(void* ptr, size_t nbytes) override;
+  void copyin(void* dst, const void* src, size_t nbytes) override { copy(dst, src, nbytes); }
+  void copyout(void* dst, const void* src, size_t nbytes) override { copy(dst, src, nbytes); }
+  void copy(void* dst, const void* src, size_t nbytes) override;
+  void fill(void* dst, uint8_t byte, size_t nbytes) override;
+  bool host_visible() const override { return visible_; }
+
+ private:
+  bool visible_;
+};
+
+/// The host's memory (the CPU backends', lathe's pooled allocator), host-visible.
 DeviceMemory& host_memory();
-/// The same memory with host_visible() false: the GPU emulator's, so a suite run on it fails
-/// wherever lathe would read a GPU's memory as the host's.
-DeviceMemory& emulated_gpu_memory();
 
 /// The memory of `device`, from the first of its backends that has one (whichever compiler is
 /// asked for: memory is the device's); throws Error naming the device where there is none

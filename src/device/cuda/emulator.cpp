@@ -149,18 +149,12 @@ class EmulatedRecording final : public Recording {
   std::vector<EmulatedLaunch> launches;
 };
 
-// The emulator's memory: the host's, which the host may not touch directly
-// (emulated_gpu_memory), and launches recorded and replayed as a CUDA Graph's are, so a GPU
-// plan's replays run on every machine.
-class EmulatorMemory final : public DeviceMemory {
+// The emulator's memory: the host's, which the host may not touch directly (HostMemory(false)),
+// with launches recorded and replayed as a CUDA Graph's are, so a GPU plan's replays run on every
+// machine.
+class EmulatorMemory final : public HostMemory {
  public:
-  void* alloc(size_t nbytes) override { return m_.alloc(nbytes); }
-  void free(void* ptr, size_t nbytes) override { m_.free(ptr, nbytes); }
-  void copyin(void* dst, const void* src, size_t nbytes) override { m_.copyin(dst, src, nbytes); }
-  void copyout(void* dst, const void* src, size_t nbytes) override { m_.copyout(dst, src, nbytes); }
-  void copy(void* dst, const void* src, size_t nbytes) override { m_.copy(dst, src, nbytes); }
-  void fill(void* dst, uint8_t byte, size_t nbytes) override { m_.fill(dst, byte, nbytes); }
-  bool host_visible() const override { return m_.host_visible(); }
+  EmulatorMemory() : HostMemory(false) {}
   std::unique_ptr<Recording> record(const std::function<void()>& launches) override {
     auto r = std::make_unique<EmulatedRecording>();
     struct Stop {
@@ -174,9 +168,6 @@ class EmulatorMemory final : public DeviceMemory {
     }
     return r;
   }
-
- private:
-  DeviceMemory& m_ = emulated_gpu_memory();
 };
 
 }  // namespace
