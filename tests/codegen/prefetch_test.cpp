@@ -63,10 +63,12 @@ TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
 }
 
 // A matmul whose B (512 x 256, 512 KB, copied into column blocks) streams through the product's
-// loop: its kernel prefetches, each CPU backend compiles it, and it computes the product.
-void expect_prefetching_matmul(const char* compiler) {
-  SCOPED_TRACE(compiler);
+// loop: planned for 8 and for 16 lanes (whatever this CPU has), its kernel prefetches, the CPU
+// backend compiles it, and it computes the product.
+void expect_prefetching_matmul(const char* compiler, const char* lanes) {
+  SCOPED_TRACE(std::string(compiler) + ", " + lanes + " lanes");
   test::ScopedEnv backend("LATHE_CPU_COMPILER", compiler);
+  test::ScopedTargetShape shape(lanes);
   std::vector<float> a(9 * 512), b(512 * 256);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 23) - 11) * 0.125f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int64_t>(i * 104729 % 17) - 8) * 0.0625f;
@@ -83,10 +85,12 @@ void expect_prefetching_matmul(const char* compiler) {
 }
 
 TEST(Prefetch, APrefetchingKernelCompilesAndComputesOnEachCpuBackend) {
-  expect_prefetching_matmul("clang");
+  for (const char* lanes : {"8", "16"}) {
+    expect_prefetching_matmul("clang", lanes);
 #ifdef LATHE_HAS_LLVM
-  expect_prefetching_matmul("llvm");
+    expect_prefetching_matmul("llvm", lanes);
 #endif
+  }
 }
 
 }  // namespace
