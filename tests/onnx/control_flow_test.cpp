@@ -124,15 +124,27 @@ TEST(LoopAsAStep, PreparedOnceForEveryConditionAndLength) {
     }
 }
 
-// Two carried values swapped each iteration, M times (M an input; no scan output, so no bound is
-// needed): the body's outputs are its inputs' own memory, read before either is written. M = 0
-// returns the initial values.
-TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
+// Nodes ("Op:output", its inputs) added to `g` in order.
+void add_nodes(::onnx::GraphProto* g, const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes) {
+  for (const auto& [op_out, ins] : nodes) add_node(g, op_out.substr(0, op_out.find(':')), ins, op_out.substr(op_out.find(':') + 1));
+}
+
+// A Loop over M iterations (an input) carrying a and b (3 floats each) through a body of `nodes`
+// ("Op:output", its inputs) that returns `a_out` and `b_out` as the new a and b; the graph also
+// holds W = (7, 8, 9) and `two` for a body to read.
+::onnx::ModelProto two_carried_values(const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes, const char* a_out,
+                                      const char* b_out) {
   ::onnx::ModelProto proto;
-  ::onnx::GraphProto* g = start_graph(proto, "swap_loop");
+  ::onnx::GraphProto* g = start_graph(proto, "two_carried");
   add_sized_input(g, "M", {}, kInt64);
   add_sized_input(g, "a", {"3"});
   add_sized_input(g, "b", {"3"});
+  ::onnx::TensorProto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  for (float v : {7.0f, 8.0f, 9.0f}) w->add_float_data(v);
+  add_float(g, "two", 2.0f);
   ::onnx::GraphProto body;
   body.set_name("body");
   add_typed(body.mutable_input(), "i", kInt64);
@@ -140,11 +152,20 @@ TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
   add_typed(body.mutable_input(), "a_in", kFloat);
   add_typed(body.mutable_input(), "b_in", kFloat);
   add_node(&body, "Identity", {"c"}, "c_out");
-  for (const char* out : {"c_out", "b_in", "a_in"}) add_typed(body.mutable_output(), out, kFloat);
+  add_nodes(&body, nodes);
+  for (const char* out : {"c_out", a_out, b_out}) add_typed(body.mutable_output(), out, kFloat);
   add_node_outs(g, "Loop", {"M", "", "a", "b"}, {"a_final", "b_final"});
   set_last_node_graph(g, "body", body);
   add_output(g, "a_final");
   add_output(g, "b_final");
+  return proto;
+}
+
+// Two carried values swapped each iteration, M times (M an input; no scan output, so no bound is
+// needed): the body's outputs are its inputs' own memory, read before either is written. M = 0
+// returns the initial values.
+TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
+  ::onnx::ModelProto proto = two_carried_values({}, "b_in", "a_in");
   PreparedModel pm = model_of(proto).prepare({});
   ASSERT_EQ(pm.rebuilds_because(), "");
   std::vector<float> a{1, 2, 3}, b{4, 5, 6};
@@ -162,30 +183,7 @@ TEST(LoopAsAStep, SwappedValuesCarriedThroughTheBodysOwnMemory) {
 TEST(LoopAsAStep, CarriedValuesHandedOffInEveryArrangement) {
   std::map<std::string, PreparedModel> prepared;  // one per arrangement, run at every count
   auto run_loop = [&prepared](const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes, int64_t trips) {
-    ::onnx::ModelProto proto;
-    ::onnx::GraphProto* g = start_graph(proto, "handoff");
-    add_sized_input(g, "M", {}, kInt64);
-    add_sized_input(g, "a", {"3"});
-    add_sized_input(g, "b", {"3"});
-    ::onnx::TensorProto* w = g->add_initializer();
-    w->set_name("W");
-    w->set_data_type(::onnx::TensorProto::FLOAT);
-    w->add_dims(3);
-    for (float v : {7.0f, 8.0f, 9.0f}) w->add_float_data(v);
-    add_float(g, "two", 2.0f);
-    ::onnx::GraphProto body;
-    body.set_name("body");
-    add_typed(body.mutable_input(), "i", kInt64);
-    add_typed(body.mutable_input(), "c", kBool);
-    add_typed(body.mutable_input(), "a_in", kFloat);
-    add_typed(body.mutable_input(), "b_in", kFloat);
-    add_node(&body, "Identity", {"c"}, "c_out");
-    for (const auto& [op_out, ins] : nodes) add_node(&body, op_out.substr(0, op_out.find(':')), ins, op_out.substr(op_out.find(':') + 1));
-    for (const char* out : {"c_out", "a_out", "b_out"}) add_typed(body.mutable_output(), out, kFloat);
-    add_node_outs(g, "Loop", {"M", "", "a", "b"}, {"a_final", "b_final"});
-    set_last_node_graph(g, "body", body);
-    add_output(g, "a_final");
-    add_output(g, "b_final");
+    ::onnx::ModelProto proto = two_carried_values(nodes, "a_out", "b_out");
     std::string key;
     for (const auto& [n, ins] : nodes) key += n + ";";
     auto it = prepared.find(key);
@@ -372,6 +370,24 @@ TEST(ScanAsAStep, RunningSumOverASequenceOfRunTimeLength) {
   EXPECT_EQ(kernel_cache_stats().compiles, compiles) << "a run compiled";
 }
 
+// A Scan node in `g` over `inputs` (its state s0, then one scan input x; opset 8 puts its
+// sequence lengths first) through a body of `nodes` ("Op:output", its inputs) that reads s_in
+// and x_t and returns s_out and y: the graph's outputs s_final and ys.
+void add_state_scan(::onnx::GraphProto* g, const std::vector<std::string>& inputs,
+                    const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes) {
+  ::onnx::GraphProto body;
+  body.set_name("body");
+  add_typed(body.mutable_input(), "s_in", kFloat);
+  add_typed(body.mutable_input(), "x_t", kFloat);
+  add_nodes(&body, nodes);
+  for (const char* out : {"s_out", "y"}) add_typed(body.mutable_output(), out, kFloat);
+  add_node_outs(g, "Scan", inputs, {"s_final", "ys"});
+  set_last_node_graph(g, "body", body);
+  set_last_node_int(g, "num_scan_inputs", 1);
+  add_output(g, "s_final");
+  add_output(g, "ys");
+}
+
 // A state that becomes the slice just read (s = x_t, a body input other than the state passed
 // through): handed off by copying, so the next slice is read where it should be.
 TEST(ScanAsAStep, AStateThatIsTheSliceJustRead) {
@@ -379,18 +395,7 @@ TEST(ScanAsAStep, AStateThatIsTheSliceJustRead) {
   ::onnx::GraphProto* g = start_graph(proto, "previous");
   add_sized_input(g, "s0", {"2"});
   add_sized_input(g, "x", {"t", "2"});
-  ::onnx::GraphProto body;
-  body.set_name("body");
-  add_typed(body.mutable_input(), "s_in", kFloat);
-  add_typed(body.mutable_input(), "x_t", kFloat);
-  add_node(&body, "Identity", {"x_t"}, "s_out");
-  add_node(&body, "Add", {"s_in", "x_t"}, "y");
-  for (const char* out : {"s_out", "y"}) add_typed(body.mutable_output(), out, kFloat);
-  add_node_outs(g, "Scan", {"s0", "x"}, {"s_final", "ys"});
-  set_last_node_graph(g, "body", body);
-  set_last_node_int(g, "num_scan_inputs", 1);
-  add_output(g, "s_final");
-  add_output(g, "ys");
+  add_state_scan(g, {"s0", "x"}, {{"Identity:s_out", {"x_t"}}, {"Add:y", {"s_in", "x_t"}}});
   PreparedModel pm = model_of(proto).prepare({{"t", 5}});
   ASSERT_EQ(pm.rebuilds_because(), "");
   for (int64_t t : {1, 2, 5}) {
@@ -416,18 +421,7 @@ TEST(ScanAsAStep, OpsetEightScansEachBatch) {
   g->set_name("scan8");
   add_sized_input(g, "s0", {"2", "2"});
   add_sized_input(g, "x", {"2", "t", "2"});
-  ::onnx::GraphProto body;
-  body.set_name("body");
-  add_typed(body.mutable_input(), "s_in", kFloat);
-  add_typed(body.mutable_input(), "x_t", kFloat);
-  add_node(&body, "Add", {"s_in", "x_t"}, "s_out");
-  add_node(&body, "Identity", {"s_out"}, "y");
-  for (const char* out : {"s_out", "y"}) add_typed(body.mutable_output(), out, kFloat);
-  add_node_outs(g, "Scan", {"", "s0", "x"}, {"s_final", "ys"});
-  set_last_node_graph(g, "body", body);
-  set_last_node_int(g, "num_scan_inputs", 1);
-  add_output(g, "s_final");
-  add_output(g, "ys");
+  add_state_scan(g, {"", "s0", "x"}, {{"Add:s_out", {"s_in", "x_t"}}, {"Identity:y", {"s_out"}}});
   PreparedModel pm = model_of(proto).prepare({{"t", 5}});
   ASSERT_EQ(pm.rebuilds_because(), "");
   for (int64_t t : {1, 5}) {
