@@ -20,9 +20,11 @@ namespace lathe {
 using LaunchSize = std::array<size_t, 3>;
 
 /// The launch indices a kernel may read, in the order they follow its variables in `vals`: a GPU's
-/// block and thread indices per dimension, and a CPU kernel's core id. The runtime passes none of
-/// them (a CPU program sets the core id; a GPU sets the others).
-inline constexpr const char* kLaunchIndices[] = {"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2", "core_id"};
+/// block and thread indices per dimension, a CPU kernel's core id, and "sync", where a GPU kernel's
+/// threads meet (its block's barrier, a warp's tensor-core multiply-add): the GPU's own hardware,
+/// a hook of the emulator's (device/cuda/block_threads) when the CPU runs the kernel. The runtime
+/// passes none of them (a CPU program sets the core id; a GPU or its emulator the others).
+inline constexpr const char* kLaunchIndices[] = {"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2", "core_id", "sync"};
 /// Whether `name` is one of kLaunchIndices.
 bool is_launch_index(const std::string& name);
 

@@ -135,7 +135,8 @@ UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, 
     end_src.insert(end_src.end(), own_outs.begin(), own_outs.end());
     stored = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
   }
-  UOpPtr last = UOp::make(Ops::BARRIER, dtypes::bool_, {stored}, n);
+  // A GPU block's barrier names where its threads meet (block_sync); the CPU's cores count arrivals.
+  UOpPtr last = interleaved ? UOp::make(Ops::BARRIER, dtypes::bool_, {stored, block_sync()}, n) : UOp::make(Ops::BARRIER, dtypes::bool_, {stored}, n);
 
   // The last core: the rows combined in core order, then the kernel as it was.
   UOpPtr row = make_range(UOp::index_const(n), axis++);
@@ -176,6 +177,8 @@ UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane) {
   UOpPtr g = loop_of_kind(ast, AxisKind::Group);
   return g ? split_group_with(ast, g, lane, true) : ast;
 }
+
+UOpPtr block_sync() { return UOp::make(Ops::SPECIAL, dtypes::int64, {UOp::index_const(1)}, std::string("sync")); }
 
 bool has_shared_scratch(const UOpPtr& ast) {
   for (const UOpPtr& u : toposort(ast))

@@ -214,6 +214,13 @@ class CSpeller {
 
   static bool is_vector(const UOpPtr& u) { return u->dtype().count() > 1; }
 
+  bool has_sync() const { return std::find(sig_.vars.begin(), sig_.vars.end(), "sync") != sig_.vars.end(); }
+
+  // A call of the hook where a GPU kernel's threads meet, on the CPU (device/cuda/block_threads's SyncHook).
+  std::string sync_call(const UOpPtr& sync, const std::string& kind, const std::string& a, const std::string& b, const std::string& cd) {
+    return "((long long (*)(long long, const float*, const float*, float*))" + expr(sync) + ")(" + kind + ", " + a + ", " + b + ", " + cd + ")";
+  }
+
   void line(const std::string& s) { body_ << indent() << s << "\n"; }
 
   std::string define(const UOpPtr& u, const std::string& prefix, const std::string& value) {
@@ -276,11 +283,19 @@ class CSpeller {
       case Ops::DEFINE_LOCAL:  // CPU: lives with the loaded kernel, shared by the cores of a launch; GPU: a block's shared memory
         line((cuda() ? "__shared__ " : "static ") + c_type(u->dtype().base()) + " local" + std::to_string(u->arg_as<int64_t>()) + "[" +
              std::to_string(u->dtype().ptr_size()) + "];");
+        // A GPU kernel on the CPU: the other threads of its block read and write the scratch
+        // while this one waits in the sync hook, so the compiler must not keep it in registers
+        // across the hook (its address escapes).
+        if (!cuda() && has_sync()) line("__asm__ volatile(\"\" : : \"r\"(local" + std::to_string(u->arg_as<int64_t>()) + ") : \"memory\");");
         return;
       case Ops::BARRIER: {
         if (cuda()) {  // the block's threads wait for each other; the first of them goes on to combine
           line("__syncthreads();");
           define(u, "last", "(threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)");
+          return;
+        }
+        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (true for the first thread)
+          define(u, "last", "(" + sync_call(u->src(1), "0", "0", "0", "0") + " != 0)");
           return;
         }
         // CPU: the cores' arrivals, counted across launches: the last of each gets true

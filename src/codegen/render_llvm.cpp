@@ -195,6 +195,17 @@ class IrSpeller {
 
   std::string typed(const UOpPtr& u) { return ir_type(u->dtype()) + " " + expr(u); }
 
+  bool has_sync() const { return std::find(sig_.vars.begin(), sig_.vars.end(), "sync") != sig_.vars.end(); }
+
+  // A call of the hook where a GPU kernel's threads meet, on the CPU (device/cuda/block_threads's
+  // SyncHook); its i64 result.
+  std::string sync_call(const UOpPtr& sync, int kind, const std::string& a, const std::string& b, const std::string& cd) {
+    std::string fn = fresh(), r = fresh();
+    line(fn + " = inttoptr i64 " + expr(sync) + " to ptr");
+    line(r + " = call i64 " + fn + "(i64 " + std::to_string(kind) + ", ptr " + a + ", ptr " + b + ", ptr " + cd + ")");
+    return r;
+  }
+
   // The address of the element an INDEX names, and the type it is stored as.
   // `outside`: the address may point outside its buffer where it is not read (a masked load's
   // first lane), so no step is `inbounds` (which would make the pointer poison).
@@ -296,8 +307,16 @@ class IrSpeller {
       case Ops::DEFINE_LOCAL:  // lives with the loaded kernel, shared by the cores of a launch
         globals_.push_back("@local" + std::to_string(u->arg_as<int64_t>()) + " = internal global [" + std::to_string(u->dtype().ptr_size()) +
                            " x " + mem_type(u->dtype().base()) + "] zeroinitializer, align 64");
+        // A GPU kernel on the CPU: the other threads of its block read and write the scratch
+        // while this one waits in the sync hook, so its address escapes (no value of it is kept
+        // across the hook).
+        if (has_sync()) line("call void asm sideeffect \"\", \"r,~{memory}\"(ptr @local" + std::to_string(u->arg_as<int64_t>()) + ")");
         return;
       case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
+        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (true for the first thread)
+          define(u, "icmp ne i64 " + sync_call(u->src(1), 0, "null", "null", "null") + ", 0");
+          return;
+        }
         std::string count = "@arrivals" + std::to_string(next_id_++);
         globals_.push_back(count + " = internal global i64 0, align 8");
         std::string old = fresh(), now = fresh(), rem = fresh();

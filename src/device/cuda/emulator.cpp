@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/render_cuda.hpp"
+#include "device/cuda/block_threads.hpp"
 #include "device/cuda/gpu_target.hpp"
 #include "device/cuda/nvrtc.hpp"
 #include "device/disk_cache.hpp"
@@ -90,6 +91,10 @@ class EmulatedProgram final : public Program {
       const std::string& v = spec.var_names[i];
       if (!is_launch_index(v)) continue;
       if (v == "core_id") throw InternalError("a kernel for the GPU emulator reads a CPU core id");
+      if (v == "sync") {  // its threads meet: each block's run as fibers (block_threads)
+        sync_ = i;
+        continue;
+      }
       size_t at = 0;  // its place in kLaunchIndices: gidx0..2, then lidx0..2
       while (v != kLaunchIndices[at]) ++at;
       slots_.push_back({i, at < 3, static_cast<int>(at % 3)});
@@ -107,12 +112,14 @@ class EmulatedProgram final : public Program {
     run(buffers, vals);
   }
 
-  // Every thread of the grid, blocks and threads in reverse order.
+  // Every thread of the grid, blocks in reverse order; a block's threads in reverse order, or,
+  // where they meet, as fibers from thread 0 (block_threads).
   void run(void* const* buffers, const int64_t* vals) const {
     // A block's shared memory is the CPU kernel's static scratch: one launch at a time uses it
     // (this lock; the CPU program under it, called once per emulated thread, takes none).
     std::unique_lock<std::mutex> lock;
     if (one_launch_) lock = std::unique_lock<std::mutex>(*one_launch_);
+    if (sync_) return run_meeting(buffers, vals);
     int64_t mine[kMostValues];  // the values with this thread's launch indices (on the stack: no allocation)
     if (vals_ > 0) std::memcpy(mine, vals, vals_ * sizeof(int64_t));  // vals may be null when there are none
     LaunchSize g{}, l{};
@@ -127,6 +134,28 @@ class EmulatedProgram final : public Program {
               }
   }
 
+  // A kernel whose threads meet: each block's threads run together (run_block_threads), each
+  // with its own values, the hook among them.
+  void run_meeting(void* const* buffers, const int64_t* vals) const {
+    int64_t threads = static_cast<int64_t>(block_[0] * block_[1] * block_[2]);
+    std::vector<int64_t> each(static_cast<size_t>(threads) * vals_);
+    for (int64_t t = 0; t < threads; ++t) {
+      int64_t* mine = &each[t * vals_];
+      if (vals) std::memcpy(mine, vals, vals_ * sizeof(int64_t));
+      mine[*sync_] = reinterpret_cast<int64_t>(block_sync_hook());
+    }
+    LaunchSize g{};
+    for (g[2] = grid_[2]; g[2]-- > 0;)
+      for (g[1] = grid_[1]; g[1]-- > 0;)
+        for (g[0] = grid_[0]; g[0]-- > 0;) {
+          for (int64_t t = 0; t < threads; ++t) {  // thread t: x fastest, as CUDA numbers a block's threads
+            LaunchSize l{t % block_[0], t / block_[0] % block_[1], t / (block_[0] * block_[1])};
+            for (const Slot& s : slots_) each[t * vals_ + s.index] = static_cast<int64_t>((s.block ? g : l)[s.dim]);
+          }
+          run_block_threads(threads, [&](int64_t t) { kernel_->execute(buffers, &each[t * vals_], LaunchSize{1, 1, 1}, std::nullopt); });
+        }
+  }
+
  private:
   static constexpr size_t kMostValues = 64;
   struct Slot {
@@ -138,6 +167,7 @@ class EmulatedProgram final : public Program {
   LaunchSize grid_, block_;
   std::vector<Slot> slots_;
   size_t vals_ = 0, buffers_ = 0;
+  std::optional<size_t> sync_;  // the place of the value "sync" in vals (its threads meet)
   std::unique_ptr<std::mutex> one_launch_;  // set for a kernel with shared scratch
 };
 

@@ -2,6 +2,8 @@
 // onto a GPU's grid, and CUDA, where nothing can run its kernels, fails with an error saying why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "device/cuda/cuda_driver.hpp"
 #include "lathe/lathe.hpp"
 #include "tensor/reference.hpp"
@@ -55,8 +57,10 @@ TEST(GpuEmulator, RebindsVariablesWithoutPreparingAgain) {
 // partials in shared memory, one thread combining them after the barrier): to one value at sizes
 // the block does not divide (a prime, one past a power of two), a max of negative numbers, an
 // integer sum, a mean over a middle axis, four output loops that cannot merge (one stays a loop
-// in each block, so each thread keeps a row of partials), a norm's statistics; each runs grouped
-// and gives the CPU's answer.
+// in each block, so each thread keeps a row of partials), a norm's statistics; each runs grouped,
+// its block's threads meeting at a real barrier (block_threads: thread 0 runs first, so it would
+// combine before the others stored their partials if the barrier did not hold it), and gives the
+// CPU's answer.
 TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
   auto graph = [] {
     Tensor big = Tensor::rand({100003}, 5), odd = Tensor::rand({257}, 6) - 2.0f;
@@ -85,6 +89,8 @@ TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
         ASSERT_TRUE(k->kernel->local_size.has_value()) << k->kernel->entry_point;
         int64_t threads = std::stoll(k->kernel->opts.substr(k->kernel->opts.find(", ", at) + 2));
         EXPECT_EQ(k->kernel->local_size->at(0)->vmax(), threads) << k->kernel->entry_point << ": the group is the block";
+        const std::vector<std::string>& names = k->kernel->var_names;
+        EXPECT_NE(std::find(names.begin(), names.end(), "sync"), names.end()) << k->kernel->entry_point << ": its threads meet at a barrier";
       }
     EXPECT_TRUE(grouped) << "output " << i << " ran ungrouped";
     EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), cpu[i], 1e-4, 1e-5) << i;
