@@ -109,7 +109,10 @@ enum OpFlag : uint32_t {
   /* vectors */                                                     \
   X(VECTORIZE, 1, -1, kNone)                                        \
   X(GEP, 1, 1, kNone)                                               \
-  X(WMMA, 3, 3, kNone)
+  /* a warp's m16n8k16 tensor-core multiply-add (opt/tensor_core):   \
+     (a: 8 floats, b: 4, c: 4, where the block's threads meet), its  \
+     result 4 floats; arg 1: float16 inputs, 2: bfloat16 */          \
+  X(WMMA, 4, 4, kNone)
 
 enum class Ops : uint8_t {
 #define LATHE_X(name, ...) name,

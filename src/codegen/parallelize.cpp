@@ -178,8 +178,6 @@ UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane) {
   return g ? split_group_with(ast, g, lane, true) : ast;
 }
 
-UOpPtr block_sync() { return UOp::make(Ops::SPECIAL, dtypes::int64, {UOp::index_const(1)}, std::string("sync")); }
-
 bool has_shared_scratch(const UOpPtr& ast) {
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::DEFINE_LOCAL) return true;

@@ -43,15 +43,10 @@ UOpPtr split_group(const UOpPtr& ast);
 /// `ast` with its Group loop's reduction split across the threads of a GPU block (unchanged
 /// without one): thread `lane` (a launch index over the group's thread count) reduces every n-th
 /// position from its own, so neighbouring threads read neighbouring elements; its partials go to
-/// the block's shared memory (DEFINE_LOCAL), and after the barrier (a BARRIER on block_sync(): on
+/// the block's shared memory (DEFINE_LOCAL), and after the barrier (a BARRIER on block_sync(), ir/axis.hpp: on
 /// a GPU, __syncthreads(), then true for the block's first thread) one thread combines them and
 /// stores the outputs.
 UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane);
-
-/// Where a GPU block's threads meet (the launch index "sync", lathe/program.hpp): the second source
-/// of a block's BARRIER and the last of a warp's WMMA. CUDA C spells neither through it; the CPU
-/// spelling of a GPU kernel (the emulator's) calls it, a device/cuda/block_threads hook.
-UOpPtr block_sync();
 
 /// The kernel's first loop of `kind` (a Thread or Group loop), or null.
 UOpPtr loop_of_kind(const UOpPtr& ast, AxisKind kind);

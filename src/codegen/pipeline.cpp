@@ -68,6 +68,9 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, 
       {kOptimize,
        [&o, &applied](const UOpPtr& a) {
          applied = chosen_opts(a, o);
+         bool tensor_cores = std::any_of(o.target.tensor_cores.begin(), o.target.tensor_cores.end(), [](const TensorCore& tc) { return tc.m > 0; });
+         for (const Opt& op : applied)
+           if (op.op == OptOp::TC && !(o.target.has_local && tensor_cores)) throw OptError(to_string(op) + " does not fit: the Target has no tensor cores");
          return apply_opts(a, applied);
        }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},

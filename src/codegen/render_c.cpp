@@ -60,6 +60,20 @@ LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
 #endif
 )PRELUDE";
 
+// A warp's m16n8k16 multiply-add in CUDA (sm_80 and newer): floats packed two a register as
+// float16 or bfloat16 (exact: the values came from them), then mma.sync with float32 accumulators.
+constexpr const char* kCudaMma = R"PRELUDE(LATHE_FN unsigned lathe_pack_f16x2(float lo, float hi) { unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+LATHE_FN unsigned lathe_pack_bf16x2(float lo, float hi) { unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+LATHE_FN void lathe_mma_f16(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, float c3) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+}
+LATHE_FN void lathe_mma_bf16(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, float c3) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+}
+)PRELUDE";
+
 // What each dialect's functions are declared as, and CUDA's bit cast of a scalar.
 constexpr const char* kCPrelude = "#include <math.h>\n";
 constexpr const char* kCFunctions = "#define LATHE_FN static inline\n";
@@ -166,13 +180,21 @@ class CSpeller {
 
   std::string run(const std::vector<UOpPtr>& program) {
     if (!cuda()) accumulating_ = accumulating_loops(program);  // a GPU's loads are not streams of a core's
+    for (const UOpPtr& u : program)
+      if (u->op() == Ops::WMMA) fragments_.insert({u->src(0).get(), u->src(1).get(), u->src(2).get()});
     for (const UOpPtr& u : program) {
-      for (const UOpPtr& s : u->src()) note_types(s->dtype().base());
-      note_types(u->dtype().base());
+      // CUDA spells a warp's multiply-add from its fragments' scalars into an array of 4: no vectors.
+      if (cuda() && fragments_.count(u.get())) continue;
+      bool of_wmma = u->op() == Ops::WMMA || (u->op() == Ops::GEP && u->src(0)->op() == Ops::WMMA);
+      if (!cuda() || !of_wmma) {
+        for (const UOpPtr& s : u->src()) note_types(s->dtype().base());
+        note_types(u->dtype().base());
+      }
       spell(u);
     }
     std::ostringstream src;
     src << (cuda() ? kCudaPrelude : kCPrelude);
+    if (cuda() && !fragments_.empty()) src << kCudaMma;
     if (uses_16bit_) src << (cuda() ? "" : kCFunctions) << kHalfConversions;
     for (const auto& [name, def] : vector_types_) src << def;
     if (cuda()) return src.str() + cuda_head() + body_.str() + "}\n";
@@ -213,6 +235,34 @@ class CSpeller {
   }
 
   static bool is_vector(const UOpPtr& u) { return u->dtype().count() > 1; }
+
+  // A warp's m16n8k16 multiply-add: CUDA's mma.sync over the fragments packed two 16-bit values
+  // a register (the first in the low half), into an array of 4; on the CPU (the emulator) the
+  // sync hook, given the fragments' addresses, into a vector of 4.
+  void spell_wmma(const UOpPtr& u) {
+    std::string w = "wmma" + std::to_string(next_id_++);
+    names_[u.get()] = w;
+    const char* kind = u->arg_as<int64_t>() == 1 ? "f16" : "bf16";
+    if (!cuda()) {
+      line(c_type(u->dtype()) + " " + w + " = " + expr(u->src(2)) + ";");
+      line(sync_call(u->src(3), std::to_string(u->arg_as<int64_t>()), "(const float*)&" + expr(u->src(0)), "(const float*)&" + expr(u->src(1)),
+                     "(float*)&" + w) + ";");
+      return;
+    }
+    auto lanes = [&](const UOpPtr& v) {
+      if (v->op() != Ops::VECTORIZE) throw InternalError("the CUDA renderer takes a WMMA's fragments as VECTORIZEs, not " + to_string(*v));
+      std::vector<std::string> out;
+      for (const UOpPtr& s : v->src()) out.push_back(expr(s));
+      return out;
+    };
+    std::vector<std::string> a = lanes(u->src(0)), b = lanes(u->src(1)), c = lanes(u->src(2));
+    std::string args = w;
+    for (size_t i = 0; i < a.size(); i += 2) args += ", lathe_pack_" + std::string(kind) + "x2(" + a[i] + ", " + a[i + 1] + ")";
+    for (size_t i = 0; i < b.size(); i += 2) args += ", lathe_pack_" + std::string(kind) + "x2(" + b[i] + ", " + b[i + 1] + ")";
+    for (const std::string& x : c) args += ", " + x;
+    line("float " + w + "[4];");
+    line("lathe_mma_" + std::string(kind) + "(" + args + ");");
+  }
 
   bool has_sync() const { return std::find(sig_.vars.begin(), sig_.vars.end(), "sync") != sig_.vars.end(); }
 
@@ -324,6 +374,7 @@ class CSpeller {
         return;
       }
       case Ops::VECTORIZE: define(u, "vec", vectorize_expr(u)); return;
+      case Ops::WMMA: return spell_wmma(u);
       case Ops::GEP: {
         std::string lane = expr(u->src(0)) + "[" + std::to_string(u->arg_as<int64_t>()) + "]";
         define(u, "gep", u->src(0)->dtype().is_bool() ? "(" + lane + " != 0)" : lane);
@@ -442,6 +493,7 @@ class CSpeller {
     return "((" + c_type(to) + ")(" + x + "))";
   }
 
+  std::unordered_set<const UOp*> fragments_;  // the VECTORIZEs a WMMA reads
   std::string name_;
   const KernelSignature& sig_;
   CDialect dialect_;

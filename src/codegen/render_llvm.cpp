@@ -333,6 +333,17 @@ class IrSpeller {
         define(u, "bitcast " + typed(u->src(0)) + " to " + ir_type(u->dtype()));
         return;
       case Ops::VECTORIZE: names_[u.get()] = vectorize(u); return;
+      case Ops::WMMA: {  // a warp's multiply-add on the CPU (the emulator): the sync hook, given the fragments' addresses
+        std::string at[3];
+        for (int i = 0; i < 3; ++i) {
+          at[i] = fresh("frag");
+          entry_ << "  " << at[i] << " = alloca " << ir_type(u->src(i)->dtype()) << ", align 32\n";
+          line("store " + typed(u->src(i)) + ", ptr " + at[i]);
+        }
+        sync_call(u->src(3), static_cast<int>(u->arg_as<int64_t>()), at[0], at[1], at[2]);
+        define(u, "load " + ir_type(u->dtype()) + ", ptr " + at[2]);
+        return;
+      }
       case Ops::GEP:
         if (unread_.count(u.get())) return;
         define(u, "extractelement " + typed(u->src(0)) + ", i64 " + std::to_string(u->arg_as<int64_t>())); return;

@@ -36,6 +36,11 @@ inline UOpPtr make_range(const UOpPtr& end, int64_t axis, AxisKind kind = AxisKi
   return UOp::make(Ops::RANGE, dtypes::index, {end}, std::move(arg));
 }
 
+/// Where a GPU block's threads meet (the launch value "sync", lathe/program.hpp): the second source
+/// of a block's BARRIER and the last of a warp's WMMA. CUDA C spells neither through it; the CPU
+/// spelling of a GPU kernel (the emulator's) calls it, a device/cuda/block_threads hook.
+inline UOpPtr block_sync() { return UOp::make(Ops::SPECIAL, dtypes::int64, {UOp::index_const(1)}, std::string("sync")); }
+
 /// How many threads a Thread or Group loop is split across.
 inline int64_t thread_count(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(2); }
 

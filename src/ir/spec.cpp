@@ -147,6 +147,14 @@ std::string check_node(const UOp& u) {
       for (int i = 3; i < n; ++i)
         if (u.src(i)->op() != Ops::RANGE && !u.src(i)->is_const()) return "ATTENTION's query and value loops must be RANGEs or 0";
       return "";
+    case Ops::WMMA:
+      if (dt != dtypes::float32.vec(4) || u.src(0)->dtype() != dtypes::float32.vec(8) || u.src(1)->dtype() != dtypes::float32.vec(4) ||
+          u.src(2)->dtype() != dtypes::float32.vec(4))
+        return "WMMA takes 8, 4 and 4 floats and makes 4";
+      if (u.src(3)->op() != Ops::SPECIAL) return "WMMA's last source is where the block's threads meet";
+      if (!std::holds_alternative<int64_t>(u.arg()) || (u.arg_as<int64_t>() != 1 && u.arg_as<int64_t>() != 2))
+        return "WMMA's argument is its inputs' type: 1 (float16) or 2 (bfloat16)";
+      return "";
     case Ops::VECTORIZE:
       if (dt.count() != n)
         return "VECTORIZE of " + std::to_string(n) + " sources must have " + std::to_string(n) + " lanes, not " +

@@ -13,11 +13,12 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "opt/tensor_core.hpp"
 
 namespace lathe {
 namespace {
 
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD", "GROUP"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD", "GROUP", "TC"};
 
 std::string describe(const Loop& l) {
   return "loop " + std::to_string(l.axis) + " (" + (l.reduce ? "a reduction's, " : "") + "size " + std::to_string(l.size) + ")";
@@ -253,6 +254,9 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       UOpPtr g = make_range(l.range->src(0), l.axis, AxisKind::Group, n);
       return substitute(ast, {{l.range.get(), g}});
     }
+    case OptOp::TC:
+      need(n == 0, "takes the one tensor-core shape, m16n8k16 (amount 0)");
+      return tensor_core(ast, l.axis, new_axis);
   }
   refuse(o, "unknown action");
 }

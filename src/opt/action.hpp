@@ -17,6 +17,11 @@
 //                    for every output into a partial result, the last to finish combines them
 //                    (for kernels with few outputs and a long reduction; one reduction per
 //                    kernel, no upcast output loop, no THREAD)
+//   TC(axis, 0)      the reduction over `axis` runs on a GPU's tensor cores: a contraction of
+//                    16-bit floats as warps' m16n8k16 multiply-adds (opt/tensor_core.hpp); its
+//                    rows, columns and loop multiples of 16, 8 and 16 (PADTO first); the first
+//                    action, on a Target with tensor cores for its inputs (the pipeline refuses
+//                    it elsewhere)
 //
 // An action that does not fit (no such loop, a loop of the wrong kind, a size it does not
 // divide, a symbolic size other than an output loop's padded one) throws OptError: a search can try anything. The applied list is part
@@ -38,7 +43,7 @@ class OptError : public Error {
   using Error::Error;
 };
 
-enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD, GROUP };
+enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD, GROUP, TC };
 
 struct Opt {
   OptOp op;

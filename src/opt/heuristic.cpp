@@ -11,6 +11,7 @@
 #include "ir/substitute.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
+#include "opt/tensor_core.hpp"
 
 namespace lathe {
 namespace {
@@ -139,7 +140,7 @@ class Planner {
     for (const Access& a : acc) item = std::max(item, a.itemsize);
     int max_lanes = std::max(1, t_.vector_bytes / item);
     budget_ = t_.accumulators();
-    if (t_.has_local && grouped_on_gpu()) return opts_;
+    if (t_.has_local && (on_tensor_cores() || grouped_on_gpu())) return opts_;
     if (std::optional<VectorAxis> v = vector_axis(max_lanes))
       if (!v->padded || apply({OptOp::PADTO, v->loop.axis, v->lanes})) tile(*find_loop(cur_, v->loop.axis), v->lanes);
     threads();
@@ -488,6 +489,37 @@ class Planner {
         partial_bytes = std::max<int64_t>(partial_bytes, u->dtype().scalar().itemsize());
     if (n * rows * partial_bytes > t_.shared_bytes) return false;
     return apply({OptOp::GROUP, longest->axis, n});
+  }
+
+  // On a GPU with tensor cores for its inputs, a contraction of 16-bit floats runs on them (TC):
+  // over its longest reduction loop of a tensor core's form, its rows, columns and that loop
+  // padded to the tile where they are not multiples of it, when the padding adds at most the work
+  // there was (tensor cores do 16-bit multiply-adds many times faster than a thread's float ones).
+  bool on_tensor_cores() {
+    std::optional<TensorCoreLoops> best;
+    for (const Loop& l : kernel_loops(cur_)) {
+      if (!l.reduce || !ordinary(l)) continue;
+      std::optional<TensorCoreLoops> fit = tensor_core_loops(cur_, l.axis);
+      if (!fit) continue;
+      bool has = false;
+      for (const TensorCore& tc : t_.tensor_cores)
+        has |= tc.m == kTensorCoreM && tc.n == kTensorCoreN && tc.k == kTensorCoreK && tc.in == fit->input;
+      if (has && (!best || l.size > best->k.size)) best = fit;
+    }
+    if (!best) return false;
+    auto up = [](int64_t size, int64_t tile) { return (size + tile - 1) / tile * tile; };
+    double grown = static_cast<double>(up(best->m.size, kTensorCoreM)) * static_cast<double>(up(best->n.size, kTensorCoreN)) *
+                   static_cast<double>(up(best->k.size, kTensorCoreK)) / (static_cast<double>(best->m.size) * static_cast<double>(best->n.size) * static_cast<double>(best->k.size));
+    if (grown > 2) return false;
+    UOpPtr before = cur_;
+    size_t applied = opts_.size();
+    bool ok = true;
+    for (auto [l, tile] : {std::pair{best->m, kTensorCoreM}, {best->n, kTensorCoreN}, {best->k, kTensorCoreK}})
+      if (l.size % tile) ok = ok && apply({OptOp::PADTO, l.axis, tile});
+    if (ok && apply({OptOp::TC, best->k.axis, 0})) return true;
+    cur_ = before;  // as it was: planned without tensor cores
+    opts_.resize(applied);
+    return false;
   }
 
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.

@@ -109,6 +109,11 @@ TEST(GoldenCuda, ReductionSharedByABlock) {  // few outputs, a long reduction: G
   expect_golden_cuda("grouped_sum.cu", Tensor::rand({3, 1001}, 1).sum({1}), {3, 1, 1}, {128, 1, 1});
 }
 
+TEST(GoldenCuda, HalfMatmulOnTensorCores) {  // TC: a warp's lanes are threadIdx.x, mma.sync per 16 of the reduction
+  Tensor a = Tensor::rand({32, 48}, 1).cast(dtypes::float16), b = Tensor::rand({48, 16}, 2).cast(dtypes::float16);
+  expect_golden_cuda("tensor_core_matmul.cu", a.matmul(b), {1, 1, 1}, {32, 2, 2});
+}
+
 TEST(GoldenCuda, HalfPrecision) {
   Tensor h = Tensor::rand({16, 16}, 1).cast(dtypes::float16);
   expect_golden_cuda("half.cu", (h * h + 1.0f).sum({1}), {1, 1, 1}, {16, 1, 1});

@@ -97,6 +97,43 @@ TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
   }
 }
 
+// Contractions of 16-bit floats run on tensor cores (TC: warps' m16n8k16 multiply-adds, each
+// warp's threads meeting at every one on the emulator): a float16 matmul whose sizes are
+// multiples of the tile, one padded to it with a bias and relu after it, a batched bfloat16 one,
+// and a float16 3x3 convolution. Each gives the float32 answer on the same 16-bit inputs within
+// the output's rounding.
+TEST(GpuEmulator, SixteenBitContractionsRunOnTensorCores) {
+  // reference: the same 16-bit values, in float32
+  auto graph = [](bool reference) {
+    Tensor a = Tensor::rand({64, 48}, 1) - 0.5f, b = Tensor::rand({48, 32}, 2) - 0.5f;
+    Tensor c = Tensor::rand({37, 53}, 3) - 0.5f, d = Tensor::rand({53, 29}, 4) - 0.5f, bias = Tensor::rand({29}, 5);
+    Tensor x = Tensor::rand({3, 20, 40}, 6) - 0.5f, w = Tensor::rand({40, 24}, 7) - 0.5f;
+    Tensor img = Tensor::rand({2, 16, 9, 11}, 8) - 0.5f, k = Tensor::rand({24, 16, 3, 3}, 9) - 0.5f;
+    auto h = [&](const Tensor& v) { return reference ? v.cast(dtypes::float16).cast(dtypes::float32) : v.cast(dtypes::float16); };
+    auto bf = [&](const Tensor& v) { return reference ? v.cast(dtypes::bfloat16).cast(dtypes::float32) : v.cast(dtypes::bfloat16); };
+    return std::vector<Tensor>{h(a).matmul(h(b)), (h(c).matmul(h(d)) + h(bias)).relu(), bf(x).matmul(bf(w)),
+                               h(img).conv2d(h(k), std::nullopt, {1, 1}, {1, 1})};
+  };
+  std::vector<std::vector<double>> want;
+  {
+    test::ScopedCpu on_cpu;
+    for (const Tensor& t : graph(true)) {
+      std::vector<float> v = t.to_vector<float>();
+      want.emplace_back(v.begin(), v.end());
+    }
+  }
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  std::vector<Tensor> outs = graph(false);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    ExecutionPlan plan = outs[i].cast(dtypes::float32).prepare();
+    plan.execute();
+    bool tensor_cores = false;
+    for (const PreparedKernel* k : plan.prepared_kernels()) tensor_cores |= k->kernel->opts.find("TC(") != std::string::npos;
+    EXPECT_TRUE(tensor_cores) << "output " << i << " ran without tensor cores";
+    EXPECT_ALLCLOSE(plan.output_buffer()->to_vector<float>(), want[i], 4e-3, 4e-3) << i;
+  }
+}
+
 TEST(CudaDevice, SaysWhyItCannotRun) {
   if (cuda_unavailable().empty()) GTEST_SKIP() << "a GPU is here: scripts/gpu-check.sh runs on it";
   test::ScopedEnv cuda("LATHE_DEVICE", "CUDA");
