@@ -76,7 +76,6 @@ bool ExecutionPlan::Impl::replayed() const {
       }
       ++kernels;
       ok = ok && k->device == device;  // a launch on another device would run at once, not be recorded
-      for (const std::string& v : k->kernel->var_names) ok = ok && is_launch_index(v);
     }
     recordable = ok && kernels > 0;
   }
@@ -84,9 +83,10 @@ bool ExecutionPlan::Impl::replayed() const {
   std::vector<uintptr_t>& args = launched_args;
   args.clear();
   for (size_t i : executed)
-    if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {
+    if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {  // a variable's value and the grid it sizes are the run's too
       args.insert(args.end(), k->buffer_ptrs.begin(), k->buffer_ptrs.end());
       for (int64_t v : k->vals) args.push_back(static_cast<uintptr_t>(v));
+      args.insert(args.end(), launch[i].begin(), launch[i].end());
     }
   auto seen = std::find_if(recordings.begin(), recordings.end(), [&](const Recorded& r) { return r.args == args; });
   if (seen == recordings.end()) {  // the first run with these: launched as they are

@@ -119,6 +119,32 @@ TEST(ExecutionPlan, AGpuPlanReplaysItsLaunchesWithEachRunsData) {
   EXPECT_FALSE(unrecorded.replayed_last_run()) << "LATHE_CUDA_GRAPH=0";
 }
 
+// A GPU plan with a variable replays too: a size it runs at is recorded once two runs in a row
+// launch it, and the last two sizes' recordings are kept, each replaying with its own values.
+TEST(ExecutionPlan, AGpuPlanWithAVariableReplaysTheSizesItRunsAt) {
+  test::ScopedEnv emu("LATHE_DEVICE", "EMU");
+  Variable n("n", 1, 40);
+  std::vector<float> xs(40 * 8);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 13) - 6;
+  Tensor x = Tensor::from_vector(xs, {40, 8});
+  ExecutionPlan plan = (x.shrink({{0, n.bind(10)}, {0, 8}}) * 2.0f).sum({0}).prepare();
+  // (size, replayed): the first sight of a size launches, the second records and replays; 5 and 9
+  // alternate from their recordings; 17 pushes out 5's, so 5 is launched again
+  std::vector<std::pair<int64_t, bool>> runs{{5, false}, {5, true}, {9, false}, {9, true}, {5, true}, {9, true},
+                                             {17, false}, {17, true}, {5, false}, {5, true}, {9, false}};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto [rows, replayed] = runs[r];
+    plan.execute_with_vars({{"n", rows}});
+    EXPECT_EQ(plan.replayed_last_run(), replayed) << "run " << r << ", n=" << rows;
+    std::vector<float> got = plan.output_buffer()->to_vector<float>();
+    for (int c = 0; c < 8; ++c) {
+      float want = 0;
+      for (int64_t i = 0; i < rows; ++i) want += xs[i * 8 + c] * 2.0f;
+      EXPECT_NEAR(got[c], want, 1e-4) << "run " << r << ", n=" << rows << ", column " << c;
+    }
+  }
+}
+
 // What swapping would break is refused, each beside a buffer of its size: a constant (a weight's
 // memory stays the weight's), two inputs no op writes (nothing would fill what moved), and an
 // intermediate in the arena (a view of it); what may swap still does.

@@ -100,7 +100,7 @@ TEST(GpuEmulator, ReductionsSharedByABlockGiveTheCpusAnswers) {
 // Contractions of 16-bit floats run on tensor cores (TC: warps' m16n8k16 multiply-adds, each
 // warp's threads meeting at every one on the emulator): a float16 matmul whose sizes are
 // multiples of the tile, one padded to it with a bias and relu after it, a batched bfloat16 one,
-// and a float16 3x3 convolution. Each gives the float32 answer on the same 16-bit inputs within
+// a float16 3x3 convolution, and queries times keys transposed (both operands along the reduction). Each gives the float32 answer on the same 16-bit inputs within
 // the output's rounding.
 TEST(GpuEmulator, SixteenBitContractionsRunOnTensorCores) {
   // reference: the same 16-bit values, in float32
@@ -109,10 +109,11 @@ TEST(GpuEmulator, SixteenBitContractionsRunOnTensorCores) {
     Tensor c = Tensor::rand({37, 53}, 3) - 0.5f, d = Tensor::rand({53, 29}, 4) - 0.5f, bias = Tensor::rand({29}, 5);
     Tensor x = Tensor::rand({3, 20, 40}, 6) - 0.5f, w = Tensor::rand({40, 24}, 7) - 0.5f;
     Tensor img = Tensor::rand({2, 16, 9, 11}, 8) - 0.5f, k = Tensor::rand({24, 16, 3, 3}, 9) - 0.5f;
+    Tensor q = Tensor::rand({2, 40, 64}, 10) - 0.5f, keys = Tensor::rand({2, 24, 64}, 11) - 0.5f;
     auto h = [&](const Tensor& v) { return reference ? v.cast(dtypes::float16).cast(dtypes::float32) : v.cast(dtypes::float16); };
     auto bf = [&](const Tensor& v) { return reference ? v.cast(dtypes::bfloat16).cast(dtypes::float32) : v.cast(dtypes::bfloat16); };
     return std::vector<Tensor>{h(a).matmul(h(b)), (h(c).matmul(h(d)) + h(bias)).relu(), bf(x).matmul(bf(w)),
-                               h(img).conv2d(h(k), std::nullopt, {1, 1}, {1, 1})};
+                               h(img).conv2d(h(k), std::nullopt, {1, 1}, {1, 1}), h(q).matmul(h(keys).transpose())};
   };
   std::vector<std::vector<double>> want;
   {
