@@ -132,4 +132,37 @@ UOpPtr lower_reductions(const UOpPtr& ast) {
   return substitute(lowered, merged);
 }
 
+UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast) {
+  struct Four {
+    UOpPtr store[4], acc[4];
+  };
+  std::unordered_map<const UOp*, Four> by_wmma;
+  std::vector<UOpPtr> order;  // the WMMAs, as met
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() != Ops::STORE || u->src(0)->op() != Ops::INDEX || u->src(0)->src(0)->op() != Ops::DEFINE_REG) continue;
+    const UOpPtr& sum = u->src(1);
+    if (sum->op() != Ops::ADD || sum->src(0)->op() != Ops::LOAD || sum->src(0)->src(0) != u->src(0) || sum->src(1)->op() != Ops::GEP) continue;
+    const UOpPtr& w = sum->src(1)->src(0);
+    if (w->op() != Ops::WMMA || splat_of(w->src(2)) == nullptr || !splat_of(w->src(2))->is_const()) continue;
+    int64_t i = sum->src(1)->arg_as<int64_t>();
+    auto [it, fresh] = by_wmma.try_emplace(w.get());
+    if (fresh) order.push_back(w);
+    if (it->second.store[i]) continue;  // (one accumulator an element)
+    it->second.store[i] = u, it->second.acc[i] = sum->src(0);
+  }
+  Substitution folded;
+  for (const UOpPtr& w : order) {
+    const Four& f = by_wmma.at(w.get());
+    if (!f.store[0] || !f.store[1] || !f.store[2] || !f.store[3] || std::get<double>(splat_of(w->src(2))->const_value()) != 0.0) continue;
+    UOpPtr c = UOp::make(Ops::VECTORIZE, w->src(2)->dtype(), {f.acc[0], f.acc[1], f.acc[2], f.acc[3]});
+    UOpPtr with_c = UOp::make(Ops::WMMA, w->dtype(), {w->src(0), w->src(1), c, w->src(3)}, w->arg());
+    for (int64_t i = 0; i < 4; ++i) {
+      std::vector<UOpPtr> src = f.store[i]->src();
+      src[1] = UOp::make(Ops::GEP, w->dtype().scalar(), {with_c}, i);
+      folded[f.store[i].get()] = UOp::make(Ops::STORE, f.store[i]->dtype(), std::move(src), f.store[i]->arg());
+    }
+  }
+  return folded.empty() ? ast : substitute(ast, folded);
+}
+
 }  // namespace lathe

@@ -17,4 +17,10 @@ namespace lathe {
 
 UOpPtr lower_reductions(const UOpPtr& ast);
 
+/// A tensor-core reduction's accumulators as its multiply-add's C: where the 4 accumulators
+/// of one WMMA(a, b, 0) each take `acc_i + GEP(wmma, i)` (opt/tensor_core, lowered above), the
+/// WMMA reads them (WMMA(a, b, [acc_0..acc_3])) and each stores its element: one mma a step, no
+/// adds after it.
+UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast);
+
 }  // namespace lathe

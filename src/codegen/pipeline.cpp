@@ -90,6 +90,7 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, 
          return split_group(split_for_threads(a));
        }},
       {"reductions as accumulators", lower_reductions},
+      {"tensor-core accumulators as the multiply-add's C", fold_accumulators_into_wmma},
       {"16-bit float conversions as integer and float operations", lower_16bit_casts},
   });
   return all;

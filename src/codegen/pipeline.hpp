@@ -5,7 +5,8 @@
 //   -> 16-bit floats as float arithmetic -> attention as one kernel -> transcendentals
 //   -> upcast axes as vectors -> gates as loop bounds -> output loops as a GPU's grid and blocks
 //   -> split across threads
-//   -> reductions as accumulators -> 16-bit float conversions -> linearize -> render
+//   -> reductions as accumulators -> tensor-core accumulators as the multiply-add's C
+//   -> 16-bit float conversions -> linearize -> render
 //
 // Each step is a graph rewrite over UOps (ir/, opt/, codegen/); after the steps the kernel is in
 // device-level form (vectors as VECTORIZE/GEP and vector dtypes, launch indices as SPECIAL,

@@ -255,11 +255,21 @@ class CSpeller {
       for (const UOpPtr& s : v->src()) out.push_back(expr(s));
       return out;
     };
-    std::vector<std::string> a = lanes(u->src(0)), b = lanes(u->src(1)), c = lanes(u->src(2));
+    // Two values a register: a loaded 16-bit value's own bits where the fragment is one (an
+    // operand cast to float from the input type), else the float converted back (exact).
+    DType input = u->arg_as<int64_t>() == 1 ? dtypes::float16 : dtypes::bfloat16;
+    auto pair = [&](const UOpPtr& lo, const UOpPtr& hi) {
+      auto raw = [&](const UOpPtr& v) { return v->op() == Ops::CAST && v->src(0)->dtype() == input; };
+      if (raw(lo) && raw(hi)) return "((unsigned)" + expr(lo->src(0)) + " | ((unsigned)" + expr(hi->src(0)) + " << 16))";
+      return "lathe_pack_" + std::string(kind) + "x2(" + expr(lo) + ", " + expr(hi) + ")";
+    };
     std::string args = w;
-    for (size_t i = 0; i < a.size(); i += 2) args += ", lathe_pack_" + std::string(kind) + "x2(" + a[i] + ", " + a[i + 1] + ")";
-    for (size_t i = 0; i < b.size(); i += 2) args += ", lathe_pack_" + std::string(kind) + "x2(" + b[i] + ", " + b[i + 1] + ")";
-    for (const std::string& x : c) args += ", " + x;
+    for (int f = 0; f < 2; ++f) {
+      const UOpPtr& v = u->src(f);
+      if (v->op() != Ops::VECTORIZE) throw InternalError("the CUDA renderer takes a WMMA's fragments as VECTORIZEs, not " + to_string(*v));
+      for (size_t i = 0; i < v->src().size(); i += 2) args += ", " + pair(v->src(i), v->src(i + 1));
+    }
+    for (const std::string& x : lanes(u->src(2))) args += ", " + x;
     line("float " + w + "[4];");
     line("lathe_mma_" + std::string(kind) + "(" + args + ");");
   }
