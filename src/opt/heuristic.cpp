@@ -495,6 +495,7 @@ class Planner {
   // over its longest reduction loop of a tensor core's form, its rows, columns and that loop
   // padded to the tile where they are not multiples of it, when the padding adds at most the work
   // there was (tensor cores do 16-bit multiply-adds many times faster than a thread's float ones).
+  // A warp then takes up to 2 x 2 tiles (UPCAST of the row and column tile loops).
   bool on_tensor_cores() {
     std::optional<TensorCoreLoops> best;
     for (const Loop& l : kernel_loops(cur_)) {
@@ -516,7 +517,13 @@ class Planner {
     bool ok = true;
     for (auto [l, tile] : {std::pair{best->m, kTensorCoreM}, {best->n, kTensorCoreN}, {best->k, kTensorCoreK}})
       if (l.size % tile) ok = ok && apply({OptOp::PADTO, l.axis, tile});
-    if (ok && apply({OptOp::TC, best->k.axis, 0})) return true;
+    if (ok && apply({OptOp::TC, best->k.axis, 0})) {
+      // A warp takes 2 x 2 tiles where the tiles pair up: each A fragment then feeds two
+      // multiply-adds and each B fragment two (16 accumulators a lane).
+      for (const Loop& l : {best->n, best->m})
+        if (std::optional<Loop> tiles = find_loop(cur_, l.axis); tiles && tiles->size % 2 == 0) apply({OptOp::UPCAST, l.axis, 2});
+      return true;
+    }
     cur_ = before;  // as it was: planned without tensor cores
     opts_.resize(applied);
     return false;

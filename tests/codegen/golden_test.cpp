@@ -110,8 +110,8 @@ TEST(GoldenCuda, ReductionSharedByABlock) {  // few outputs, a long reduction: G
 }
 
 TEST(GoldenCuda, HalfMatmulOnTensorCores) {  // TC: a warp's lanes are threadIdx.x, mma.sync per 16 of the reduction
-  Tensor a = Tensor::rand({32, 48}, 1).cast(dtypes::float16), b = Tensor::rand({48, 16}, 2).cast(dtypes::float16);
-  expect_golden_cuda("tensor_core_matmul.cu", a.matmul(b), {1, 1, 1}, {32, 2, 2});
+  Tensor a = Tensor::rand({64, 48}, 1).cast(dtypes::float16), b = Tensor::rand({48, 32}, 2).cast(dtypes::float16);
+  expect_golden_cuda("tensor_core_matmul.cu", a.matmul(b), {1, 1, 1}, {32, 2, 2});  // 2 x 2 tiles a warp
 }
 
 TEST(GoldenCuda, HalfPrecision) {

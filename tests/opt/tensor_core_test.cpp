@@ -95,6 +95,18 @@ TEST(TensorCore, OnlyAGpuWithTensorCoresForItsInputsGetsThem) {
                OptError);
 }
 
+// A warp takes 2 x 2 tiles where the row and column tiles pair up, else what pairs.
+TEST(TensorCore, AWarpTakesTwoByTwoTilesWhereTheyPairUp) {
+  auto upcasts = [](const std::vector<Opt>& opts) {
+    int n = 0;
+    for (const Opt& o : opts) n += o.op == OptOp::UPCAST && o.amount == 2;
+    return n;
+  };
+  EXPECT_EQ(upcasts(hand_coded_opts(matmul_ast(64, 64, 32, dtypes::float16), gpu_target(80))), 2);  // 4 x 4 tiles
+  EXPECT_EQ(upcasts(hand_coded_opts(matmul_ast(64, 64, 24, dtypes::float16), gpu_target(80))), 1);  // 4 x 3
+  EXPECT_EQ(upcasts(hand_coded_opts(matmul_ast(48, 64, 24, dtypes::float16), gpu_target(80))), 0);  // 3 x 3
+}
+
 // Sizes the tile does not divide are padded to it first, where that at most doubles the work.
 TEST(TensorCore, PadsToTheTileWhereThatAtMostDoublesTheWork) {
   std::vector<Opt> odd = hand_coded_opts(matmul_ast(37, 53, 29, dtypes::float16), gpu_target(80));
