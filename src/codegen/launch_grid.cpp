@@ -25,9 +25,10 @@ int64_t power_of_two_covering(int64_t n) {
   return p;
 }
 
-// The output loops that may become launch indices, innermost first: ordinary loops outside every
-// reduction, whose size depends on no other loop and which every store depends on (a store that
-// did not would run once per thread of that loop instead of once).
+// The output loops that become launch indices, innermost first: ordinary and Local loops outside
+// every reduction, whose size depends on no other loop and which every store depends on (a store
+// that did not would run once per thread of that loop instead of once); the Local ones first,
+// then the innermost others, three at most.
 std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   std::vector<std::vector<UOpPtr>> stores;
   for (const UOpPtr& u : toposort(ast))
@@ -40,14 +41,29 @@ std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   std::vector<UOpPtr> loops;
   for (const Loop& l : kernel_loops(ast)) {
     const UOpPtr& u = l.range;
-    if (l.reduce || l.kind != AxisKind::Loop || !in_every_store(u)) continue;
+    if (l.reduce || (l.kind != AxisKind::Loop && l.kind != AxisKind::Local && l.kind != AxisKind::Warp) || !in_every_store(u)) continue;
     bool independent = true;
     for (const UOpPtr& s : toposort(u->src(0))) independent &= s->op() != Ops::RANGE;
     if (independent && u->src(0)->vmax() > 1) loops.push_back(u);
   }
-  std::sort(loops.begin(), loops.end(), [](const UOpPtr& a, const UOpPtr& b) { return axis_of(*a) > axis_of(*b); });
+  // A warp's lanes first (dimension x, always), then Local loops, then the innermost others.
+  auto rank = [](const UOpPtr& r) { return axis_kind(*r) == AxisKind::Warp ? 0 : axis_kind(*r) == AxisKind::Local ? 1 : 2; };
+  std::sort(loops.begin(), loops.end(), [&](const UOpPtr& a, const UOpPtr& b) {
+    return rank(a) != rank(b) ? rank(a) < rank(b) : axis_of(*a) > axis_of(*b);
+  });
   if (loops.size() > 3) loops.resize(3);
+  std::sort(loops.begin(), loops.end(), [&](const UOpPtr& a, const UOpPtr& b) {
+    return (rank(a) == 0) != (rank(b) == 0) ? rank(a) == 0 : axis_of(*a) > axis_of(*b);
+  });
   return loops;
+}
+
+// `ast` with its Local loops ordinary ones again (a kernel whose grid does not take them).
+UOpPtr without_local(const UOpPtr& ast) {
+  Substitution plain;
+  for (const Loop& l : kernel_loops(ast))
+    if (l.kind == AxisKind::Local) plain[l.range.get()] = make_range(l.range->src(0), l.axis);
+  return plain.empty() ? ast : substitute(ast, plain);
 }
 
 // `ast` with its Group loop `group` an ordinary loop again: a reduction no block can share.
@@ -66,13 +82,35 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   UOpPtr group = loop_of_kind(ast, AxisKind::Group);
   int64_t group_threads = group ? thread_count(*group) : 1;
   if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0])) return launch_on_grid(ungrouped(ast, group), target);
-  int64_t threads_left = group ? 1 : std::min(kThreadsPerBlock, target.local_total_max);
-  std::vector<UOpPtr> loops = launchable_loops(ast);
+  // A grouped reduction's block is its group: Local loops are ordinary ones there.
+  UOpPtr kernel = group ? without_local(ast) : ast;
+  std::vector<UOpPtr> loops = launchable_loops(kernel);
+  // A warp's lanes are x in blocks of exactly 32; a Local loop's block is the count it names,
+  // where the Target's blocks hold it; the other loops share what is left of kThreadsPerBlock.
+  if (loop_of_kind(kernel, AxisKind::Warp) && (loops.empty() || axis_kind(*loops[0]) != AxisKind::Warp))
+    throw InternalError("a warp's lanes are not launched: some store does not depend on them");
+  std::vector<int64_t> asked(loops.size(), 0);
+  int64_t local_threads = 1;
+  for (size_t d = 0; d < loops.size(); ++d)
+    if (axis_kind(*loops[d]) == AxisKind::Warp) {
+      if (d != 0 || loops[d]->src(0)->vmax() != 32 || target.local_max[0] < 32)
+        throw InternalError("a warp's lanes must be a GPU's threadIdx.x in blocks of 32");
+      asked[d] = 32;
+      local_threads = 32;
+    }
+  for (size_t d = 0; d < loops.size(); ++d)
+    if (axis_kind(*loops[d]) == AxisKind::Local) {
+      int64_t n = thread_count(*loops[d]);
+      if (n > target.local_max[d] || local_threads * n > target.local_total_max) continue;  // too large: the default block
+      asked[d] = n;
+      local_threads *= n;
+    }
+  int64_t threads_left = group ? 1 : std::max<int64_t>(1, std::min(kThreadsPerBlock, target.local_total_max) / local_threads);
   for (size_t d = 0; d < loops.size(); ++d) {
     const UOpPtr& loop = loops[d];
     int64_t n = loop->src(0)->vmax();
-    int64_t block = std::min({power_of_two_covering(n), threads_left, std::max<int64_t>(1, target.local_max[d])});
-    threads_left /= block;
+    int64_t block = asked[d] ? asked[d] : std::min({power_of_two_covering(n), threads_left, std::max<int64_t>(1, target.local_max[d])});
+    if (!asked[d]) threads_left /= block;
     int64_t blocks = std::min((n + block - 1) / block, std::max<int64_t>(1, target.global_max[d]));
     int64_t threads = blocks * block;
     UOpPtr thread = launch_index(kBlockIndex[d], blocks);  // a block of one thread needs no thread index
@@ -87,8 +125,11 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     out.global[d] = static_cast<size_t>(blocks);
     out.local[d] = static_cast<size_t>(block);
   }
-  if (moved.empty() && !group) return out;
-  UOpPtr lowered = substitute(ast, moved);
+  if (moved.empty() && !group) {
+    out.ast = without_local(kernel);
+    return out;
+  }
+  UOpPtr lowered = without_local(substitute(kernel, moved));  // a Local loop not launched stays a loop
   if (inside) {  // every access of a buffer gated on the thread standing for a position
     Substitution gated;
     for (const UOpPtr& i : toposort(lowered))

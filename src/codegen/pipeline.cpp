@@ -28,6 +28,7 @@
 #include "ir/valid.hpp"
 #include "opt/action.hpp"
 #include "opt/heuristic.hpp"
+#include "opt/tensor_core.hpp"
 #include "support/settings.hpp"
 
 namespace lathe {
@@ -47,6 +48,16 @@ std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
 }
 
 constexpr const char* kOptimize = "optimize";
+
+// Whether `target` has the tensor core a TC over loop `k_axis` of `ast` would use (one that does
+// not fit the kernel is refused by the action itself).
+bool has_tensor_core(const UOpPtr& ast, int64_t k_axis, const Target& target) {
+  if (!target.has_local) return false;
+  std::optional<TensorCoreLoops> fit = tensor_core_loops(ast, k_axis);
+  for (const TensorCore& tc : target.tensor_cores)
+    if (tc.m == kTensorCoreM && tc.n == kTensorCoreN && tc.k == kTensorCoreK && (!fit || tc.in == fit->input)) return true;
+  return false;
+}
 
 // The steps that put a kernel in the form the optimizer sees (optimizer_input runs these alone).
 std::vector<Step> shaping_steps() {
@@ -68,9 +79,11 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, 
       {kOptimize,
        [&o, &applied](const UOpPtr& a) {
          applied = chosen_opts(a, o);
-         bool tensor_cores = std::any_of(o.target.tensor_cores.begin(), o.target.tensor_cores.end(), [](const TensorCore& tc) { return tc.m > 0; });
-         for (const Opt& op : applied)
-           if (op.op == OptOp::TC && !(o.target.has_local && tensor_cores)) throw OptError(to_string(op) + " does not fit: the Target has no tensor cores");
+         for (const Opt& op : applied) {
+           if (op.op == OptOp::TC && !has_tensor_core(a, op.axis, o.target))
+             throw OptError(to_string(op) + " does not fit: the Target has no tensor cores for its inputs");
+           if (op.op == OptOp::LOCAL && !o.target.has_local) throw OptError(to_string(op) + " does not fit: the Target launches no blocks of threads");
+         }
          return apply_opts(a, applied);
        }},
       {"16-bit floats as float arithmetic", round_half_arithmetic},

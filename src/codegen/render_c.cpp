@@ -180,8 +180,12 @@ class CSpeller {
 
   std::string run(const std::vector<UOpPtr>& program) {
     if (!cuda()) accumulating_ = accumulating_loops(program);  // a GPU's loads are not streams of a core's
+    bool wmma = false;
+    for (const UOpPtr& u : program)  // the VECTORIZEs only WMMAs read
+      if (u->op() == Ops::WMMA) wmma = true, fragments_.insert({u->src(0).get(), u->src(1).get(), u->src(2).get()});
     for (const UOpPtr& u : program)
-      if (u->op() == Ops::WMMA) fragments_.insert({u->src(0).get(), u->src(1).get(), u->src(2).get()});
+      if (u->op() != Ops::WMMA)
+        for (const UOpPtr& s : u->src()) fragments_.erase(s.get());
     for (const UOpPtr& u : program) {
       // CUDA spells a warp's multiply-add from its fragments' scalars into an array of 4: no vectors.
       if (cuda() && fragments_.count(u.get())) continue;
@@ -194,7 +198,7 @@ class CSpeller {
     }
     std::ostringstream src;
     src << (cuda() ? kCudaPrelude : kCPrelude);
-    if (cuda() && !fragments_.empty()) src << kCudaMma;
+    if (cuda() && wmma) src << kCudaMma;
     if (uses_16bit_) src << (cuda() ? "" : kCFunctions) << kHalfConversions;
     for (const auto& [name, def] : vector_types_) src << def;
     if (cuda()) return src.str() + cuda_head() + body_.str() + "}\n";

@@ -14,6 +14,10 @@ enum class AxisKind : int64_t {
   Thread = 3,  // the outermost output loop, split across threads (arg {axis, 3, threads})
   Group = 4,   // a reduction's loop split across threads, each reducing its part into a partial
                // result that the last to finish combines (arg {axis, 4, threads})
+  Local = 5,   // an output loop a GPU launches with blocks of a chosen thread count along one of
+               // its grid's dimensions (arg {axis, 5, threads}, codegen/launch_grid)
+  Warp = 6,    // a warp's 32 lanes (opt/tensor_core): always a GPU's threadIdx.x in blocks of a
+               // whole number of warps; no action takes it
 };
 
 inline int64_t axis_of(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(0); }
@@ -28,11 +32,11 @@ inline bool is_register_range(const UOp& r) {
   return r.op() == Ops::RANGE && (axis_kind(r) == AxisKind::Upcast || axis_kind(r) == AxisKind::Unroll);
 }
 
-/// A RANGE over [0, end) on `axis`, of `kind` (a Thread or Group loop also names its thread count).
+/// A RANGE over [0, end) on `axis`, of `kind` (a Thread, Group or Local loop also names its thread count).
 inline UOpPtr make_range(const UOpPtr& end, int64_t axis, AxisKind kind = AxisKind::Loop, int64_t threads = 0) {
   std::vector<int64_t> arg{axis};
   if (kind != AxisKind::Loop) arg.push_back(static_cast<int64_t>(kind));
-  if (kind == AxisKind::Thread || kind == AxisKind::Group) arg.push_back(threads);
+  if (kind == AxisKind::Thread || kind == AxisKind::Group || kind == AxisKind::Local) arg.push_back(threads);
   return UOp::make(Ops::RANGE, dtypes::index, {end}, std::move(arg));
 }
 
@@ -41,7 +45,7 @@ inline UOpPtr make_range(const UOpPtr& end, int64_t axis, AxisKind kind = AxisKi
 /// spelling of a GPU kernel (the emulator's) calls it, a device/cuda/block_threads hook.
 inline UOpPtr block_sync() { return UOp::make(Ops::SPECIAL, dtypes::int64, {UOp::index_const(1)}, std::string("sync")); }
 
-/// How many threads a Thread or Group loop is split across.
+/// How many threads a Thread or Group loop is split across (a Local loop: threads a block).
 inline int64_t thread_count(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(2); }
 
 }  // namespace lathe

@@ -18,7 +18,7 @@
 namespace lathe {
 namespace {
 
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD", "GROUP", "TC"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "TILE", "PADTO", "SWAP", "THREAD", "GROUP", "TC", "LOCAL"};
 
 std::string describe(const Loop& l) {
   return "loop " + std::to_string(l.axis) + " (" + (l.reduce ? "a reduction's, " : "") + "size " + std::to_string(l.size) + ")";
@@ -201,12 +201,14 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
   };
   need(l.kind == AxisKind::Loop, "is not an ordinary loop");
   // A symbolic loop is padded to a multiple of a tile (an output loop's), then split by it.
-  bool takes_symbolic = o.op == OptOp::SWAP || o.op == OptOp::THREAD || ((o.op == OptOp::PADTO || o.op == OptOp::UPCAST || o.op == OptOp::TILE) && !l.reduce);
+  bool takes_symbolic = o.op == OptOp::SWAP || o.op == OptOp::THREAD || o.op == OptOp::LOCAL ||
+                        ((o.op == OptOp::PADTO || o.op == OptOp::UPCAST || o.op == OptOp::TILE) && !l.reduce);
   if (!takes_symbolic) need(!l.symbolic, "has a symbolic size");
   // A grouped reduction's partial results are one value per output: no output loop in registers,
   // and the cores go to the group, not to an output loop.
-  bool grouped = false, upcast = false, threaded = false;
+  bool grouped = false, upcast = false, threaded = false, warps = false;
   for (const Loop& other : loops) {
+    warps |= other.kind == AxisKind::Warp;
     grouped |= other.kind == AxisKind::Group;
     upcast |= other.kind == AxisKind::Upcast;
     threaded |= other.kind == AxisKind::Thread;
@@ -244,6 +246,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
     }
     case OptOp::GROUP: {
       need(l.reduce, "is not a reduction's");
+      need(!warps, "cannot be grouped in a kernel on tensor cores (its block is whole warps)");
       need(!grouped && !threaded, "cannot be grouped in a kernel already split across threads");
       need(!upcast, "cannot be grouped in a kernel with an upcast output loop");
       need(n >= 2 && n <= l.size, "cannot be split across " + std::to_string(n) + " threads");
@@ -254,6 +257,10 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& o) {
       UOpPtr g = make_range(l.range->src(0), l.axis, AxisKind::Group, n);
       return substitute(ast, {{l.range.get(), g}});
     }
+    case OptOp::LOCAL:
+      need(!l.reduce, "is a reduction's");
+      need(n >= 2 && n <= 1024, "cannot take blocks of " + std::to_string(n) + " threads");
+      return substitute(ast, {{l.range.get(), make_range(l.range->src(0), l.axis, AxisKind::Local, n)}});
     case OptOp::TC:
       need(n == 0, "takes the one tensor-core shape, m16n8k16 (amount 0)");
       return tensor_core(ast, l.axis, new_axis);

@@ -17,6 +17,9 @@
 //                    for every output into a partial result, the last to finish combines them
 //                    (for kernels with few outputs and a long reduction; one reduction per
 //                    kernel, no upcast output loop, no THREAD)
+//   LOCAL(axis, n)   an output loop a GPU launches n threads a block along one of its grid's
+//                    dimensions (codegen/launch_grid; other launched loops take what is left of
+//                    the block); the pipeline refuses it on a Target without blocks
 //   TC(axis, 0)      the reduction over `axis` runs on a GPU's tensor cores: a contraction of
 //                    16-bit floats as warps' m16n8k16 multiply-adds (opt/tensor_core.hpp); its
 //                    rows, columns and loop multiples of 16, 8 and 16 (PADTO first); the first
@@ -43,7 +46,7 @@ class OptError : public Error {
   using Error::Error;
 };
 
-enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD, GROUP, TC };
+enum class OptOp : uint8_t { UPCAST, UNROLL, TILE, PADTO, SWAP, THREAD, GROUP, TC, LOCAL };
 
 struct Opt {
   OptOp op;

@@ -98,7 +98,7 @@ UOpPtr tensor_core(const UOpPtr& ast, int64_t k_axis, int64_t new_axis) {
                    std::to_string(k.size) + " are not multiples of 16, 8 and 16");
   UOpPtr mo = make_range(UOp::index_const(m.size / kTensorCoreM), m.axis), no = make_range(UOp::index_const(n.size / kTensorCoreN), n.axis);
   UOpPtr ko = make_range(UOp::index_const(k.size / kTensorCoreK), k.axis);
-  UOpPtr lane = make_range(UOp::index_const(kWarp), new_axis), acc = make_range(UOp::index_const(4), new_axis + 1, AxisKind::Upcast);
+  UOpPtr lane = make_range(UOp::index_const(kWarp), new_axis, AxisKind::Warp), acc = make_range(UOp::index_const(4), new_axis + 1, AxisKind::Upcast);
   UOpPtr g = idiv(lane, 4), q = lane % 4;
   std::vector<UOpPtr> a, b;
   for (int64_t i = 0; i < 8; ++i)

@@ -7,8 +7,9 @@
 // the column loop n the innermost y reads and x does not. With M, N and K multiples of 16, 8 and
 // 16 (PADTO first), TC makes:
 //   - m and n loops over tiles (M / 16 and N / 8), k a loop over K / 16 steps;
-//   - a loop over a warp's 32 lanes (the newest axis, so the grid makes it threadIdx.x in blocks
-//     of 32, codegen/launch_grid) and an upcast loop over the 4 accumulators each lane holds;
+//   - a loop over a warp's 32 lanes (AxisKind::Warp: no later action takes it, and the grid
+//     makes it threadIdx.x in blocks of 32, codegen/launch_grid) and an upcast loop over the 4
+//     accumulators each lane holds;
 //   - per step, a WMMA(a, b, 0, sync) of the lane's fragments: with g = lane / 4 and q = lane % 4,
 //     a[i] is x at row g + 8 ((i / 2) % 2) and k 2q + i % 2 + 8 (i / 4), b[i] is y at k 2q + i % 2
 //     + 8 (i / 2) and column g, and its result's element c the product's row g + 8 (c / 2) and

@@ -49,7 +49,9 @@ double time_kernel(const CachedKernel& kernel, const PreparedKernel& bound) {
 }
 
 // Every action list one action longer than `opts` that applies to `ast`.
-std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>& opts, int max_threads) {
+// On a GPU (`blocks`: its Target launches blocks of threads), an output loop may also take a
+// block of its own (LOCAL).
+std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>& opts, int max_threads, bool blocks) {
   UOpPtr cur;
   try {
     cur = apply_opts(ast, opts);
@@ -71,6 +73,9 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
     if (l.reduce && !threaded && max_threads > 1 && output_count <= kGroupMaxOutputs) moves.push_back({OptOp::GROUP, l.axis, max_threads});
     for (int64_t n : {2, 3, 4, 7, 8, 16})
       if (n <= l.size && l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
+    if (blocks && !l.reduce)
+      for (int64_t n : {8, 32, 64, 128, 256})
+        if (n <= 2 * l.size) moves.push_back({OptOp::LOCAL, l.axis, n});
   }
   for (size_t i = 0; i + 1 < outputs.size(); ++i) moves.push_back({OptOp::SWAP, outputs[i], outputs[i + 1]});
   if (!threaded && max_threads > 1 && !outputs.empty()) moves.push_back({OptOp::THREAD, outputs.front(), max_threads});
@@ -137,6 +142,7 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
   }
   UOpPtr ast = optimizer_input(bound.ast);
   int max_threads = kernel_options(options).target.threads;
+  bool blocks = find_backend(device, options.compiler).compile().target().has_local;
   // Candidates compile all at once, then are timed one by one (a timing has the machine to itself).
   auto evaluate = [&](const std::vector<std::vector<Opt>>& lists) {
     std::vector<KernelRequest> requests;
@@ -168,7 +174,7 @@ std::shared_ptr<CachedKernel> beam_search(const PreparedKernel& bound, const Dev
     for (int round = 0; round < kRounds; ++round) {
       std::vector<std::vector<Opt>> next;
       for (const Candidate& c : beam)
-        for (std::vector<Opt>& child : children(ast, c.opts, max_threads))
+        for (std::vector<Opt>& child : children(ast, c.opts, max_threads, blocks))
           if (next.size() < kChildrenPerRound && seen.insert(to_string(child)).second) next.push_back(std::move(child));
       if (next.empty()) break;
       std::vector<Candidate> found = evaluate(next);

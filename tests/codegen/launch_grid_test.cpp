@@ -7,6 +7,7 @@
 
 #include "codegen/launch_grid.hpp"
 #include "codegen/pipeline.hpp"
+#include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
 #include "device/cuda/gpu_target.hpp"
 #include "ir/eval.hpp"
@@ -109,6 +110,50 @@ TEST(LaunchGrid, SymbolicSizeLaunchedForItsLargest) {
 // A reduction the GPU heuristic groups (few outputs, a long reduction): its threads are the block,
 // each output a block of its own; the block's partials live in shared memory. Where they do not
 // fit, or the group is larger than a block, the reduction runs ungrouped (a thread per output).
+// LOCAL: a loop launched with the block it names, before the others, which share what is left of
+// the block; a block the Target cannot hold is the default one. Every position is stored once, no
+// Local loop is left, and a CPU's pipeline refuses the action.
+TEST(LaunchGrid, ALocalLoopTakesTheBlockItNames) {
+  UOpPtr ast = optimizer_input(test::kernel_ast(Tensor::rand({37, 1}, 1) + Tensor::rand({1, 300}, 2)));
+  int64_t rows = -1, cols = -1;
+  for (const Loop& l : kernel_loops(ast)) (l.size == 37 ? rows : cols) = l.axis;
+  ASSERT_GE(rows, 0);
+  ASSERT_GE(cols, 0);
+  Target narrow = gpu_target(80);
+  narrow.local_max[1] = 4;
+  struct Case {
+    Opt opt;
+    Target target;
+    LaunchSize block;
+  };
+  for (const Case& c : {Case{{OptOp::LOCAL, rows, 8}, gpu_target(80), {32, 8, 1}}, Case{{OptOp::LOCAL, cols, 96}, gpu_target(80), {96, 2, 1}},
+                        Case{{OptOp::LOCAL, rows, 8}, narrow, {256, 1, 1}}}) {
+    GridLaunch g = launch_on_grid(apply_opt(ast, c.opt), c.target);
+    EXPECT_EQ(g.local, c.block) << to_string(c.opt);
+    expect_each_once(stored(g), 37 * 300);
+    for (const Loop& l : kernel_loops(g.ast)) EXPECT_NE(l.kind, AxisKind::Local);
+  }
+  KernelOptions cpu{.optimize = true, .verify = true, .target = {}, .opts = std::vector<Opt>{{OptOp::LOCAL, rows, 8}}};
+  EXPECT_THROW(build_program(test::kernel_ast(Tensor::rand({37, 1}, 1) + Tensor::rand({1, 300}, 2)), CRenderer(), cpu), OptError);
+}
+
+// A warp's lanes (tensor cores) are threadIdx.x in blocks of exactly 32, whatever blocks LOCAL
+// asks of the other loops.
+TEST(LaunchGrid, AWarpsLanesAreAlwaysTheFirst32Threads) {
+  UOpPtr ast = optimizer_input(test::kernel_ast(Tensor::rand({64, 64}, 1).cast(dtypes::float16).matmul(Tensor::rand({64, 32}, 2).cast(dtypes::float16))));
+  int64_t k = -1;
+  for (const Loop& l : kernel_loops(ast)) if (l.reduce) k = l.axis;
+  UOpPtr tc = apply_opt(ast, {OptOp::TC, k, 0});
+  std::vector<int64_t> tiles;
+  for (const Loop& l : kernel_loops(tc)) if (!l.reduce && l.kind == AxisKind::Loop && l.size > 1) tiles.push_back(l.axis);
+  ASSERT_EQ(tiles.size(), 2u);
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{{}, {{OptOp::LOCAL, tiles[0], 128}}, {{OptOp::LOCAL, tiles[0], 4}, {OptOp::LOCAL, tiles[1], 2}}}) {
+    GridLaunch g = launch_on_grid(apply_opts(tc, opts), gpu_target(80));
+    EXPECT_EQ(g.local[0], 32u) << to_string(opts);
+    EXPECT_EQ(g.global[0], 1u) << to_string(opts);
+  }
+}
+
 TEST(LaunchGrid, AGroupedReductionIsABlockPerOutput) {
   Tensor rows = Tensor::rand({3, 5000}, 1);
   UOpPtr ast = optimizer_input(test::kernel_ast(rows.sum({1})));

@@ -23,8 +23,8 @@ Tensor matrix(int64_t rows, int64_t cols, uint64_t seed) {
 
 TEST(Action, PrintsAndParsesBack) {
   std::vector<Opt> opts{{OptOp::UPCAST, 1, 16}, {OptOp::UNROLL, 2, 4}, {OptOp::TILE, 0, 8},
-                        {OptOp::PADTO, 3, 32}, {OptOp::SWAP, 0, 1},  {OptOp::THREAD, 0, 2}, {OptOp::GROUP, 4, 3}, {OptOp::TC, 2, 0}};
-  EXPECT_EQ(to_string(opts), "UPCAST(1, 16) UNROLL(2, 4) TILE(0, 8) PADTO(3, 32) SWAP(0, 1) THREAD(0, 2) GROUP(4, 3) TC(2, 0)");
+                        {OptOp::PADTO, 3, 32}, {OptOp::SWAP, 0, 1},  {OptOp::THREAD, 0, 2}, {OptOp::GROUP, 4, 3}, {OptOp::TC, 2, 0}, {OptOp::LOCAL, 1, 64}};
+  EXPECT_EQ(to_string(opts), "UPCAST(1, 16) UNROLL(2, 4) TILE(0, 8) PADTO(3, 32) SWAP(0, 1) THREAD(0, 2) GROUP(4, 3) TC(2, 0) LOCAL(1, 64)");
   EXPECT_EQ(parse_opts(to_string(opts)), opts);
   EXPECT_TRUE(parse_opts("").empty());
   EXPECT_THROW(parse_opts("UPCAST(1)"), OptError);

@@ -48,7 +48,7 @@ TEST(TensorCore, TakesTheRowsTheColumnsAndTheReductionOfA16BitMatmul) {
     std::vector<Loop> after = kernel_loops(tc);
     EXPECT_EQ(sized(after, 3, false).axis, fit->m.axis);
     EXPECT_EQ(sized(after, 4, true).axis, k.axis);
-    EXPECT_EQ(sized(after, 32, false).kind, AxisKind::Loop);
+    EXPECT_EQ(sized(after, 32, false).kind, AxisKind::Warp);
     EXPECT_EQ(sized(after, 4, false).kind, AxisKind::Upcast);
   }
 }
@@ -93,6 +93,21 @@ TEST(TensorCore, OnlyAGpuWithTensorCoresForItsInputsGetsThem) {
   EXPECT_THROW(build_program(test::kernel_ast(Tensor::rand({48, 64}, 1).cast(dtypes::float16).matmul(Tensor::rand({64, 24}, 2).cast(dtypes::float16))),
                              CRenderer(), cpu),
                OptError);
+}
+
+// A warp's lanes take no later action, and its kernel no GROUP: the grid makes them threadIdx.x
+// in blocks of 32 whatever else the kernel is given (codegen/launch_grid).
+TEST(TensorCore, NoActionTakesTheWarpsLanes) {
+  UOpPtr ast = matmul_ast(64, 64, 32, dtypes::float16);
+  int64_t k = sized(kernel_loops(ast), 64, true).axis;
+  UOpPtr tc = apply_opt(ast, {OptOp::TC, k, 0});
+  const Loop& lane = sized(kernel_loops(tc), 32, false);
+  EXPECT_EQ(lane.kind, AxisKind::Warp);
+  const Loop& tiles = sized(kernel_loops(tc), 4, false);
+  for (const Opt& o : std::vector<Opt>{{OptOp::UPCAST, lane.axis, 2}, {OptOp::LOCAL, lane.axis, 8}, {OptOp::SWAP, tiles.axis, lane.axis},
+                                       {OptOp::SWAP, lane.axis, tiles.axis}, {OptOp::PADTO, lane.axis, 64}, {OptOp::GROUP, k, 4}})
+    EXPECT_THROW(apply_opt(tc, o), OptError) << to_string(o);
+  EXPECT_NO_THROW(apply_opt(tc, {OptOp::UPCAST, tiles.axis, 2})) << "its tiles may";
 }
 
 // A warp takes 2 x 2 tiles where the row and column tiles pair up, else what pairs.

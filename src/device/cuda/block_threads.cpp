@@ -20,8 +20,11 @@
 #define LATHE_FIBERS_ASAN 1
 #endif
 #ifdef LATHE_FIBERS_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace lathe {
 namespace {
@@ -54,8 +57,29 @@ struct Block {
   size_t scheduler_stack_bytes = 0;
 };
 
+// A thread's stack, with a page below it that faults (a kernel that overflows its stack stops
+// there rather than writing over the heap).
+class Stack {
+ public:
+  Stack() {
+    guard_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* p = mmap(nullptr, guard_ + kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw Error("GPU emulator: no memory for a thread's stack");
+    mprotect(p, guard_, PROT_NONE);
+    base_ = static_cast<char*>(p);
+  }
+  ~Stack() { munmap(base_, guard_ + kStackBytes); }
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+  char* bottom() const { return base_ + guard_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t guard_ = 0;
+};
+
 thread_local Block* running = nullptr;
-thread_local std::vector<std::unique_ptr<char[]>> stacks;  // reused by the next block on this CPU thread
+thread_local std::vector<std::unique_ptr<Stack>> stacks;  // reused by the next block on this CPU thread
 
 // Switches from the context saved in `from` to `to`, whose stack is [bottom, bottom + bytes): the
 // sanitizer is told of each switch, or it would take the other stack for an overflow.
@@ -150,6 +174,9 @@ bool release_warps(Block& b) {
 
 // `f` set to run thread_main on `stack` (a function of its own: getcontext returns twice).
 [[gnu::noinline]] void start_fiber(Fiber& f, char* stack) {
+#ifdef LATHE_FIBERS_ASAN
+  __asan_unpoison_memory_region(stack, kStackBytes);  // what an abandoned block's frames left poisoned
+#endif
   getcontext(&f.context);
   f.context.uc_stack.ss_sp = stack;
   f.context.uc_stack.ss_size = kStackBytes;
@@ -163,23 +190,21 @@ SyncHook block_sync_hook() { return &sync_hook; }
 
 void run_block_threads(int64_t threads, const std::function<void(int64_t)>& body) {
   if (threads < 1) return;
+  if (running) throw InternalError("GPU emulator: a block's threads started another block's (their stacks are in use)");
   Block b;
   b.threads.resize(static_cast<size_t>(threads));
   b.body = &body;
-  while (stacks.size() < b.threads.size()) stacks.push_back(std::unique_ptr<char[]>(new char[kStackBytes]));
-  for (int64_t t = 0; t < threads; ++t) start_fiber(b.threads[t], stacks[t].get());
-  Block* outer = running;
+  while (stacks.size() < b.threads.size()) stacks.push_back(std::make_unique<Stack>());
+  for (int64_t t = 0; t < threads; ++t) start_fiber(b.threads[t], stacks[t]->bottom());
   running = &b;
-  struct Restore {
-    Block*& slot;
-    Block* was;
-    ~Restore() { slot = was; }
-  } restore{running, outer};
+  struct Done {
+    ~Done() { running = nullptr; }
+  } done;
   for (;;) {
     for (int64_t t = 0; t < threads; ++t) {
       if (b.threads[t].at != At::Ready) continue;
       b.current = t;
-      switch_context(&b.scheduler, &b.threads[t].context, &b.fake_stack, stacks[t].get(), kStackBytes);
+      switch_context(&b.scheduler, &b.threads[t].context, &b.fake_stack, stacks[t]->bottom(), kStackBytes);
       if (b.failure) std::rethrow_exception(b.failure);
     }
     if (release_warps(b)) continue;

@@ -34,7 +34,8 @@ SyncHook block_sync_hook();
 /// where they call block_sync_hook(). Throws Error (after the block's threads are abandoned) when
 /// they cannot all meet: a barrier some threads of the block left the kernel without reaching, a
 /// warp whose threads wait at different points, or a block whose thread count is not a whole
-/// number of warps at a warp's multiply-add.
+/// number of warps at a warp's multiply-add. Each thread has a 256 KB stack (a fault past it);
+/// a thread may not start another block (InternalError).
 void run_block_threads(int64_t threads, const std::function<void(int64_t)>& body);
 
 }  // namespace lathe

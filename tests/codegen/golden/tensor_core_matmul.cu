@@ -46,7 +46,7 @@ LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
   return (lathe_f16)(h | sign);
 }
 #endif
-extern "C" __global__ void __launch_bounds__(128, 1) r_2_2_3_32_4_2_2_da9657(lathe_f16* __restrict__ data0, const lathe_f16* __restrict__ data1, const lathe_f16* __restrict__ data2) {
+extern "C" __global__ void __launch_bounds__(128, 1) r_2_2_3_32_4_2_2_f3c994(lathe_f16* __restrict__ data0, const lathe_f16* __restrict__ data1, const lathe_f16* __restrict__ data2) {
   long long alu0 = (((long long)threadIdx.x) / 4ll);
   long long alu1 = (alu0 * 32ll);
   long long alu2 = (((long long)threadIdx.y) * 16ll);

@@ -140,12 +140,13 @@ TEST(FakeCudaDriver, AZeroSizedTensorIsComputedWithoutAnEmptyGrid) {
   EXPECT_EQ(Tensor::rand({3, 0}, 2).sum({1}).to_vector<float>().size(), 3u);  // (the stand-in computes nothing)
 }
 
-// A plan of kernels alone, without variables, is recorded into a CUDA Graph once two runs in a row
+// A plan of kernels alone is recorded into a CUDA Graph once two runs in a row
 // launched the same addresses, and replayed after: every kernel still runs at each execute, with
 // its grid and buffers, as one submission. Profiled runs launch each kernel (each is timed); a
 // moved buffer is recorded again, and moved back replays the first recording (the last two are
-// kept); LATHE_CUDA_GRAPH=0 and a plan with variables launch each time.
-TEST(FakeCudaDriver, APlanWithoutVariablesReplaysOneRecordedGraph) {
+// kept); LATHE_CUDA_GRAPH=0 launches each time. A plan with variables records each size it runs at
+// the same way, with the variable's value.
+TEST(FakeCudaDriver, APlanReplaysItsRecordedGraphs) {
   NEEDS_FAKE_DRIVER(f);
   std::string no_nvrtc;
   if (!Nvrtc::get(&no_nvrtc)) GTEST_SKIP() << "no NVRTC to build kernels: " << no_nvrtc;
@@ -202,8 +203,20 @@ TEST(FakeCudaDriver, APlanWithoutVariablesReplaysOneRecordedGraph) {
   }
   Variable n("n", 1, 37);
   ExecutionPlan sized = (x.shrink({{0, n.bind(20)}, {0, 5}}) * 2.0f).prepare();
+  ASSERT_EQ(sized.prepared_kernels().size(), 1u);
+  const PreparedKernel& s = *sized.prepared_kernels()[0];
   for (int rows : {20, 20, 20}) sized.execute_with_vars({{"n", rows}});
-  expect(3, 0, 0, "a plan with variables launches each time");
+  expect(3, 1, 2, "a plan with variables: a size launched, then recorded and replayed (a replay's launches count)");
+  f->read_params(static_cast<int>(s.buffer_ptrs.size()) + 1);  // the buffers, then n
+  sized.execute_with_vars({{"n", 9}});
+  expect(1, 0, 0, "a new size is launched");
+  EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 9u);
+  sized.execute_with_vars({{"n", 9}});
+  expect(1, 1, 1, "and recorded");
+  EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 9u) << "the recording's n";
+  sized.execute_with_vars({{"n", 20}});
+  expect(1, 0, 1, "the first size's recording replays");
+  f->read_params(0);
 }
 
 }  // namespace
