@@ -148,6 +148,27 @@ TEST(NnMatmul, Float16LooseTolerance) {
   EXPECT_ALLCLOSE(test::as_f32(c), matmul_ref(ra, rb, 1, false, false, 4, 8, 4), 1e-2, 1e-2);
 }
 
+// 16-bit matmuls at sizes a GPU gives its tensor cores (opt/tensor_core): tiles of 16 x 8 x 16,
+// padded ones, a batch, both operands along the reduction. On every device, against float32 on
+// the same 16-bit values, within the output's rounding (its float16 or bfloat16 ulp).
+TEST(NnMatmul, SixteenBitAtTensorCoreSizes) {
+  struct Case {
+    int64_t batch, m, k, n;
+    bool transposed;
+  };
+  for (DType t : {dtypes::float16, dtypes::bfloat16})
+    for (const Case& c : {Case{1, 64, 48, 32, false}, Case{1, 37, 53, 29, false}, Case{3, 20, 40, 24, false}, Case{2, 32, 64, 16, true}}) {
+      auto a = data(c.batch * c.m * c.k, 26, -1, 1), b = data(c.batch * c.k * c.n, 27, -1, 1);
+      Tensor ha = f32(a, {c.batch, c.m, c.k}).cast(t);
+      Tensor hb = c.transposed ? f32(b, {c.batch, c.n, c.k}).cast(t).transpose() : f32(b, {c.batch, c.k, c.n}).cast(t);
+      std::vector<double> want = matmul_ref(test::as_f32(ha), test::as_f32(hb.contiguous()), c.batch, true, true, c.m, c.k, c.n);
+      Tensor out = ha.matmul(hb);
+      EXPECT_EQ(out.dtype(), t);
+      double ulp = t == dtypes::float16 ? 1.0 / 1024 : 1.0 / 128;
+      EXPECT_ALLCLOSE(test::as_f32(out), want, ulp, 4 * ulp) << t.name() << " " << c.batch << "x" << c.m << "x" << c.k << "x" << c.n;
+    }
+}
+
 TEST(NnMatmul, LargerSquare) {
   auto a = data(64 * 48, 22), b = data(48 * 32, 23);
   Tensor c = f32(a, {64, 48}).matmul(f32(b, {48, 32}));
