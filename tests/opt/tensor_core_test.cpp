@@ -101,9 +101,10 @@ TEST(TensorCore, NoActionTakesTheWarpsLanes) {
   UOpPtr ast = matmul_ast(64, 64, 32, dtypes::float16);
   int64_t k = sized(kernel_loops(ast), 64, true).axis;
   UOpPtr tc = apply_opt(ast, {OptOp::TC, k, 0});
-  const Loop& lane = sized(kernel_loops(tc), 32, false);
+  std::vector<Loop> loops = kernel_loops(tc);
+  const Loop& lane = sized(loops, 32, false);
   EXPECT_EQ(lane.kind, AxisKind::Warp);
-  const Loop& tiles = sized(kernel_loops(tc), 4, false);
+  const Loop& tiles = sized(loops, 4, false);
   for (const Opt& o : std::vector<Opt>{{OptOp::UPCAST, lane.axis, 2}, {OptOp::LOCAL, lane.axis, 8}, {OptOp::SWAP, tiles.axis, lane.axis},
                                        {OptOp::SWAP, lane.axis, tiles.axis}, {OptOp::PADTO, lane.axis, 64}, {OptOp::GROUP, k, 4}})
     EXPECT_THROW(apply_opt(tc, o), OptError) << to_string(o);
