@@ -9,8 +9,10 @@
 // positions. Blocks take up to kThreadsPerBlock threads, x first: x's block is the smallest power
 // of two covering the loop, up to all of them. A Local loop (the optimizer's LOCAL(axis, n)) is
 // launched before the others and takes a block of its n threads where the Target's blocks hold
-// them (else the default block); the other launched loops share what is left. A Local loop the
-// grid does not launch (a fourth, one some store does not depend on) stays an ordinary loop.
+// them along the dimension its axis gives it (on NVIDIA GPUs z holds 64 at most; else the default
+// block); the other launched loops share what is left. A Local loop the grid does not launch (a
+// fourth, one some store does not depend on) stays an ordinary loop. A warp's lanes (a Warp loop,
+// opt/tensor_core) are always x, in blocks of exactly 32.
 //
 // A kernel with a GROUP loop (a reduction the heuristic shares among a block's threads) launches
 // its output loops as blocks alone, one position a block, and its group as the block's x threads

@@ -21,7 +21,7 @@ namespace {
 
 // Part of every stored choice's key: bump it when the actions or the code they make change, so
 // choices timed on older code are searched again.
-constexpr const char* kFormat = "beam 3";  // 2: adjacent loops merged, 3: divided loops split before the search (axes renumbered)
+constexpr const char* kFormat = "beam 4";  // 2: adjacent loops merged, 3: divided loops split before the search (axes renumbered), 4: LOCAL, tensor cores
 constexpr int kRounds = 4;             // action lists of at most this many actions beyond the start
 constexpr size_t kChildrenPerRound = 24;  // the best candidates' children first
 constexpr double kNotWorthIt = 20e-6;     // a kernel this fast keeps the heuristics' actions
@@ -59,7 +59,7 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
     return {};
   }
   bool threaded = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD || o.op == OptOp::GROUP; });
-  std::vector<Opt> moves;
+  std::vector<Opt> moves, local_moves;
   std::vector<Loop> loops = kernel_loops(cur);
   std::vector<int64_t> outputs;
   int64_t output_count = 1;
@@ -73,12 +73,14 @@ std::vector<std::vector<Opt>> children(const UOpPtr& ast, const std::vector<Opt>
     if (l.reduce && !threaded && max_threads > 1 && output_count <= kGroupMaxOutputs) moves.push_back({OptOp::GROUP, l.axis, max_threads});
     for (int64_t n : {2, 3, 4, 7, 8, 16})
       if (n <= l.size && l.size % n == 0) moves.push_back({l.reduce ? OptOp::UNROLL : OptOp::UPCAST, l.axis, n});
-    if (blocks && !l.reduce)
-      for (int64_t n : {8, 32, 64, 128, 256})
-        if (n <= 2 * l.size) moves.push_back({OptOp::LOCAL, l.axis, n});
+    // (a grouped reduction's block is its group: no LOCAL beside a GROUP)
+    if (blocks && !l.reduce && !threaded)
+      for (int64_t n : {32, 64, 128})
+        if (n <= 2 * l.size) local_moves.push_back({OptOp::LOCAL, l.axis, n});
   }
   for (size_t i = 0; i + 1 < outputs.size(); ++i) moves.push_back({OptOp::SWAP, outputs[i], outputs[i + 1]});
   if (!threaded && max_threads > 1 && !outputs.empty()) moves.push_back({OptOp::THREAD, outputs.front(), max_threads});
+  moves.insert(moves.end(), local_moves.begin(), local_moves.end());  // last: the round's places go to the others first
   std::vector<std::vector<Opt>> out;
   for (const Opt& m : moves) {
     std::vector<Opt> next = opts;

@@ -107,9 +107,6 @@ TEST(LaunchGrid, SymbolicSizeLaunchedForItsLargest) {
   for (int64_t v : {1, 10, 256, 300}) expect_each_once(stored(g, {{"n", v}}), v);
 }
 
-// A reduction the GPU heuristic groups (few outputs, a long reduction): its threads are the block,
-// each output a block of its own; the block's partials live in shared memory. Where they do not
-// fit, or the group is larger than a block, the reduction runs ungrouped (a thread per output).
 // LOCAL: a loop launched with the block it names, before the others, which share what is left of
 // the block; a block the Target cannot hold is the default one. Every position is stored once, no
 // Local loop is left, and a CPU's pipeline refuses the action.
@@ -154,6 +151,9 @@ TEST(LaunchGrid, AWarpsLanesAreAlwaysTheFirst32Threads) {
   }
 }
 
+// A reduction the GPU heuristic groups (few outputs, a long reduction): its threads are the block,
+// each output a block of its own; the block's partials live in shared memory. Where they do not
+// fit, or the group is larger than a block, the reduction runs ungrouped (a thread per output).
 TEST(LaunchGrid, AGroupedReductionIsABlockPerOutput) {
   Tensor rows = Tensor::rand({3, 5000}, 1);
   UOpPtr ast = optimizer_input(test::kernel_ast(rows.sum({1})));

@@ -65,13 +65,17 @@ class Stack {
     guard_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void* p = mmap(nullptr, guard_ + kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw Error("GPU emulator: no memory for a thread's stack");
-    mprotect(p, guard_, PROT_NONE);
+    if (mprotect(p, guard_, PROT_NONE) != 0) {
+      munmap(p, guard_ + kStackBytes);
+      throw Error("GPU emulator: cannot guard a thread's stack");
+    }
     base_ = static_cast<char*>(p);
   }
   ~Stack() { munmap(base_, guard_ + kStackBytes); }
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
   char* bottom() const { return base_ + guard_; }
+  bool abandoned = false;  // a block stopped with threads on it: under ASan, its frames' marks stay
 
  private:
   char* base_ = nullptr;
@@ -173,10 +177,12 @@ bool release_warps(Block& b) {
 }
 
 // `f` set to run thread_main on `stack` (a function of its own: getcontext returns twice).
-[[gnu::noinline]] void start_fiber(Fiber& f, char* stack) {
+[[gnu::noinline]] void start_fiber(Fiber& f, Stack& s) {
 #ifdef LATHE_FIBERS_ASAN
-  __asan_unpoison_memory_region(stack, kStackBytes);  // what an abandoned block's frames left poisoned
+  if (s.abandoned) __asan_unpoison_memory_region(s.bottom(), kStackBytes);  // what the abandoned block's frames left poisoned
 #endif
+  s.abandoned = false;
+  char* stack = s.bottom();
   getcontext(&f.context);
   f.context.uc_stack.ss_sp = stack;
   f.context.uc_stack.ss_size = kStackBytes;
@@ -195,11 +201,17 @@ void run_block_threads(int64_t threads, const std::function<void(int64_t)>& body
   b.threads.resize(static_cast<size_t>(threads));
   b.body = &body;
   while (stacks.size() < b.threads.size()) stacks.push_back(std::make_unique<Stack>());
-  for (int64_t t = 0; t < threads; ++t) start_fiber(b.threads[t], stacks[t]->bottom());
+  for (int64_t t = 0; t < threads; ++t) start_fiber(b.threads[t], *stacks[t]);
   running = &b;
   struct Done {
-    ~Done() { running = nullptr; }
-  } done;
+    int64_t threads;
+    bool finished = false;
+    ~Done() {
+      running = nullptr;
+      if (!finished)
+        for (int64_t t = 0; t < threads; ++t) stacks[t]->abandoned = true;
+    }
+  } done_all{threads};
   for (;;) {
     for (int64_t t = 0; t < threads; ++t) {
       if (b.threads[t].at != At::Ready) continue;
@@ -210,7 +222,10 @@ void run_block_threads(int64_t threads, const std::function<void(int64_t)>& body
     if (release_warps(b)) continue;
     int64_t done = 0, barrier = 0;
     for (const Fiber& f : b.threads) done += f.at == At::Done, barrier += f.at == At::Barrier;
-    if (done == threads) return;
+    if (done == threads) {
+      done_all.finished = true;
+      return;
+    }
     if (done + barrier < threads) throw Error(block_error(threads, "has warps whose threads wait at different points (a multiply-add some lanes never reach)"));
     if (done > 0) throw Error(block_error(threads, "has " + std::to_string(done) + " threads that left the kernel while " + std::to_string(barrier) + " wait at its barrier"));
     for (int64_t t = 0; t < threads; ++t) b.threads[t].at = At::Ready, b.threads[t].result = t == 0;
