@@ -259,12 +259,20 @@ class CSpeller {
       for (const UOpPtr& s : v->src()) out.push_back(expr(s));
       return out;
     };
-    // Two values a register: a loaded 16-bit value's own bits where the fragment is one (an
-    // operand cast to float from the input type), else the float converted back (exact).
+    // Two values a register: a 16-bit value's own bits where the fragment is one converted to
+    // float (float16 by a CAST; bfloat16 by its bits shifted up, codegen/half_casts), else the
+    // float converted back (exact).
     DType input = u->arg_as<int64_t>() == 1 ? dtypes::float16 : dtypes::bfloat16;
+    auto bits = [&](const UOpPtr& v) -> UOpPtr {
+      if (v->op() == Ops::CAST && v->src(0)->dtype() == input) return v->src(0);
+      if (v->op() != Ops::BITCAST || v->src(0)->op() != Ops::SHL || !v->src(0)->src(1)->is_const() || v->src(0)->src(1)->vmax() != 16) return nullptr;
+      const UOpPtr& wide = v->src(0)->src(0);
+      if (wide->op() != Ops::CAST || wide->src(0)->op() != Ops::BITCAST || wide->src(0)->src(0)->dtype() != input) return nullptr;
+      return wide->src(0)->src(0);
+    };
     auto pair = [&](const UOpPtr& lo, const UOpPtr& hi) {
-      auto raw = [&](const UOpPtr& v) { return v->op() == Ops::CAST && v->src(0)->dtype() == input; };
-      if (raw(lo) && raw(hi)) return "((unsigned)" + expr(lo->src(0)) + " | ((unsigned)" + expr(hi->src(0)) + " << 16))";
+      UOpPtr a = bits(lo), b = bits(hi);
+      if (a && b) return "((unsigned)" + expr(a) + " | ((unsigned)" + expr(b) + " << 16))";
       return "lathe_pack_" + std::string(kind) + "x2(" + expr(lo) + ", " + expr(hi) + ")";
     };
     std::string args = w;
