@@ -135,11 +135,43 @@ UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, 
     end_src.insert(end_src.end(), own_outs.begin(), own_outs.end());
     stored = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
   }
-  // A GPU block's barrier names where its threads meet (block_sync); the CPU's cores count arrivals.
-  UOpPtr last = interleaved ? UOp::make(Ops::BARRIER, dtypes::bool_, {stored, block_sync()}, n) : UOp::make(Ops::BARRIER, dtypes::bool_, {stored}, n);
+  // The CPU's cores count arrivals: the last combines the n rows. A GPU block's threads meet at
+  // barriers (block_sync; a barrier's value is the thread's index in the block) in two rounds:
+  // the first `leaders` threads each combine every leaders-th row from their own into it, then
+  // the block's first thread combines those rows (a chain of about 2 sqrt(n), not n).
+  UOpPtr last;
+  int64_t rows = n;
+  if (!interleaved) {
+    last = UOp::make(Ops::BARRIER, dtypes::bool_, {stored}, n);
+  } else {
+    int64_t leaders = 1;
+    while (leaders * leaders < n) leaders *= 2;
+    UOpPtr me = UOp::make(Ops::BARRIER, dtypes::index, {stored, block_sync()}, n);
+    UOpPtr leads = lt(me, leaders), step = make_range(UOp::index_const((n + leaders - 1) / leaders), axis++);
+    std::vector<UOpPtr> outs_again;
+    Substitution again;
+    UOpPtr at_c = UOp::index_const(0);
+    int64_t stride_c = count;
+    for (const UOpPtr& o : own_outs) {
+      stride_c /= o->src(0)->vmax();
+      outs_again.push_back(make_range(o->src(0), axis++));
+      at_c = at_c + outs_again.back() * stride_c;
+    }
+    UOpPtr from = me + step * leaders, inside = logical_and(leads, lt(from, n));
+    UOpPtr read = UOp::make(Ops::LOAD, acc, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(from * count + at_c), inside})});
+    UOpPtr gathered = UOp::make(Ops::REDUCE, acc, {where(inside, read, reduce_identity(op, acc)), step}, op);
+    UOpPtr led = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(me * count + at_c), leads}), gathered});
+    if (!outs_again.empty()) {
+      std::vector<UOpPtr> end_src{led};
+      end_src.insert(end_src.end(), outs_again.begin(), outs_again.end());
+      led = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
+    }
+    last = eq(UOp::make(Ops::BARRIER, dtypes::index, {led, block_sync()}, n), UOp::index_const(0));
+    rows = leaders;
+  }
 
   // The last core: the rows combined in core order, then the kernel as it was.
-  UOpPtr row = make_range(UOp::index_const(n), axis++);
+  UOpPtr row = make_range(UOp::index_const(rows), axis++);
   UOpPtr partial = UOp::make(Ops::LOAD, acc, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(row * count + at_b), last})});
   UOpPtr total = UOp::make(Ops::REDUCE, acc, {partial, row}, op);
   if (acc != t) total = cast(total, t);

@@ -6,7 +6,8 @@
 // The GROUP action marks a reduction's loop (AxisKind::Group, with a thread count). Here each core
 // reduces its chunk of that loop, for every output, into its row of a scratch array that lives
 // with the kernel (DEFINE_LOCAL: a static array on the CPU), then counts itself in (BARRIER: an
-// atomic count of arrivals, true for the last of a launch). Only the last core combines the rows
+// atomic count of arrivals, true for the last of a launch; a GPU block's BARRIER is where its
+// threads meet, split_group_in_block). Only the last core combines the rows
 // and stores the kernel's outputs: its loads of the scratch and its stores are gated on that
 // arrival, so nothing waits and cores run in any order (or one after another). A launch uses
 // the scratch alone: the backend runs launches of such a kernel one at a time.
@@ -43,9 +44,11 @@ UOpPtr split_group(const UOpPtr& ast);
 /// `ast` with its Group loop's reduction split across the threads of a GPU block (unchanged
 /// without one): thread `lane` (a launch index over the group's thread count) reduces every n-th
 /// position from its own, so neighbouring threads read neighbouring elements; its partials go to
-/// the block's shared memory (DEFINE_LOCAL), and after the barrier (a BARRIER on block_sync(), ir/axis.hpp: on
-/// a GPU, __syncthreads(), then true for the block's first thread) one thread combines them and
-/// stores the outputs.
+/// the block's shared memory (DEFINE_LOCAL). They are combined in two rounds, each after a
+/// barrier (a BARRIER on block_sync(), ir/axis.hpp, whose value is the thread's index in the
+/// block; on a GPU, __syncthreads()): the first L threads (L the smallest power of two with
+/// L * L >= n) each gather every L-th row into their own, then the block's first thread combines
+/// those L rows and stores the outputs.
 UOpPtr split_group_in_block(const UOpPtr& ast, const UOpPtr& lane);
 
 /// The kernel's first loop of `kind` (a Thread or Group loop), or null.

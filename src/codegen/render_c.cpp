@@ -361,13 +361,13 @@ class CSpeller {
         if (!cuda() && has_sync()) line("__asm__ volatile(\"\" : : \"r\"(local" + std::to_string(u->arg_as<int64_t>()) + ") : \"memory\");");
         return;
       case Ops::BARRIER: {
-        if (cuda()) {  // the block's threads wait for each other; the first of them goes on to combine
+        if (cuda()) {  // the block's threads wait for each other; its value is the thread's index in the block
           line("__syncthreads();");
-          define(u, "last", "(threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)");
+          define(u, "bar", "((long long)threadIdx.x + (long long)blockDim.x * ((long long)threadIdx.y + (long long)blockDim.y * (long long)threadIdx.z))");
           return;
         }
-        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (true for the first thread)
-          define(u, "last", "(" + sync_call(u->src(1), "0", "0", "0", "0") + " != 0)");
+        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (the thread's index)
+          define(u, "bar", sync_call(u->src(1), "0", "0", "0", "0"));
           return;
         }
         // CPU: the cores' arrivals, counted across launches: the last of each gets true

@@ -313,8 +313,8 @@ class IrSpeller {
         if (has_sync()) line("call void asm sideeffect \"\", \"r,~{memory}\"(ptr @local" + std::to_string(u->arg_as<int64_t>()) + ")");
         return;
       case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
-        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (true for the first thread)
-          define(u, "icmp ne i64 " + sync_call(u->src(1), 0, "null", "null", "null") + ", 0");
+        if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (the thread's index)
+          names_[u.get()] = sync_call(u->src(1), 0, "null", "null", "null");
           return;
         }
         std::string count = "@arrivals" + std::to_string(next_id_++);

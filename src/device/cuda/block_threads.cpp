@@ -228,7 +228,7 @@ void run_block_threads(int64_t threads, const std::function<void(int64_t)>& body
     }
     if (done + barrier < threads) throw Error(block_error(threads, "has warps whose threads wait at different points (a multiply-add some lanes never reach)"));
     if (done > 0) throw Error(block_error(threads, "has " + std::to_string(done) + " threads that left the kernel while " + std::to_string(barrier) + " wait at its barrier"));
-    for (int64_t t = 0; t < threads; ++t) b.threads[t].at = At::Ready, b.threads[t].result = t == 0;
+    for (int64_t t = 0; t < threads; ++t) b.threads[t].at = At::Ready, b.threads[t].result = t;
   }
 }
 

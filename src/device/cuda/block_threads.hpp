@@ -20,8 +20,8 @@
 
 namespace lathe {
 
-/// The hook a kernel calls through its "sync" value: returns, for the barrier, 1 for the block's
-/// first thread and 0 for the others; 0 after a matrix multiply-add.
+/// The hook a kernel calls through its "sync" value: returns, for the barrier, the thread's index
+/// in the block (x fastest, as CUDA numbers them); 0 after a matrix multiply-add.
 using SyncHook = long long (*)(long long kind, const float* a, const float* b, float* cd);
 
 /// The kinds of meeting a SyncHook is called for.

@@ -24,15 +24,34 @@ extern "C" __global__ void __launch_bounds__(128, 1) r_3_1001_b2302f(float* __re
   float val13 = acc0;
   local0[((long long)threadIdx.x)] = val13;
   __syncthreads();
-  _Bool last14 = (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0);
+  long long bar14 = ((long long)threadIdx.x + (long long)blockDim.x * ((long long)threadIdx.y + (long long)blockDim.y * (long long)threadIdx.z));
+  _Bool alu15 = (bar14 < 16ll);
   float acc1 = 0.0f;
   #pragma unroll 4
-  for (long long ridx3 = 0; ridx3 < 128ll; ridx3++) {
-    float val15 = acc1;
-    float val16 = (last14 ? local0[ridx3] : (float)0);
-    float alu17 = (val15 + val16);
-    acc1 = alu17;
+  for (long long ridx3 = 0; ridx3 < 8ll; ridx3++) {
+    float val16 = acc1;
+    long long alu17 = (ridx3 * 16ll);
+    long long alu18 = (bar14 + alu17);
+    _Bool alu19 = (alu18 < 128ll);
+    _Bool alu20 = (alu15 & alu19);
+    float val21 = (alu20 ? local0[alu18] : (float)0);
+    float alu22 = (alu20 ? val21 : 0.0f);
+    float alu23 = (val16 + alu22);
+    acc1 = alu23;
   }
-  float val18 = acc1;
-  if (last14) data0[((long long)blockIdx.x)] = val18;
+  float val24 = acc1;
+  if (alu15) local0[bar14] = val24;
+  __syncthreads();
+  long long bar25 = ((long long)threadIdx.x + (long long)blockDim.x * ((long long)threadIdx.y + (long long)blockDim.y * (long long)threadIdx.z));
+  _Bool alu26 = (bar25 == 0ll);
+  float acc2 = 0.0f;
+  #pragma unroll 4
+  for (long long ridx4 = 0; ridx4 < 16ll; ridx4++) {
+    float val27 = acc2;
+    float val28 = (alu26 ? local0[ridx4] : (float)0);
+    float alu29 = (val27 + val28);
+    acc2 = alu29;
+  }
+  float val30 = acc2;
+  if (alu26) data0[((long long)blockIdx.x)] = val30;
 }

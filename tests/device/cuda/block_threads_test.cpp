@@ -14,14 +14,14 @@ namespace lathe {
 namespace {
 
 // Each thread writes its partial, waits at the barrier where `wait` says so, then the block's
-// first thread (the one the hook says) adds all of them.
+// first thread (the barrier's value is the thread's index) adds all of them.
 float block_sum(int64_t threads, bool wait) {
   std::vector<float> partial(static_cast<size_t>(threads), 0.0f);
   float total = -1;
   SyncHook sync = block_sync_hook();
   run_block_threads(threads, [&](int64_t t) {
     partial[t] = static_cast<float>(t + 1);
-    bool first = wait ? sync(kBlockBarrier, nullptr, nullptr, nullptr) != 0 : t == 0;
+    bool first = (wait ? sync(kBlockBarrier, nullptr, nullptr, nullptr) : t) == 0;
     if (!first) return;
     total = 0;
     for (float p : partial) total += p;
@@ -42,7 +42,7 @@ TEST(BlockThreads, EachThreadKeepsItsValuesAcrossMeetings) {
   SyncHook sync = block_sync_hook();
   run_block_threads(96, [&](int64_t t) {
     int64_t mine = t * 7;  // on the thread's own stack, across three barriers
-    for (int i = 0; i < 3; ++i) sync(kBlockBarrier, nullptr, nullptr, nullptr);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(sync(kBlockBarrier, nullptr, nullptr, nullptr), t) << "a barrier's value is the thread's index";
     seen[t] = mine;
   });
   for (int64_t t = 0; t < 96; ++t) EXPECT_EQ(seen[t], t * 7);
