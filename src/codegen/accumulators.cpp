@@ -133,6 +133,11 @@ UOpPtr lower_reductions(const UOpPtr& ast) {
 }
 
 UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast) {
+  // A WMMA whose C is zeros, and the update of each element's accumulator.
+  auto zero_c = [](const UOpPtr& w) {
+    UOpPtr c = splat_of(w->src(2));
+    return c && c->is_const() && std::get<double>(c->const_value()) == 0.0;
+  };
   struct Four {
     UOpPtr store[4], acc[4];
   };
@@ -143,7 +148,7 @@ UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast) {
     const UOpPtr& sum = u->src(1);
     if (sum->op() != Ops::ADD || sum->src(0)->op() != Ops::LOAD || sum->src(0)->src(0) != u->src(0) || sum->src(1)->op() != Ops::GEP) continue;
     const UOpPtr& w = sum->src(1)->src(0);
-    if (w->op() != Ops::WMMA || splat_of(w->src(2)) == nullptr || !splat_of(w->src(2))->is_const()) continue;
+    if (w->op() != Ops::WMMA || !zero_c(w)) continue;
     int64_t i = sum->src(1)->arg_as<int64_t>();
     auto [it, fresh] = by_wmma.try_emplace(w.get());
     if (fresh) order.push_back(w);
@@ -153,7 +158,7 @@ UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast) {
   Substitution folded;
   for (const UOpPtr& w : order) {
     const Four& f = by_wmma.at(w.get());
-    if (!f.store[0] || !f.store[1] || !f.store[2] || !f.store[3] || std::get<double>(splat_of(w->src(2))->const_value()) != 0.0) continue;
+    if (!f.store[0] || !f.store[1] || !f.store[2] || !f.store[3]) continue;
     UOpPtr c = UOp::make(Ops::VECTORIZE, w->src(2)->dtype(), {f.acc[0], f.acc[1], f.acc[2], f.acc[3]});
     UOpPtr with_c = UOp::make(Ops::WMMA, w->dtype(), {w->src(0), w->src(1), c, w->src(3)}, w->arg());
     for (int64_t i = 0; i < 4; ++i) {

@@ -63,6 +63,30 @@ UOpPtr split_for_threads(const UOpPtr& ast) {
 
 namespace {
 
+// Fresh loops over the outputs `outs` (from axis `axis` on), and the offset of their position in
+// a row of `count` partials (the outputs' positions, the first slowest).
+struct OwnRows {
+  std::vector<UOpPtr> loops;
+  UOpPtr at = UOp::index_const(0);
+};
+OwnRows own_rows(const std::vector<UOpPtr>& outs, int64_t count, int64_t& axis) {
+  OwnRows r;
+  for (const UOpPtr& f : outs) {
+    count /= f->src(0)->vmax();
+    r.loops.push_back(make_range(f->src(0), axis++));
+    r.at = r.at + r.loops.back() * count;
+  }
+  return r;
+}
+
+// `body` (a store) run in `loops`, closed after it (no loops: the store as it is).
+UOpPtr in_loops(const UOpPtr& body, const std::vector<UOpPtr>& loops) {
+  if (loops.empty()) return body;
+  std::vector<UOpPtr> src{body};
+  src.insert(src.end(), loops.begin(), loops.end());
+  return UOp::make(Ops::END, dtypes::void_, std::move(src));
+}
+
 // `ast` with its Group loop `g` (over n threads) split: thread `core` reduces its share of the loop
 // (a contiguous chunk, or every n-th position from its own where `interleaved`) into its row of
 // the scratch, then the last to arrive combines the rows.
@@ -106,17 +130,10 @@ UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, 
     part_loop = make_range(chunk.mine, axis++);
     position = chunk.start + part_loop;
   }
-  Substitution mine_only{{g.get(), position}};
-  std::vector<UOpPtr> own_outs;
-  UOpPtr at_a = UOp::index_const(0), at_b = UOp::index_const(0);
-  int64_t stride = count;
-  for (const UOpPtr& f : outs) {
-    stride /= f->src(0)->vmax();
-    own_outs.push_back(make_range(f->src(0), axis++));
-    mine_only[f.get()] = own_outs.back();
-    at_a = at_a + own_outs.back() * stride;
-    at_b = at_b + f * stride;
-  }
+  Substitution mine_only{{g.get(), position}}, outputs;
+  OwnRows mine = own_rows(outs, count, axis);
+  for (size_t i = 0; i < outs.size(); ++i) mine_only[outs[i].get()] = mine.loops[i], outputs[mine.loops[i].get()] = outs[i];
+  UOpPtr at_b = substitute(mine.at, outputs);  // the same offset, at the kernel's own output position
   std::vector<UOpPtr> part_src{substitute(red->src(0), mine_only)};
   // The reduction's loops as the body now names them: one bounded by an output position (its
   // part of the grouped loop too) is bounded by the core's own loop over that output.
@@ -129,12 +146,8 @@ UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, 
   }
   if (acc != t) part = cast(part, acc);
   UOpPtr scratch = UOp::make(Ops::DEFINE_LOCAL, acc.ptr(AddrSpace::Local, n * count), {}, int64_t{0});
-  UOpPtr stored = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(core * count + at_a)}), part});
-  if (!own_outs.empty()) {
-    std::vector<UOpPtr> end_src{stored};
-    end_src.insert(end_src.end(), own_outs.begin(), own_outs.end());
-    stored = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
-  }
+  UOpPtr stored =
+      in_loops(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(core * count + mine.at)}), part}), mine.loops);
   // The CPU's cores count arrivals: the last combines the n rows. A GPU block's threads meet at
   // barriers (block_sync; a barrier's value is the thread's index in the block) in two rounds:
   // the first `leaders` threads each combine every leaders-th row from their own into it, then
@@ -148,24 +161,13 @@ UOpPtr split_group_with(const UOpPtr& ast, const UOpPtr& g, const UOpPtr& core, 
     while (leaders * leaders < n) leaders *= 2;
     UOpPtr me = UOp::make(Ops::BARRIER, dtypes::index, {stored, block_sync()}, n);
     UOpPtr leads = lt(me, leaders), step = make_range(UOp::index_const((n + leaders - 1) / leaders), axis++);
-    std::vector<UOpPtr> outs_again;
-    Substitution again;
-    UOpPtr at_c = UOp::index_const(0);
-    int64_t stride_c = count;
-    for (const UOpPtr& o : own_outs) {
-      stride_c /= o->src(0)->vmax();
-      outs_again.push_back(make_range(o->src(0), axis++));
-      at_c = at_c + outs_again.back() * stride_c;
-    }
+    OwnRows led_rows = own_rows(outs, count, axis);
     UOpPtr from = me + step * leaders, inside = logical_and(leads, lt(from, n));
-    UOpPtr read = UOp::make(Ops::LOAD, acc, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(from * count + at_c), inside})});
+    UOpPtr read = UOp::make(Ops::LOAD, acc, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(from * count + led_rows.at), inside})});
     UOpPtr gathered = UOp::make(Ops::REDUCE, acc, {where(inside, read, reduce_identity(op, acc)), step}, op);
-    UOpPtr led = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(me * count + at_c), leads}), gathered});
-    if (!outs_again.empty()) {
-      std::vector<UOpPtr> end_src{led};
-      end_src.insert(end_src.end(), outs_again.begin(), outs_again.end());
-      led = UOp::make(Ops::END, dtypes::void_, std::move(end_src));
-    }
+    UOpPtr led = in_loops(
+        UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, scratch->dtype(), {scratch, simplify(me * count + led_rows.at), leads}), gathered}),
+        led_rows.loops);
     last = eq(UOp::make(Ops::BARRIER, dtypes::index, {led, block_sync()}, n), UOp::index_const(0));
     rows = leaders;
   }

@@ -62,16 +62,14 @@ LATHE_FN lathe_f16 lathe_f32_to_f16(float f) {
 
 // A warp's m16n8k16 multiply-add in CUDA (sm_80 and newer): floats packed two a register as
 // float16 or bfloat16 (exact: the values came from them), then mma.sync with float32 accumulators.
-constexpr const char* kCudaMma = R"PRELUDE(LATHE_FN unsigned lathe_pack_f16x2(float lo, float hi) { unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
-LATHE_FN unsigned lathe_pack_bf16x2(float lo, float hi) { unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
-LATHE_FN void lathe_mma_f16(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, float c3) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+constexpr const char* kCudaMma = R"PRELUDE(#define LATHE_MMA(t) \
+LATHE_FN unsigned lathe_pack_##t##x2(float lo, float hi) { unsigned r; asm("cvt.rn." #t "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; } \
+LATHE_FN void lathe_mma_##t(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, float c3) { \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." #t "." #t ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3)); \
 }
-LATHE_FN void lathe_mma_bf16(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, float c3) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
-}
+LATHE_MMA(f16)
+LATHE_MMA(bf16)
 )PRELUDE";
 
 // What each dialect's functions are declared as, and CUDA's bit cast of a scalar.
@@ -253,11 +251,9 @@ class CSpeller {
                      "(float*)&" + w) + ";");
       return;
     }
-    auto lanes = [&](const UOpPtr& v) {
-      if (v->op() != Ops::VECTORIZE) throw InternalError("the CUDA renderer takes a WMMA's fragments as VECTORIZEs, not " + to_string(*v));
-      std::vector<std::string> out;
-      for (const UOpPtr& s : v->src()) out.push_back(expr(s));
-      return out;
+    auto fragment = [&](int f) -> const std::vector<UOpPtr>& {
+      if (u->src(f)->op() != Ops::VECTORIZE) throw InternalError("the CUDA renderer takes a WMMA's fragments as VECTORIZEs, not " + to_string(*u->src(f)));
+      return u->src(f)->src();
     };
     // Two values a register: a 16-bit value's own bits where the fragment is one converted to
     // float (float16 by a CAST; bfloat16 by its bits shifted up, codegen/half_casts), else the
@@ -276,17 +272,12 @@ class CSpeller {
       return "lathe_pack_" + std::string(kind) + "x2(" + expr(lo) + ", " + expr(hi) + ")";
     };
     std::string args = w;
-    for (int f = 0; f < 2; ++f) {
-      const UOpPtr& v = u->src(f);
-      if (v->op() != Ops::VECTORIZE) throw InternalError("the CUDA renderer takes a WMMA's fragments as VECTORIZEs, not " + to_string(*v));
-      for (size_t i = 0; i < v->src().size(); i += 2) args += ", " + pair(v->src(i), v->src(i + 1));
-    }
-    for (const std::string& x : lanes(u->src(2))) args += ", " + x;
+    for (int f = 0; f < 2; ++f)
+      for (size_t i = 0; i < fragment(f).size(); i += 2) args += ", " + pair(fragment(f)[i], fragment(f)[i + 1]);
+    for (const UOpPtr& c : fragment(2)) args += ", " + expr(c);
     line("float " + w + "[4];");
     line("lathe_mma_" + std::string(kind) + "(" + args + ");");
   }
-
-  bool has_sync() const { return std::find(sig_.vars.begin(), sig_.vars.end(), "sync") != sig_.vars.end(); }
 
   // A call of the hook where a GPU kernel's threads meet, on the CPU (device/cuda/block_threads's SyncHook).
   std::string sync_call(const UOpPtr& sync, const std::string& kind, const std::string& a, const std::string& b, const std::string& cd) {
@@ -358,7 +349,7 @@ class CSpeller {
         // A GPU kernel on the CPU: the other threads of its block read and write the scratch
         // while this one waits in the sync hook, so the compiler must not keep it in registers
         // across the hook (its address escapes).
-        if (!cuda() && has_sync()) line("__asm__ volatile(\"\" : : \"r\"(local" + std::to_string(u->arg_as<int64_t>()) + ") : \"memory\");");
+        if (!cuda() && sig_.threads_meet()) line("__asm__ volatile(\"\" : : \"r\"(local" + std::to_string(u->arg_as<int64_t>()) + ") : \"memory\");");
         return;
       case Ops::BARRIER: {
         if (cuda()) {  // the block's threads wait for each other; its value is the thread's index in the block

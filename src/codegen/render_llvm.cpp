@@ -195,8 +195,6 @@ class IrSpeller {
 
   std::string typed(const UOpPtr& u) { return ir_type(u->dtype()) + " " + expr(u); }
 
-  bool has_sync() const { return std::find(sig_.vars.begin(), sig_.vars.end(), "sync") != sig_.vars.end(); }
-
   // A call of the hook where a GPU kernel's threads meet, on the CPU (device/cuda/block_threads's
   // SyncHook); its i64 result.
   std::string sync_call(const UOpPtr& sync, int kind, const std::string& a, const std::string& b, const std::string& cd) {
@@ -310,7 +308,7 @@ class IrSpeller {
         // A GPU kernel on the CPU: the other threads of its block read and write the scratch
         // while this one waits in the sync hook, so its address escapes (no value of it is kept
         // across the hook).
-        if (has_sync()) line("call void asm sideeffect \"\", \"r,~{memory}\"(ptr @local" + std::to_string(u->arg_as<int64_t>()) + ")");
+        if (sig_.threads_meet()) line("call void asm sideeffect \"\", \"r,~{memory}\"(ptr @local" + std::to_string(u->arg_as<int64_t>()) + ")");
         return;
       case Ops::BARRIER: {  // the cores' arrivals, counted across launches: the last of each gets true
         if (u->src().size() == 2) {  // a GPU block's barrier on the CPU: the emulator's hook (the thread's index)

@@ -3,6 +3,7 @@
 // have to repeat (loops, accumulators, launch indices, 16-bit float casts, transcendentals).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct KernelSignature {
   std::vector<Buffer> buffers;    // by slot
   std::vector<std::string> vars;  // vals[i]: the variables by name, then the launch indices it reads (kLaunchIndices's order)
   int64_t threads_per_block = 0;  // a GPU kernel's block (its launch bound); 0: not launched on a grid
+  /// Whether its threads meet (it reads "sync": a GPU block's barrier, a warp's multiply-add).
+  bool threads_meet() const { return std::find(vars.begin(), vars.end(), "sync") != vars.end(); }
 };
 
 class Renderer {

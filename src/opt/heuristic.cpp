@@ -501,11 +501,7 @@ class Planner {
     for (const Loop& l : kernel_loops(cur_)) {
       if (!l.reduce || !ordinary(l)) continue;
       std::optional<TensorCoreLoops> fit = tensor_core_loops(cur_, l.axis);
-      if (!fit) continue;
-      bool has = false;
-      for (const TensorCore& tc : t_.tensor_cores)
-        has |= tc.m == kTensorCoreM && tc.n == kTensorCoreN && tc.k == kTensorCoreK && tc.in == fit->input;
-      if (has && (!best || l.size > best->k.size)) best = fit;
+      if (fit && has_tensor_core(t_, fit->input) && (!best || l.size > best->k.size)) best = fit;
     }
     if (!best) return false;
     auto up = [](int64_t size, int64_t tile) { return (size + tile - 1) / tile * tile; };

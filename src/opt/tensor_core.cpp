@@ -87,6 +87,13 @@ std::optional<TensorCoreLoops> tensor_core_loops(const UOpPtr& ast, int64_t k_ax
   return c->loops;
 }
 
+bool has_tensor_core(const Target& target, DType input) {
+  if (!target.has_local) return false;
+  for (const TensorCore& tc : target.tensor_cores)
+    if (tc.m == kTensorCoreM && tc.n == kTensorCoreN && tc.k == kTensorCoreK && tc.in == input) return true;
+  return false;
+}
+
 UOpPtr tensor_core(const UOpPtr& ast, int64_t k_axis, int64_t new_axis) {
   std::string why;
   std::optional<Contraction> c = contraction(ast, k_axis, why);

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "lathe/target.hpp"
 #include "opt/action.hpp"
 
 namespace lathe {
@@ -39,6 +40,9 @@ struct TensorCoreLoops {
 /// Where `ast`'s reduction over loop `k_axis` has a tensor core's form, whatever the loops'
 /// sizes; else nothing, and `why` (when given) says why not.
 std::optional<TensorCoreLoops> tensor_core_loops(const UOpPtr& ast, int64_t k_axis, std::string* why = nullptr);
+
+/// Whether `target` (a GPU's) has the m16n8k16 tensor core for inputs of `input`.
+bool has_tensor_core(const Target& target, DType input);
 
 /// `ast` with its reduction over loop `k_axis` as warp multiply-adds, new loops from `new_axis`;
 /// throws OptError where it has no tensor core's form or a size is not a multiple of the tile.

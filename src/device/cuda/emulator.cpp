@@ -139,19 +139,21 @@ class EmulatedProgram final : public Program {
   void run_meeting(void* const* buffers, const int64_t* vals) const {
     int64_t threads = static_cast<int64_t>(block_[0] * block_[1] * block_[2]);
     std::vector<int64_t> each(static_cast<size_t>(threads) * vals_);
-    for (int64_t t = 0; t < threads; ++t) {
+    for (int64_t t = 0; t < threads; ++t) {  // thread t: x fastest, as CUDA numbers a block's threads
       int64_t* mine = &each[t * vals_];
       if (vals) std::memcpy(mine, vals, vals_ * sizeof(int64_t));
       mine[*sync_] = reinterpret_cast<int64_t>(block_sync_hook());
+      LaunchSize l{t % block_[0], t / block_[0] % block_[1], t / (block_[0] * block_[1])};
+      for (const Slot& s : slots_)
+        if (!s.block) mine[s.index] = static_cast<int64_t>(l[s.dim]);
     }
     LaunchSize g{};
     for (g[2] = grid_[2]; g[2]-- > 0;)
       for (g[1] = grid_[1]; g[1]-- > 0;)
         for (g[0] = grid_[0]; g[0]-- > 0;) {
-          for (int64_t t = 0; t < threads; ++t) {  // thread t: x fastest, as CUDA numbers a block's threads
-            LaunchSize l{t % block_[0], t / block_[0] % block_[1], t / (block_[0] * block_[1])};
-            for (const Slot& s : slots_) each[t * vals_ + s.index] = static_cast<int64_t>((s.block ? g : l)[s.dim]);
-          }
+          for (int64_t t = 0; t < threads; ++t)  // the block's index, the same for each of its threads
+            for (const Slot& s : slots_)
+              if (s.block) each[t * vals_ + s.index] = static_cast<int64_t>(g[s.dim]);
           run_block_threads(threads, [&](int64_t t) { kernel_->execute(buffers, &each[t * vals_], LaunchSize{1, 1, 1}, std::nullopt); });
         }
   }
