@@ -151,7 +151,7 @@ TEST(NnMatmul, Float16LooseTolerance) {
 // 16-bit matmuls at sizes a GPU gives its tensor cores (opt/tensor_core): tiles of 16 x 8 x 16,
 // padded ones, a batch, both operands along the reduction. On every device, against float32 on
 // the same 16-bit values, within the output's rounding (its float16 or bfloat16 ulp).
-TEST(NnMatmul, SixteenBitAtTensorCoreSizes) {
+TEST(NnMatmul, Float16AndBfloat16AtTensorCoreSizes) {
   struct Case {
     int64_t batch, m, k, n;
     bool transposed;
