@@ -248,6 +248,23 @@ class Planner {
     std::optional<int64_t> blocks = block_axis(v.axis, vector_operands, hot);
     int64_t second = outer_size % 2 == 0 ? v.axis : left || !blocks ? -1 : *blocks;  // -1: none
     bool can_double = second >= 0;
+    // Four vectors where the loops over a blocked layout's blocks give two more: the loop the
+    // second vector comes from, where it splits in four, or a second loop over blocks (blocks of
+    // 32 channels read as two of 16, the 32s a loop of their own). Where the register file holds
+    // their rows beside the four loads and a broadcast (6 rows at 32 registers, 24 accumulators;
+    // at 16 registers 2 rows, no more than 4 x 2), each broadcast then feeds four multiply-adds
+    // rather than two (Inception-v3's 288 -> 384 3x3 of stride 2 on 35x35: 2.33 -> 2.09 ms at 16
+    // lanes, its 1x7s and 7x1s 3-4%). `fourfold`: the upcasts that make the four (none: empty).
+    std::vector<std::pair<int64_t, int64_t>> fourfold;
+    if (can_double) {
+      std::optional<Loop> from = find_loop(cur_, second);
+      std::optional<int64_t> other = block_axis(v.axis, vector_operands, hot, second);
+      if (second != v.axis && from && from->size % 4 == 0) fourfold = {{second, 4}};
+      else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
+    }
+    auto most_rows = [&](int64_t vectors) {
+      return vectors == 4 ? std::max<int64_t>(0, (t_.vector_registers - vectors - 2) / vectors) : budget_ / vectors;
+    };
     std::vector<Loop> loops = kernel_loops(cur_);
     std::vector<Access> all = accesses(cur_);
     bool any_slides = false;
@@ -274,9 +291,10 @@ class Planner {
         // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
         // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
         int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
-        for (int64_t vectors : {int64_t{2}, int64_t{1}}) {
-          if (vectors == 2 && !can_double) continue;
-          int64_t most = budget_ / vectors, rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
+        int64_t stored_by_two = 0, by_two = 0;  // the two-vector tile's positions (padded) and accumulators
+        for (int64_t vectors : {int64_t{2}, int64_t{1}, int64_t{4}}) {
+          if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
+          int64_t most = most_rows(vectors), rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
           // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
           // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
           bool pad = r.symbolic;
@@ -288,6 +306,13 @@ class Planner {
               }
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
+          if (vectors == 2) stored_by_two = stored, by_two = accumulators;
+          // Four vectors where they hold half as many accumulators again as two, without padding
+          // more: the loads they save pay for neither padded rows (MNASNet's 49 pixels as 9 x 6
+          // rows of 4 vectors ran 27% slower than 7 x 7 of 2) nor a second weight stream for a
+          // few more accumulators (ResNet-50's 1x1s on 56x56 as 4 rows of 4: 15-20% slower than
+          // 7 of 2).
+          if (vectors == 4 && by_two && (stored > stored_by_two || accumulators * 2 < by_two * 3)) continue;
           double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                          std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
                          (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
@@ -299,11 +324,13 @@ class Planner {
       if (can_double) apply({OptOp::UPCAST, second, 2});
       return;
     }
+    if (best_vectors == 4)
+      for (auto [axis, n] : fourfold) apply({OptOp::UPCAST, axis, n});
     if (best_vectors == 2) apply({OptOp::UPCAST, second, 2});
     // PADTO refused: a known size as its divisors allow; a symbolic one as it is, where it is a
     // multiple of the rows already (UPCAST refuses it otherwise).
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}) && !best_row->symbolic)
-      best_rows = divisor_up_to(best_row->size, budget_ / best_vectors);
+      best_rows = divisor_up_to(best_row->size, most_rows(best_vectors));
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     more_rows(best_row->axis, best_rows * best_vectors, vector_operands, hot);
     // Rows are ordered against what is left of the vector axis or, where the tile took all of it
@@ -378,14 +405,15 @@ class Planner {
   }
 
   // The loop over blocks of a blocked layout: an output loop of even size, other than the vector
-  // axis, that every vector operand steps along and the other loads in the reduction do not (2
-  // blocks of 16 channels).
-  std::optional<int64_t> block_axis(int64_t vector_axis, const std::vector<UOpPtr>& vector_operands, const std::vector<UOpPtr>& hot) const {
+  // axis (and `skip`), that every vector operand steps along and the other loads in the reduction
+  // do not (2 blocks of 16 channels).
+  std::optional<int64_t> block_axis(int64_t vector_axis, const std::vector<UOpPtr>& vector_operands, const std::vector<UOpPtr>& hot,
+                                    int64_t skip = -1) const {
     if (vector_operands.empty()) return std::nullopt;
     std::vector<Loop> loops = kernel_loops(cur_);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       const Loop& t = *it;
-      if (!ordinary(t) || t.reduce || t.axis == vector_axis || t.size % 2 != 0) continue;
+      if (!ordinary(t) || t.reduce || t.axis == vector_axis || t.axis == skip || t.size % 2 != 0) continue;
       bool fits = true;
       for (const UOpPtr& o : hot) {
         bool vector = std::find(vector_operands.begin(), vector_operands.end(), o) != vector_operands.end();

@@ -207,11 +207,12 @@ TEST(Heuristic, DepthwiseConvolutionGetsRowsOfPixels) {
 }
 
 // A convolution 4 pixels wide fills half the register budget with one row of pixels (4 x 2
-// vectors): the rows above them become rows of the tile too, 2 of them, 16 accumulators (ResNet-50
-// on a 97x113 image: the last stage's 3x3 convolutions 143 -> 216 GFLOP/s).
+// vectors): where no more vectors can be had (32 output channels: one block of two), the rows above
+// them become rows of the tile too, 2 of them, 16 accumulators (ResNet-50 on a 97x113 image: the
+// last stage's 3x3 convolutions 143 -> 216 GFLOP/s).
 TEST(Heuristic, ANarrowConvolutionTakesRowsFromTheLoopAbove) {
   test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
-  Tensor y = test::grid_tensor({1, 32, 4, 4}, 3).conv2d(test::grid_tensor({64, 32, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
+  Tensor y = test::grid_tensor({1, 32, 4, 4}, 3).conv2d(test::grid_tensor({32, 32, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
   std::vector<int64_t> fours;  // the output loops of 4: the image's rows, then its columns
   for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(y))))
     if (l.size == 4 && !l.reduce) fours.push_back(l.axis);
@@ -226,17 +227,45 @@ TEST(Heuristic, ANarrowConvolutionTakesRowsFromTheLoopAbove) {
   EXPECT_FALSE(has(one_row, {OptOp::UPCAST, loop_sized(wide, 4), 2})) << to_string(one_row);
 }
 
-// A convolution of 32 to 64 channels over an image `rows` x `width` (kernel kh x kw, padded to
+// A convolution of 32 to `out` channels over an image `rows` x `width` (kernel kh x kw, padded to
 // keep the size), its AVX-512 actions, and its loop over a row's pixels.
 struct Strip {
   Tensor y;
   std::vector<Opt> opts;
   int64_t cols;
 };
-Strip strip(int64_t rows, int64_t width, int64_t kh, int64_t kw) {
+Strip strip(int64_t rows, int64_t width, int64_t kh, int64_t kw, int64_t out = 64) {
   Tensor y = test::grid_tensor({1, 32, rows, width}, 3)
-                 .conv2d(test::grid_tensor({64, 32, kh, kw}, 4), std::nullopt, {1, 1}, {kh / 2, kw / 2});
+                 .conv2d(test::grid_tensor({out, 32, kh, kw}, 4), std::nullopt, {1, 1}, {kh / 2, kw / 2});
   return {y, opts_for(y, kAvx512), loop_sized(y, width)};
+}
+
+// The accumulators of a register tile: what its UPCASTs multiply to, over the vectors' lanes.
+int64_t accumulators(const std::vector<Opt>& opts, int64_t lanes) {
+  int64_t n = 1;
+  for (const Opt& o : opts)
+    if (o.op == OptOp::UPCAST) n *= o.amount;
+  return n / lanes;
+}
+
+// Four vectors of output channels (two blocks of 32 at once) where they hold half as many
+// accumulators again as two without padding more: 17 pixels as 6 rows of 4 vectors (24, not 12),
+// on 32 registers only. Not for 7 pixels (6 rows of 4 would pad them to 12: 7 rows of 2 stay) nor
+// for 56 (8 rows of 2 hold 16, 4 of 4 no more). Values on every target.
+TEST(Heuristic, FourVectorsWhereTheyHoldHalfAsManyAgain) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
+  Strip prime = strip(3, 17, 1, 7, 128);
+  EXPECT_EQ(accumulators(prime.opts, 16), 24) << to_string(prime.opts);
+  EXPECT_TRUE(has(prime.opts, {OptOp::UPCAST, prime.cols, 6})) << to_string(prime.opts);
+  EXPECT_LE(accumulators(opts_for(prime.y, kAvx2), 8), 8) << to_string(opts_for(prime.y, kAvx2));
+  expect_agrees_on_every_target(prime.y);
+  Strip seven = strip(3, 7, 3, 3, 128);
+  EXPECT_EQ(accumulators(seven.opts, 16), 14) << to_string(seven.opts);
+  EXPECT_TRUE(has(seven.opts, {OptOp::UPCAST, seven.cols, 7})) << to_string(seven.opts);
+  Strip wide = strip(2, 56, 3, 3, 128);
+  EXPECT_EQ(accumulators(wide.opts, 16), 16) << to_string(wide.opts);
+  EXPECT_TRUE(has(wide.opts, {OptOp::UPCAST, wide.cols, 8})) << to_string(wide.opts);
+  expect_agrees_on_every_target(wide.y);
 }
 
 // 17 pixels (a prime; Inception-v3's 17x17 layers): no divisor of the row comes near the budget,
