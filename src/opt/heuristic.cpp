@@ -1,6 +1,7 @@
 #include "opt/heuristic.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -65,6 +66,11 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 // convolution's 4 MB input is used ~1800 times per element and is better read whole by each
 // thread: split by rows it ran 25% slower).
 constexpr int64_t kFewUsesPerElement = 256;
+
+// The fewest bytes a thread's part of a kernel's output is stored in, in one run, for the threads
+// to split a loop other than the output's outermost (a page: Swin-T's window shuffles, 2.7 KB runs,
+// and ShuffleNet's channel shuffle, 3.1 KB, ran up to 1.8x slower so).
+constexpr int64_t kLeastThreadRun = 4096;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
@@ -573,6 +579,28 @@ class Planner {
       if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
     if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize))
       std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return stride(big->offset, l) != 0; });
+    // A kernel without a reduction whose largest input is at least as large as what it stores,
+    // and is split by the outermost output loop too, splits along the loop that input steps
+    // farthest along instead (the outermost of the input's layout, which the kernel that stored
+    // it split, as its own outermost), so each thread reads what the same core wrote, where each
+    // step of that loop still stores kLeastThreadRun bytes or more in one run. (An input the
+    // outermost loop does not split, each thread reads whole: Swin-T's window shifts ran 2x
+    // slower split otherwise.) (A Winograd output transform reads its first pass tile by tile and stores channel
+    // blocks: split over the blocks, each core read half its input from the other's cache, and
+    // the next layer's input transform, split over rows of tiles, half of that output.)
+    if (!big) {
+      std::optional<Access> in, out;
+      for (const Access& a : accesses(cur_)) {
+        std::optional<Access>& mine = a.store ? out : in;
+        if (!mine || span(a) > span(*mine)) mine = a;
+      }
+      if (in && out && span(*in) >= span(*out)) {
+        auto step = [](const Access& a, const Loop& l) { return std::abs(stride(a.offset, l).value_or(0)); };
+        auto along = std::max_element(outs.begin(), outs.end(), [&](const Loop& a, const Loop& b) { return step(*in, a) < step(*in, b); });
+        if (step(*in, outs.front()) > 0 && step(*out, *along) * out->itemsize >= kLeastThreadRun)
+          std::rotate(outs.begin(), along, along + 1);
+      }
+    }
     int64_t n = t_.threads;
     for (const Loop& l : outs) {
       int64_t least = l.range->src(0)->vmin();

@@ -327,6 +327,31 @@ TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
   EXPECT_TRUE(has(batch, {OptOp::THREAD, loop_sized(small, 2), 2})) << to_string(batch);
 }
 
+// A kernel without a reduction that stores its input in another order splits its threads along
+// the loop the input steps farthest along (the input's outermost, as the kernel that stored it was
+// split), where each thread's part of the output still comes in runs of 4 KB or more: (8, 64,
+// 1024) stored as (64, 8, 1024) splits the 8, not the 64. With runs of 2 KB (rows of 512), or an
+// input smaller than the output (one repeated 64 times), the outermost loop stays the threads'.
+TEST(Heuristic, ThreadsFollowTheLayoutOfWhatAnElementwiseKernelReads) {
+  auto swapped = [](int64_t row) { return (test::grid_tensor({8, 64, row}, 7).permute({1, 0, 2}) + 1.0f).contiguous(); };
+  Tensor y = swapped(1024);
+  int64_t outer = loop_sized(y, 64), inner = loop_sized(y, 8);
+  ASSERT_GE(outer, 0);
+  ASSERT_GE(inner, 0);
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::SWAP, outer, inner})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::THREAD, outer, 2})) << to_string(opts);  // the 8 now outermost
+  expect_agrees_on_every_target(y);
+  Tensor short_rows = swapped(512);
+  std::vector<Opt> kept = opts_for(short_rows, kAvx512);
+  EXPECT_FALSE(std::any_of(kept.begin(), kept.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(kept);
+  EXPECT_TRUE(has(kept, {OptOp::THREAD, loop_sized(short_rows, 64), 2})) << to_string(kept);
+  Tensor repeated = (test::grid_tensor({1, 8, 1024}, 7).expand({64, 8, 1024}) + 1.0f).contiguous();
+  std::vector<Opt> whole = opts_for(repeated, kAvx512);
+  EXPECT_FALSE(std::any_of(whole.begin(), whole.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(whole);
+  expect_agrees_on_every_target(short_rows);
+}
+
 // 1000 output channels (a classifier's 1x1 convolution): no vector of 16 divides them. The weight
 // is stored in channel blocks of 16 padded to 1008 (tensor/nn.cpp), so the channel loop is padded
 // to whole vectors of 16 whose padded lanes read inside the weight: every weight load in the
