@@ -67,6 +67,10 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 // thread: split by rows it ran 25% slower).
 constexpr int64_t kFewUsesPerElement = 256;
 
+// The fewest rows a four-vector register tile must be able to hold (Planner::tile): 16
+// accumulators or more, which a 32-register file allows (6 rows) and a 16-register one does not.
+constexpr int64_t kLeastFourfoldRows = 4;
+
 // The fewest bytes a thread's part of a kernel's output is stored in, in one run, for the threads
 // to split a loop other than the output's outermost (a page: Swin-T's window shuffles, 2.7 KB runs,
 // and ShuffleNet's channel shuffle, 3.1 KB, ran up to 1.8x slower so).
@@ -255,22 +259,24 @@ class Planner {
     int64_t second = outer_size % 2 == 0 ? v.axis : left || !blocks ? -1 : *blocks;  // -1: none
     bool can_double = second >= 0;
     // Four vectors where the loops over a blocked layout's blocks give two more: the loop the
-    // second vector comes from, where it splits in four, or a second loop over blocks (blocks of
-    // 32 channels read as two of 16, the 32s a loop of their own). Where the register file holds
-    // their rows beside the four loads and a broadcast (6 rows at 32 registers, 24 accumulators;
-    // at 16 registers 2 rows, no more than 4 x 2), each broadcast then feeds four multiply-adds
-    // rather than two (Inception-v3's 288 -> 384 3x3 of stride 2 on 35x35: 2.33 -> 2.09 ms at 16
-    // lanes, its 1x7s and 7x1s 3-4%). `fourfold`: the upcasts that make the four (none: empty).
+    // second vector comes from, where it is a loop over blocks that splits in four (not the rest
+    // of the vector axis: a matmul's columns, whose 6 x 4 tiles gained nothing), or a second loop
+    // over blocks (blocks of 32 channels read as two of 16, the 32s a loop of their own). Only
+    // where the register file holds at least kLeastFourfoldRows rows of them beside the four loads
+    // and a broadcast (6 at 32 registers, 24 accumulators; never at 16 registers, whose 2 rows of
+    // 4 hold no more than 4 x 2): each broadcast then feeds four multiply-adds rather than two
+    // (Inception-v3's 288 -> 384 3x3 of stride 2 on 35x35: 2.33 -> 2.09 ms at 16 lanes, its 1x7s
+    // and 7x1s 3-4%). `fourfold`: the upcasts that make the four (none: empty).
+    auto most_rows = [&](int64_t vectors) {
+      return vectors == 4 ? std::max<int64_t>(0, (t_.vector_registers - vectors - 2) / vectors) : budget_ / vectors;
+    };
     std::vector<std::pair<int64_t, int64_t>> fourfold;
-    if (can_double) {
+    if (can_double && most_rows(4) >= kLeastFourfoldRows) {
       std::optional<Loop> from = find_loop(cur_, second);
       std::optional<int64_t> other = block_axis(v.axis, vector_operands, hot, second);
       if (second != v.axis && from && from->size % 4 == 0) fourfold = {{second, 4}};
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
-    auto most_rows = [&](int64_t vectors) {
-      return vectors == 4 ? std::max<int64_t>(0, (t_.vector_registers - vectors - 2) / vectors) : budget_ / vectors;
-    };
     std::vector<Loop> loops = kernel_loops(cur_);
     std::vector<Access> all = accesses(cur_);
     bool any_slides = false;
@@ -595,8 +601,12 @@ class Planner {
         if (!mine || span(a) > span(*mine)) mine = a;
       }
       if (in && out && span(*in) >= span(*out)) {
+        // An index that is no affine function of a loop (divided, taken modulo) counts as not
+        // stepping along it: such an input keeps the outermost loop's split.
         auto step = [](const Access& a, const Loop& l) { return std::abs(stride(a.offset, l).value_or(0)); };
-        auto along = std::max_element(outs.begin(), outs.end(), [&](const Loop& a, const Loop& b) { return step(*in, a) < step(*in, b); });
+        auto along = std::max_element(outs.begin(), outs.end(),
+                                      [&](const Loop& a, const Loop& b) { return step(*in, a) < step(*in, b); });
+        // A step of the stored offset is a run of that many elements where the store is dense.
         if (step(*in, outs.front()) > 0 && step(*out, *along) * out->itemsize >= kLeastThreadRun)
           std::rotate(outs.begin(), along, along + 1);
       }
