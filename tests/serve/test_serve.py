@@ -45,8 +45,10 @@ class Server:
         # The access log (a line per request) goes to a file: a pipe nobody reads would fill.
         self.log = open(os.path.join(repo, "server.log"), "w+")
         env = dict(os.environ)
-        if "ASAN_OPTIONS" in env:  # a sanitized build: its quarantine of freed memory is what would grow
-            env["ASAN_OPTIONS"] += ":quarantine_size_mb=4:thread_local_quarantine_size_kb=64"
+        # A sanitized build's quarantine of freed memory is what would grow (the soak test): kept
+        # small whether or not the caller set ASAN_OPTIONS (a build without ASan ignores it).
+        quarantine = "quarantine_size_mb=4:thread_local_quarantine_size_kb=64"
+        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] + ":" + quarantine if env.get("ASAN_OPTIONS") else quarantine
         self.proc = subprocess.Popen([LATHE, "serve", repo, "--port", "0", "--threads", "1", *args],
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         line = self.proc.stdout.readline()
