@@ -67,9 +67,13 @@ int64_t divisor_up_to(int64_t size, int64_t most) {
 // thread: split by rows it ran 25% slower).
 constexpr int64_t kFewUsesPerElement = 256;
 
-// The fewest rows a four-vector register tile must be able to hold (Planner::tile): 16
-// accumulators or more, which a 32-register file allows (6 rows) and a 16-register one does not.
-constexpr int64_t kLeastFourfoldRows = 4;
+// The fewest rows a four-vector register tile must be able to hold (Planner::tile): 2, which a
+// 16-register file allows beside the four loads and a broadcast (and 6 a 32-register one).
+constexpr int64_t kLeastFourfoldRows = 2;
+
+// The accumulators a register tile needs for its multiply-adds' latency to be hidden: about 4
+// cycles each, 2 issued a cycle. A tile with fewer waits on them.
+constexpr int64_t kLatencyAccumulators = 8;
 
 // The fewest bytes a thread's part of a kernel's output is stored in, in one run, for the threads
 // to split a loop other than the output's outermost (a page: Swin-T's window shuffles, 2.7 KB runs,
@@ -261,19 +265,23 @@ class Planner {
     // Four vectors where the loops over a blocked layout's blocks give two more: the loop the
     // second vector comes from, where it is a loop over blocks that splits in four (not the rest
     // of the vector axis: a matmul's columns, whose 6 x 4 tiles gained nothing), or a second loop
-    // over blocks (blocks of 32 channels read as two of 16, the 32s a loop of their own). Only
-    // where the register file holds at least kLeastFourfoldRows rows of them beside the four loads
-    // and a broadcast (6 at 32 registers, 24 accumulators; never at 16 registers, whose 2 rows of
-    // 4 hold no more than 4 x 2): each broadcast then feeds four multiply-adds rather than two
-    // (Inception-v3's 288 -> 384 3x3 of stride 2 on 35x35: 2.33 -> 2.09 ms at 16 lanes, its 1x7s
-    // and 7x1s 3-4%). `fourfold`: the upcasts that make the four (none: empty).
+    // over blocks (blocks of 32 channels read as two of 16, the 32s a loop of their own), where
+    // the register file holds at least kLeastFourfoldRows rows of them beside the four loads and
+    // a broadcast (6 at 32 registers, 2 at 16). Each broadcast then feeds four multiply-adds
+    // rather than two; a tile without broadcasts (a depthwise convolution reads its input as
+    // vectors too) saves nothing so and keeps two (MobileNet-V2's ran 7% slower as 2 x 4).
+    // `fourfold`: the upcasts that make the four (none: empty).
     auto most_rows = [&](int64_t vectors) {
       return vectors == 4 ? std::max<int64_t>(0, (t_.vector_registers - vectors - 2) / vectors) : budget_ / vectors;
     };
     std::vector<std::pair<int64_t, int64_t>> fourfold;
-    if (can_double && most_rows(4) >= kLeastFourfoldRows) {
+    bool broadcasts = hot.size() > vector_operands.size();  // some operand in the reduction is not read as vectors
+    if (can_double && broadcasts && most_rows(4) >= kLeastFourfoldRows) {
       std::optional<Loop> from = find_loop(cur_, second);
       std::optional<int64_t> other = block_axis(v.axis, vector_operands, hot, second);
+      // not a loop whose steps slide along the reduction's window (an NCHW image's rows, whose
+      // padding gates would then stay in the loads rather than bound the taps' loop)
+      if (std::optional<Loop> o = other ? find_loop(cur_, *other) : std::nullopt; o && slides(*o, hot, kernel_loops(cur_))) other.reset();
       if (second != v.axis && from && from->size % 4 == 0) fourfold = {{second, 4}};
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
@@ -316,15 +324,24 @@ class Planner {
                 rows = n, pad = true;
                 break;
               }
+          // Four vectors' rows, where no divisor of the loop reaches half of them, are padded to
+          // them as two vectors' are (the loop above pads only where that more than doubles the
+          // rows: not 1 row to 2): 17 pixels at 16 registers become 18, 9 tiles of 2.
+          if (vectors == 4 && !r.symbolic && rows * 2 <= most && r.size >= most)
+            if (int64_t padded = (r.size + most - 1) / most * most; (padded - r.size) * 8 <= r.size) rows = most, pad = true;
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
           if (vectors == 2) stored_by_two = stored, by_two = accumulators;
-          // Four vectors where they hold half as many accumulators again as two, without padding
-          // more: the loads they save pay for neither padded rows (MNASNet's 49 pixels as 9 x 6
-          // rows of 4 vectors ran 27% slower than 7 x 7 of 2) nor a second weight stream for a
-          // few more accumulators (ResNet-50's 1x1s on 56x56 as 4 rows of 4: 15-20% slower than
-          // 7 of 2).
-          if (vectors == 4 && by_two && (stored > stored_by_two || accumulators * 2 < by_two * 3)) continue;
+          // Four vectors where they pad no more than two and hold more accumulators: any more
+          // where two hold too few to hide the multiply-adds' latency (Inception-v3's 17-pixel
+          // 1x7s and 3x3 of stride 2 at 16 registers: 2 x 4 against 3 x 2, 9-19% faster), else half
+          // as many again (17 pixels at 32 registers: 6 x 4 against 6 x 2, 2.33 -> 2.09 ms for
+          // the 3x3; ResNet-50's 1x1s on 56x56 as 4 x 4 against 7 x 2 ran 15-20% slower). Padded
+          // rows cost more than the loads saved (MNASNet's 49 pixels as 9 x 6 rows of 4 vectors
+          // ran 27% slower than 7 x 7 of 2).
+          if (vectors == 4 && by_two &&
+              (stored > stored_by_two || accumulators <= by_two || (by_two >= kLatencyAccumulators && accumulators * 2 < by_two * 3)))
+            continue;
           double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                          std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
                          (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
