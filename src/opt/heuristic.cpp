@@ -275,13 +275,20 @@ class Planner {
       return vectors == 4 ? std::max<int64_t>(0, (t_.vector_registers - vectors - 2) / vectors) : budget_ / vectors;
     };
     std::vector<std::pair<int64_t, int64_t>> fourfold;
-    bool broadcasts = hot.size() > vector_operands.size();  // some operand in the reduction is not read as vectors
+    // some operand in the reduction is the same in every lane: a broadcast
+    bool broadcasts = lane && std::any_of(hot.begin(), hot.end(), [&](const UOpPtr& o) { return stride(o, *lane) == 0; });
     if (can_double && broadcasts && most_rows(4) >= kLeastFourfoldRows) {
+      // No loop whose steps slide along the reduction's window (an NCHW image's rows, whose
+      // padding gates would then stay in the loads rather than bound the taps' loop).
+      std::vector<Loop> all_loops = kernel_loops(cur_);
+      auto sliding = [&](std::optional<int64_t> axis) {
+        std::optional<Loop> l = axis ? find_loop(cur_, *axis) : std::nullopt;
+        return l && slides(*l, hot, all_loops);
+      };
       std::optional<Loop> from = find_loop(cur_, second);
       std::optional<int64_t> other = block_axis(v.axis, vector_operands, hot, second);
-      // not a loop whose steps slide along the reduction's window (an NCHW image's rows, whose
-      // padding gates would then stay in the loads rather than bound the taps' loop)
-      if (std::optional<Loop> o = other ? find_loop(cur_, *other) : std::nullopt; o && slides(*o, hot, kernel_loops(cur_))) other.reset();
+      if (sliding(other)) other.reset();
+      if (sliding(second)) other.reset(), from.reset();
       if (second != v.axis && from && from->size % 4 == 0) fourfold = {{second, 4}};
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
@@ -324,9 +331,10 @@ class Planner {
                 rows = n, pad = true;
                 break;
               }
-          // Four vectors' rows, where no divisor of the loop reaches half of them, are padded to
-          // them as two vectors' are (the loop above pads only where that more than doubles the
-          // rows: not 1 row to 2): 17 pixels at 16 registers become 18, 9 tiles of 2.
+          // Four vectors' rows, where the loop's largest divisor is at most half of them, are
+          // padded to them as two vectors' are (the loop above pads only where that more than
+          // doubles the rows: not 1 row to 2, nor 3 to 6): 17 pixels at 16 registers become 18, 9
+          // tiles of 2; 51 at 32 registers 54, 9 tiles of 6.
           if (vectors == 4 && !r.symbolic && rows * 2 <= most && r.size >= most)
             if (int64_t padded = (r.size + most - 1) / most * most; (padded - r.size) * 8 <= r.size) rows = most, pad = true;
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;

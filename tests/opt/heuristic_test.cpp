@@ -252,13 +252,16 @@ int64_t accumulators(const std::vector<Opt>& opts, int64_t lanes) {
 // hold half as many accumulators again, or more where two hold too few to hide the multiply-adds'
 // latency (under 8): 17 pixels as 6 rows of 4 vectors at 32 registers (24 accumulators, not 12) and
 // as 2 rows of 4 at 16 (8, not 3 x 2), 4 pixels as 4 rows of 4 (16, not 4 x 2 with 2 rows from the
-// loop above). Not for 7 pixels (no more than 1 row of 4 divides them: 7 rows of 2 stay) nor for 56
-// (8 rows of 2 hold 16, 4 of 4 no more). Values on every target.
-TEST(Heuristic, FourVectorsWhereTheyHoldHalfAsManyAgain) {
-  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
+// loop above). Not for 7 pixels (no more than 1 row of 4 divides them: 7 rows of 2 stay), 56 (8
+// rows of 2 hold 16, 4 of 4 no more), a depthwise convolution (no broadcast) or an NCHW image whose
+// rows would be the extra vectors (they slide along the taps). Values on every target.
+TEST(Heuristic, FourVectorsOfChannelsWhereTheyHoldMoreAccumulators) {
+  test::ScopedTargetShape shape("16");  // the graph's weights in blocks of 32 channels, as expected below, on any CPU
   Strip prime = strip(3, 17, 1, 7, 128);
   EXPECT_EQ(accumulators(prime.opts, 16), 24) << to_string(prime.opts);
   EXPECT_TRUE(has(prime.opts, {OptOp::UPCAST, prime.cols, 6})) << to_string(prime.opts);
+  std::vector<Opt> blocks_of_32 = opts_for(prime.y, kAvx2);  // a block of 32 is 4 vectors of 8 on AVX2: not two blocks
+  EXPECT_EQ(accumulators(blocks_of_32, 8), 6) << to_string(blocks_of_32);
   expect_agrees_on_every_target(prime.y);
   {
     test::ScopedTargetShape eight("8");  // the graph in blocks of 16 channels, two vectors of 8, as AVX2 plans store it
@@ -267,7 +270,19 @@ TEST(Heuristic, FourVectorsWhereTheyHoldHalfAsManyAgain) {
     EXPECT_EQ(accumulators(avx2, 8), 8) << to_string(avx2);  // 2 x 4, not 3 x 2: 6 would wait on latency
     EXPECT_TRUE(has(avx2, {OptOp::PADTO, narrow8.cols, 2})) << to_string(avx2);
     expect_agrees_on_every_target(narrow8.y);
+    // A depthwise convolution reads its input as vectors too: no broadcast to share, two vectors.
+    Tensor dw = test::grid_tensor({1, 128, 3, 17}, 3).conv2d(test::grid_tensor({128, 1, 1, 7}, 4), std::nullopt, {1, 1}, {0, 3}, {1, 1}, 128);
+    std::vector<Opt> depthwise = opts_for(dw, kAvx2);
+    EXPECT_LE(accumulators(depthwise, 8), 8) << to_string(depthwise);
+    EXPECT_FALSE(has(depthwise, {OptOp::PADTO, loop_sized(dw, 17), 2})) << to_string(depthwise);
+    expect_agrees_on_every_target(dw);
   }
+  // An NCHW convolution (4 channels, no blocks) vectorized along a row's pixels: the image's rows
+  // slide along the taps and are not taken as more vectors (3 output channels x 2 vectors).
+  Tensor nchw = test::grid_tensor({1, 4, 8, 8}, 1).conv2d(test::grid_tensor({6, 4, 3, 3}, 2), std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> sliding = opts_for(nchw, kSse);
+  EXPECT_EQ(accumulators(sliding, 4), 6) << to_string(sliding);
+  expect_agrees_on_every_target(nchw);
   Strip narrow = strip(4, 4, 3, 3, 64);
   EXPECT_EQ(accumulators(narrow.opts, 16), 16) << to_string(narrow.opts);
   // the loop over the 2 blocks of 32 channels is the tile's, not the rows above (4 x 2 x 2)
