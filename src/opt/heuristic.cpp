@@ -340,15 +340,18 @@ class Planner {
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
           if (vectors == 2) stored_by_two = stored, by_two = accumulators;
-          // Four vectors where they pad no more than two and hold more accumulators: any more
-          // where two hold too few to hide the multiply-adds' latency (Inception-v3's 17-pixel
-          // 1x7s and 3x3 of stride 2 at 16 registers: 2 x 4 against 3 x 2, 9-19% faster), else half
-          // as many again (17 pixels at 32 registers: 6 x 4 against 6 x 2, 2.33 -> 2.09 ms for
-          // the 3x3; ResNet-50's 1x1s on 56x56 as 4 x 4 against 7 x 2 ran 15-20% slower). Padded
-          // rows cost more than the loads saved (MNASNet's 49 pixels as 9 x 6 rows of 4 vectors
-          // ran 27% slower than 7 x 7 of 2).
+          // Four vectors where they hold more accumulators than two: any more where two hold too
+          // few to hide the multiply-adds' latency, padding at most a 32nd more than two
+          // (Inception-v3's 17-pixel 1x7s and 3x3 of stride 2 at 16 registers: 2 x 4 against 3 x 2,
+          // 9-19% faster; its 147-pixel rows as 2 x 4 padded to 148 against 7 rows of 1 vector,
+          // 9-18%), else half as many again and padding no more (17 pixels at 32 registers: 6 x 4
+          // against 6 x 2, 2.33 -> 2.09 ms for the 3x3; ResNet-50's 1x1s on 56x56 as 4 x 4
+          // against 7 x 2 ran 15-20% slower). Padded rows cost more than the loads saved
+          // (MNASNet's 49 pixels as 9 x 6 rows of 4 vectors ran 27% slower than 7 x 7 of 2).
+          bool few = by_two < kLatencyAccumulators;  // two vectors' tile waits on the multiply-adds' latency
           if (vectors == 4 && by_two &&
-              (stored > stored_by_two || accumulators <= by_two || (by_two >= kLatencyAccumulators && accumulators * 2 < by_two * 3)))
+              ((few ? stored * 32 > stored_by_two * 33 : stored > stored_by_two) || accumulators <= by_two ||
+               (!few && accumulators * 2 < by_two * 3)))
             continue;
           double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                          std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
