@@ -305,6 +305,68 @@ TEST(Heuristic, FourVectorsOfChannelsWhereTheyHoldMoreAccumulators) {
   expect_agrees_on_every_target(wide.y);
 }
 
+// 17 pixels (a prime; Inception-v3's 17x17 layers): no divisor of the row comes near the budget,
+// so it is padded to 18 and tiled as 6 pixels x 2 vectors (12 accumulators, not 2). Values on
+// every target, the padded pixel never stored.
+TEST(Heuristic, APrimeRowOfPixelsIsPaddedToTheMostRowsThatAddAnEighth) {
+  test::ScopedTargetShape shape("16");  // the graph planned for kAvx512 as a 16-lane CPU stores it, on any CPU
+  auto [y, opts, cols] = strip(3, 17, 1, 7);
+  ASSERT_GE(cols, 0);
+  EXPECT_TRUE(has(opts, {OptOp::PADTO, cols, 6})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, cols, 6})) << to_string(opts);
+  expect_agrees_on_every_target(y);
+}
+
+// 147 pixels (Inception-v3's second layer): 7 rows of 2 vectors (14 accumulators, 9 loads a step)
+// rather than the row padded to 160 as 16 rows of 1 vector (16 accumulators, 17 loads): 2.5x
+// faster on Zen 5.
+TEST(Heuristic, ARowTileIsCountedWithTheLoadsItNeeds) {
+  test::ScopedTargetShape shape("16");  // the graph planned for kAvx512 as a 16-lane CPU stores it, on any CPU
+  auto [y, opts, cols] = strip(2, 147, 3, 3);
+  ASSERT_GE(cols, 0);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, cols, 7})) << to_string(opts);
+  for (const Opt& o : opts) EXPECT_NE(o.op, OptOp::PADTO) << to_string(opts);
+  expect_agrees_on_every_target(y);
+}
+
+// The images of a batch as tile rows each read a window of their own: where 8 of them overflow L1
+// (3x3 windows of 256 channels, 74 KB) the tile's rows are pixels, which slide along one window
+// (ResNet-18 at batch 8: its 14x14 and 7x7 layers ~1.6x faster); 8 windows of 128 channels (37 KB)
+// stay rows.
+TEST(Heuristic, ImagesAreTileRowsOnlyWhileTheirWindowsFitL1) {
+  test::ScopedTargetShape shape("16");  // the graph planned for kAvx512 as a 16-lane CPU stores it, on any CPU
+  auto conv = [](int64_t channels) {
+    return test::grid_tensor({8, channels, 7, 7}, 3).conv2d(test::grid_tensor({32, channels, 3, 3}, 4), std::nullopt, {1, 1}, {1, 1});
+  };
+  Tensor wide = conv(256), narrow = conv(128);
+  std::vector<Opt> pixels = opts_for(wide, kAvx512), images = opts_for(narrow, kAvx512);
+  EXPECT_FALSE(has(pixels, {OptOp::UPCAST, loop_sized(wide, 8), 8})) << to_string(pixels);
+  EXPECT_TRUE(std::any_of(pixels.begin(), pixels.end(), [&](const Opt& o) { return o.op == OptOp::UPCAST && o.amount == 7; }))
+      << to_string(pixels);
+  EXPECT_TRUE(has(images, {OptOp::UPCAST, loop_sized(narrow, 8), 8})) << to_string(images);
+  expect_agrees_on_every_target(wide);
+}
+
+// Threads split a weight larger than a core's cache (1.2 MB) between them, each reading its own
+// output channels, rather than taking one image of the batch each and both reading all of it; a
+// small weight leaves the split on the images.
+TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
+  test::ScopedTargetShape shape("16");  // the graph stores 16-channel blocks, as expected below, on any CPU
+  Tensor x = test::grid_tensor({2, 64, 4, 4}, 5);
+  Tensor big = x.conv2d(test::grid_tensor({512, 64, 3, 3}, 6), std::nullopt, {1, 1}, {1, 1});
+  int64_t images = loop_sized(big, 2), blocks = loop_sized(big, 16);  // 512 channels: 16 blocks of 32
+  ASSERT_GE(images, 0);
+  ASSERT_GE(blocks, 0);
+  std::vector<Opt> opts = opts_for(big, kAvx512);
+  EXPECT_TRUE(has(opts, {OptOp::SWAP, images, blocks})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::THREAD, images, 2})) << to_string(opts);  // the loop now outermost
+  expect_agrees_on_every_target(big);
+  Tensor small = x.conv2d(test::grid_tensor({32, 64, 3, 3}, 6), std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> batch = opts_for(small, kAvx512);
+  EXPECT_FALSE(std::any_of(batch.begin(), batch.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(batch);
+  EXPECT_TRUE(has(batch, {OptOp::THREAD, loop_sized(small, 2), 2})) << to_string(batch);
+}
+
 // A kernel without a reduction that stores its input in another order splits its threads along
 // the loop the input steps farthest along (the input's outermost, as the kernel that stored it was
 // split), where each thread's part of the output still comes in runs of 4 KB or more: (8, 64,
