@@ -75,6 +75,15 @@ constexpr int64_t kLeastFourfoldRows = 2;
 // cycles each, 2 issued a cycle. A tile with fewer waits on them.
 constexpr int64_t kLatencyAccumulators = 8;
 
+// Whether a four-vector register tile (`four` accumulators over `four_stored` padded positions)
+// is worth taking over the two-vector one (`two`, `two_stored`) on the same rows (Planner::tile).
+bool fourfold_pays(int64_t four, int64_t four_stored, int64_t two, int64_t two_stored) {
+  if (four <= two) return false;
+  bool too_few = two < kLatencyAccumulators;  // two vectors' tile waits on the multiply-adds' latency
+  if (too_few) return four_stored * 32 <= two_stored * 33;
+  return four_stored <= two_stored && four * 2 >= two * 3;
+}
+
 // The fewest bytes a thread's part of a kernel's output is stored in, in one run, for the threads
 // to split a loop other than the output's outermost (a page: Swin-T's window shuffles, 2.7 KB runs,
 // and ShuffleNet's channel shuffle, 3.1 KB, ran up to 1.8x slower so).
@@ -277,13 +286,13 @@ class Planner {
     std::vector<std::pair<int64_t, int64_t>> fourfold;
     // some operand in the reduction is the same in every lane: a broadcast
     bool broadcasts = lane && std::any_of(hot.begin(), hot.end(), [&](const UOpPtr& o) { return stride(o, *lane) == 0; });
+    std::vector<Loop> loops = kernel_loops(cur_);
     if (can_double && broadcasts && most_rows(4) >= kLeastFourfoldRows) {
       // No loop whose steps slide along the reduction's window (an NCHW image's rows, whose
       // padding gates would then stay in the loads rather than bound the taps' loop).
-      std::vector<Loop> all_loops = kernel_loops(cur_);
       auto sliding = [&](std::optional<int64_t> axis) {
         std::optional<Loop> l = axis ? find_loop(cur_, *axis) : std::nullopt;
-        return l && slides(*l, hot, all_loops);
+        return l && slides(*l, hot, loops);
       };
       std::optional<Loop> from = find_loop(cur_, second);
       std::optional<int64_t> other = block_axis(v.axis, vector_operands, hot, second);
@@ -292,7 +301,6 @@ class Planner {
       if (second != v.axis && from && from->size % 4 == 0) fourfold = {{second, 4}};
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
-    std::vector<Loop> loops = kernel_loops(cur_);
     std::vector<Access> all = accesses(cur_);
     bool any_slides = false;
     for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
@@ -323,20 +331,16 @@ class Planner {
           if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
           int64_t most = most_rows(vectors), rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
           // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
-          // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6).
+          // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6),
+          // more than twice the divisor's rows; four vectors' rows also where that is just twice
+          // (17 pixels at 16 registers: 18, 9 tiles of 2; 51 at 32 registers: 54, 9 tiles of 6).
           bool pad = r.symbolic;
           if (!r.symbolic && rows * 2 <= most && r.size >= most)
-            for (int64_t n = most; n > rows * 2; --n)
+            for (int64_t n = most; n > rows * 2 || (vectors == 4 && n == most); --n)
               if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
                 rows = n, pad = true;
                 break;
               }
-          // Four vectors' rows, where the loop's largest divisor is at most half of them, are
-          // padded to them as two vectors' are (the loop above pads only where that more than
-          // doubles the rows: not 1 row to 2, nor 3 to 6): 17 pixels at 16 registers become 18, 9
-          // tiles of 2; 51 at 32 registers 54, 9 tiles of 6.
-          if (vectors == 4 && !r.symbolic && rows * 2 <= most && r.size >= most)
-            if (int64_t padded = (r.size + most - 1) / most * most; (padded - r.size) * 8 <= r.size) rows = most, pad = true;
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
           if (vectors == 2) stored_by_two = stored, by_two = accumulators;
@@ -348,11 +352,7 @@ class Planner {
           // against 6 x 2, 2.33 -> 2.09 ms for the 3x3; ResNet-50's 1x1s on 56x56 as 4 x 4
           // against 7 x 2 ran 15-20% slower). Padded rows cost more than the loads saved
           // (MNASNet's 49 pixels as 9 x 6 rows of 4 vectors ran 27% slower than 7 x 7 of 2).
-          bool few = by_two < kLatencyAccumulators;  // two vectors' tile waits on the multiply-adds' latency
-          if (vectors == 4 && by_two &&
-              ((few ? stored * 32 > stored_by_two * 33 : stored > stored_by_two) || accumulators <= by_two ||
-               (!few && accumulators * 2 < by_two * 3)))
-            continue;
+          if (vectors == 4 && !fourfold_pays(accumulators, stored, by_two, stored_by_two)) continue;
           double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                          std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
                          (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
@@ -617,11 +617,10 @@ class Planner {
     // and is split by the outermost output loop too, splits along the loop that input steps
     // farthest along instead (the outermost of the input's layout, which the kernel that stored
     // it split, as its own outermost), so each thread reads what the same core wrote, where each
-    // step of that loop still stores kLeastThreadRun bytes or more in one run. (An input the
-    // outermost loop does not split, each thread reads whole: Swin-T's window shifts ran 2x
-    // slower split otherwise.) (A Winograd output transform reads its first pass tile by tile and stores channel
-    // blocks: split over the blocks, each core read half its input from the other's cache, and
-    // the next layer's input transform, split over rows of tiles, half of that output.)
+    // step of that loop still stores kLeastThreadRun bytes or more in one run. A Winograd output
+    // transform reads its first pass tile by tile and stores channel blocks: split over the
+    // blocks, each core read half its input from the other's cache. An input the outermost loop
+    // does not split, each thread reads whole (Swin-T's window shifts ran 2x slower split).)
     if (!big) {
       std::optional<Access> in, out;
       for (const Access& a : accesses(cur_)) {
