@@ -159,8 +159,8 @@ class ExecutionPlan {
   /// read by what the plan folded at prepare, or neither is written by the plan's run.
   bool swap_buffers(size_t a, size_t b);
   /// Whether the last execute() replayed its launches as one recorded submission (a CUDA Graph:
-  /// a GPU plan of kernels alone, once two runs in a row launched the same addresses, values and
-  /// grids; LATHE_CUDA_GRAPH=0 turns it off) rather than launching each kernel.
+  /// a GPU plan of kernels alone, once a run launches the same addresses and values as one of the
+  /// last two; LATHE_CUDA_GRAPH=0 turns it off) rather than launching each kernel.
   bool replayed_last_run() const;
   const std::unordered_map<uint64_t, size_t>& ast_to_buffer_map() const;
   /// Frees the memory of intermediate buffers and reports each one's AST id to `remove_fn`.

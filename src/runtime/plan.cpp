@@ -83,15 +83,17 @@ bool ExecutionPlan::Impl::replayed() const {
   std::vector<uintptr_t>& args = launched_args;
   args.clear();
   for (size_t i : executed)
-    if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {  // a variable's value and the grid it sizes are the run's too
+    if (const auto* k = std::get_if<PreparedKernel>(&ops[i])) {  // a variable's value is the run's too (and so the grid it sizes)
       args.insert(args.end(), k->buffer_ptrs.begin(), k->buffer_ptrs.end());
       for (int64_t v : k->vals) args.push_back(static_cast<uintptr_t>(v));
-      args.insert(args.end(), launch[i].begin(), launch[i].end());
     }
   auto seen = std::find_if(recordings.begin(), recordings.end(), [&](const Recorded& r) { return r.args == args; });
-  if (seen == recordings.end()) {  // the first run with these: launched as they are
-    if (recordings.size() == kKeptRecordings) recordings.pop_back();
-    recordings.insert(recordings.begin(), Recorded{args, nullptr});
+  if (seen == recordings.end()) {  // the first run with these: launched as they are, kept in the oldest entry's place
+    if (recordings.size() < kKeptRecordings) recordings.emplace_back();
+    Recorded& oldest = recordings.back();
+    oldest.args.assign(args.begin(), args.end());  // into the vector it had: no allocation once its size is reached
+    oldest.recording.reset();
+    std::rotate(recordings.begin(), recordings.end() - 1, recordings.end());
     return false;
   }
   std::rotate(recordings.begin(), seen, seen + 1);

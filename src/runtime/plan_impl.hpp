@@ -43,12 +43,12 @@ struct ExecutionPlan::Impl {
   std::optional<SwapTable> swaps;
 
   // A GPU plan of kernels alone runs as one recorded submission (a CUDA Graph) once a run
-  // launches the same addresses, values (its variables' among them) and grids as one of the last
+  // launches the same addresses and values (its variables' among them, which size its grids) as one of the last
   // two; a recording is kept for each of the two (a loop's carried values swapped each iteration
   // alternate between two, as do two sizes a plan with variables is run at). Profiled, traced
   // and DEBUG runs launch each kernel.
   struct Recorded {
-    std::vector<uintptr_t> args;           // every executed kernel's addresses, values and grid
+    std::vector<uintptr_t> args;           // every executed kernel's addresses and values
     std::unique_ptr<Recording> recording;  // null: launched once with these, not recorded yet
   };
   static constexpr size_t kKeptRecordings = 2;
