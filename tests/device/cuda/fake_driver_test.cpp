@@ -205,9 +205,10 @@ TEST(FakeCudaDriver, APlanReplaysItsRecordedGraphs) {
   ExecutionPlan sized = (x.shrink({{0, n.bind(20)}, {0, 5}}) * 2.0f).prepare();
   ASSERT_EQ(sized.prepared_kernels().size(), 1u);
   const PreparedKernel& s = *sized.prepared_kernels()[0];
+  f->read_params(static_cast<int>(s.buffer_ptrs.size()) + 1);  // the buffers, then n, read as each launch is made or captured
   for (int rows : {20, 20, 20}) sized.execute_with_vars({{"n", rows}});
   expect(3, 1, 2, "a plan with variables: a size launched, then recorded and replayed (a replay's launches count)");
-  f->read_params(static_cast<int>(s.buffer_ptrs.size()) + 1);  // the buffers, then n
+  EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 20u);
   sized.execute_with_vars({{"n", 9}});
   expect(1, 0, 0, "a new size is launched");
   EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 9u);
@@ -216,6 +217,7 @@ TEST(FakeCudaDriver, APlanReplaysItsRecordedGraphs) {
   EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 9u) << "the recording's n";
   sized.execute_with_vars({{"n", 20}});
   expect(1, 0, 1, "the first size's recording replays");
+  EXPECT_EQ(f->params()[s.buffer_ptrs.size()], 20u) << "the first recording's n, not the last one's";
   f->read_params(0);
 }
 
