@@ -123,6 +123,10 @@ std::span<const DType> all();
 DType from_name(const std::string& name);
 }  // namespace dtypes
 
+/// Whether `d`'s lanes are float16 or bfloat16 (on a CPU stored, never computed on; on a GPU a
+/// tensor core's inputs).
+inline bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
+
 /// The least upper bound of `types` in the promotion lattice (tinygrad's rules): the smallest
 /// type every one of them can be promoted to. Throws DTypeError for void, pointers or `index`
 /// mixed with tensor types.

@@ -136,7 +136,7 @@ UOpPtr fold_accumulators_into_wmma(const UOpPtr& ast) {
   // A WMMA whose C is zeros, and the update of each element's accumulator.
   auto zero_c = [](const UOpPtr& w) {
     UOpPtr c = splat_of(w->src(2));
-    return c && c->is_const() && std::get<double>(c->const_value()) == 0.0;
+    return c && is_zero(c);
   };
   struct Four {
     UOpPtr store[4], acc[4];

@@ -126,7 +126,7 @@ Estimates count_work(const std::vector<UOpPtr>& program) {
       moved.add(n, elem.itemsize() * lanes);
       if (buf->dtype().ptr_size() >= 0) size = UOp::index_const(buf->dtype().ptr_size() * elem.itemsize());
     } else if (u->op() == Ops::WMMA) {  // a thread's share of a warp's 16 x 8 x 16 multiply-adds
-      ops.add(n, 2 * kTensorCoreM * kTensorCoreN * kTensorCoreK / 32);
+      ops.add(n, 2 * kTensorCoreM * kTensorCoreN * kTensorCoreK / kWarpLanes);
     } else if (is_alu(u->op())) {
       int64_t count = (u->op() == Ops::MULACC ? 2 : 1) * u->dtype().count();
       (addressing.count(u.get()) ? index_ops : ops).add(n, count);

@@ -15,9 +15,6 @@ namespace lathe {
 
 UOpPtr round_half_arithmetic(const UOpPtr& ast);
 
-/// Whether `d`'s lanes are float16 or bfloat16 (stored, never computed on).
-inline bool is_16bit_float(DType d) { return d.scalar() == dtypes::float16 || d.scalar() == dtypes::bfloat16; }
-
 /// What a reduction of `d` accumulates in: float (as many lanes) for 16-bit floats, else `d`.
 /// Every step that builds an accumulator or combines partial results uses it, so a value is
 /// rounded to 16 bits once, when the reduction's result is used.

@@ -93,10 +93,10 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   int64_t local_threads = 1;
   for (size_t d = 0; d < loops.size(); ++d)
     if (axis_kind(*loops[d]) == AxisKind::Warp) {
-      if (d != 0 || loops[d]->src(0)->vmax() != 32 || target.local_max[0] < 32)
-        throw InternalError("a warp's lanes must be a GPU's threadIdx.x in blocks of 32");
-      asked[d] = 32;
-      local_threads = 32;
+      if (d != 0 || loops[d]->src(0)->vmax() != kWarpLanes || target.local_max[0] < kWarpLanes)
+        throw InternalError("a warp's lanes must be a GPU's threadIdx.x in blocks of " + std::to_string(kWarpLanes));
+      asked[d] = kWarpLanes;
+      local_threads = kWarpLanes;
     }
   for (size_t d = 0; d < loops.size(); ++d)
     if (axis_kind(*loops[d]) == AxisKind::Local) {

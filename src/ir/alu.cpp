@@ -128,6 +128,8 @@ UOpPtr reduce_identity(Ops op, DType d) {
   return UOp::const_(d, d.min());  // a float's min is -inf
 }
 
+bool is_zero(const UOpPtr& u) { return u->is_const() && const_as_double(u->const_value()) == 0.0; }
+
 UOpPtr splat_of(const UOpPtr& u) {
   if (u->op() != Ops::VECTORIZE || u->src().empty()) return nullptr;
   for (const UOpPtr& s : u->src())

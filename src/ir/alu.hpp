@@ -17,6 +17,9 @@ std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstVal
 /// (-inf for floats).
 UOpPtr reduce_identity(Ops op, DType dtype);
 
+/// Whether `u` is the constant 0 (of any type).
+bool is_zero(const UOpPtr& u);
+
 /// The one value in every lane of a VECTORIZE (a splat), else null.
 UOpPtr splat_of(const UOpPtr& u);
 

@@ -20,6 +20,9 @@ enum class AxisKind : int64_t {
                // whole number of warps; no action takes it
 };
 
+/// The lanes of a GPU warp: a Warp loop's size, and the threads that share a tensor core's tile.
+inline constexpr int64_t kWarpLanes = 32;
+
 inline int64_t axis_of(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(0); }
 
 inline AxisKind axis_kind(const UOp& range) {

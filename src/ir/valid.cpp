@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/alu.hpp"
 #include "ir/pattern.hpp"
 #include "ir/rewrite.hpp"
 #include "ir/step.hpp"
@@ -89,8 +90,6 @@ UOpPtr simplify_under(const UOpPtr& gate, const UOpPtr& offset) {
   UOpPtr out = simplify(substitute(simplify(x), widen));
   return out == offset ? nullptr : out;
 }
-
-bool is_zero(const UOpPtr& u) { return u->is_const() && const_as_double(u->const_value()) == 0.0; }
 
 // `gate` with each leaf simplified under the others: a leaf matters only where the others hold
 // (a shifted window's mask `(2688a + 384b + c - 768) / 384 % 14 < 13` beside `768 <= c < 1152`,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/alu.hpp"
 #include "ir/axis.hpp"
 #include "ir/step.hpp"
 #include "ir/substitute.hpp"
@@ -10,10 +11,6 @@
 
 namespace lathe {
 namespace {
-
-constexpr int64_t kWarp = 32;
-
-bool is_16bit_float(DType d) { return d == dtypes::float16 || d == dtypes::bfloat16; }
 
 // `x` as a tensor core's operand: its float32 value and 16-bit type (a 16-bit float, or one cast
 // to float32).
@@ -36,8 +33,8 @@ struct Contraction {
 
 std::optional<Contraction> contraction(const UOpPtr& ast, int64_t k_axis, std::string& why) {
   std::vector<Loop> loops = kernel_loops(ast);
-  auto k = std::find_if(loops.begin(), loops.end(), [&](const Loop& l) { return l.axis == k_axis; });
-  if (k == loops.end() || !k->reduce) return why = "loop " + std::to_string(k_axis) + " is no reduction's", std::nullopt;
+  std::optional<Loop> k = find_loop(ast, k_axis);
+  if (!k || !k->reduce) return why = "loop " + std::to_string(k_axis) + " is no reduction's", std::nullopt;
   UOpPtr red;
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Ops::REDUCE) {
@@ -48,10 +45,7 @@ std::optional<Contraction> contraction(const UOpPtr& ast, int64_t k_axis, std::s
   for (const Loop& l : loops)
     if (l.kind != AxisKind::Loop || l.symbolic) return why = "loop " + std::to_string(l.axis) + " is already transformed or of a symbolic size", std::nullopt;
   UOpPtr body = red->src(0), gate;
-  auto zero = [](const UOpPtr& u) {
-    return u->is_const() && std::visit([](auto v) { return static_cast<double>(v) == 0.0; }, u->const_value());
-  };
-  if (body->op() == Ops::WHERE && zero(body->src(2)))
+  if (body->op() == Ops::WHERE && is_zero(body->src(2)))
     gate = body->src(0), body = body->src(1);  // a padded reduction: positions past its end add 0
   if (body->op() != Ops::MUL) return why = "the reduction does not sum a product", std::nullopt;
   std::optional<Operand> a = operand(body->src(0)), b = operand(body->src(1));
@@ -105,7 +99,7 @@ UOpPtr tensor_core(const UOpPtr& ast, int64_t k_axis, int64_t new_axis) {
                    std::to_string(k.size) + " are not multiples of 16, 8 and 16");
   UOpPtr mo = make_range(UOp::index_const(m.size / kTensorCoreM), m.axis), no = make_range(UOp::index_const(n.size / kTensorCoreN), n.axis);
   UOpPtr ko = make_range(UOp::index_const(k.size / kTensorCoreK), k.axis);
-  UOpPtr lane = make_range(UOp::index_const(kWarp), new_axis, AxisKind::Warp), acc = make_range(UOp::index_const(4), new_axis + 1, AxisKind::Upcast);
+  UOpPtr lane = make_range(UOp::index_const(kWarpLanes), new_axis, AxisKind::Warp), acc = make_range(UOp::index_const(4), new_axis + 1, AxisKind::Upcast);
   UOpPtr g = idiv(lane, 4), q = lane % 4;
   std::vector<UOpPtr> a, b;
   for (int64_t i = 0; i < 8; ++i)

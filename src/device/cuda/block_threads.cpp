@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/axis.hpp"
 #include "lathe/error.hpp"
 
 #if defined(__has_feature)
@@ -31,7 +32,6 @@ namespace {
 
 // A thread's stack: what a kernel's frame needs, with room (its pages are touched only as used).
 constexpr size_t kStackBytes = size_t{256} << 10;
-constexpr int64_t kWarp = 32;
 
 enum class At { Ready, Barrier, Warp, Done };
 
@@ -138,7 +138,7 @@ long long sync_hook(long long kind, const float* a, const float* b, float* cd) {
 // The warp of `lanes` (its 32 threads, in lane order): D = A B + C from their fragments.
 void multiply_add(Fiber* lanes) {
   float A[16][16], B[16][8], C[16][8];
-  for (int lane = 0; lane < kWarp; ++lane) {
+  for (int lane = 0; lane < kWarpLanes; ++lane) {
     int g = lane >> 2, q = lane & 3;
     const Fiber& t = lanes[lane];
     for (int i = 0; i < 8; ++i) A[g + 8 * ((i >> 1) & 1)][q * 2 + (i & 1) + 8 * (i >> 2)] = t.a[i];
@@ -148,7 +148,7 @@ void multiply_add(Fiber* lanes) {
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 8; ++n)
       for (int k = 0; k < 16; ++k) C[m][n] += A[m][k] * B[k][n];
-  for (int lane = 0; lane < kWarp; ++lane) {
+  for (int lane = 0; lane < kWarpLanes; ++lane) {
     int g = lane >> 2, q = lane & 3;
     for (int i = 0; i < 4; ++i) lanes[lane].cd[i] = C[g + 8 * (i >> 1)][q * 2 + (i & 1)];
   }
@@ -160,17 +160,17 @@ std::string block_error(int64_t n, const std::string& what) { return "GPU emulat
 bool release_warps(Block& b) {
   int64_t n = static_cast<int64_t>(b.threads.size());
   bool any = false;
-  for (int64_t w = 0; w * kWarp < n; ++w) {
+  for (int64_t w = 0; w * kWarpLanes < n; ++w) {
     int64_t waiting = 0;
-    for (int64_t l = w * kWarp; l < std::min(n, (w + 1) * kWarp); ++l) waiting += b.threads[l].at == At::Warp;
+    for (int64_t l = w * kWarpLanes; l < std::min(n, (w + 1) * kWarpLanes); ++l) waiting += b.threads[l].at == At::Warp;
     if (waiting == 0) continue;
-    if ((w + 1) * kWarp > n) throw Error(block_error(n, "reached a warp's matrix multiply-add: it needs whole warps of 32"));
-    if (waiting < kWarp) continue;
-    Fiber* lanes = &b.threads[w * kWarp];
-    for (int64_t l = 1; l < kWarp; ++l)
+    if ((w + 1) * kWarpLanes > n) throw Error(block_error(n, "reached a warp's matrix multiply-add: it needs whole warps of 32"));
+    if (waiting < kWarpLanes) continue;
+    Fiber* lanes = &b.threads[w * kWarpLanes];
+    for (int64_t l = 1; l < kWarpLanes; ++l)
       if (lanes[l].kind != lanes[0].kind) throw Error(block_error(n, "has warp " + std::to_string(w) + " multiply-adding two kinds of inputs at once"));
     multiply_add(lanes);
-    for (int64_t l = 0; l < kWarp; ++l) lanes[l].at = At::Ready, lanes[l].result = 0;
+    for (int64_t l = 0; l < kWarpLanes; ++l) lanes[l].at = At::Ready, lanes[l].result = 0;
     any = true;
   }
   return any;
