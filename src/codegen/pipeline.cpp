@@ -49,11 +49,11 @@ std::vector<Opt> chosen_opts(const UOpPtr& ast, const KernelOptions& o) {
 
 constexpr const char* kOptimize = "optimize";
 
-// Whether `target` has the tensor core a TC over loop `k_axis` of `ast` would use (a TC that does
-// not fit the kernel is refused by the action itself, saying why).
-bool tensor_core_for(const UOpPtr& ast, int64_t k_axis, const Target& target) {
+// Whether a TC over loop `k_axis` of `ast` fits the kernel but `target` has no tensor core for
+// its inputs (one that does not fit the kernel is refused by the action itself, saying why).
+bool lacks_tensor_core(const UOpPtr& ast, int64_t k_axis, const Target& target) {
   std::optional<TensorCoreLoops> fit = tensor_core_loops(ast, k_axis);
-  return !fit || has_tensor_core(target, fit->input);
+  return fit && !has_tensor_core(target, fit->input);
 }
 
 // The steps that put a kernel in the form the optimizer sees (optimizer_input runs these alone).
@@ -77,7 +77,7 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, 
        [&o, &applied](const UOpPtr& a) {
          applied = chosen_opts(a, o);
          for (const Opt& op : applied) {
-           if (op.op == OptOp::TC && !tensor_core_for(a, op.axis, o.target))
+           if (op.op == OptOp::TC && lacks_tensor_core(a, op.axis, o.target))
              throw OptError(to_string(op) + " does not fit: the Target has no tensor cores for its inputs");
            if (op.op == OptOp::LOCAL && !o.target.has_local) throw OptError(to_string(op) + " does not fit: the Target launches no blocks of threads");
          }

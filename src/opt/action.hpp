@@ -22,9 +22,9 @@
 //                    the block); the pipeline refuses it on a Target without blocks
 //   TC(axis, 0)      the reduction over `axis` runs on a GPU's tensor cores: a contraction of
 //                    16-bit floats as warps' m16n8k16 multiply-adds (opt/tensor_core.hpp); its
-//                    rows, columns and loop multiples of 16, 8 and 16 (PADTO first); the first
-//                    action, on a Target with tensor cores for its inputs (the pipeline refuses
-//                    it elsewhere)
+//                    rows, columns and loop multiples of 16, 8 and 16 (PADTOs before it); after
+//                    those PADTOs alone and before any other action, on a Target with tensor
+//                    cores for its inputs (the pipeline refuses it elsewhere)
 //
 // An action that does not fit (no such loop, a loop of the wrong kind, a size it does not
 // divide, a symbolic size other than an output loop's padded one) throws OptError: a search can try anything. The applied list is part
