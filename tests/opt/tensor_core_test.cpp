@@ -32,13 +32,13 @@ bool uses_tc(const std::vector<Opt>& opts) {
 
 TEST(TensorCore, TakesTheRowsTheColumnsAndTheReductionOfA16BitMatmul) {
   for (DType t : {dtypes::float16, dtypes::bfloat16}) {
-    UOpPtr ast = matmul_ast(48, 64, 24, t);
+    UOpPtr ast = matmul_ast(48, 64, 40, t);  // 3 tiles of 16 rows, 5 of 8 columns: each told apart
     std::vector<Loop> loops = kernel_loops(ast);
     const Loop& k = sized(loops, 64, true);
     std::optional<TensorCoreLoops> fit = tensor_core_loops(ast, k.axis);
     ASSERT_TRUE(fit) << t.name();
     EXPECT_EQ(fit->m.size, 48);
-    EXPECT_EQ(fit->n.size, 24);
+    EXPECT_EQ(fit->n.size, 40);
     EXPECT_EQ(fit->input, t);
     UOpPtr tc = apply_opt(ast, {OptOp::TC, k.axis, 0});
     int wmma = 0;
@@ -47,6 +47,7 @@ TEST(TensorCore, TakesTheRowsTheColumnsAndTheReductionOfA16BitMatmul) {
     // tiles of rows and columns, the reduction's steps, a warp's 32 lanes, 4 accumulators in registers
     std::vector<Loop> after = kernel_loops(tc);
     EXPECT_EQ(sized(after, 3, false).axis, fit->m.axis);
+    EXPECT_EQ(sized(after, 5, false).axis, fit->n.axis);
     EXPECT_EQ(sized(after, 4, true).axis, k.axis);
     EXPECT_EQ(sized(after, 32, false).kind, AxisKind::Warp);
     EXPECT_EQ(sized(after, 4, false).kind, AxisKind::Upcast);
