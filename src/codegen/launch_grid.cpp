@@ -58,16 +58,14 @@ std::vector<UOpPtr> launchable_loops(const UOpPtr& ast) {
   return loops;
 }
 
-// `ast` with its Local loops ordinary ones again (a kernel whose grid does not take them).
-UOpPtr without_local(const UOpPtr& ast) {
+// `ast` with its loops of `kind` ordinary ones again: Local loops a grid does not take, a Group
+// loop (a reduction) no block can share.
+UOpPtr as_ordinary(const UOpPtr& ast, AxisKind kind) {
   Substitution plain;
   for (const Loop& l : kernel_loops(ast))
-    if (l.kind == AxisKind::Local) plain[l.range.get()] = make_range(l.range->src(0), l.axis);
+    if (l.kind == kind) plain[l.range.get()] = make_range(l.range->src(0), l.axis);
   return plain.empty() ? ast : substitute(ast, plain);
 }
-
-// `ast` with its Group loop `group` an ordinary loop again: a reduction no block can share.
-UOpPtr ungrouped(const UOpPtr& ast, const UOpPtr& group) { return substitute(ast, {{group.get(), make_range(group->src(0), axis_of(*group))}}); }
 
 }  // namespace
 
@@ -81,9 +79,9 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
   // runs ungrouped.
   UOpPtr group = loop_of_kind(ast, AxisKind::Group);
   int64_t group_threads = group ? thread_count(*group) : 1;
-  if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0])) return launch_on_grid(ungrouped(ast, group), target);
+  if (group_threads > std::min<int64_t>(target.local_total_max, target.local_max[0])) return launch_on_grid(as_ordinary(ast, AxisKind::Group), target);
   // A grouped reduction's block is its group: Local loops are ordinary ones there.
-  UOpPtr kernel = group ? without_local(ast) : ast;
+  UOpPtr kernel = group ? as_ordinary(ast, AxisKind::Local) : ast;
   std::vector<UOpPtr> loops = launchable_loops(kernel);
   // A warp's lanes are x in blocks of exactly 32; a Local loop's block is the count it names,
   // where the Target's blocks hold it; the other loops share what is left of kThreadsPerBlock.
@@ -126,10 +124,10 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     out.local[d] = static_cast<size_t>(block);
   }
   if (moved.empty() && !group) {
-    out.ast = without_local(kernel);
+    out.ast = as_ordinary(kernel, AxisKind::Local);
     return out;
   }
-  UOpPtr lowered = without_local(substitute(kernel, moved));  // a Local loop not launched stays a loop
+  UOpPtr lowered = as_ordinary(substitute(kernel, moved), AxisKind::Local);  // a Local loop not launched stays a loop
   if (inside) {  // every access of a buffer gated on the thread standing for a position
     Substitution gated;
     for (const UOpPtr& i : toposort(lowered))
@@ -142,13 +140,13 @@ GridLaunch launch_on_grid(const UOpPtr& ast, const Target& target) {
     // partials: of a size known now, and within the block's shared memory. (The reduction's own
     // loops may have any size.)
     for (const Loop& l : kernel_loops(lowered))
-      if (!l.reduce && l.symbolic) return launch_on_grid(ungrouped(ast, group), target);
+      if (!l.reduce && l.symbolic) return launch_on_grid(as_ordinary(ast, AxisKind::Group), target);
     lowered = split_group_in_block(lowered, launch_index(kThreadIndex[0], group_threads));
     out.local[0] = static_cast<size_t>(group_threads);
     int64_t scratch = 0;
     for (const UOpPtr& u : toposort(lowered))
       if (u->op() == Ops::DEFINE_LOCAL) scratch += u->dtype().ptr_size() * u->dtype().base().itemsize();
-    if (scratch > target.shared_bytes) return launch_on_grid(ungrouped(ast, group), target);
+    if (scratch > target.shared_bytes) return launch_on_grid(as_ordinary(ast, AxisKind::Group), target);
   }
   out.ast = simplify(lowered);
   return out;
