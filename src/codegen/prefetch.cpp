@@ -18,11 +18,29 @@ std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& pro
   return out;
 }
 
-std::optional<int64_t> prefetch_distance(const UOp& load, const UOpPtr& innermost, const std::unordered_set<const UOp*>& accumulating,
-                                         int64_t elem_bytes) {
+namespace {
+
+// An index's terms (the operands of its ADDs) that are not constants, and the sum of those that are.
+void split_terms(const UOpPtr& u, std::vector<const UOp*>& changing, int64_t& constant) {
+  if (u->op() == Ops::ADD && u->dtype().is_index()) {
+    split_terms(u->src(0), changing, constant);
+    split_terms(u->src(1), changing, constant);
+  } else if (u->op() == Ops::CONST) {
+    constant += const_as_int(u->const_value());
+  } else {
+    changing.push_back(u.get());
+  }
+}
+
+// The floor of a / b, for b > 0.
+int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0 ? 1 : 0); }
+
+}  // namespace
+
+std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) {
   const UOpPtr& idx = load.src(0);
   if (load.dtype().count() == 1 || idx->src().size() == 3 || idx->src(0)->op() != Ops::DEFINE_GLOBAL || !innermost ||
-      !accumulating.count(innermost.get()) || elem_bytes <= 0)
+      !accumulating_.count(innermost.get()) || elem_bytes <= 0)
     return std::nullopt;
   const UOpPtr& off = idx->src(1);
   std::optional<int64_t> step = step_along(off, innermost);
@@ -30,6 +48,12 @@ std::optional<int64_t> prefetch_distance(const UOp& load, const UOpPtr& innermos
   int64_t bytes = *step * elem_bytes;
   if (bytes < kLineBytes || bytes > kMostPrefetchedStep) return std::nullopt;
   if (off->vmax() - off->vmin() < kLeastPrefetchedSpan / elem_bytes) return std::nullopt;  // stays in a core's caches
+  std::vector<const UOp*> changing;
+  int64_t constant = 0;
+  split_terms(off, changing, constant);
+  std::sort(changing.begin(), changing.end());
+  if (!asked_.emplace(innermost.get(), idx->src(0).get(), std::move(changing), floor_div(constant * elem_bytes, kLineBytes)).second)
+    return std::nullopt;  // its line is asked for already
   return (kPrefetchBytes + bytes - 1) / bytes * *step;
 }
 

@@ -5,10 +5,17 @@
 // multiply-adds, falls behind such a stream where it comes from memory rather than a cache
 // (ResNet's layer-4 weights, 9.4 MB a layer). A prefetch never faults, so the address may be past
 // the buffer's end.
+//
+// A prefetch asks for a whole cache line, and takes a load port as a load does: loads of one line
+// (at 8 lanes, the two 32-byte halves of a 16-channel block) ask once. A 2 x 4 convolution tile
+// at 8 lanes issued 4 prefetches beside 6 loads per 8 multiply-adds, more than two load ports
+// serve in the 4 cycles the multiply-adds take.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -26,10 +33,23 @@ constexpr int64_t kLineBytes = 64, kMostPrefetchedStep = 1024, kPrefetchBytes = 
 /// accumulator) is in their body, not in a loop nested in it.
 std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& program);
 
-/// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
-/// memory) to prefetch, inside the innermost open loop `innermost` (null: none) of a program whose
-/// accumulating loops are `accumulating`; none where it is not a streamed operand.
-std::optional<int64_t> prefetch_distance(const UOp& load, const UOpPtr& innermost, const std::unordered_set<const UOp*>& accumulating,
-                                         int64_t elem_bytes);
+/// What a renderer prefetches in one linearized program (a renderer makes one per program).
+class Prefetcher {
+ public:
+  Prefetcher() = default;
+  explicit Prefetcher(const std::vector<UOpPtr>& program) : accumulating_(accumulating_loops(program)) {}
+
+  /// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
+  /// memory) to prefetch, inside the innermost open loop `innermost` (null: none); none where it
+  /// is not a streamed operand, or where a load before it in the same loop's body asked for its
+  /// line already (the same buffer and the same terms that change, its constant part in the same
+  /// line: the buffer's blocks start on a line, as the allocator aligns them).
+  std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes);
+
+ private:
+  std::unordered_set<const UOp*> accumulating_;
+  // (loop, buffer, the address's terms that are not constant, its constant part in lines)
+  std::set<std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, int64_t>> asked_;
+};
 
 }  // namespace lathe

@@ -177,7 +177,7 @@ class CSpeller {
   CSpeller(const std::string& name, const KernelSignature& sig, CDialect dialect) : name_(name), sig_(sig), dialect_(dialect) {}
 
   std::string run(const std::vector<UOpPtr>& program) {
-    if (!cuda()) accumulating_ = accumulating_loops(program);  // a GPU's loads are not streams of a core's
+    if (!cuda()) prefetch_ = Prefetcher(program);  // a GPU's loads are not streams of a core's
     bool wmma = false;
     for (const UOpPtr& u : program)  // the VECTORIZEs only WMMAs read
       if (u->op() == Ops::WMMA) wmma = true, fragments_.insert({u->src(0).get(), u->src(1).get(), u->src(2).get()});
@@ -425,7 +425,7 @@ class CSpeller {
       // A streamed operand asks for what it reads kPrefetchBytes later (codegen/prefetch.hpp); the
       // address is stepped as an integer, as it may be past the buffer's end.
       int64_t bytes = idx->src(0)->dtype().base().itemsize();
-      if (std::optional<int64_t> ahead = prefetch_distance(*u, open_.empty() ? nullptr : open_.back(), accumulating_, bytes))
+      if (std::optional<int64_t> ahead = prefetch_.distance(*u, open_.empty() ? nullptr : open_.back(), bytes))
         line("__builtin_prefetch((const void*)((unsigned long long)&" + element(idx) + " + " + std::to_string(*ahead * bytes) + "ull), 0, 3);");
       return;
     }
@@ -512,7 +512,7 @@ class CSpeller {
   CDialect dialect_;
   std::ostringstream body_;
   std::vector<UOpPtr> open_;                     // the loops open where spelling is, innermost last (the body's indent)
-  std::unordered_set<const UOp*> accumulating_;  // accumulating_loops(program); none for CUDA
+  Prefetcher prefetch_;  // what the program's loads ask for ahead; nothing for CUDA
   int next_id_ = 0;
   bool uses_16bit_ = false;
   std::unordered_map<const UOp*, std::string> names_;

@@ -107,7 +107,7 @@ class IrSpeller {
       if (u->op() == Ops::CAST && is_16bit_float(u->dtype())) rounded_.insert(u->src(0).get());
     find_unread_lanes(program);
     for (size_t i = 0; i < program.size(); ++i) position_[program[i].get()] = i;
-    accumulating_ = accumulating_loops(program);
+    prefetch_ = Prefetcher(program);
     for (const UOpPtr& u : program) {
       DType d = u->dtype().base();
       if (d.count() > 1) vector_bits_ = std::max<int64_t>(vector_bits_, d.scalar().itemsize() * 8 * d.count());
@@ -444,7 +444,7 @@ class IrSpeller {
   // its steps are not `inbounds`, as the address may be past the buffer's end.
   void prefetch_ahead(const UOpPtr& load) {
     const UOpPtr& idx = load->src(0);
-    std::optional<int64_t> ahead = prefetch_distance(*load, open_.empty() ? nullptr : open_.back(), accumulating_, mem_bytes(idx));
+    std::optional<int64_t> ahead = prefetch_.distance(*load, open_.empty() ? nullptr : open_.back(), mem_bytes(idx));
     if (!ahead) return;
     std::vector<UOpPtr> terms;
     index_terms(idx->src(1), terms);
@@ -724,7 +724,7 @@ class IrSpeller {
   std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
   std::unordered_map<const UOp*, Loop> loops_;
   std::vector<UOpPtr> open_;                      // the loops open where spelling is, innermost last
-  std::unordered_set<const UOp*> accumulating_;   // accumulating_loops(program)
+  Prefetcher prefetch_;                            // what the program's loads ask for ahead
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
   int64_t zero_bytes_ = 0;  // the widest gated load: the zeros it reads where its gate is false

@@ -1,13 +1,14 @@
 // The CPU renderers' software prefetch (codegen/prefetch.hpp): a vector load in a reduction's
 // innermost loop that steps a cache line or more through a large buffer asks for the bytes 4 KB
-// ahead; loads that stay in a core's caches, loops that accumulate nothing, and a GPU's kernels get
-// none. (What the kernels compute is checked by every suite on both CPU backends; one kernel here
+// ahead, once per cache line; loads that stay in a core's caches, loops that accumulate nothing,
+// and a GPU's kernels get none. (What the kernels compute is checked by every suite on both CPU backends; one kernel here
 // is compiled and run by each.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "codegen/pipeline.hpp"
+#include "codegen/prefetch.hpp"
 #include "codegen/render_c.hpp"
 #include "codegen/render_cuda.hpp"
 #include "codegen/render_llvm.hpp"
@@ -60,6 +61,38 @@ TEST(Prefetch, NoPrefetchWhereTheOperandStaysInTheCaches) {
 TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
   Tensor a = Tensor::rand({1024, 1024}, 1), b = Tensor::rand({1024, 1024}, 2);
   EXPECT_EQ(prefetches(ir_of((a * b + 1.0f).relu(), 64)), 0u);  // 4 MB each, streamed once
+}
+
+// A reduction's loop over 4 MB of weights, 32 floats (128 bytes, two lines) a step, read as four
+// 8-float vectors (AVX2's): the first vector of each line asks for it, the second asks nothing; a
+// second loop's loads of the same lines ask again, and so does a load of another buffer.
+TEST(Prefetch, EachLineIsAskedForOnce) {
+  UOpPtr w = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, int64_t{0});
+  UOpPtr other = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, int64_t{1});
+  UOpPtr acc = UOp::make(Ops::DEFINE_REG, dtypes::float32.vec(8).ptr(AddrSpace::Reg, 1), {}, int64_t{0});
+  std::vector<UOpPtr> program{w, other, acc};
+  auto loop = [&](int64_t axis) {
+    UOpPtr k = UOp::range(UOp::index_const(8192), axis);
+    program.push_back(k);
+    std::vector<UOpPtr> loads;
+    for (int64_t at : {0, 8, 16, 24}) loads.push_back(UOp::make(Ops::LOAD, dtypes::float32.vec(8), {UOp::make(Ops::INDEX, w->dtype(), {w, k * 32 + at})}));
+    loads.push_back(UOp::make(Ops::LOAD, dtypes::float32.vec(8), {UOp::make(Ops::INDEX, other->dtype(), {other, k * 32})}));
+    program.insert(program.end(), loads.begin(), loads.end());
+    program.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), loads[0]}));
+    program.push_back(UOp::make(Ops::END, dtypes::void_, {k}));
+    return std::pair{k, loads};
+  };
+  auto [first, first_loads] = loop(0);
+  auto [second, second_loads] = loop(1);
+  Prefetcher p(program);
+  auto asks = [&](const UOpPtr& k, const std::vector<UOpPtr>& loads) {
+    std::vector<bool> out;
+    for (const UOpPtr& l : loads) out.push_back(p.distance(*l, k, 4).has_value());
+    return out;
+  };
+  EXPECT_EQ(asks(first, first_loads), (std::vector<bool>{true, false, true, false, true}));
+  EXPECT_EQ(asks(second, second_loads), (std::vector<bool>{true, false, true, false, true}));
+  EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4}) << "4 KB ahead, in floats";
 }
 
 // A matmul whose B (512 x 256, 512 KB, copied into column blocks) streams through the product's
