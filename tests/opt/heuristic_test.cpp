@@ -399,6 +399,35 @@ TEST(Heuristic, ThreadsFollowTheLayoutOfWhatAnElementwiseKernelReads) {
   expect_agrees_on_every_target(spread);
 }
 
+// A kernel that reads a tile-major layout (71 tiles of 192 channels) and stores channel blocks
+// (12 blocks of 16, each a run over the tiles: a Winograd output transform's second pass) takes
+// the loop over the blocks innermost of its output loops, so it reads its input in order: a step
+// of that loop reads the next 64 bytes, and stores to one of 12 streams 4.5 KB apart. It keeps the
+// blocks outermost where the streams would be 4 KB apart (64 tiles: every stream in the same L1
+// sets), or more than 16 of them (32 blocks), or where it stores more than it reads.
+TEST(Heuristic, AnElementwiseKernelReadsItsInputInTheOrderItLies) {
+  auto blocks_of = [](int64_t tiles, int64_t blocks) {
+    return (test::grid_tensor({tiles, blocks * 16}, 7).reshape({tiles, blocks, 16}).permute({1, 0, 2}) + 1.0f).contiguous();
+  };
+  auto swaps = [](const std::vector<Opt>& opts) { return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }); };
+  for (const Target& t : {kAvx512, kAvx2}) {
+    Tensor y = blocks_of(71, 12);
+    int64_t blocks = loop_sized(y, 12), tiles = loop_sized(y, 71);
+    ASSERT_GE(blocks, 0);
+    ASSERT_GE(tiles, 0);
+    ASSERT_LT(blocks, tiles);
+    std::vector<Opt> opts = opts_for(y, t);
+    EXPECT_TRUE(has(opts, {OptOp::SWAP, blocks, tiles})) << to_string(opts);
+    expect_agrees_on_every_target(y);
+    EXPECT_FALSE(swaps(opts_for(blocks_of(64, 12), t))) << "streams 4 KB apart";
+    EXPECT_FALSE(swaps(opts_for(blocks_of(71, 32), t))) << "32 streams";
+  }
+  // Each tile's channels stored twice over: it stores more than it reads.
+  Tensor twice = (test::grid_tensor({71, 1, 192}, 7).expand({71, 2, 192}).reshape({71, 24, 16}).permute({1, 0, 2}) + 1.0f).contiguous();
+  EXPECT_FALSE(swaps(opts_for(twice, kAvx512))) << to_string(opts_for(twice, kAvx512));
+  expect_agrees_on_every_target(blocks_of(64, 12));
+}
+
 // 1000 output channels (a classifier's 1x1 convolution): no vector of 16 divides them. The weight
 // is stored in channel blocks of 16 padded to 1008 (tensor/nn.cpp), so the channel loop is padded
 // to whole vectors of 16 whose padded lanes read inside the weight: every weight load in the
