@@ -43,6 +43,10 @@ struct TensorCore {
   friend bool operator==(const TensorCore&, const TensorCore&) = default;
 };
 
+/// A cache line, what one read of memory brings into a core's caches: 64 bytes on every x86-64
+/// CPU (the optimizer's reads in order, the CPU renderers' prefetches).
+inline constexpr int64_t kCacheLineBytes = 64;
+
 /// The machine a kernel is planned and generated for.
 struct Target {
   // Vector registers (a GPU: what one thread loads at once) and how many.

@@ -1,6 +1,7 @@
 #include "codegen/prefetch.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "ir/step.hpp"
 
@@ -35,6 +36,14 @@ void split_terms(const UOpPtr& u, std::vector<const UOp*>& changing, int64_t& co
 // The floor of a / b, for b > 0.
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0 ? 1 : 0); }
 
+// A whole multiple of every value of index term `t`: the constant of a product with one, else 1.
+int64_t multiple_of(const UOp& t) {
+  if (t.op() == Ops::MUL)
+    for (const UOpPtr& s : t.src())
+      if (s->op() == Ops::CONST) return std::abs(const_as_int(s->const_value()));
+  return 1;
+}
+
 }  // namespace
 
 std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) {
@@ -51,8 +60,11 @@ std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& inner
   std::vector<const UOp*> changing;
   int64_t constant = 0;
   split_terms(off, changing, constant);
+  bool whole_lines = std::all_of(changing.begin(), changing.end(),
+                                 [&](const UOp* t) { return multiple_of(*t) * elem_bytes % kLineBytes == 0; });
+  int64_t line = whole_lines ? floor_div(constant * elem_bytes, kLineBytes) : constant;
   std::sort(changing.begin(), changing.end());
-  if (!asked_.emplace(innermost.get(), idx->src(0).get(), std::move(changing), floor_div(constant * elem_bytes, kLineBytes)).second)
+  if (!asked_.emplace(innermost.get(), idx->src(0).get(), std::move(changing), whole_lines, line).second)
     return std::nullopt;  // its line is asked for already
   return (kPrefetchBytes + bytes - 1) / bytes * *step;
 }

@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "lathe/target.hpp"
 #include "lathe/uop.hpp"
 
 namespace lathe {
@@ -27,7 +28,8 @@ namespace lathe {
 // and at most 1 KB (beyond, a row of a strided walk, not a stream); 4 KB ahead (ResNet-18 was
 // fastest at 4 of 1, 4 and 16 KB); operands under 256 KB stay in a core's L2 and are read from it
 // again (a 1x1 convolution's 64 KB weight: prefetching it cost 4-10%).
-constexpr int64_t kLineBytes = 64, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096, kLeastPrefetchedSpan = 256 << 10;
+constexpr int64_t kLineBytes = kCacheLineBytes, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096,
+                  kLeastPrefetchedSpan = 256 << 10;
 
 /// The loops of a linearized program that a reduction accumulates in: a store to a register (an
 /// accumulator) is in their body, not in a loop nested in it.
@@ -42,14 +44,17 @@ class Prefetcher {
   /// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
   /// memory) to prefetch, inside the innermost open loop `innermost` (null: none); none where it
   /// is not a streamed operand, or where a load before it in the same loop's body asked for its
-  /// line already (the same buffer and the same terms that change, its constant part in the same
-  /// line: the buffer's blocks start on a line, as the allocator aligns them).
+  /// line already: the same buffer, the same terms that change, each a whole number of lines, and
+  /// a constant part in the same line (the line counted from the buffer's start, which the
+  /// allocator aligns to one). Where a changing term is not whole lines, only a load at the same
+  /// address counts as the same line.
   std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes);
 
  private:
   std::unordered_set<const UOp*> accumulating_;
-  // (loop, buffer, the address's terms that are not constant, its constant part in lines)
-  std::set<std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, int64_t>> asked_;
+  // (loop, buffer, the address's terms that are not constant, whether each is whole lines, its
+  // constant part: in lines where they are, else in elements)
+  std::set<std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, bool, int64_t>> asked_;
 };
 
 }  // namespace lathe

@@ -512,7 +512,7 @@ class CSpeller {
   CDialect dialect_;
   std::ostringstream body_;
   std::vector<UOpPtr> open_;                     // the loops open where spelling is, innermost last (the body's indent)
-  Prefetcher prefetch_;  // what the program's loads ask for ahead; nothing for CUDA
+  Prefetcher prefetch_;                          // what the program's loads ask for ahead; nothing for CUDA
   int next_id_ = 0;
   bool uses_16bit_ = false;
   std::unordered_map<const UOp*, std::string> names_;

@@ -724,7 +724,7 @@ class IrSpeller {
   std::unordered_map<const UOp*, std::string> regs_;  // DEFINE_REG -> its alloca
   std::unordered_map<const UOp*, Loop> loops_;
   std::vector<UOpPtr> open_;                      // the loops open where spelling is, innermost last
-  Prefetcher prefetch_;                            // what the program's loads ask for ahead
+  Prefetcher prefetch_;                           // what the program's loads ask for ahead
   std::vector<std::string> globals_;
   std::set<std::string> declares_;
   int64_t zero_bytes_ = 0;  // the widest gated load: the zeros it reads where its gate is false

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -89,15 +90,13 @@ bool fourfold_pays(int64_t four, int64_t four_stored, int64_t two, int64_t two_s
 // and ShuffleNet's channel shuffle, 3.1 KB, ran up to 1.8x slower so).
 constexpr int64_t kLeastThreadRun = 4096;
 
-// A cache line: what a read of memory brings in at once.
-constexpr int64_t kLineBytes = 64;
-
 // A loop moved innermost so its kernel reads in order (Planner::read_in_order) stores to as many
 // streams as it has steps: at most kMostStoreStreams (about a core's line fill buffers:
-// DeepLabV3's 32 channel blocks ran 30% slower so), and not kSetSpan bytes or a multiple of it
-// apart, where every stream falls in the same sets of L1 and each store's address aliases the
-// others' (U-Net's 64x64 maps, 128 KB apart, ran 2.5x slower; R3D-18's, 1.6 MB, 1.6-2.1x).
-constexpr int64_t kMostStoreStreams = 16, kSetSpan = 4096;
+// DeepLabV3's 32 channel blocks ran 30% slower so), and at most kMostAliasedStreams of them a
+// multiple of kSetSpan bytes apart, which fall in the same sets of L1 and whose addresses alias
+// (U-Net's 64x64 maps, all 8 streams 128 KB apart, ran 2.5x slower; R3D-18's, 1.6 MB, 1.6-2.1x;
+// ResNet-18's 28x28 maps, 8 streams 49 KB apart, two on each offset, ran 20% faster).
+constexpr int64_t kMostStoreStreams = 16, kSetSpan = 4096, kMostAliasedStreams = 2;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
@@ -486,7 +485,10 @@ class Planner {
   // The bytes between the lowest and the highest address an access reaches (a window's rows read
   // by several taps are counted once, as footprint does not).
   static int64_t span(const Access& a) {
-    return std::min<int64_t>((a.offset->vmax() - a.offset->vmin() + 1) * a.itemsize, int64_t{1} << 50);
+    constexpr int64_t kMost = int64_t{1} << 50;  // an unbounded offset (a data-dependent one) spans this much
+    int64_t elements = 0;
+    if (__builtin_sub_overflow(a.offset->vmax(), a.offset->vmin(), &elements) || elements >= kMost) return kMost;
+    return std::min<int64_t>((elements + 1) * a.itemsize, kMost);
   }
 
   // Of the loops left of the rows and of the vectors, the outer one makes the other operand be
@@ -604,23 +606,21 @@ class Planner {
     return false;
   }
 
-  // A kernel without a reduction that reads at least what it stores, and whose largest input steps
-  // a cache line or less along an output loop along which the store steps kLeastThreadRun bytes
-  // or more, takes that loop innermost of its output loops: the input is then read line after
-  // line in the order it lies in memory, and the store writes a vector to each of that loop's
-  // few streams (kMostStoreStreams, not kSetSpan apart). A Winograd output transform reads its
+  // On a CPU, a kernel without a reduction that reads at least what it stores, and whose largest
+  // input steps a cache line or less along an output loop along which the store steps
+  // kLeastThreadRun bytes or more, takes that loop innermost of its output loops of known size
+  // (and threads leave it there): the input is then read line after line in the order it lies in
+  // memory, and the store writes a vector to each of that loop's few streams (kMostStoreStreams,
+  // few of them a multiple of kSetSpan apart). A GPU keeps its order: its innermost loop is a warp's
+  // lanes, whose stores coalesce along the output's own layout. A Winograd output transform reads its
   // first pass tile by tile, each tile's row of channels in one run, and stores channel blocks:
   // with the loop over the blocks outermost, each sweep over the image read one line in twelve
   // of each tile's (Inception-v3's 71x71, 192 channels, at 8 lanes: 369 -> 192 us; ResNet-50's
   // 14x14s: 18 -> 9 us).
   void read_in_order() {
     std::vector<Loop> loops = kernel_loops(cur_);
-    if (std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.reduce; })) return;
-    std::optional<Access> in, out;
-    for (const Access& a : accesses(cur_)) {
-      std::optional<Access>& mine = a.store ? out : in;
-      if (!mine || span(a) > span(*mine)) mine = a;
-    }
+    if (t_.has_local || std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.reduce; })) return;
+    auto [in, out] = largest_load_and_store();
     if (!in || !out || span(*in) < span(*out)) return;
     std::vector<Loop> outs;
     for (const Loop& l : loops)
@@ -628,11 +628,25 @@ class Planner {
     for (size_t i = 0; i + 1 < outs.size(); ++i) {
       int64_t reads = std::abs(stride(in->offset, outs[i]).value_or(0)) * in->itemsize;
       int64_t stores = std::abs(stride(out->offset, outs[i]).value_or(0)) * out->itemsize;
-      if (reads == 0 || reads > kLineBytes || stores < kLeastThreadRun || outs[i].size > kMostStoreStreams || stores % kSetSpan == 0) continue;
+      // streams whose addresses agree modulo kSetSpan: size over the distinct offsets they fall on
+      int64_t aliased = stores > 0 ? (outs[i].size * std::gcd(stores, kSetSpan) + kSetSpan - 1) / kSetSpan : 0;
+      bool streams_apart = outs[i].size <= kMostStoreStreams && aliased <= kMostAliasedStreams;
+      if (reads == 0 || reads > kCacheLineBytes || stores < kLeastThreadRun || !streams_apart) continue;
       for (size_t j = i; j + 1 < outs.size(); ++j)  // trades places with each loop inside it
         if (!apply({OptOp::SWAP, outs[j].axis, outs[j + 1].axis})) return;
+      read_along_ = outs.back().axis;
       return;
     }
+  }
+
+  // The largest load and the largest store of the kernel (by span).
+  std::pair<std::optional<Access>, std::optional<Access>> largest_load_and_store() const {
+    std::optional<Access> in, out;
+    for (const Access& a : accesses(cur_)) {
+      std::optional<Access>& mine = a.store ? out : in;
+      if (!mine || span(a) > span(*mine)) mine = a;
+    }
+    return {in, out};
   }
 
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.
@@ -664,11 +678,7 @@ class Planner {
     // blocks, each core read half its input from the other's cache. An input the outermost loop
     // does not split, each thread reads whole (Swin-T's window shifts ran 2x slower split).)
     if (!big) {
-      std::optional<Access> in, out;
-      for (const Access& a : accesses(cur_)) {
-        std::optional<Access>& mine = a.store ? out : in;
-        if (!mine || span(a) > span(*mine)) mine = a;
-      }
+      auto [in, out] = largest_load_and_store();
       if (in && out && span(*in) >= span(*out)) {
         // An index that is no affine function of a loop (divided, taken modulo) counts as not
         // stepping along it: such an input keeps the outermost loop's split.
@@ -683,7 +693,7 @@ class Planner {
     int64_t n = t_.threads;
     for (const Loop& l : outs) {
       int64_t least = l.range->src(0)->vmin();
-      if (least < n || (l.size % n != 0 && l.size < 4 * n)) continue;
+      if (least < n || (l.size % n != 0 && l.size < 4 * n) || l.axis == read_along_) continue;
       if (l.axis != outermost.axis && !apply({OptOp::SWAP, outermost.axis, l.axis})) continue;
       apply({OptOp::THREAD, outermost.axis, n});
       return;
@@ -693,6 +703,7 @@ class Planner {
 
   UOpPtr cur_;
   Target t_;
+  int64_t read_along_ = -1;  // the loop read_in_order moved innermost (-1: none), which threads keep there
   int64_t budget_ = 8;
   std::vector<Opt> opts_;
 };

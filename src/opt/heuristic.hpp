@@ -8,7 +8,10 @@
 //      output loop the vector operand does not depend on), as many as the registers hold, so
 //      each load of the vector operand feeds rows x vectors multiply-adds; a reduction over the
 //      vector axis keeps several partial sums instead (UNROLL);
-//   3. threads: the outermost output loop that splits evenly (moved outermost by SWAP) is
+//   3. on a CPU, a kernel without a reduction that reads at least what it stores reads in order:
+//      the output loop along which its largest input steps a cache line or less and its store
+//      4 KB or more goes innermost of its output loops (SWAP), where that makes few store streams;
+//   4. threads: the outermost output loop that splits evenly (moved outermost by SWAP) is
 //      split across the target's threads when the kernel's work pays for waking them.
 //
 // Everything it knows of the machine is the Target's (lathe/target.hpp): lanes, registers,

@@ -1,8 +1,8 @@
 // The CPU renderers' software prefetch (codegen/prefetch.hpp): a vector load in a reduction's
 // innermost loop that steps a cache line or more through a large buffer asks for the bytes 4 KB
 // ahead, once per cache line; loads that stay in a core's caches, loops that accumulate nothing,
-// and a GPU's kernels get none. (What the kernels compute is checked by every suite on both CPU backends; one kernel here
-// is compiled and run by each.)
+// and a GPU's kernels get none. (What the kernels compute is checked by every suite on both CPU backends; one kernel
+// here is compiled and run by each.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,8 +12,8 @@
 #include "codegen/render_c.hpp"
 #include "codegen/render_cuda.hpp"
 #include "codegen/render_llvm.hpp"
-#include "device/cuda/gpu_target.hpp"
 #include "codegen/test_kernels.hpp"
+#include "device/cuda/gpu_target.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -65,20 +65,28 @@ TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
 
 // A reduction's loop over 4 MB of weights, 32 floats (128 bytes, two lines) a step, read as four
 // 8-float vectors (AVX2's): the first vector of each line asks for it, the second asks nothing; a
-// second loop's loads of the same lines ask again, and so does a load of another buffer.
+// load of another buffer asks, and so does a second loop's load of the same lines. Rows of 40
+// floats (160 bytes) are not whole lines: a row's two vectors may lie in two, and both ask.
 TEST(Prefetch, EachLineIsAskedForOnce) {
-  UOpPtr w = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, int64_t{0});
-  UOpPtr other = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, int64_t{1});
+  auto buffer = [](int64_t slot) {
+    return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, slot);
+  };
+  UOpPtr w = buffer(0), other = buffer(1), rows = buffer(2);
   UOpPtr acc = UOp::make(Ops::DEFINE_REG, dtypes::float32.vec(8).ptr(AddrSpace::Reg, 1), {}, int64_t{0});
-  std::vector<UOpPtr> program{w, other, acc};
+  auto load = [](const UOpPtr& b, const UOpPtr& at) {
+    return UOp::make(Ops::LOAD, dtypes::float32.vec(8), {UOp::make(Ops::INDEX, b->dtype(), {b, at})});
+  };
+  std::vector<UOpPtr> program{w, other, rows, acc};
   auto loop = [&](int64_t axis) {
     UOpPtr k = UOp::range(UOp::index_const(8192), axis);
-    program.push_back(k);
     std::vector<UOpPtr> loads;
-    for (int64_t at : {0, 8, 16, 24}) loads.push_back(UOp::make(Ops::LOAD, dtypes::float32.vec(8), {UOp::make(Ops::INDEX, w->dtype(), {w, k * 32 + at})}));
-    loads.push_back(UOp::make(Ops::LOAD, dtypes::float32.vec(8), {UOp::make(Ops::INDEX, other->dtype(), {other, k * 32})}));
+    for (int64_t at : {0, 8, 16, 24}) loads.push_back(load(w, k * 32 + at));
+    loads.push_back(load(other, k * 32));
+    for (int64_t at : {0, 8}) loads.push_back(load(rows, k * 40 + at));
+    program.push_back(k);
     program.insert(program.end(), loads.begin(), loads.end());
-    program.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), loads[0]}));
+    program.push_back(UOp::make(Ops::STORE, dtypes::void_,
+                                {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), loads[0]}));
     program.push_back(UOp::make(Ops::END, dtypes::void_, {k}));
     return std::pair{k, loads};
   };
@@ -90,9 +98,11 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
     for (const UOpPtr& l : loads) out.push_back(p.distance(*l, k, 4).has_value());
     return out;
   };
-  EXPECT_EQ(asks(first, first_loads), (std::vector<bool>{true, false, true, false, true}));
-  EXPECT_EQ(asks(second, second_loads), (std::vector<bool>{true, false, true, false, true}));
-  EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4}) << "4 KB ahead, in floats";
+  std::vector<bool> want{true, false, true, false, true, true, true};
+  EXPECT_EQ(asks(first, first_loads), want);
+  EXPECT_EQ(asks(second, second_loads), want);
+  EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4})
+      << "4 KB ahead, in floats";
 }
 
 // A matmul whose B (512 x 256, 512 KB, copied into column blocks) streams through the product's

@@ -4,6 +4,8 @@
 
 #include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
+#include "device/cuda/gpu_target.hpp"
+#include "ir/axis.hpp"
 #include "ir/toposort.hpp"
 #include "opt/opt_testing.hpp"
 #include "tensor/reference.hpp"
@@ -401,31 +403,59 @@ TEST(Heuristic, ThreadsFollowTheLayoutOfWhatAnElementwiseKernelReads) {
 
 // A kernel that reads a tile-major layout (71 tiles of 192 channels) and stores channel blocks
 // (12 blocks of 16, each a run over the tiles: a Winograd output transform's second pass) takes
-// the loop over the blocks innermost of its output loops, so it reads its input in order: a step
-// of that loop reads the next 64 bytes, and stores to one of 12 streams 4.5 KB apart. It keeps the
-// blocks outermost where the streams would be 4 KB apart (64 tiles: every stream in the same L1
-// sets), or more than 16 of them (32 blocks), or where it stores more than it reads.
+// the loop over the blocks innermost of its output loops, and its threads leave it there, so it
+// reads its input in order: a step of that loop reads the next 64 bytes and stores to one of 12
+// streams 4.5 KB apart. It keeps the blocks outermost where more than two streams would be a
+// multiple of 4 KB apart (64 tiles: all 12 streams, 4 KB apart; 96 tiles, 6 KB: 6 on each of two
+// offsets; 784 tiles, 49 KB: 3 on each of four, where 8 blocks, two on each, swap), where there
+// would be more than 16 (32 blocks), where it stores more than it reads (each tile's channels stored twice),
+// and on a GPU, whose warps store along the output's own order.
 TEST(Heuristic, AnElementwiseKernelReadsItsInputInTheOrderItLies) {
   auto blocks_of = [](int64_t tiles, int64_t blocks) {
-    return (test::grid_tensor({tiles, blocks * 16}, 7).reshape({tiles, blocks, 16}).permute({1, 0, 2}) + 1.0f).contiguous();
+    return (test::grid_tensor({tiles, blocks * 16}, 7).reshape({tiles, blocks, 16}).permute({1, 0, 2}) + 1.0f)
+        .contiguous();
   };
-  auto swaps = [](const std::vector<Opt>& opts) { return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }); };
+  auto swaps = [](const std::vector<Opt>& opts) {
+    return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::SWAP; });
+  };
+  // The size of the innermost output loop of the kernel of `t` after `opts`.
+  auto innermost = [](const Tensor& t, const std::vector<Opt>& opts) {
+    int64_t size = 0;
+    for (const Loop& l : kernel_loops(apply_opts(optimizer_input(test::kernel_ast(t)), opts)))
+      if (!l.reduce && l.kind != AxisKind::Upcast) size = l.size;
+    return size;
+  };
+  Tensor y = blocks_of(71, 12);
+  ASSERT_GE(loop_sized(y, 12), 0);
+  ASSERT_GE(loop_sized(y, 71), 0);
+  ASSERT_LT(loop_sized(y, 12), loop_sized(y, 71)) << "the blocks start outermost";
+  // The same over 71 x 71 tiles, enough work for threads: they split the tiles' rows.
+  Tensor image =
+      (test::grid_tensor({71, 71, 192}, 7).reshape({71, 71, 12, 16}).permute({2, 0, 1, 3}) + 1.0f).contiguous();
   for (const Target& t : {kAvx512, kAvx2}) {
-    Tensor y = blocks_of(71, 12);
-    int64_t blocks = loop_sized(y, 12), tiles = loop_sized(y, 71);
-    ASSERT_GE(blocks, 0);
-    ASSERT_GE(tiles, 0);
-    ASSERT_LT(blocks, tiles);
-    std::vector<Opt> opts = opts_for(y, t);
-    EXPECT_TRUE(has(opts, {OptOp::SWAP, blocks, tiles})) << to_string(opts);
-    expect_agrees_on_every_target(y);
-    EXPECT_FALSE(swaps(opts_for(blocks_of(64, 12), t))) << "streams 4 KB apart";
-    EXPECT_FALSE(swaps(opts_for(blocks_of(71, 32), t))) << "32 streams";
+    std::vector<Opt> opts = opts_for(y, t), threaded = opts_for(image, t);
+    EXPECT_EQ(innermost(y, opts), 12) << to_string(opts);
+    EXPECT_EQ(innermost(image, threaded), 12) << to_string(threaded);
+    EXPECT_TRUE(has(threaded, {OptOp::THREAD, 0, t.threads})) << to_string(threaded);
+    for (auto [tiles, blocks] : std::vector<std::pair<int64_t, int64_t>>{{64, 12}, {96, 12}, {784, 12}, {71, 32}}) {
+      Tensor kept = blocks_of(tiles, blocks);
+      EXPECT_NE(innermost(kept, opts_for(kept, t)), blocks)
+          << tiles << " x " << blocks << ": " << to_string(opts_for(kept, t));
+    }
+    EXPECT_EQ(innermost(blocks_of(784, 8), opts_for(blocks_of(784, 8), t)), 8);
   }
-  // Each tile's channels stored twice over: it stores more than it reads.
-  Tensor twice = (test::grid_tensor({71, 1, 192}, 7).expand({71, 2, 192}).reshape({71, 24, 16}).permute({1, 0, 2}) + 1.0f).contiguous();
-  EXPECT_FALSE(swaps(opts_for(twice, kAvx512))) << to_string(opts_for(twice, kAvx512));
+  expect_agrees_on_every_target(y);
+  expect_agrees_on_every_target(image);
   expect_agrees_on_every_target(blocks_of(64, 12));
+  // Each tile's 12 blocks stored twice (a broadcast loop of 2 outside them).
+  Tensor twice =
+      (test::grid_tensor({71, 192}, 7).reshape({1, 71, 12, 16}).expand({2, 71, 12, 16}).permute({0, 2, 1, 3}) + 1.0f)
+          .contiguous();
+  ASSERT_GE(loop_sized(twice, 2), 0);
+  ASSERT_GE(loop_sized(twice, 12), 0);
+  EXPECT_FALSE(swaps(opts_for(twice, kAvx512))) << to_string(opts_for(twice, kAvx512));
+  EXPECT_FALSE(swaps(hand_coded_opts(optimizer_input(test::kernel_ast(y)), gpu_target(80))))
+      << "a GPU keeps the output's order";
 }
 
 // 1000 output channels (a classifier's 1x1 convolution): no vector of 16 divides them. The weight
