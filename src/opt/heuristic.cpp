@@ -678,7 +678,8 @@ class Planner {
     // blocks, each core read half its input from the other's cache. An input the outermost loop
     // does not split, each thread reads whole (Swin-T's window shifts ran 2x slower split).)
     if (!big) {
-      auto [in, out] = largest_load_and_store();
+      std::optional<Access> in, out;
+      std::tie(in, out) = largest_load_and_store();  // named, not bound: a lambda below reads `in`
       if (in && out && span(*in) >= span(*out)) {
         // An index that is no affine function of a loop (divided, taken modulo) counts as not
         // stepping along it: such an input keeps the outermost loop's split.
