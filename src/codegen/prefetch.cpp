@@ -46,7 +46,25 @@ int64_t multiple_of(const UOp& t) {
 
 }  // namespace
 
-std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) {
+// A loop's body that streams this many lines or more asks for each once (prefetch.hpp).
+constexpr size_t kLeastSharedLines = 2;
+
+Prefetcher::Prefetcher(const std::vector<UOpPtr>& program) : accumulating_(accumulating_loops(program)) {
+  std::unordered_map<const UOp*, std::set<Line>> lines;
+  std::vector<UOpPtr> open;
+  for (const UOpPtr& u : program) {
+    if (u->op() == Ops::RANGE) open.push_back(u);
+    if (u->op() == Ops::END)
+      for (const UOpPtr& r : u->src()) open.erase(std::remove(open.begin(), open.end(), r), open.end());
+    if (u->op() == Ops::LOAD && !open.empty())
+      if (auto s = streamed(*u, open.back(), u->src(0)->src(0)->dtype().base().itemsize()))
+        lines[open.back().get()].insert(s->first);
+  }
+  for (const auto& [loop, ls] : lines) lines_[loop] = ls.size();
+}
+
+std::optional<std::pair<Prefetcher::Line, int64_t>> Prefetcher::streamed(const UOp& load, const UOpPtr& innermost,
+                                                                         int64_t elem_bytes) const {
   const UOpPtr& idx = load.src(0);
   if (load.dtype().count() == 1 || idx->src().size() == 3 || idx->src(0)->op() != Ops::DEFINE_GLOBAL || !innermost ||
       !accumulating_.count(innermost.get()) || elem_bytes <= 0)
@@ -64,9 +82,17 @@ std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& inner
                                  [&](const UOp* t) { return multiple_of(*t) * elem_bytes % kLineBytes == 0; });
   int64_t line = whole_lines ? floor_div(constant * elem_bytes, kLineBytes) : constant;
   std::sort(changing.begin(), changing.end());
-  if (!asked_.emplace(innermost.get(), idx->src(0).get(), std::move(changing), whole_lines, line).second)
-    return std::nullopt;  // its line is asked for already
-  return (kPrefetchBytes + bytes - 1) / bytes * *step;
+  return std::pair{Line{innermost.get(), idx->src(0).get(), std::move(changing), whole_lines, line},
+                   (kPrefetchBytes + bytes - 1) / bytes * *step};
+}
+
+std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) {
+  std::optional<std::pair<Line, int64_t>> s = streamed(load, innermost, elem_bytes);
+  if (!s) return std::nullopt;
+  auto lines = lines_.find(innermost.get());
+  bool shared = lines != lines_.end() && lines->second >= kLeastSharedLines;
+  if (!asked_.insert(s->first).second && shared) return std::nullopt;  // its line is asked for already
+  return s->second;
 }
 
 }  // namespace lathe

@@ -6,16 +6,21 @@
 // (ResNet's layer-4 weights, 9.4 MB a layer). A prefetch never faults, so the address may be past
 // the buffer's end.
 //
-// A prefetch asks for a whole cache line, and takes a load port as a load does: loads of one line
-// (at 8 lanes, the two 32-byte halves of a 16-channel block) ask once. A 2 x 4 convolution tile
-// at 8 lanes issued 4 prefetches beside 6 loads per 8 multiply-adds, more than two load ports
-// serve in the 4 cycles the multiply-adds take.
+// A prefetch asks for a whole cache line, and takes a load port as a load does: in a loop whose
+// body streams two lines or more, loads of one line (at 8 lanes, the two 32-byte halves of a
+// 16-channel block) ask once. A 2 x 4 convolution tile at 8 lanes issued 4 prefetches beside 6
+// loads per 8 multiply-adds, more than two load ports serve in the 4 cycles the multiply-adds
+// take; asking once per line made such convolutions 3-7% faster. A loop streaming one line (a
+// matmul's column block of B at 8 lanes) keeps a prefetch per load: asked once there, the 1024
+// and 2048 matmuls at 8 lanes ran 8% slower on two threads (not on one), for a reason not found
+// (docs/decisions/prefetch-once-per-line.md).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -39,22 +44,28 @@ std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& pro
 class Prefetcher {
  public:
   Prefetcher() = default;
-  explicit Prefetcher(const std::vector<UOpPtr>& program) : accumulating_(accumulating_loops(program)) {}
+  explicit Prefetcher(const std::vector<UOpPtr>& program);
 
   /// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
   /// memory) to prefetch, inside the innermost open loop `innermost` (null: none); none where it
-  /// is not a streamed operand, or where a load before it in the same loop's body asked for its
-  /// line already: the same buffer, the same terms that change, each a whole number of lines, and
-  /// a constant part in the same line (the line counted from the buffer's start, which the
-  /// allocator aligns to one). Where a changing term is not whole lines, only a load at the same
-  /// address counts as the same line.
+  /// is not a streamed operand, or where the loop's body streams kLeastSharedLines lines or more
+  /// and a load before it asked for its line already: the same buffer, the same terms that
+  /// change, each a whole number of lines, and a constant part in the same line (the line counted
+  /// from the buffer's start, which the allocator aligns to one). Where a changing term is not
+  /// whole lines, only a load at the same address counts as the same line.
   std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes);
 
  private:
-  std::unordered_set<const UOp*> accumulating_;
   // (loop, buffer, the address's terms that are not constant, whether each is whole lines, its
   // constant part: in lines where they are, else in elements)
-  std::set<std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, bool, int64_t>> asked_;
+  using Line = std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, bool, int64_t>;
+  // The line `load` streams through in `innermost` and the elements ahead to ask for, where it is
+  // a streamed operand.
+  std::optional<std::pair<Line, int64_t>> streamed(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) const;
+
+  std::unordered_set<const UOp*> accumulating_;
+  std::unordered_map<const UOp*, size_t> lines_;  // the lines each loop's body streams
+  std::set<Line> asked_;
 };
 
 }  // namespace lathe

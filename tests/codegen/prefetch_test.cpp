@@ -66,7 +66,8 @@ TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
 // A reduction's loop over 4 MB of weights, 32 floats (128 bytes, two lines) a step, read as four
 // 8-float vectors (AVX2's): the first vector of each line asks for it, the second asks nothing; a
 // load of another buffer asks, and so does a second loop's load of the same lines. Rows of 40
-// floats (160 bytes) are not whole lines: a row's two vectors may lie in two, and both ask.
+// floats (160 bytes) are not whole lines: a row's two vectors may lie in two, and both ask. A loop
+// that streams one line a step (a matmul's column block of 16 at 8 lanes) asks at each load.
 TEST(Prefetch, EachLineIsAskedForOnce) {
   auto buffer = [](int64_t slot) {
     return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, slot);
@@ -92,6 +93,13 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
   };
   auto [first, first_loads] = loop(0);
   auto [second, second_loads] = loop(1);
+  UOpPtr k = UOp::range(UOp::index_const(8192), 2);
+  std::vector<UOpPtr> halves{load(w, k * 16), load(w, k * 16 + 8)};
+  program.push_back(k);
+  program.insert(program.end(), halves.begin(), halves.end());
+  program.push_back(UOp::make(Ops::STORE, dtypes::void_,
+                              {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), halves[0]}));
+  program.push_back(UOp::make(Ops::END, dtypes::void_, {k}));
   Prefetcher p(program);
   auto asks = [&](const UOpPtr& k, const std::vector<UOpPtr>& loads) {
     std::vector<bool> out;
@@ -101,6 +109,7 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
   std::vector<bool> want{true, false, true, false, true, true, true};
   EXPECT_EQ(asks(first, first_loads), want);
   EXPECT_EQ(asks(second, second_loads), want);
+  EXPECT_EQ(asks(k, halves), (std::vector<bool>{true, true})) << "one line a step";
   EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4})
       << "4 KB ahead, in floats";
 }
