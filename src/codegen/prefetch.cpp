@@ -46,9 +46,6 @@ int64_t multiple_of(const UOp& t) {
 
 }  // namespace
 
-// A loop's body that streams this many lines or more asks for each once (prefetch.hpp).
-constexpr size_t kLeastSharedLines = 2;
-
 Prefetcher::Prefetcher(const std::vector<UOpPtr>& program) : accumulating_(accumulating_loops(program)) {
   std::unordered_map<const UOp*, std::set<Line>> lines;
   std::vector<UOpPtr> open;

@@ -36,6 +36,10 @@ namespace lathe {
 constexpr int64_t kLineBytes = kCacheLineBytes, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096,
                   kLeastPrefetchedSpan = 256 << 10;
 
+// A loop whose body streams this many lines or more (each address of a stream that is not whole
+// lines counting as one) asks for each line once.
+constexpr size_t kLeastSharedLines = 2;
+
 /// The loops of a linearized program that a reduction accumulates in: a store to a register (an
 /// accumulator) is in their body, not in a loop nested in it.
 std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& program);
@@ -64,7 +68,7 @@ class Prefetcher {
   std::optional<std::pair<Line, int64_t>> streamed(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) const;
 
   std::unordered_set<const UOp*> accumulating_;
-  std::unordered_map<const UOp*, size_t> lines_;  // the lines each loop's body streams
+  std::unordered_map<const UOp*, size_t> lines_;  // how many lines each loop's body streams
   std::set<Line> asked_;
 };
 

@@ -1,8 +1,9 @@
 // The CPU renderers' software prefetch (codegen/prefetch.hpp): a vector load in a reduction's
 // innermost loop that steps a cache line or more through a large buffer asks for the bytes 4 KB
-// ahead, once per cache line; loads that stay in a core's caches, loops that accumulate nothing,
-// and a GPU's kernels get none. (What the kernels compute is checked by every suite on both CPU backends; one kernel
-// here is compiled and run by each.)
+// ahead, once per cache line where the loop streams two lines or more; loads that stay in a
+// core's caches, loops that accumulate nothing, and a GPU's kernels get none. (What the kernels
+// compute is checked by every suite on both CPU backends; one kernel here is compiled and run by
+// each.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,7 +68,8 @@ TEST(Prefetch, NoPrefetchInALoopThatAccumulatesNothing) {
 // 8-float vectors (AVX2's): the first vector of each line asks for it, the second asks nothing; a
 // load of another buffer asks, and so does a second loop's load of the same lines. Rows of 40
 // floats (160 bytes) are not whole lines: a row's two vectors may lie in two, and both ask. A loop
-// that streams one line a step (a matmul's column block of 16 at 8 lanes) asks at each load.
+// that streams one line a step (a matmul's column block of 16 at 8 lanes) asks at each load; one
+// nested in it that streams two lines a step asks once per line.
 TEST(Prefetch, EachLineIsAskedForOnce) {
   auto buffer = [](int64_t slot) {
     return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::Global, 1 << 20), {}, slot);
@@ -93,23 +95,33 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
   };
   auto [first, first_loads] = loop(0);
   auto [second, second_loads] = loop(1);
-  UOpPtr k = UOp::range(UOp::index_const(8192), 2);
-  std::vector<UOpPtr> halves{load(w, k * 16), load(w, k * 16 + 8)};
-  program.push_back(k);
-  program.insert(program.end(), halves.begin(), halves.end());
-  program.push_back(UOp::make(Ops::STORE, dtypes::void_,
-                              {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), halves[0]}));
-  program.push_back(UOp::make(Ops::END, dtypes::void_, {k}));
+  // A loop of a single line a step, and nested in it one of two lines a step (the innermost open
+  // loop is the one that counts).
+  auto alone = [&](int64_t axis, int64_t step, std::vector<int64_t> ats) {
+    UOpPtr r = UOp::range(UOp::index_const(8192), axis);
+    std::vector<UOpPtr> loads;
+    for (int64_t at : ats) loads.push_back(load(w, r * step + at));
+    program.push_back(r);
+    program.insert(program.end(), loads.begin(), loads.end());
+    program.push_back(UOp::make(Ops::STORE, dtypes::void_,
+                                {UOp::make(Ops::INDEX, acc->dtype(), {acc, UOp::index_const(0)}), loads[0]}));
+    return std::pair{r, loads};
+  };
+  auto [single, halves] = alone(2, 16, {0, 8});
+  auto [inner, two_lines] = alone(3, 32, {0, 8, 16, 24});
+  program.push_back(UOp::make(Ops::END, dtypes::void_, {inner}));
+  program.push_back(UOp::make(Ops::END, dtypes::void_, {single}));
   Prefetcher p(program);
-  auto asks = [&](const UOpPtr& k, const std::vector<UOpPtr>& loads) {
+  auto asks = [&](const UOpPtr& loop, const std::vector<UOpPtr>& loads) {
     std::vector<bool> out;
-    for (const UOpPtr& l : loads) out.push_back(p.distance(*l, k, 4).has_value());
+    for (const UOpPtr& l : loads) out.push_back(p.distance(*l, loop, 4).has_value());
     return out;
   };
   std::vector<bool> want{true, false, true, false, true, true, true};
   EXPECT_EQ(asks(first, first_loads), want);
   EXPECT_EQ(asks(second, second_loads), want);
-  EXPECT_EQ(asks(k, halves), (std::vector<bool>{true, true})) << "one line a step";
+  EXPECT_EQ(asks(single, halves), (std::vector<bool>{true, true})) << "one line a step";
+  EXPECT_EQ(asks(inner, two_lines), (std::vector<bool>{true, false, true, false})) << "two lines a step";
   EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4})
       << "4 KB ahead, in floats";
 }
