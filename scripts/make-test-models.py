@@ -18,6 +18,7 @@ onnxruntime-node), not by PyTorch; PyTorch's outputs only serve as a sanity chec
     /usr/bin/python3 scripts/make-test-models.py --long     # long-sequence transformers -> build/long
     /usr/bin/python3 scripts/make-test-models.py --zoo      # ResNet-50, ResNeXt-50, DenseNet-121, ResNet-18 x8 -> build/zoo
     /usr/bin/python3 scripts/make-test-models.py --detectors  # SSDlite-320, Faster R-CNN, with NMS, 3 images -> build/detectors
+    /usr/bin/python3 scripts/make-test-models.py --layers   # single layers and matmuls, timed alone -> build/layers
     /usr/bin/python3 scripts/make-test-models.py --large --out DIR --only resnet18
 
 Needs python3-torch (1.13, Debian 12), python3-torchvision (the --large CNNs) and numpy, node and onnxruntime-node
@@ -494,6 +495,46 @@ def zoo_models():
     }
 
 
+def layer_models():
+    """Single layers of the CNNs above, timed alone where a model's profile names one kernel
+    (`lathe bench build/layers/NAME/model.onnx --profile`): Inception-v3's 1x7 and 7x1 over a
+    17x17 map, its 288 -> 384 3x3 of stride 2 on 35x35 and its Conv2d_4a (80 -> 192 on 73x73, by
+    Winograd's method) feeding a 1x1 so the transform stores channel blocks, a 2048 -> 320 1x1 on
+    8x8, and square matmuls of 1024 and 2048. Sums of 1000s of products: lathe's outputs agree with
+    ONNX Runtime's to float32 rounding in the summation order, which outputs near 0 show beside
+    the runner's default absolute tolerance (`lathe test-onnx build/layers --atol 1e-5` passes)."""
+    class ConvRelu(nn.Module):
+        def __init__(self, cin, cout, kernel, stride=1, padding=0, then=None):
+            super().__init__()
+            self.c = nn.Conv2d(cin, cout, kernel, stride=stride, padding=padding)
+            self.then = nn.Conv2d(cout, then, 1) if then else None
+
+        def forward(self, x):
+            y = torch.relu(self.c(x))
+            return self.then(y) if self.then else y
+
+    class MatMul(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(n, n) / math.sqrt(n))  # outputs of about 1, as a Linear's
+
+        def forward(self, x):
+            return x @ self.w
+    image = lambda seed, shape: [("image", rng(seed).standard_normal(shape).astype(np.float32))]
+    common = dict(outputs=["out"], opset=13, training=torch.onnx.TrainingMode.EVAL)
+    layers = {
+        "conv1x7_192_17": (lambda: ConvRelu(192, 192, (1, 7), padding=(0, 3)), (1, 192, 17, 17)),
+        "conv7x1_192_17": (lambda: ConvRelu(192, 192, (7, 1), padding=(3, 0)), (1, 192, 17, 17)),
+        "conv3x3s2_288_384_35": (lambda: ConvRelu(288, 384, 3, stride=2), (1, 288, 35, 35)),
+        "conv3x3_80_192_73_then_1x1": (lambda: ConvRelu(80, 192, 3, then=64), (1, 80, 73, 73)),
+        "conv1x1_2048_320_8": (lambda: ConvRelu(2048, 320, 1), (1, 2048, 8, 8)),
+        "matmul_1024": (lambda: MatMul(1024), (1024, 1024)),
+        "matmul_2048": (lambda: MatMul(2048), (2048, 2048)),
+    }
+    return {name: dict(build=build, seed=200 + i, inputs=image(300 + i, shape), **common)
+            for i, (name, (build, shape)) in enumerate(layers.items())}
+
+
 def calibrate_batchnorm(model, features, shape, seed):
     """Sets every BatchNorm's statistics to those of `features` (a function of a batch) over random
     images, as training leaves them: a fresh network's (mean 0, var 1) make a deep detector's features
@@ -620,6 +661,8 @@ def main():
     which.add_argument("--long", action="store_true", help="write the long-sequence transformers (default out: build/long)")
     which.add_argument("--zoo", action="store_true", help="write ResNet-50 (also at batch 2 on 97x113), ResNeXt-50, "
                        "DenseNet-121 and ResNet-18 at batch 8 (default out: build/zoo)")
+    which.add_argument("--layers", action="store_true", help="write single layers of those CNNs and square matmuls, "
+                       "timed alone (default out: build/layers)")
     which.add_argument("--detectors", action="store_true", help="write detectors with their post-processing "
                        "(SSDlite-320, Faster R-CNN; several images; default out: build/detectors)")
     ap.add_argument("--out", help="output folder (default tests/onnx/models; build/models with --large, build/shapes with "
@@ -632,7 +675,8 @@ def main():
     torch.set_num_threads(args.threads)
 
     specs = (shape_models() if args.shapes else long_models() if args.long else zoo_models() if args.zoo
-             else detector_models() if args.detectors else large_models() if args.large else small_models())
+             else detector_models() if args.detectors else layer_models() if args.layers
+             else large_models() if args.large else small_models())
     if args.list:
         print("\n".join(specs))
         return 0
@@ -645,6 +689,7 @@ def main():
                        else os.path.join(ROOT, "build", "long") if args.long
                        else os.path.join(ROOT, "build", "zoo") if args.zoo
                        else os.path.join(ROOT, "build", "detectors") if args.detectors
+                       else os.path.join(ROOT, "build", "layers") if args.layers
                        else os.path.join(ROOT, "build", "models") if args.large
                        else os.path.join(ROOT, "tests", "onnx", "models"))
     os.makedirs(out, exist_ok=True)
