@@ -7,6 +7,10 @@
 
 namespace lathe {
 
+namespace {
+
+// The loops of a linearized program that a reduction accumulates in: a store to a register (an
+// accumulator) is in their body, not in a loop nested in it.
 std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& program) {
   std::unordered_set<const UOp*> out;
   std::vector<const UOp*> open;
@@ -18,8 +22,6 @@ std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& pro
   }
   return out;
 }
-
-namespace {
 
 // An index's terms (the operands of its ADDs) that are not constants, and the sum of those that are.
 void split_terms(const UOpPtr& u, std::vector<const UOp*>& changing, int64_t& constant) {
@@ -54,41 +56,42 @@ Prefetcher::Prefetcher(const std::vector<UOpPtr>& program) : accumulating_(accum
     if (u->op() == Ops::END)
       for (const UOpPtr& r : u->src()) open.erase(std::remove(open.begin(), open.end(), r), open.end());
     if (u->op() == Ops::LOAD && !open.empty())
-      if (auto s = streamed(*u, open.back(), u->src(0)->src(0)->dtype().base().itemsize()))
-        lines[open.back().get()].insert(s->first);
+      if (auto s = streamed(*u, open.back())) lines[open.back().get()].insert(s->first);
   }
   for (const auto& [loop, ls] : lines) lines_[loop] = ls.size();
 }
 
-std::optional<std::pair<Prefetcher::Line, int64_t>> Prefetcher::streamed(const UOp& load, const UOpPtr& innermost,
-                                                                         int64_t elem_bytes) const {
+std::optional<std::pair<Prefetcher::Line, int64_t>> Prefetcher::streamed(const UOp& load,
+                                                                         const UOpPtr& innermost) const {
   const UOpPtr& idx = load.src(0);
   if (load.dtype().count() == 1 || idx->src().size() == 3 || idx->src(0)->op() != Ops::DEFINE_GLOBAL || !innermost ||
-      !accumulating_.count(innermost.get()) || elem_bytes <= 0)
+      !accumulating_.count(innermost.get()))
     return std::nullopt;
+  int64_t elem_bytes = idx->src(0)->dtype().base().itemsize();  // an element in memory (a bool's byte)
+  if (elem_bytes <= 0) return std::nullopt;
   const UOpPtr& off = idx->src(1);
   std::optional<int64_t> step = step_along(off, innermost);
   if (!step || *step <= 0) return std::nullopt;
   int64_t bytes = *step * elem_bytes;
-  if (bytes < kLineBytes || bytes > kMostPrefetchedStep) return std::nullopt;
+  if (bytes < kCacheLineBytes || bytes > kMostPrefetchedStep) return std::nullopt;
   if (off->vmax() - off->vmin() < kLeastPrefetchedSpan / elem_bytes) return std::nullopt;  // stays in a core's caches
   std::vector<const UOp*> changing;
   int64_t constant = 0;
   split_terms(off, changing, constant);
   bool whole_lines = std::all_of(changing.begin(), changing.end(),
-                                 [&](const UOp* t) { return multiple_of(*t) * elem_bytes % kLineBytes == 0; });
-  int64_t line = whole_lines ? floor_div(constant * elem_bytes, kLineBytes) : constant;
+                                 [&](const UOp* t) { return multiple_of(*t) * elem_bytes % kCacheLineBytes == 0; });
+  int64_t line = whole_lines ? floor_div(constant * elem_bytes, kCacheLineBytes) : constant;
   std::sort(changing.begin(), changing.end());
   return std::pair{Line{innermost.get(), idx->src(0).get(), std::move(changing), whole_lines, line},
                    (kPrefetchBytes + bytes - 1) / bytes * *step};
 }
 
-std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) {
-  std::optional<std::pair<Line, int64_t>> s = streamed(load, innermost, elem_bytes);
+std::optional<int64_t> Prefetcher::distance(const UOp& load, const UOpPtr& innermost) {
+  std::optional<std::pair<Line, int64_t>> s = streamed(load, innermost);
   if (!s) return std::nullopt;
   auto lines = lines_.find(innermost.get());
-  bool shared = lines != lines_.end() && lines->second >= kLeastSharedLines;
-  if (!asked_.insert(s->first).second && shared) return std::nullopt;  // its line is asked for already
+  if (lines == lines_.end() || lines->second < kLeastSharedLines) return s->second;  // one line a step: each load asks
+  if (!asked_.insert(s->first).second) return std::nullopt;                          // its line is asked for already
   return s->second;
 }
 

@@ -33,16 +33,11 @@ namespace lathe {
 // and at most 1 KB (beyond, a row of a strided walk, not a stream); 4 KB ahead (ResNet-18 was
 // fastest at 4 of 1, 4 and 16 KB); operands under 256 KB stay in a core's L2 and are read from it
 // again (a 1x1 convolution's 64 KB weight: prefetching it cost 4-10%).
-constexpr int64_t kLineBytes = kCacheLineBytes, kMostPrefetchedStep = 1024, kPrefetchBytes = 4096,
-                  kLeastPrefetchedSpan = 256 << 10;
+constexpr int64_t kMostPrefetchedStep = 1024, kPrefetchBytes = 4096, kLeastPrefetchedSpan = 256 << 10;
 
 // A loop whose body streams this many lines or more (each address of a stream that is not whole
 // lines counting as one) asks for each line once.
 constexpr size_t kLeastSharedLines = 2;
-
-/// The loops of a linearized program that a reduction accumulates in: a store to a register (an
-/// accumulator) is in their body, not in a loop nested in it.
-std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& program);
 
 /// What a renderer prefetches in one linearized program (a renderer makes one per program).
 class Prefetcher {
@@ -50,14 +45,14 @@ class Prefetcher {
   Prefetcher() = default;
   explicit Prefetcher(const std::vector<UOpPtr>& program);
 
-  /// How many elements ahead of `load` (a LOAD of a buffer, its element `elem_bytes` bytes in
-  /// memory) to prefetch, inside the innermost open loop `innermost` (null: none); none where it
+  /// How many elements ahead of `load` (a LOAD of a buffer) to prefetch, inside the innermost
+  /// open loop `innermost` (null: none); none where it
   /// is not a streamed operand, or where the loop's body streams kLeastSharedLines lines or more
   /// and a load before it asked for its line already: the same buffer, the same terms that
   /// change, each a whole number of lines, and a constant part in the same line (the line counted
   /// from the buffer's start, which the allocator aligns to one). Where a changing term is not
   /// whole lines, only a load at the same address counts as the same line.
-  std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes);
+  std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost);
 
  private:
   // (loop, buffer, the address's terms that are not constant, whether each is whole lines, its
@@ -65,9 +60,9 @@ class Prefetcher {
   using Line = std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, bool, int64_t>;
   // The line `load` streams through in `innermost` and the elements ahead to ask for, where it is
   // a streamed operand.
-  std::optional<std::pair<Line, int64_t>> streamed(const UOp& load, const UOpPtr& innermost, int64_t elem_bytes) const;
+  std::optional<std::pair<Line, int64_t>> streamed(const UOp& load, const UOpPtr& innermost) const;
 
-  std::unordered_set<const UOp*> accumulating_;
+  std::unordered_set<const UOp*> accumulating_;   // the loops a reduction accumulates in
   std::unordered_map<const UOp*, size_t> lines_;  // how many lines each loop's body streams
   std::set<Line> asked_;
 };

@@ -424,9 +424,9 @@ class CSpeller {
       line(t + " " + name + "; " + copy);
       // A streamed operand asks for what it reads kPrefetchBytes later (codegen/prefetch.hpp); the
       // address is stepped as an integer, as it may be past the buffer's end.
-      int64_t bytes = idx->src(0)->dtype().base().itemsize();
-      if (std::optional<int64_t> ahead = prefetch_.distance(*u, open_.empty() ? nullptr : open_.back(), bytes))
-        line("__builtin_prefetch((const void*)((unsigned long long)&" + element(idx) + " + " + std::to_string(*ahead * bytes) + "ull), 0, 3);");
+      if (std::optional<int64_t> ahead = prefetch_.distance(*u, open_.empty() ? nullptr : open_.back()))
+        line("__builtin_prefetch((const void*)((unsigned long long)&" + element(idx) + " + " +
+             std::to_string(*ahead * idx->src(0)->dtype().base().itemsize()) + "ull), 0, 3);");
       return;
     }
     std::string access = element(idx);

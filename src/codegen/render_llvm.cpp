@@ -444,7 +444,7 @@ class IrSpeller {
   // its steps are not `inbounds`, as the address may be past the buffer's end.
   void prefetch_ahead(const UOpPtr& load) {
     const UOpPtr& idx = load->src(0);
-    std::optional<int64_t> ahead = prefetch_.distance(*load, open_.empty() ? nullptr : open_.back(), mem_bytes(idx));
+    std::optional<int64_t> ahead = prefetch_.distance(*load, open_.empty() ? nullptr : open_.back());
     if (!ahead) return;
     std::vector<UOpPtr> terms;
     index_terms(idx->src(1), terms);

@@ -114,7 +114,7 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
   Prefetcher p(program);
   auto asks = [&](const UOpPtr& loop, const std::vector<UOpPtr>& loads) {
     std::vector<bool> out;
-    for (const UOpPtr& l : loads) out.push_back(p.distance(*l, loop, 4).has_value());
+    for (const UOpPtr& l : loads) out.push_back(p.distance(*l, loop).has_value());
     return out;
   };
   std::vector<bool> want{true, false, true, false, true, true, true};
@@ -122,7 +122,7 @@ TEST(Prefetch, EachLineIsAskedForOnce) {
   EXPECT_EQ(asks(second, second_loads), want);
   EXPECT_EQ(asks(single, halves), (std::vector<bool>{true, true})) << "one line a step";
   EXPECT_EQ(asks(inner, two_lines), (std::vector<bool>{true, false, true, false})) << "two lines a step";
-  EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first, 4), std::optional<int64_t>{4096 / 4})
+  EXPECT_EQ(Prefetcher(program).distance(*first_loads[0], first), std::optional<int64_t>{4096 / 4})
       << "4 KB ahead, in floats";
 }
 
