@@ -626,8 +626,7 @@ class Planner {
     for (const Loop& l : loops)
       if (ordinary(l)) outs.push_back(l);
     for (size_t i = 0; i + 1 < outs.size(); ++i) {
-      int64_t reads = std::abs(stride(in->offset, outs[i]).value_or(0)) * in->itemsize;
-      int64_t stores = std::abs(stride(out->offset, outs[i]).value_or(0)) * out->itemsize;
+      int64_t reads = step(*in, outs[i]) * in->itemsize, stores = step(*out, outs[i]) * out->itemsize;
       // streams whose addresses agree modulo kSetSpan: size over the distinct offsets they fall on
       int64_t aliased = stores > 0 ? (outs[i].size * std::gcd(stores, kSetSpan) + kSetSpan - 1) / kSetSpan : 0;
       bool streams_apart = outs[i].size <= kMostStoreStreams && aliased <= kMostAliasedStreams;
@@ -638,6 +637,10 @@ class Planner {
       return;
     }
   }
+
+  // The elements access `a` steps over per step of loop `l`, either way; an index that is no
+  // affine function of the loop (divided, taken modulo) counts as not stepping along it (0).
+  static int64_t step(const Access& a, const Loop& l) { return std::abs(stride(a.offset, l).value_or(0)); }
 
   // The largest load and the largest store of the kernel (by span).
   std::pair<std::optional<Access>, std::optional<Access>> largest_load_and_store() const {
@@ -681,9 +684,8 @@ class Planner {
       std::optional<Access> in, out;
       std::tie(in, out) = largest_load_and_store();  // named, not bound: a lambda below reads `in`
       if (in && out && span(*in) >= span(*out)) {
-        // An index that is no affine function of a loop (divided, taken modulo) counts as not
-        // stepping along it: such an input keeps the outermost loop's split.
-        auto step = [](const Access& a, const Loop& l) { return std::abs(stride(a.offset, l).value_or(0)); };
+        // An input that does not step along the outermost loop (step 0: also where its index
+        // divides the loop) keeps that loop's split.
         auto along = std::max_element(outs.begin(), outs.end(),
                                       [&](const Loop& a, const Loop& b) { return step(*in, a) < step(*in, b); });
         // A step of the stored offset is a run of that many elements where the store is dense.
