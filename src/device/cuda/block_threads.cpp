@@ -164,7 +164,7 @@ bool release_warps(Block& b) {
     int64_t waiting = 0;
     for (int64_t l = w * kWarpLanes; l < std::min(n, (w + 1) * kWarpLanes); ++l) waiting += b.threads[l].at == At::Warp;
     if (waiting == 0) continue;
-    if ((w + 1) * kWarpLanes > n) throw Error(block_error(n, "reached a warp's matrix multiply-add: it needs whole warps of 32"));
+    if ((w + 1) * kWarpLanes > n) throw Error(block_error(n, "reached a warp's matrix multiply-add: it needs whole warps of " + std::to_string(kWarpLanes)));
     if (waiting < kWarpLanes) continue;
     Fiber* lanes = &b.threads[w * kWarpLanes];
     for (int64_t l = 1; l < kWarpLanes; ++l)
