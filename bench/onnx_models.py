@@ -7,6 +7,7 @@
     /usr/bin/python3 bench/onnx_models.py --baseline OLD/build/tools/lathe      # and an older lathe, same run
     /usr/bin/python3 bench/onnx_models.py --ort-python python3   # ORT from that Python's onnxruntime (no node)
     /usr/bin/python3 bench/onnx_models.py --prepare-budget 5000 build/zoo build/detectors  # exit 1 if a first prepare takes longer
+    /usr/bin/python3 bench/onnx_models.py --avx2 build/zoo                # as on an AVX2-only CPU: both sides held to AVX2
 
 For each case folder (model.onnx + test_data_set_0 inputs) and thread count it runs a first
 prepare (`lathe bench --json` into an empty kernel cache: load + build + prepare, beside ORT's
@@ -20,6 +21,14 @@ resident memory (lathe's own VmHWM, since /usr/bin/time -v also counts the C com
 its identity; ORT's includes node with onnxruntime-node loaded, printed in the header) and
 lathe's intermediate arena. With --baseline, another lathe binary (an earlier commit's build) is
 measured in the same rounds beside it. BEAM, NOOPT and lathe's debug variables are cleared.
+
+--avx2 measures both sides as an AVX2-only CPU (8 float lanes, 16 vector registers) would run them,
+on an x86-64 CPU with AVX-512: lathe compiles for x86-64-v3 and plans for 8 lanes
+(LATHE_CPU_TARGET, and LATHE_TARGET_SHAPE unless set), ONNX Runtime runs with bench/avx2_only.c
+preloaded (CPUID answers without AVX-512, so MLAS chooses its AVX2 kernels; it needs the CPU's
+cpuid_fault, and the run stops where that is missing rather than time ORT at AVX-512), and the
+FMA probe is compiled for x86-64-v3. Caches and clocks stay this CPU's: a real AVX2 machine checks
+the result.
 """
 import argparse
 import json
@@ -32,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from onnx_pb import tensor_name  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from compare import fma_peak  # noqa: E402
+from compare import HELD, fma_peak  # noqa: E402
 
 
 def clean_env():
@@ -50,6 +59,19 @@ def cases(dirs):
             for name in sorted(os.listdir(d)):
                 if os.path.exists(os.path.join(d, name, "model.onnx")):
                     yield os.path.join(d, name)
+
+
+def avx2_preload(directory):
+    """bench/avx2_only.c built into `directory`, checked to hold a process to AVX2: its path, or
+    exits naming why not."""
+    lib = os.path.join(directory, "avx2_only.so")
+    build = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", os.path.join(ROOT, "bench/avx2_only.c"), "-o", lib, "-ldl"],
+                           capture_output=True, text=True)
+    check = subprocess.run(["true"], env=dict(os.environ, LD_PRELOAD=lib), capture_output=True, text=True) \
+        if build.returncode == 0 else build
+    if check.returncode != 0:
+        sys.exit("--avx2: ONNX Runtime cannot be held to AVX2 here: " + (check.stderr.strip() or f"exit {check.returncode}"))
+    return lib
 
 
 def model_input_names(case):
@@ -99,7 +121,14 @@ def main():
                     help="exit 1 naming every model whose first prepare (load, build, compile into an empty cache) took longer")
     ap.add_argument("--ort-python", metavar="PYTHON",
                     help="time ONNX Runtime with this Python's onnxruntime package (bench/ort_time.py) instead of node's")
+    ap.add_argument("--avx2", action="store_true", help="hold lathe, ONNX Runtime and the FMA probe to AVX2 (see the top of this file)")
     a = ap.parse_args()
+    held_lathe, held_ort = {}, {}
+    scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")
+    if a.avx2:
+        held_lathe = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
+        held_ort = {"LD_PRELOAD": avx2_preload(scratch.name)}
+        HELD["march"] = "x86-64-v3"
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
     peaks = {t: fma_peak(a.anchors, t) for t in threads}
@@ -111,13 +140,16 @@ def main():
         _, _, rc, ort_idle_mb = timed(["node", "-e", "require('onnxruntime-node')"], dict(os.environ, NODE_PATH=modules))
         idle = "node with onnxruntime-node loaded and nothing run"
     ort_idle_mb = ort_idle_mb if rc == 0 else None
+    if a.avx2:
+        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in held_lathe.items()) +
+              "; ONNX Runtime with bench/avx2_only.c preloaded (CPUID without AVX-512); FMA probe -march=x86-64-v3")
     print("# FMA peak (GFLOP/s): " + ", ".join(f"{t} threads {p:.0f}" if p else f"{t} threads n/a" for t, p in peaks.items()) +
           (f"; {idle}: {ort_idle_mb:.0f} MB" if ort_idle_mb else ""))
     base_cols = f" {'base ms':>9} {'base/ORT':>8}" if a.baseline else ""
     print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'GFLOP/s':>8} {'% peak':>6} {'prep ms':>8} "
           f"{'ORT prep':>8} {'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
 
-    clean = clean_env()
+    clean = dict(clean_env(), **held_lathe)
 
     def first_prepare(binary, model, feeds, t, cache):
         """Load, build and prepare into an empty kernel cache: what ORT's session creation does."""
@@ -146,7 +178,7 @@ def main():
     def timed_ort(case, t):
         ort = [a.ort_python, os.path.join(ROOT, "bench/ort_time.py")] if a.ort_python else \
             ["node", os.path.join(ROOT, "scripts/ort-reference.js")]
-        out, _, rc, peak = timed(ort + ["--time", str(a.runs), "--threads", str(t), case])
+        out, _, rc, peak = timed(ort + ["--time", str(a.runs), "--threads", str(t), case], dict(os.environ, **held_ort))
         if rc != 0:
             return None
         r = last_json(out)
