@@ -500,7 +500,7 @@ def layer_models():
     (`lathe bench build/layers/NAME/model.onnx --profile`): Inception-v3's 1x7 and 7x1 over a
     17x17 map, its 288 -> 384 3x3 of stride 2 on 35x35 and its Conv2d_4a (80 -> 192 on 73x73, by
     Winograd's method) feeding a 1x1 so the transform stores channel blocks, a 2048 -> 320 1x1 on
-    8x8, and square matmuls of 1024 and 2048. Sums of 1000s of products: lathe's outputs agree with
+    8x8, ResNet-50's and ResNeXt-50's 1024 -> 512 1x1 on 14x14 and 1024 -> 2048 on 7x7, and square matmuls of 1024 and 2048. Sums of 1000s of products: lathe's outputs agree with
     ONNX Runtime's to float32 rounding in the summation order, which outputs near 0 show beside
     the runner's default absolute tolerance (`lathe test-onnx build/layers --atol 1e-5` passes)."""
     class ConvRelu(nn.Module):
@@ -528,6 +528,8 @@ def layer_models():
         "conv3x3s2_288_384_35": (lambda: ConvRelu(288, 384, 3, stride=2), (1, 288, 35, 35)),
         "conv3x3_80_192_73_then_1x1": (lambda: ConvRelu(80, 192, 3, then=64), (1, 80, 73, 73)),
         "conv1x1_2048_320_8": (lambda: ConvRelu(2048, 320, 1), (1, 2048, 8, 8)),
+        "conv1x1_1024_512_14": (lambda: ConvRelu(1024, 512, 1), (1, 1024, 14, 14)),
+        "conv1x1_1024_2048_7": (lambda: ConvRelu(1024, 2048, 1), (1, 1024, 7, 7)),
         "matmul_1024": (lambda: MatMul(1024), (1024, 1024)),
         "matmul_2048": (lambda: MatMul(2048), (2048, 2048)),
     }

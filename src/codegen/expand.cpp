@@ -34,6 +34,40 @@ std::vector<UOpPtr> copies(const UOpPtr& x, const std::vector<UOpPtr>& rs) {
   return out;
 }
 
+// The vectors a register tile keeps live while its copies run in the order of `rs` (the first
+// varying slowest): its accumulators, every operand of the faster axes (each reused on every
+// position of the slowest), and the slowest axis's current one.
+int64_t live_vectors(const std::vector<UOpPtr>& rs) {
+  int64_t accumulators = 1, faster = 1;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    accumulators *= rs[i]->src(0)->vmax();
+    if (i > 0) faster *= rs[i]->src(0)->vmax();
+  }
+  return accumulators + faster + 1;
+}
+
+// The register axes of `store` (`rs`) in the order its copies are listed: as they come, unless
+// that keeps more vectors live than `registers` holds and the largest axis slowest keeps fewer,
+// where every load its reductions read varies with at most one of them (a matmul's rows of A
+// and vectors of B; a depthwise convolution's input, read per pixel and channel, keeps its order).
+// A 6 x 2 tile on 16 registers, listed vector by vector, keeps the 6 rows' broadcasts live
+// across both vectors: 12 + 6 + 1 vectors, and the innermost loop spills; row by row each
+// broadcast dies after its two multiply-adds: 12 + 2 + 1.
+std::vector<UOpPtr> copy_order(const UOpPtr& store, std::vector<UOpPtr> rs, int registers) {
+  if (registers <= 0 || rs.size() < 2 || live_vectors(rs) <= registers) return rs;
+  std::vector<UOpPtr> sorted = rs;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const UOpPtr& a, const UOpPtr& b) { return a->src(0)->vmax() > b->src(0)->vmax(); });
+  if (live_vectors(sorted) >= live_vectors(rs)) return rs;
+  for (const UOpPtr& red : toposort(store))
+    if (red->op() == Ops::REDUCE)
+      for (const UOpPtr& u : toposort(red->src(0)))
+        if (u->op() == Ops::LOAD &&
+            std::count_if(rs.begin(), rs.end(), [&](const UOpPtr& r) { return varies_with(u, r.get()); }) > 1)
+          return rs;
+  return sorted;
+}
+
 // ---- unrolling --------------------------------------------------------------------------------
 
 struct Unrolled {
@@ -426,7 +460,7 @@ UOpPtr vectorize_along(const UOpPtr& value, const UOpPtr& axis) { return Vectori
 
 std::vector<UOpPtr> vectorize_store(const UOpPtr& store, const UOpPtr& axis) { return Vectorizer(axis).store(store); }
 
-UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
+UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes, int registers) {
   std::vector<UOpPtr> regs;
   for (const UOpPtr& u : toposort(ast))
     if (is_register_range(*u)) regs.push_back(u);
@@ -454,7 +488,7 @@ UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes) {
       if (r != vector_axis && varies_with(st, r.get())) rs.push_back(r);
     Vectorizer::Across across = vz ? vz->transpose_axis(st, rs) : Vectorizer::Across{};
     if (across.axis) rs.erase(std::find(rs.begin(), rs.end(), across.axis));
-    for (const UOpPtr& c : copies(st, rs)) {
+    for (const UOpPtr& c : copies(st, copy_order(st, rs, registers))) {
       std::vector<UOpPtr> done = across.axis ? vz->transposed(c, across.axis, across.stores) : vz ? vz->store(c) : std::vector<UOpPtr>{c};
       stores.insert(stores.end(), done.begin(), done.end());
     }

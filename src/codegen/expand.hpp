@@ -19,7 +19,11 @@
 
 namespace lathe {
 
-UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes);
+/// `ast` with its upcast (register) loops unrolled into copies and the vector axis into vector
+/// values of at most `max_lanes` lanes. `registers` (the Target's vector registers; 0: unknown)
+/// orders a register tile's copies where the default order would keep more operands live than
+/// the file holds.
+UOpPtr expand_upcasts(const UOpPtr& ast, int max_lanes, int registers = 0);
 
 /// `value` with the positions of the register loop `axis` (an Upcast RANGE of a constant size) as
 /// the lanes of one vector, as expand_upcasts makes them; a value that does not vary with it stays

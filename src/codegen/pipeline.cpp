@@ -87,7 +87,10 @@ std::vector<Step> steps(const KernelOptions& o, int& threads, GridLaunch& grid, 
       {"attention as one kernel", [&o](const UOpPtr& a) { return attention_as_one_kernel(a, o.target); }},
       {"transcendentals as polynomials",
        [&o](const UOpPtr& a) { return o.target.native_transcendentals ? a : decompose_transcendentals(a); }},
-      {"upcast axes as vectors", [&o](const UOpPtr& a) { return expand_upcasts(a, o.target.widest_vector); }},
+      {"upcast axes as vectors",
+       [&o](const UOpPtr& a) {
+         return expand_upcasts(a, o.target.widest_vector, o.target.has_local ? 0 : o.target.vector_registers);
+       }},
       {"gates as loop bounds", gates_as_loop_bounds},
       {"output loops as a GPU's grid and blocks",
        [&o, &grid](const UOpPtr& a) {

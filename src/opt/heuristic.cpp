@@ -1,7 +1,6 @@
 #include "opt/heuristic.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -75,6 +74,33 @@ constexpr int64_t kLeastFourfoldRows = 2;
 // The accumulators a register tile needs for its multiply-adds' latency to be hidden: about 4
 // cycles each, 2 issued a cycle. A tile with fewer waits on them.
 constexpr int64_t kLatencyAccumulators = 8;
+
+// The registers a two-vector tile's step needs beside its accumulators: the two column vectors
+// and one row's broadcast (codegen/expand lists the copies so each broadcast dies after its two
+// multiply-adds).
+constexpr int64_t kTwoVectorOperands = 3;
+
+// The most rows unsliding_two_vector_rows gives: 12 accumulators, a tuned AVX2 GEMM's 6 x 2 tile.
+constexpr int64_t kWideTileRows = 6;
+
+// The shortest reduction (multiply-adds per accumulator) unsliding_two_vector_rows is asked for:
+// 64 long, the 12 accumulators' stores and the padded rows cost what the steps save (a 64 -> 256
+// 1x1 convolution on 8 x 56 x 56 ran 1-3% slower so, ResNeXt-50's 64-channel 1x1s 2-16%).
+constexpr int64_t kLeastWideTileReduction = 128;
+
+// The rows of a two-vector register tile on a CPU (`budget` accumulators, `registers` vector
+// registers) whose rows do not slide along a window (a matmul's, a 1x1 convolution's pixels, the
+// Winograd product's tiles): where half the file holds fewer than kWideTileRows rows, as many as
+// the file holds beside kTwoVectorOperands, up to kWideTileRows. At 16 registers that is 6 rows,
+// not 4: the 1x1 convolutions of ResNet-50 and ResNeXt-50 ran 7-13% faster so, transformer and
+// ConvNeXt matmuls 5-15%, Inception-v3 about 7% (bench/RESULTS.md, 2026-12-01). At 32 registers
+// half the file (8 rows) stays: 14 rows of 2 were slower there
+// (docs/decisions/matmul-ceiling-and-fourteen-row-tiles.md). Sliding rows keep half the file too:
+// each keeps an address and a padding gate per tap in the general registers
+// (docs/decisions/twelve-accumulators-on-sixteen-registers.md).
+int64_t unsliding_two_vector_rows(int64_t budget, int64_t registers) {
+  return std::max(budget / 2, std::min((registers - kTwoVectorOperands) / 2, kWideTileRows));
+}
 
 // Whether a four-vector register tile (`four` accumulators over `four_stored` padded positions)
 // is worth taking over the two-vector one (`two`, `two_stored`) on the same rows (Planner::tile).
@@ -312,6 +338,9 @@ class Planner {
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
     std::vector<Access> all = accesses(cur_);
+    int64_t reduction = 1;  // the multiply-adds each accumulator sums
+    for (const Loop& k : loops)
+      if (k.reduce) reduction = std::min(reduction * k.size, kLeastWideTileReduction);
     bool any_slides = false;
     for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
     // A symbolic loop (the boxes a detector kept) takes rows too, padded at each run to a multiple
@@ -339,14 +368,23 @@ class Planner {
         int64_t stored_by_two = 0, by_two = 0;  // the two-vector tile's positions (padded) and accumulators
         for (int64_t vectors : {int64_t{2}, int64_t{1}, int64_t{4}}) {
           if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
-          int64_t most = most_rows(vectors), rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
+          // `wider`: a two-vector tile allowed more rows than half the file, which it pads to
+          // where no divisor comes near them (196 pixels as 198 in tiles of 6, 49 as 54).
+          int64_t most = most_rows(vectors);
+          bool wider = false;
+          if (vectors == 2 && !r.symbolic && !t_.has_local && reduction >= kLeastWideTileReduction &&
+              !slides(r, hot, loops)) {
+            most = unsliding_two_vector_rows(budget_, t_.vector_registers);
+            wider = most > most_rows(vectors);
+          }
+          int64_t rows = r.symbolic ? std::min(most, r.size) : divisor_up_to(r.size, most);
           // No divisor near the budget (a prime size: 17 or 109 pixels): the loop is padded to a
           // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6),
           // more than twice the divisor's rows; four vectors' rows also where that is just twice
           // (17 pixels at 16 registers: 18, 9 tiles of 2; 51 at 32 registers: 54, 9 tiles of 6).
           bool pad = r.symbolic;
-          if (!r.symbolic && rows * 2 <= most && r.size >= most)
-            for (int64_t n = most; n > rows * 2 || (vectors == 4 && n == most); --n)
+          if (!r.symbolic && (rows * 2 <= most || (wider && rows < most)) && r.size >= most)
+            for (int64_t n = most; n > (wider ? rows : rows * 2) || (vectors == 4 && n == most); --n)
               if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
                 rows = n, pad = true;
                 break;

@@ -250,6 +250,27 @@ int64_t accumulators(const std::vector<Opt>& opts, int64_t lanes) {
   return n / lanes;
 }
 
+// On 16 registers, a two-vector tile whose rows do not slide along a window takes 6 rows (12
+// accumulators beside two column vectors and a broadcast) where its reduction is 128 or longer,
+// padding its rows where no divisor is near (61 rows as 66); a 64-long one keeps 4 rows, as do
+// 32 registers' 8 rows of 16 accumulators, and a convolution's sliding pixels keep half the file
+// (FourVectorsOfChannelsWhereTheyHoldMoreAccumulators). Values on every target.
+TEST(Heuristic, TwelveAccumulatorsWhereRowsDoNotSlideOnSixteenRegisters) {
+  Tensor c = test::grid_tensor({61, 130}, 1).matmul(test::grid_tensor({130, 48}, 2));
+  int64_t m = loop_sized(c, 61);
+  std::vector<Opt> narrow = opts_for(c, kAvx2);
+  EXPECT_EQ(accumulators(narrow, 8), 12) << to_string(narrow);
+  EXPECT_TRUE(has(narrow, {OptOp::PADTO, m, 6})) << to_string(narrow);
+  std::vector<Opt> sse = opts_for(c, kSse);
+  EXPECT_EQ(accumulators(sse, 4), 12) << to_string(sse);
+  std::vector<Opt> wide = opts_for(c, kAvx512);
+  EXPECT_LE(accumulators(wide, 16), 16) << to_string(wide);
+  expect_agrees_on_every_target(c);
+  Tensor short_sum = test::grid_tensor({64, 64}, 1).matmul(test::grid_tensor({64, 48}, 2));
+  std::vector<Opt> four = opts_for(short_sum, kAvx2);
+  EXPECT_EQ(accumulators(four, 8), 8) << to_string(four);
+}
+
 // Four vectors of output channels (two channel blocks at once) where they pad no more than two and
 // hold half as many accumulators again, or more where two hold too few to hide the multiply-adds'
 // latency (under 8): 17 pixels as 6 rows of 4 vectors at 32 registers (24 accumulators, not 12) and
