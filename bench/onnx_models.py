@@ -65,8 +65,11 @@ def avx2_preload(directory):
     """bench/avx2_only.c built into `directory`, checked to hold a process to AVX2: its path, or
     exits naming why not."""
     lib = os.path.join(directory, "avx2_only.so")
-    build = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", os.path.join(ROOT, "bench/avx2_only.c"), "-o", lib, "-ldl"],
-                           capture_output=True, text=True)
+    try:
+        build = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", os.path.join(ROOT, "bench/avx2_only.c"), "-o", lib, "-ldl"],
+                               capture_output=True, text=True)
+    except FileNotFoundError:
+        sys.exit("--avx2: gcc is needed to build bench/avx2_only.c (bash scripts/install-bench-deps.sh)")
     check = subprocess.run(["true"], env=dict(os.environ, LD_PRELOAD=lib), capture_output=True, text=True) \
         if build.returncode == 0 else build
     if check.returncode != 0:
@@ -124,10 +127,11 @@ def main():
     ap.add_argument("--avx2", action="store_true", help="hold lathe, ONNX Runtime and the FMA probe to AVX2 (see the top of this file)")
     a = ap.parse_args()
     held_lathe, held_ort = {}, {}
-    scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")
     if a.avx2:
+        scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")  # lives as long as main()
         held_lathe = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
-        held_ort = {"LD_PRELOAD": avx2_preload(scratch.name)}
+        preload = avx2_preload(scratch.name)
+        held_ort = {"LD_PRELOAD": " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)}
         HELD["march"] = "x86-64-v3"
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).

@@ -48,7 +48,7 @@ int64_t live_vectors(const std::vector<UOpPtr>& rs) {
 
 // The register axes of `store` (`rs`) in the order its copies are listed: as they come, unless
 // that keeps more vectors live than `registers` holds and the largest axis slowest keeps fewer,
-// where every load its reductions read varies with at most one of them (a matmul's rows of A
+// for a store of a reduction where every load its reductions read varies with at most one of them (a matmul's rows of A
 // and vectors of B; a depthwise convolution's input, read per pixel and channel, keeps its order).
 // A 6 x 2 tile on 16 registers, listed vector by vector, keeps the 6 rows' broadcasts live
 // across both vectors: 12 + 6 + 1 vectors, and the innermost loop spills; row by row each
@@ -59,13 +59,16 @@ std::vector<UOpPtr> copy_order(const UOpPtr& store, std::vector<UOpPtr> rs, int 
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const UOpPtr& a, const UOpPtr& b) { return a->src(0)->vmax() > b->src(0)->vmax(); });
   if (live_vectors(sorted) >= live_vectors(rs)) return rs;
-  for (const UOpPtr& red : toposort(store))
-    if (red->op() == Ops::REDUCE)
-      for (const UOpPtr& u : toposort(red->src(0)))
-        if (u->op() == Ops::LOAD &&
-            std::count_if(rs.begin(), rs.end(), [&](const UOpPtr& r) { return varies_with(u, r.get()); }) > 1)
-          return rs;
-  return sorted;
+  bool reduces = false;  // the count is a register tile's: accumulators over a reduction
+  for (const UOpPtr& red : toposort(store)) {
+    if (red->op() != Ops::REDUCE) continue;
+    reduces = true;
+    for (const UOpPtr& u : toposort(red->src(0)))
+      if (u->op() == Ops::LOAD &&
+          std::count_if(rs.begin(), rs.end(), [&](const UOpPtr& r) { return varies_with(u, r.get()); }) > 1)
+        return rs;
+  }
+  return reduces ? sorted : rs;
 }
 
 // ---- unrolling --------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "opt/heuristic.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -148,6 +149,13 @@ bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loo
       if (tap && *tap > 0 && *along % *tap == 0 && *along < *tap * k.size) return true;
     }
   }
+  return false;
+}
+
+// Whether some load of `hot` steps along both loops `a` and `b`.
+bool follows_both(const std::vector<UOpPtr>& hot, const Loop& a, const Loop& b) {
+  for (const UOpPtr& o : hot)
+    if (stride(o, a) != 0 && stride(o, b) != 0) return true;
   return false;
 }
 
@@ -299,7 +307,7 @@ class Planner {
     // multiply-adds, 7 rows of 2 vectors 9 for 14), then more vectors. (Inception-v3's 147-pixel
     // rows as 160 padded rows of 1 vector ran 2.5x slower than as 7 rows of 2.)
     std::optional<Loop> best_row;
-    int64_t best_rows = 1, best_vectors = 1;
+    int64_t best_rows = 1, best_vectors = 1, best_most = 1;  // best_most: the most rows its tile allowed
     bool best_padded = false;
     double best_score = 0;
     // A row's second vector: the rest of the vector axis when it splits in two; where the vector
@@ -338,9 +346,11 @@ class Planner {
       else if (other && (second != v.axis || outer_size == 2)) fourfold = {{second, 2}, {*other, 2}};
     }
     std::vector<Access> all = accesses(cur_);
-    int64_t reduction = 1;  // the multiply-adds each accumulator sums
+    std::optional<Loop> second_loop = can_double ? find_loop(cur_, second) : std::nullopt;
+    int64_t reduction = 1;  // the multiply-adds each accumulator sums, up to kLeastWideTileReduction
     for (const Loop& k : loops)
-      if (k.reduce) reduction = std::min(reduction * k.size, kLeastWideTileReduction);
+      if (k.reduce)
+        reduction = k.size >= kLeastWideTileReduction / reduction ? kLeastWideTileReduction : reduction * k.size;
     bool any_slides = false;
     for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
     // A symbolic loop (the boxes a detector kept) takes rows too, padded at each run to a multiple
@@ -370,10 +380,13 @@ class Planner {
           if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
           // `wider`: a two-vector tile allowed more rows than half the file, which it pads to
           // where no divisor comes near them (196 pixels as 198 in tiles of 6, 49 as 54).
+          // Only where each row reads one broadcast and no load follows both the rows and the
+          // second vector: codegen/expand then lists the copies row by row (copy_order), else the
+          // six broadcasts stay live across both vectors and the tile spills.
           int64_t most = most_rows(vectors);
           bool wider = false;
-          if (vectors == 2 && !r.symbolic && !t_.has_local && reduction >= kLeastWideTileReduction &&
-              !slides(r, hot, loops)) {
+          if (vectors == 2 && broadcasts && !r.symbolic && !t_.has_local && reduction >= kLeastWideTileReduction &&
+              second_loop && !slides(r, hot, loops) && !follows_both(hot, r, *second_loop)) {
             most = unsliding_two_vector_rows(budget_, t_.vector_registers);
             wider = most > most_rows(vectors);
           }
@@ -404,7 +417,10 @@ class Planner {
           double score = static_cast<double>(accumulators) * static_cast<double>(r.size) / static_cast<double>(stored) *
                          std::min(1.0, static_cast<double>(accumulators) / static_cast<double>(rows + vectors)) *
                          (own_window > t_.l1_bytes / rows ? 0.75 : 1.0);
-          if (score > best_score) best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
+          if (score > best_score) {
+            best_row = r, best_rows = rows, best_vectors = vectors, best_padded = pad, best_score = score;
+            best_most = most;
+          }
         }
       }
     }
@@ -418,7 +434,7 @@ class Planner {
     // PADTO refused: a known size as its divisors allow; a symbolic one as it is, where it is a
     // multiple of the rows already (UPCAST refuses it otherwise).
     if (best_padded && !apply({OptOp::PADTO, best_row->axis, best_rows}) && !best_row->symbolic)
-      best_rows = divisor_up_to(best_row->size, most_rows(best_vectors));
+      best_rows = divisor_up_to(best_row->size, best_most);
     if (best_rows > 1) apply({OptOp::UPCAST, best_row->axis, best_rows});
     more_rows(best_row->axis, best_rows * best_vectors, vector_operands, hot);
     // Rows are ordered against what is left of the vector axis or, where the tile took all of it

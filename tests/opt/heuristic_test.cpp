@@ -252,8 +252,9 @@ int64_t accumulators(const std::vector<Opt>& opts, int64_t lanes) {
 
 // On 16 registers, a two-vector tile whose rows do not slide along a window takes 6 rows (12
 // accumulators beside two column vectors and a broadcast) where its reduction is 128 or longer,
-// padding its rows where no divisor is near (61 rows as 66); a 64-long one keeps 4 rows, as do
-// 32 registers' 8 rows of 16 accumulators, and a convolution's sliding pixels keep half the file
+// padding its rows where no divisor is near (61 rows as 66); a 64-long one keeps 4 rows, as does a
+// tile with a load that follows both rows and vectors, and 32 registers keep 8 rows of 16
+// accumulators; a convolution's sliding pixels keep half the file
 // (FourVectorsOfChannelsWhereTheyHoldMoreAccumulators). Values on every target.
 TEST(Heuristic, TwelveAccumulatorsWhereRowsDoNotSlideOnSixteenRegisters) {
   Tensor c = test::grid_tensor({61, 130}, 1).matmul(test::grid_tensor({130, 48}, 2));
@@ -269,6 +270,15 @@ TEST(Heuristic, TwelveAccumulatorsWhereRowsDoNotSlideOnSixteenRegisters) {
   Tensor short_sum = test::grid_tensor({64, 64}, 1).matmul(test::grid_tensor({64, 48}, 2));
   std::vector<Opt> four = opts_for(short_sum, kAvx2);
   EXPECT_EQ(accumulators(four, 8), 8) << to_string(four);
+  // A load inside the reduction that follows both the rows and the second vector (a scale per row
+  // and column) would keep the six broadcasts live beside it: 4 rows.
+  Tensor both =
+      (test::grid_tensor({60, 130}, 1).reshape({60, 130, 1}) * test::grid_tensor({130, 16}, 2).reshape({1, 130, 16}) *
+       test::grid_tensor({60, 16}, 3).reshape({60, 1, 16}))
+          .sum({1});
+  std::vector<Opt> mixed = opts_for(both, kAvx2);
+  EXPECT_LE(accumulators(mixed, 8), 8) << to_string(mixed);
+  expect_agrees_on_every_target(both);
 }
 
 // Four vectors of output channels (two channel blocks at once) where they pad no more than two and
