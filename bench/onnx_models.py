@@ -26,9 +26,9 @@ measured in the same rounds beside it. BEAM, NOOPT and lathe's debug variables a
 on an x86-64 CPU with AVX-512: lathe compiles for x86-64-v3 and plans for 8 lanes
 (LATHE_CPU_TARGET, and LATHE_TARGET_SHAPE unless set), ONNX Runtime runs with bench/avx2_only.c
 preloaded (CPUID answers without AVX-512, so MLAS chooses its AVX2 kernels; it needs the CPU's
-cpuid_fault, and the run stops where that is missing rather than time ORT at AVX-512), and the
-FMA probe is compiled for x86-64-v3. Caches and clocks stay this CPU's: a real AVX2 machine checks
-the result.
+cpuid_fault, and the run stops where that is missing rather than time ORT at AVX-512; on a CPU
+without AVX-512 ONNX Runtime runs as it is), and the FMA probe is compiled for x86-64-v3. Caches
+and clocks stay this CPU's: a real AVX2 machine checks the result.
 """
 import argparse
 import json
@@ -61,9 +61,21 @@ def cases(dirs):
                     yield os.path.join(d, name)
 
 
+def has_avx512():
+    """Whether this CPU reports AVX-512F (/proc/cpuinfo's flags)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return True  # unknown: hold ONNX Runtime anyway
+
+
 def avx2_preload(directory):
-    """bench/avx2_only.c built into `directory`, checked to hold a process to AVX2: its path, or
-    exits naming why not."""
+    """bench/avx2_only.c built into `directory`, checked to hold a process to AVX2: its path; None
+    where the CPU has no AVX-512 (ONNX Runtime runs its AVX2 kernels as it is); or exits naming why
+    it cannot hold it."""
+    if not has_avx512():
+        return None
     lib = os.path.join(directory, "avx2_only.so")
     try:
         build = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", os.path.join(ROOT, "bench/avx2_only.c"), "-o", lib, "-ldl"],
@@ -126,12 +138,13 @@ def main():
                     help="time ONNX Runtime with this Python's onnxruntime package (bench/ort_time.py) instead of node's")
     ap.add_argument("--avx2", action="store_true", help="hold lathe, ONNX Runtime and the FMA probe to AVX2 (see the top of this file)")
     a = ap.parse_args()
-    held_lathe, held_ort = {}, {}
+    held_lathe, held_ort, preload = {}, {}, None
     if a.avx2:
         scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")  # lives as long as main()
         held_lathe = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
         preload = avx2_preload(scratch.name)
-        held_ort = {"LD_PRELOAD": " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)}
+        if preload:
+            held_ort = {"LD_PRELOAD": " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)}
         HELD["march"] = "x86-64-v3"
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
@@ -145,8 +158,10 @@ def main():
         idle = "node with onnxruntime-node loaded and nothing run"
     ort_idle_mb = ort_idle_mb if rc == 0 else None
     if a.avx2:
-        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in held_lathe.items()) +
-              "; ONNX Runtime with bench/avx2_only.c preloaded (CPUID without AVX-512); FMA probe -march=x86-64-v3")
+        ort_held = "ONNX Runtime with bench/avx2_only.c preloaded (CPUID without AVX-512)" if preload else \
+            "ONNX Runtime as it is (this CPU has no AVX-512)"
+        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in held_lathe.items()) + "; " + ort_held +
+              "; FMA probe -march=x86-64-v3")
     print("# FMA peak (GFLOP/s): " + ", ".join(f"{t} threads {p:.0f}" if p else f"{t} threads n/a" for t, p in peaks.items()) +
           (f"; {idle}: {ort_idle_mb:.0f} MB" if ort_idle_mb else ""))
     base_cols = f" {'base ms':>9} {'base/ORT':>8}" if a.baseline else ""
