@@ -16,6 +16,7 @@
 #include "codegen/linearize.hpp"
 #include "ir/alu.hpp"
 #include "ir/half.hpp"
+#include "ir/step.hpp"
 #include "codegen/prefetch.hpp"
 #include "lathe/error.hpp"
 
@@ -208,9 +209,7 @@ class IrSpeller {
   // `outside`: the address may point outside its buffer where it is not read (a masked load's
   // first lane), so no step is `inbounds` (which would make the pointer poison).
   std::string address(const UOpPtr& idx, bool outside = false) {
-    std::vector<UOpPtr> terms;
-    index_terms(idx->src(1), terms);
-    return address(idx, terms, "", outside);
+    return address(idx, index_terms(idx->src(1)), "", outside);
   }
 
   // The address `terms` of idx's offset step to from `from` (idx's buffer when empty).
@@ -249,15 +248,6 @@ class IrSpeller {
       ptr = it->second;
     }
     return ptr;
-  }
-
-  static void index_terms(const UOpPtr& u, std::vector<UOpPtr>& terms) {
-    if (u->op() == Ops::ADD && u->dtype().is_index()) {
-      index_terms(u->src(0), terms);
-      index_terms(u->src(1), terms);
-    } else {
-      terms.push_back(u);
-    }
   }
 
   std::string align_of(const UOpPtr& idx, DType value) {
@@ -421,8 +411,7 @@ class IrSpeller {
     // The terms of its address that loops opened after the gate step (a convolution's channels
     // in a block, inside the taps whose padding the gate tests) are added after the select, from
     // the zeros too, so the select itself does not change in those loops and leaves them.
-    std::vector<UOpPtr> terms, outer, inner;
-    index_terms(idx->src(1), terms);
+    std::vector<UOpPtr> terms = index_terms(idx->src(1)), outer, inner;
     int64_t reach = 0;  // the elements the inner terms step over
     auto at = position_.find(idx->src(2).get());
     int64_t gated_at = at == position_.end() ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(at->second);
@@ -446,8 +435,7 @@ class IrSpeller {
     const UOpPtr& idx = load->src(0);
     std::optional<int64_t> ahead = prefetch_.distance(*load, open_.empty() ? nullptr : open_.back());
     if (!ahead) return;
-    std::vector<UOpPtr> terms;
-    index_terms(idx->src(1), terms);
+    std::vector<UOpPtr> terms = index_terms(idx->src(1));
     terms.push_back(UOp::index_const(*ahead));
     std::string p = address(idx, terms, "", true);
     declares_.insert("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)");

@@ -43,4 +43,21 @@ std::optional<int64_t> step_along(const UOpPtr& x, const UOpPtr& r) {
   return const_as_int(d->const_value());
 }
 
+namespace {
+void add_index_terms(const UOpPtr& x, std::vector<UOpPtr>& out) {
+  if (x->op() == Ops::ADD) {
+    add_index_terms(x->src(0), out);
+    add_index_terms(x->src(1), out);
+  } else {
+    out.push_back(x);
+  }
+}
+}  // namespace
+
+std::vector<UOpPtr> index_terms(const UOpPtr& x) {
+  std::vector<UOpPtr> out;
+  add_index_terms(x, out);
+  return out;
+}
+
 }  // namespace lathe

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "lathe/uop.hpp"
 
@@ -16,5 +17,9 @@ bool varies_with(const UOpPtr& u, const UOp* r);
 /// How far `x` moves when the loop `r` steps by one: 0 when it does not vary with `r` (or `r`
 /// runs at most once), nothing when the step is not the same across `r`'s range.
 std::optional<int64_t> step_along(const UOpPtr& x, const UOpPtr& r);
+
+/// The terms an integer expression (an index, an offset) sums: the operands of its ADDs,
+/// flattened, in order (`a + (b + 3)`: a, b, 3).
+std::vector<UOpPtr> index_terms(const UOpPtr& x);
 
 }  // namespace lathe

@@ -4,21 +4,13 @@
 
 #include "ir/merge_loops.hpp"
 #include "ir/split_loops.hpp"
+#include "ir/step.hpp"
 #include "ir/symbolic.hpp"
 #include "ir/toposort.hpp"
 #include "ir/valid.hpp"
 
 namespace lathe {
 namespace {
-
-void add_terms(const UOpPtr& x, std::vector<UOpPtr>& out) {
-  if (x->op() == Ops::ADD) {
-    add_terms(x->src(0), out);
-    add_terms(x->src(1), out);
-    return;
-  }
-  out.push_back(x);
-}
 
 struct Run {
   ConcatPart part;
@@ -75,8 +67,7 @@ std::optional<std::vector<ConcatPart>> concatenated_parts(const UOpPtr& kernel) 
   int64_t n = const_as_int(m->src(0)->const_value());
   DType dt = st->src(1)->dtype();
   if (idx->src(0)->dtype().ptr_size() != n || dt.count() != 1) return std::nullopt;
-  std::vector<UOpPtr> terms;
-  add_terms(st->src(1), terms);
+  std::vector<UOpPtr> terms = index_terms(st->src(1));
   if (terms.size() < 2) return std::nullopt;
   std::vector<Run> runs;
   for (const UOpPtr& t : terms) {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "ir/alu.hpp"
 #include "ir/symbolic.hpp"
 #include "lathe/error.hpp"
 #include "schedule/realize.hpp"
@@ -273,8 +274,6 @@ class KernelLowering {
     }
     throw InternalError("the scheduler cannot lower " + to_string(*u));
   }
-
-  static bool is_zero(const UOpPtr& d) { return d->is_const() && const_as_int(d->const_value()) == 0; }
 
   // The source index of a reshape: `idx` (over `out`) flattened and split again over `in`.
   static std::vector<UOpPtr> reshape_index(const std::vector<UOpPtr>& idx, const SymDims& out, const SymDims& in) {
