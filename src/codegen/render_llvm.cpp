@@ -14,10 +14,10 @@
 
 #include "codegen/half_arithmetic.hpp"
 #include "codegen/linearize.hpp"
+#include "codegen/prefetch.hpp"
 #include "ir/alu.hpp"
 #include "ir/half.hpp"
 #include "ir/step.hpp"
-#include "codegen/prefetch.hpp"
 #include "lathe/error.hpp"
 
 namespace lathe {
