@@ -1,9 +1,9 @@
 #include "codegen/prefetch.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "ir/step.hpp"
+#include "ir/symbolic.hpp"
 
 namespace lathe {
 
@@ -21,29 +21,6 @@ std::unordered_set<const UOp*> accumulating_loops(const std::vector<UOpPtr>& pro
     if (u->op() == Ops::STORE && u->src(0)->src(0)->op() == Ops::DEFINE_REG && !open.empty()) out.insert(open.back());
   }
   return out;
-}
-
-// An index's terms (the operands of its ADDs) that are not constants, and the sum of those that are.
-void split_terms(const UOpPtr& u, std::vector<const UOp*>& changing, int64_t& constant) {
-  if (u->op() == Ops::ADD && u->dtype().is_index()) {
-    split_terms(u->src(0), changing, constant);
-    split_terms(u->src(1), changing, constant);
-  } else if (u->op() == Ops::CONST) {
-    constant += const_as_int(u->const_value());
-  } else {
-    changing.push_back(u.get());
-  }
-}
-
-// The floor of a / b, for b > 0.
-int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0 ? 1 : 0); }
-
-// A whole multiple of every value of index term `t`: the constant of a product with one, else 1.
-int64_t multiple_of(const UOp& t) {
-  if (t.op() == Ops::MUL)
-    for (const UOpPtr& s : t.src())
-      if (s->op() == Ops::CONST) return std::abs(const_as_int(s->const_value()));
-  return 1;
 }
 
 }  // namespace
@@ -75,12 +52,20 @@ std::optional<std::pair<Prefetcher::Line, int64_t>> Prefetcher::streamed(const U
   int64_t bytes = *step * elem_bytes;
   if (bytes < kCacheLineBytes || bytes > kMostPrefetchedStep) return std::nullopt;
   if (off->vmax() - off->vmin() < kLeastPrefetchedSpan / elem_bytes) return std::nullopt;  // stays in a core's caches
-  std::vector<const UOp*> changing;
+  // The address as coefficients of its changing terms and a constant; one that is not linear is a
+  // term of its own, not whole lines (only a load at the same address shares its line).
+  std::vector<std::pair<const UOp*, int64_t>> changing;
   int64_t constant = 0;
-  split_terms(off, changing, constant);
-  bool whole_lines = std::all_of(changing.begin(), changing.end(),
-                                 [&](const UOp* t) { return multiple_of(*t) * elem_bytes % kCacheLineBytes == 0; });
-  int64_t line = whole_lines ? floor_div(constant * elem_bytes, kCacheLineBytes) : constant;
+  bool whole_lines = false;
+  if (std::optional<LinearForm> f = linear_form(off)) {
+    for (const auto& [term, coefficient] : f->terms) changing.emplace_back(term.get(), coefficient);
+    constant = f->constant;
+    whole_lines = std::all_of(changing.begin(), changing.end(),
+                              [&](const auto& t) { return t.second * elem_bytes % kCacheLineBytes == 0; });
+  } else {
+    changing.emplace_back(off.get(), 1);
+  }
+  int64_t line = whole_lines ? floordiv(constant * elem_bytes, kCacheLineBytes) : constant;
   std::sort(changing.begin(), changing.end());
   return std::pair{Line{innermost.get(), idx->src(0).get(), std::move(changing), whole_lines, line},
                    (kPrefetchBytes + bytes - 1) / bytes * *step};

@@ -55,9 +55,9 @@ class Prefetcher {
   std::optional<int64_t> distance(const UOp& load, const UOpPtr& innermost);
 
  private:
-  // (loop, buffer, the address's terms that are not constant, whether each is whole lines, its
-  // constant part: in lines where they are, else in elements)
-  using Line = std::tuple<const UOp*, const UOp*, std::vector<const UOp*>, bool, int64_t>;
+  // (loop, buffer, the address's terms that are not constant with their coefficients, whether
+  // each is whole lines, its constant part: in lines where they are, else in elements)
+  using Line = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>, bool, int64_t>;
   // The line `load` streams through in `innermost` and the elements ahead to ask for, where it is
   // a streamed operand.
   std::optional<std::pair<Line, int64_t>> streamed(const UOp& load, const UOpPtr& innermost) const;

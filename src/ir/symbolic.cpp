@@ -9,6 +9,12 @@
 #include "ir/rewrite.hpp"
 
 namespace lathe {
+
+int64_t floordiv(int64_t a, int64_t b) {  // b > 0
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
 namespace {
 
 bool intlike(const UOpPtr& u) {
@@ -18,11 +24,6 @@ bool intlike(const UOpPtr& u) {
 
 UOpPtr cst(const UOpPtr& like, ConstValue v) { return UOp::const_(like->dtype(), v); }
 UOpPtr boolean(bool v) { return UOp::const_(dtypes::bool_, v); }
-
-int64_t floordiv(int64_t a, int64_t b) {  // b > 0
-  int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
 
 // An integer expression as sum(coefficient * term) + constant, the form term collection and
 // division folding work on. `ok` is false when a coefficient overflowed int64.

@@ -52,6 +52,8 @@ struct LinearForm {
   std::vector<std::pair<UOpPtr, int64_t>> terms;
   int64_t constant = 0;
 };
+/// The floor of a / b, for b > 0.
+int64_t floordiv(int64_t a, int64_t b);
 /// `x` as a LinearForm; nothing when a coefficient overflows int64.
 std::optional<LinearForm> linear_form(const UOpPtr& x);
 /// The canonical sum of `f` in dtype `dt`.
