@@ -60,6 +60,15 @@ EXTRA = ["layernorm 4096x1024", "depthwise 8x64x56x56 3x3", "conv1x1 8x64x56x56 
 HELD = {"lathe": {}, "peers": {}, "march": "native"}
 
 
+def hold_to_avx2():
+    """What --avx2 holds, here and in bench/onnx_models.py: lathe compiled for x86-64-v3 and planned
+    for 8 lanes (LATHE_TARGET_SHAPE unless set), numpy/PyTorch on their AVX2 kernels, the probes
+    compiled for x86-64-v3."""
+    HELD["lathe"] = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
+    HELD["peers"] = {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    HELD["march"] = "x86-64-v3"
+
+
 def run(cmd, env=None, cwd=None):
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     return subprocess.run(cmd, env=env, cwd=cwd, check=True, capture_output=True, text=True).stdout
@@ -162,9 +171,7 @@ def main():
     ap.add_argument("--avx2", action="store_true", help="hold lathe, the peers and the probes to AVX2 (see the top of this file)")
     args = ap.parse_args()
     if args.avx2:
-        HELD["lathe"] = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
-        HELD["peers"] = {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
-        HELD["march"] = "x86-64-v3"
+        hold_to_avx2()
     if args.baseline_compiler and not args.baseline:
         args.baseline = args.binary
 

@@ -41,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from onnx_pb import tensor_name  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from compare import HELD, fma_peak  # noqa: E402
+from compare import HELD, fma_peak, hold_to_avx2  # noqa: E402
 
 
 def clean_env():
@@ -138,14 +138,13 @@ def main():
                     help="time ONNX Runtime with this Python's onnxruntime package (bench/ort_time.py) instead of node's")
     ap.add_argument("--avx2", action="store_true", help="hold lathe, ONNX Runtime and the FMA probe to AVX2 (see the top of this file)")
     a = ap.parse_args()
-    held_lathe, held_ort, preload = {}, {}, None
+    held_ort, preload = {}, None
     if a.avx2:
         scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")  # lives as long as main()
-        held_lathe = {"LATHE_CPU_TARGET": "x86-64-v3", "LATHE_TARGET_SHAPE": os.environ.get("LATHE_TARGET_SHAPE", "8")}
+        hold_to_avx2()
         preload = avx2_preload(scratch.name)
         if preload:
             held_ort = {"LD_PRELOAD": " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)}
-        HELD["march"] = "x86-64-v3"
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
     peaks = {t: fma_peak(a.anchors, t) for t in threads}
@@ -160,7 +159,7 @@ def main():
     if a.avx2:
         ort_held = "ONNX Runtime with bench/avx2_only.c preloaded (CPUID without AVX-512)" if preload else \
             "ONNX Runtime as it is (this CPU has no AVX-512)"
-        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in held_lathe.items()) + "; " + ort_held +
+        print("# held to AVX2 on this CPU: lathe " + " ".join(f"{k}={v}" for k, v in HELD["lathe"].items()) + "; " + ort_held +
               "; FMA probe -march=x86-64-v3")
     print("# FMA peak (GFLOP/s): " + ", ".join(f"{t} threads {p:.0f}" if p else f"{t} threads n/a" for t, p in peaks.items()) +
           (f"; {idle}: {ort_idle_mb:.0f} MB" if ort_idle_mb else ""))
@@ -168,7 +167,7 @@ def main():
     print(f"{'model':22} {'thr':>3} {'lathe ms':>9} {'ORT ms':>9} {'lathe/ORT':>9} {'GFLOP/s':>8} {'% peak':>6} {'prep ms':>8} "
           f"{'ORT prep':>8} {'peak MB':>8} {'ORT MB':>7} {'arena MB':>8} {'kernels':>7}{base_cols}")
 
-    clean = dict(clean_env(), **held_lathe)
+    clean = dict(clean_env(), **HELD["lathe"])
 
     def first_prepare(binary, model, feeds, t, cache):
         """Load, build and prepare into an empty kernel cache: what ORT's session creation does."""
