@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes ONNX Runtime's outputs as the reference outputs of ONNX backend-test case folders.
 //
-// Usage: node scripts/ort-reference.js [--time RUNS [--threads T]] CASE_DIR...
+// Usage: node scripts/ort-reference.js [--time RUNS [--threads T] [--profile PREFIX]] CASE_DIR...
 //   CASE_DIR/model.onnx and CASE_DIR/test_data_set_*/input_N.pb (serialized onnx TensorProto) are
 //   read; each data set gets output_N.pb, named after the model's outputs, in the model's order.
 // ONNX Runtime comes from the npm package onnxruntime-node; scripts/install-model-deps.sh installs
@@ -133,11 +133,14 @@ function encodeTensor(name, t) {
 
 // With --time RUNS [--threads T]: no outputs are written; prints one JSON line per case with
 // ONNX Runtime's min/median/max latency over RUNS runs of the first data set, and the session's
-// creation time (bench/onnx_models.py).
+// creation time (bench/onnx_models.py). --profile PREFIX also writes ONNX Runtime's profile of
+// those runs (a Chrome trace, each node's time: PREFIX_<date>.json; bench/per_block.py).
 const timeArg = process.argv.indexOf('--time');
 const timeRuns = timeArg > 0 ? Number(process.argv[timeArg + 1]) : 0;
 const threadArg = process.argv.indexOf('--threads');
 const threads = threadArg > 0 ? Number(process.argv[threadArg + 1]) : 1;
+const profileArg = process.argv.indexOf('--profile');
+const profilePrefix = profileArg > 0 ? process.argv[profileArg + 1] : null;
 
 async function timeCase(sess, feeds, dir, loadMs) {
   for (let i = 0; i < 3; i++) await sess.run(feeds);
@@ -155,7 +158,9 @@ async function timeCase(sess, feeds, dir, loadMs) {
 async function runCase(dir) {
   const model = path.join(dir, 'model.onnx');
   const t0 = process.hrtime.bigint();  // session creation is ONNX Runtime's prepare
-  const sess = await ort.InferenceSession.create(model, {intraOpNumThreads: threads, interOpNumThreads: 1});
+  const options = {intraOpNumThreads: threads, interOpNumThreads: 1};
+  if (profilePrefix && timeRuns > 0) Object.assign(options, {enableProfiling: true, profileFilePrefix: profilePrefix});
+  const sess = await ort.InferenceSession.create(model, options);
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const sets = fs.readdirSync(dir).filter(n => n.startsWith('test_data_set_')).sort();
   if (sets.length === 0) throw new Error(`${dir}: no test_data_set_* folder`);
@@ -170,7 +175,11 @@ async function runCase(dir) {
       if (!sess.inputNames.includes(name)) throw new Error(`${sdir}/${f}: ${name} is no input of the model`);
       feeds[name] = toOrtTensor(t);
     });
-    if (timeRuns > 0) return timeCase(sess, feeds, dir, loadMs);
+    if (timeRuns > 0) {
+      await timeCase(sess, feeds, dir, loadMs);
+      if (profilePrefix) sess.endProfiling();
+      return;
+    }
     const res = await sess.run(feeds);
     for (const f of fs.readdirSync(sdir)) if (/^output_\d+\.pb$/.test(f)) fs.unlinkSync(path.join(sdir, f));
     sess.outputNames.forEach((n, i) => {
@@ -182,9 +191,9 @@ async function runCase(dir) {
 }
 
 (async () => {
-  const dirs = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !['--time', '--threads'].includes(all[i - 1]));
+  const dirs = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !['--time', '--threads', '--profile'].includes(all[i - 1]));
   if (dirs.length === 0) {
-    console.error('usage: node scripts/ort-reference.js [--time RUNS [--threads T]] CASE_DIR...');
+    console.error('usage: node scripts/ort-reference.js [--time RUNS [--threads T] [--profile PREFIX]] CASE_DIR...');
     process.exit(2);
   }
   for (const d of dirs) await runCase(d);
