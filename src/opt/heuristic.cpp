@@ -103,6 +103,18 @@ int64_t unsliding_two_vector_rows(int64_t budget, int64_t registers) {
   return std::max(budget / 2, std::min((registers - kTwoVectorOperands) / 2, kWideTileRows));
 }
 
+// What a two-vector tile's step does besides its multiply-adds (the vectors' loads and
+// prefetches, the loop) costs about as much as kTileStepRows rows of them.
+constexpr double kTileStepRows = 2;
+
+// The price of `size` rows in tiles of `n` (a wider tile's, Planner::tile): the padded rows, each
+// with its share of its step's own work. 49 pixels take 5 rows (50 padded) rather than 6 (54):
+// the 1024 -> 2048 1x1 on 7x7 at 8 lanes ran 2-4% faster so; 196 keep 6 (198).
+double padded_rows_price(int64_t size, int64_t n) {
+  return static_cast<double>((size + n - 1) / n * n) * (static_cast<double>(n) + kTileStepRows) /
+         static_cast<double>(n);
+}
+
 // Whether a four-vector register tile (`four` accumulators over `four_stored` padded positions)
 // is worth taking over the two-vector one (`two`, `two_stored`) on the same rows (Planner::tile).
 bool fourfold_pays(int64_t four, int64_t four_stored, int64_t two, int64_t two_stored) {
@@ -395,13 +407,16 @@ class Planner {
           // multiple of the most rows that add at most an eighth to it (17 pixels: 18, 3 tiles of 6),
           // more than twice the divisor's rows; four vectors' rows also where that is just twice
           // (17 pixels at 16 registers: 18, 9 tiles of 2; 51 at 32 registers: 54, 9 tiles of 6).
+          // A wider tile also tries fewer rows, while they hold more accumulators than
+          // kLatencyAccumulators, and takes the one whose padded rows cost least (padded_rows_price).
           bool pad = r.symbolic;
-          if (!r.symbolic && (rows * 2 <= most || (wider && rows < most)) && r.size >= most)
-            for (int64_t n = most; n > (wider ? rows : rows * 2) || (vectors == 4 && n == most); --n)
-              if (int64_t padded = (r.size + n - 1) / n * n; (padded - r.size) * 8 <= r.size) {
-                rows = n, pad = true;
-                break;
-              }
+          if (int64_t divisor = rows;
+              !r.symbolic && (divisor * 2 <= most || (wider && divisor < most)) && r.size >= most)
+            for (int64_t n = most; n > (wider ? divisor : divisor * 2) || (vectors == 4 && n == most); --n) {
+              if (((r.size + n - 1) / n * n - r.size) * 8 > r.size) continue;
+              if (!pad || padded_rows_price(r.size, n) < padded_rows_price(r.size, rows)) rows = n, pad = true;
+              if (!wider || (n - 1) * vectors <= kLatencyAccumulators) break;
+            }
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
           if (vectors == 2) stored_by_two = stored, by_two = accumulators;

@@ -281,6 +281,23 @@ TEST(Heuristic, TwelveAccumulatorsWhereRowsDoNotSlideOnSixteenRegisters) {
   expect_agrees_on_every_target(both);
 }
 
+// A wider tile's rows padded where they cost least: 49 rows (a 7x7 map's pixels) as 5 rows of 2
+// vectors, padded to 50, rather than 6 padded to 54; 196 (14x14) as 6, padded to 198; 61 as 6,
+// padded to 66 (5 rows would pad to 65, one row less for a fifth more steps), on AVX2 and SSE.
+// Values on every target.
+TEST(Heuristic, WiderTilesPadTheirRowsWhereTheyCostLeast) {
+  for (auto [rows, want] : {std::pair{49, 5}, {196, 6}, {61, 6}}) {
+    Tensor c = test::grid_tensor({rows, 130}, 1).matmul(test::grid_tensor({130, 16}, 2));
+    int64_t m = loop_sized(c, rows);
+    for (const Target& t : {kAvx2, kSse}) {
+      std::vector<Opt> opts = opts_for(c, t);
+      EXPECT_EQ(accumulators(opts, t.vector_bytes / 4), want * 2) << rows << " rows: " << to_string(opts);
+      EXPECT_TRUE(has(opts, {OptOp::PADTO, m, want})) << rows << " rows: " << to_string(opts);
+    }
+    expect_agrees_on_every_target(c);
+  }
+}
+
 // Four vectors of output channels (two channel blocks at once) where they pad no more than two and
 // hold half as many accumulators again, or more where two hold too few to hide the multiply-adds'
 // latency (under 8): 17 pixels as 6 rows of 4 vectors at 32 registers (24 accumulators, not 12) and
