@@ -298,6 +298,45 @@ TEST(Heuristic, WiderTilesPadTheirRowsWhereTheyCostLeast) {
   }
 }
 
+// Cache blocks: a 1x1 convolution's weights for a block of 16 output channels over 1024 input
+// channels (64 KB) overflow L1, and its 14x14 input (784 KB) half of L2, on an AVX2 CPU's caches
+// (32 KB, 512 KB): each of 2 threads walks its 8 blocks in groups of 4 (256 KB, half of L2) inside
+// the rows of 6 pixels (TILE of the threads' loop, TILE of a thread's blocks, SWAP of the groups
+// with the rows). Kept in order: a 7x7 input (196 KB, which stays in L2), 256 input channels (16 KB
+// blocks, which stay in L1), an L2 of 128 KB (a group of one). Values, grouped, against the
+// unoptimized kernel, and on every target.
+TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
+  test::ScopedTargetShape shape("8");  // the graph's weights in blocks of 16 channels, as an AVX2 plan stores them
+  Target avx2 = kAvx2;
+  avx2.threads = 2, avx2.l1_bytes = int64_t{32} << 10, avx2.l2_bytes = int64_t{512} << 10;
+  auto one_by_one = [](int64_t in, int64_t side) {
+    return test::grid_tensor({1, in, side, side}, 1)
+        .conv2d(test::grid_tensor({256, in, 1, 1}, 2), std::nullopt, {1, 1}, {0, 0});
+  };
+  auto tiles = [](const std::vector<Opt>& opts) {
+    return std::count_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::TILE; });
+  };
+  Tensor y = one_by_one(1024, 14);
+  int64_t blocks = loop_sized(y, 16);
+  std::vector<Opt> grouped = opts_for(y, avx2);
+  EXPECT_TRUE(has(grouped, {OptOp::TILE, blocks, 8})) << to_string(grouped);
+  EXPECT_TRUE(has(grouped, {OptOp::THREAD, blocks, 2})) << to_string(grouped);
+  EXPECT_EQ(tiles(grouped), 2) << to_string(grouped);
+  EXPECT_TRUE(std::any_of(grouped.begin(), grouped.end(), [](const Opt& o) {
+    return o.op == OptOp::TILE && o.amount == 4;
+  })) << to_string(grouped);
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  std::vector<float> want = test::reference(plan);
+  EXPECT_TRUE(
+      close(test::run_with(plan, hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), avx2)), want, 1e-5));
+  expect_agrees_on_every_target(y);
+  EXPECT_EQ(tiles(opts_for(one_by_one(1024, 7), avx2)), 0) << to_string(opts_for(one_by_one(1024, 7), avx2));
+  EXPECT_EQ(tiles(opts_for(one_by_one(256, 14), avx2)), 0) << to_string(opts_for(one_by_one(256, 14), avx2));
+  Target small_l2 = avx2;
+  small_l2.l2_bytes = int64_t{128} << 10;
+  EXPECT_EQ(tiles(opts_for(y, small_l2)), 0) << to_string(opts_for(y, small_l2));
+}
+
 // Four vectors of output channels (two channel blocks at once) where they pad no more than two and
 // hold half as many accumulators again, or more where two hold too few to hide the multiply-adds'
 // latency (under 8): 17 pixels as 6 rows of 4 vectors at 32 registers (24 accumulators, not 12) and
