@@ -397,7 +397,8 @@ class Planner {
         for (int64_t vectors : {int64_t{2}, int64_t{1}, int64_t{4}}) {
           if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
           // `wider`: a two-vector tile allowed more rows than half the file, which it pads to
-          // where no divisor comes near them (196 pixels as 198 in tiles of 6, 49 as 54).
+          // where no divisor comes near them (196 pixels as 198 in tiles of 6, 49 as 50 in tiles
+          // of 5: padded_rows_price).
           // Only where each row reads one broadcast and no load follows both the rows and the
           // second vector: codegen/expand then lists the copies row by row (copy_order), else the
           // six broadcasts stay live across both vectors and the tile spills.
@@ -419,9 +420,10 @@ class Planner {
           if (int64_t divisor = rows;
               !r.symbolic && (divisor * 2 <= most || (wider && divisor < most)) && r.size >= most)
             for (int64_t n = most; n > (wider ? divisor : divisor * 2) || (vectors == 4 && n == most); --n) {
+              if (pad && n * vectors <= kLatencyAccumulators) break;  // fewer would wait on latency
               if (((r.size + n - 1) / n * n - r.size) * 8 > r.size) continue;
               if (!pad || padded_rows_price(r.size, n) < padded_rows_price(r.size, rows)) rows = n, pad = true;
-              if (!wider || (n - 1) * vectors <= kLatencyAccumulators) break;
+              if (!wider) break;
             }
           int64_t accumulators = rows * vectors, stored = (r.size + rows - 1) / rows * rows;
           if (accumulators < 2) continue;  // no tile
@@ -788,18 +790,22 @@ class Planner {
   // rows: a row's part of the other operand, where it fits kRowShareOfL1 of L1, stays there while
   // the group's blocks stream past it from L2, and the rows' operand is read once a group. At 8
   // lanes ResNet-50's 1024 -> 256 1x1s on 14x14 ran 14-16% faster so, matmul 1024 3-8%; a 7x7
-  // map's 49 rows over 768-1024 channels, whose 150-200 KB stay in L2, ran 0-6% slower. Returns whether it split the
-  // loop so (TILE, THREAD, then TILE and SWAP for the groups); the caller threads it whole otherwise. Rows that slide
-  // along a window keep their order: neighbouring rows share their loads.
+  // map's 49 rows over 768-1024 channels, whose 150-200 KB stay in L2, ran 0-6% slower
+  // (docs/decisions/one-by-one-weight-blocks-inside-rows.md). Sizes are the operands' spans over
+  // the loops' steps, which are what they occupy in the caches where a row's part is whole lines
+  // (A's rows, an input in channel blocks; an NCHW input's 6 pixels a channel would take a line
+  // each). Returns whether it split the loop so (TILE, THREAD, then TILE and SWAP for the
+  // groups); the caller threads it whole otherwise. Rows that slide along a window keep their
+  // order: neighbouring rows share their loads.
   bool blocks_in_groups(int64_t axis, int64_t n) {
     std::optional<Loop> l = find_loop(cur_, axis);
-    if (t_.has_local || !l || l->size % n != 0) return false;
+    if (t_.has_local || !l || !ordinary(*l) || l->size % n != 0) return false;
     int64_t per = l->size / n;  // each thread's blocks
     std::vector<Loop> loops = kernel_loops(cur_);
-    std::vector<Loop> outs;
+    std::vector<Loop> outs;  // the output loops, symbolic ones too: only the blocks' and the rows'
     for (const Loop& r : loops)
-      if (ordinary(r) && !r.reduce) outs.push_back(r);
-    if (per < 2 || outs.size() != 2) return false;
+      if (r.kind == AxisKind::Loop && !r.reduce) outs.push_back(r);
+    if (per < 2 || outs.size() != 2 || !ordinary(outs[0]) || !ordinary(outs[1])) return false;
     const Loop& rows = outs[0].axis == axis ? outs[1] : outs[0];
     std::vector<UOpPtr> hot;
     std::optional<Access> blocked, row;  // the largest hot load along only the blocks, along only the rows

@@ -303,7 +303,8 @@ TEST(Heuristic, WiderTilesPadTheirRowsWhereTheyCostLeast) {
 // (32 KB, 512 KB): each of 2 threads walks its 8 blocks in groups of 4 (256 KB, half of L2) inside
 // the rows of 6 pixels (TILE of the threads' loop, TILE of a thread's blocks, SWAP of the groups
 // with the rows). Kept in order: a 7x7 input (196 KB, which stays in L2), 256 input channels (16 KB
-// blocks, which stay in L1), an L2 of 128 KB (a group of one). Values, grouped, against the
+// blocks, which stay in L1), 2048 (48 KB rows), 512 on 28x28 (32 KB blocks), an L2 of 128 KB (a
+// group of one). Values, grouped, against the
 // unoptimized kernel, and on every target.
 TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   test::ScopedTargetShape shape("8");  // the graph's weights in blocks of 16 channels, as an AVX2 plan stores them
@@ -317,14 +318,16 @@ TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
     return std::count_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::TILE; });
   };
   Tensor y = one_by_one(1024, 14);
-  int64_t blocks = loop_sized(y, 16);
+  int64_t blocks = loop_sized(y, 16), pixels = loop_sized(y, 196);
   std::vector<Opt> grouped = opts_for(y, avx2);
   EXPECT_TRUE(has(grouped, {OptOp::TILE, blocks, 8})) << to_string(grouped);
   EXPECT_TRUE(has(grouped, {OptOp::THREAD, blocks, 2})) << to_string(grouped);
   EXPECT_EQ(tiles(grouped), 2) << to_string(grouped);
-  EXPECT_TRUE(std::any_of(grouped.begin(), grouped.end(), [](const Opt& o) {
-    return o.op == OptOp::TILE && o.amount == 4;
-  })) << to_string(grouped);
+  // the groups of 4 of a thread's blocks, whose loop then trades places with the pixels'
+  auto groups =
+      std::find_if(grouped.begin(), grouped.end(), [](const Opt& o) { return o.op == OptOp::TILE && o.amount == 4; });
+  ASSERT_NE(groups, grouped.end()) << to_string(grouped);
+  EXPECT_TRUE(has(grouped, {OptOp::SWAP, pixels, groups->axis})) << to_string(grouped);
   ExecutionPlan plan = test::one_kernel_plan(y);
   std::vector<float> want = test::reference(plan);
   EXPECT_TRUE(
@@ -332,6 +335,10 @@ TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   expect_agrees_on_every_target(y);
   EXPECT_EQ(tiles(opts_for(one_by_one(1024, 7), avx2)), 0) << to_string(opts_for(one_by_one(1024, 7), avx2));
   EXPECT_EQ(tiles(opts_for(one_by_one(256, 14), avx2)), 0) << to_string(opts_for(one_by_one(256, 14), avx2));
+  // 2048 input channels: a row of 6 pixels reads 48 KB, more than L1 keeps beside the blocks
+  EXPECT_EQ(tiles(opts_for(one_by_one(2048, 14), avx2)), 0) << to_string(opts_for(one_by_one(2048, 14), avx2));
+  // 512 input channels on 28x28: 32 KB blocks stay in L1, though the 1.6 MB input overflows L2
+  EXPECT_EQ(tiles(opts_for(one_by_one(512, 28), avx2)), 0) << to_string(opts_for(one_by_one(512, 28), avx2));
   Target small_l2 = avx2;
   small_l2.l2_bytes = int64_t{128} << 10;
   EXPECT_EQ(tiles(opts_for(y, small_l2)), 0) << to_string(opts_for(y, small_l2));
