@@ -76,6 +76,13 @@ constexpr int64_t kLeastFourfoldRows = 2;
 // cycles each, 2 issued a cycle. A tile with fewer waits on them.
 constexpr int64_t kLatencyAccumulators = 8;
 
+// Rows that slide by two taps or more (a stride-2 convolution's pixels) take the wider tile as
+// rows that do not slide where at most this many output loops slide: an image's rows and columns
+// (2D stems and stride-2 3x3s 5-18% faster at 8 lanes), not a video's frames too (R3D-18's 3D
+// convolutions ran 11-20% slower so: each padded row keeps a position and a gate per window axis in
+// the general registers, which spilled; docs/decisions/twelve-accumulators-on-sixteen-registers.md).
+constexpr int kMostWideSlidingLoops = 2;
+
 // The registers a two-vector tile's step needs beside its accumulators: the two column vectors
 // and one row's broadcast (codegen/expand lists the copies so each broadcast dies after its two
 // multiply-adds).
@@ -165,6 +172,21 @@ bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loo
     for (const Loop& k : loops) {
       std::optional<int64_t> tap = k.reduce ? stride(o, k) : std::nullopt;
       if (tap && *tap > 0 && *along % *tap == 0 && *along < *tap * k.size) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a step of `r` is one step of a reduction's loop that the window reads along (a stride-1
+// convolution's pixels along its taps), the closest sliding: neighbouring positions share all
+// their window but one tap's column.
+bool slides_by_one_tap(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops) {
+  for (const UOpPtr& o : hot) {
+    std::optional<int64_t> along = stride(o, r);
+    if (!along || *along <= 0) continue;
+    for (const Loop& k : loops) {
+      std::optional<int64_t> tap = k.reduce ? stride(o, k) : std::nullopt;
+      if (tap && *tap > 0 && *along == *tap && k.size > 1) return true;
     }
   }
   return false;
@@ -370,7 +392,9 @@ class Planner {
       if (k.reduce)
         reduction = k.size >= kLeastWideTileReduction / reduction ? kLeastWideTileReduction : reduction * k.size;
     bool any_slides = false;
-    for (const Loop& r : loops) any_slides = any_slides || (!r.reduce && r.axis != v.axis && slides(r, hot, loops));
+    int sliding = 0;  // the output loops that slide: an image's rows and columns, a video's frames too
+    for (const Loop& r : loops)
+      if (!r.reduce && r.axis != v.axis && slides(r, hot, loops)) any_slides = true, ++sliding;
     // A symbolic loop (the boxes a detector kept) takes rows too, padded at each run to a multiple
     // of them, but only where no loop of known size can (a matmul's rows): its run may be far
     // below its bound (one image of a batch of up to 16 computed 8 as rows: ResNet-18's direct
@@ -405,7 +429,9 @@ class Planner {
           int64_t most = most_rows(vectors);
           bool wider = false;
           if (vectors == 2 && broadcasts && !r.symbolic && !t_.has_local && reduction >= kLeastWideTileReduction &&
-              second_loop && !slides(r, hot, loops) && !follows_both(hot, r, *second_loop)) {
+              second_loop &&
+              !(sliding <= kMostWideSlidingLoops ? slides_by_one_tap(r, hot, loops) : slides(r, hot, loops)) &&
+              !follows_both(hot, r, *second_loop)) {
             most = unsliding_two_vector_rows(budget_, t_.vector_registers);
             wider = most > most_rows(vectors);
           }

@@ -298,6 +298,28 @@ TEST(Heuristic, WiderTilesPadTheirRowsWhereTheyCostLeast) {
   }
 }
 
+// An image's pixels that slide by two taps (a 3x3 convolution of stride 2) take the wider tile on
+// 16 registers as rows that do not slide: 6 pixels x 2 vectors, 12 accumulators. At stride 1 they
+// slide by one tap and keep half the file (8); a video's pixels (a 3x3x3 convolution of stride 2,
+// three loops sliding) keep it too. Values on every target.
+TEST(Heuristic, AnImagesPixelsThatSlideByTwoTapsTakeTheWiderTile) {
+  test::ScopedTargetShape shape("8");  // the graph's weights in blocks of 16 channels, as an AVX2 plan stores them
+  Tensor x = test::grid_tensor({1, 32, 24, 24}, 1), w = test::grid_tensor({32, 32, 3, 3}, 2);
+  Tensor two = x.conv2d(w, std::nullopt, {2, 2}, {1, 1});  // 12 x 12 pixels
+  std::vector<Opt> wide = opts_for(two, kAvx2);
+  EXPECT_EQ(accumulators(wide, 8), 12) << to_string(wide);
+  expect_agrees_on_every_target(two);
+  Tensor one = test::grid_tensor({1, 32, 12, 12}, 1).conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  std::vector<Opt> half = opts_for(one, kAvx2);
+  EXPECT_EQ(accumulators(half, 8), 8) << to_string(half);
+  Tensor video = test::grid_tensor({1, 32, 6, 12, 12}, 1)
+                     .conv(test::grid_tensor({32, 32, 3, 3, 3}, 2), std::nullopt,
+                           {.stride = {2, 2, 2}, .padding = {{1, 1}, {1, 1}, {1, 1}}});
+  std::vector<Opt> frames = opts_for(video, kAvx2);
+  EXPECT_EQ(accumulators(frames, 8), 8) << to_string(frames);
+  expect_agrees_on_every_target(video);
+}
+
 // Cache blocks: a 1x1 convolution's weights for a block of 16 output channels over 1024 input
 // channels (64 KB) overflow L1, and its 14x14 input (784 KB) half of L2, on an AVX2 CPU's caches
 // (32 KB, 512 KB): each of 2 threads walks its 8 blocks in groups of 4 (256 KB, half of L2) inside
