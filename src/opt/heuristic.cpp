@@ -164,29 +164,15 @@ constexpr int64_t kGroupThreads = 256;
 // Whether the next position of `r` reads inside the window a position of it reads through one of
 // the `hot` loads: a step along `r` is a whole number of steps along some reduction loop that stay
 // within it (a convolution's pixels along its taps, or along its taps and channels merged into one
-// loop).
-bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops) {
+// loop). `by_one_tap`: only where that step is one step of such a loop (a stride-1 convolution's
+// pixels, the closest sliding: neighbouring positions share all their window but one tap's column).
+bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops, bool by_one_tap = false) {
   for (const UOpPtr& o : hot) {
     std::optional<int64_t> along = stride(o, r);
     if (!along || *along <= 0) continue;
     for (const Loop& k : loops) {
       std::optional<int64_t> tap = k.reduce ? stride(o, k) : std::nullopt;
-      if (tap && *tap > 0 && *along % *tap == 0 && *along < *tap * k.size) return true;
-    }
-  }
-  return false;
-}
-
-// Whether a step of `r` is one step of a reduction's loop that the window reads along (a stride-1
-// convolution's pixels along its taps), the closest sliding: neighbouring positions share all
-// their window but one tap's column.
-bool slides_by_one_tap(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops) {
-  for (const UOpPtr& o : hot) {
-    std::optional<int64_t> along = stride(o, r);
-    if (!along || *along <= 0) continue;
-    for (const Loop& k : loops) {
-      std::optional<int64_t> tap = k.reduce ? stride(o, k) : std::nullopt;
-      if (tap && *tap > 0 && *along == *tap && k.size > 1) return true;
+      if (tap && *tap > 0 && *along % *tap == 0 && *along < *tap * k.size && (!by_one_tap || *along == *tap)) return true;
     }
   }
   return false;
@@ -430,7 +416,7 @@ class Planner {
           bool wider = false;
           if (vectors == 2 && broadcasts && !r.symbolic && !t_.has_local && reduction >= kLeastWideTileReduction &&
               second_loop &&
-              !(sliding <= kMostWideSlidingLoops ? slides_by_one_tap(r, hot, loops) : slides(r, hot, loops)) &&
+              !slides(r, hot, loops, sliding <= kMostWideSlidingLoops) &&
               !follows_both(hot, r, *second_loop)) {
             most = unsliding_two_vector_rows(budget_, t_.vector_registers);
             wider = most > most_rows(vectors);
