@@ -103,7 +103,8 @@ constexpr int64_t kLeastWideTileReduction = 128;
 // not 4: the 1x1 convolutions of ResNet-50 and ResNeXt-50 ran 7-13% faster so, transformer and
 // ConvNeXt matmuls 5-15%, Inception-v3 about 7% (bench/RESULTS.md, 2026-12-01). At 32 registers
 // half the file (8 rows) stays: 14 rows of 2 were slower there
-// (docs/decisions/matmul-ceiling-and-fourteen-row-tiles.md). Sliding rows keep half the file too:
+// (docs/decisions/matmul-ceiling-and-fourteen-row-tiles.md). Rows that slide by one tap keep half
+// the file too, as do any sliding rows where more than kMostWideSlidingLoops output loops slide:
 // each keeps an address and a padding gate per tap in the general registers
 // (docs/decisions/twelve-accumulators-on-sixteen-registers.md).
 int64_t unsliding_two_vector_rows(int64_t budget, int64_t registers) {
@@ -164,8 +165,13 @@ constexpr int64_t kGroupThreads = 256;
 // Whether the next position of `r` reads inside the window a position of it reads through one of
 // the `hot` loads: a step along `r` is a whole number of steps along some reduction loop that stay
 // within it (a convolution's pixels along its taps, or along its taps and channels merged into one
-// loop). `by_one_tap`: only where that step is one step of such a loop (a stride-1 convolution's
-// pixels, the closest sliding: neighbouring positions share all their window but one tap's column).
+// loop). `by_one_tap`: only where that step is one step of such a loop (a convolution's pixels
+// whose stride is its dilation, the closest sliding: neighbouring positions share all their window
+// but one tap's column). Where the taps and the channels of a block are merged into one loop (an
+// unpadded convolution's columns), a step of one tap is a block of channels, and no step of
+// that loop tells the stride: such pixels count as sliding by more than one tap whatever their
+// stride (Inception-v3's unpadded stride-1 3x3 over 32 channels so took the wider tile, and ran the
+// same: 2043 -> 2006 and 1964 -> 1990 us).
 bool slides(const Loop& r, const std::vector<UOpPtr>& hot, const std::vector<Loop>& loops, bool by_one_tap = false) {
   for (const UOpPtr& o : hot) {
     std::optional<int64_t> along = stride(o, r);

@@ -301,7 +301,7 @@ TEST(Heuristic, WiderTilesPadTheirRowsWhereTheyCostLeast) {
 // An image's pixels that slide by two taps (a 3x3 convolution of stride 2) take the wider tile on
 // 16 registers as rows that do not slide: 6 pixels x 2 vectors, 12 accumulators. At stride 1 they
 // slide by one tap and keep half the file (8); a video's pixels (a 3x3x3 convolution of stride 2,
-// three loops sliding) keep it too. Values on every target.
+// three loops sliding) keep it too. Rows of 28 pixels are padded to 30. Values on every target.
 TEST(Heuristic, AnImagesPixelsThatSlideByTwoTapsTakeTheWiderTile) {
   test::ScopedTargetShape shape("8");  // the graph's weights in blocks of 16 channels, as an AVX2 plan stores them
   Tensor x = test::grid_tensor({1, 32, 24, 24}, 1), w = test::grid_tensor({32, 32, 3, 3}, 2);
@@ -309,9 +309,17 @@ TEST(Heuristic, AnImagesPixelsThatSlideByTwoTapsTakeTheWiderTile) {
   std::vector<Opt> wide = opts_for(two, kAvx2);
   EXPECT_EQ(accumulators(wide, 8), 12) << to_string(wide);
   expect_agrees_on_every_target(two);
+  // 28 x 28 pixels: rows of 28 padded to 30, 6 a tile; the padded rows re-read the last pixel's window
+  Tensor padded = test::grid_tensor({1, 32, 56, 56}, 1).conv2d(w, std::nullopt, {2, 2}, {1, 1});
+  std::vector<Opt> rows = opts_for(padded, kAvx2);
+  EXPECT_EQ(accumulators(rows, 8), 12) << to_string(rows);
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](const Opt& o) { return o.op == OptOp::PADTO && o.amount == 6; }))
+      << to_string(rows);
+  expect_agrees_on_every_target(padded);
   Tensor one = test::grid_tensor({1, 32, 12, 12}, 1).conv2d(w, std::nullopt, {1, 1}, {1, 1});
   std::vector<Opt> half = opts_for(one, kAvx2);
   EXPECT_EQ(accumulators(half, 8), 8) << to_string(half);
+  expect_agrees_on_every_target(one);
   Tensor video = test::grid_tensor({1, 32, 6, 12, 12}, 1)
                      .conv(test::grid_tensor({32, 32, 3, 3, 3}, 2), std::nullopt,
                            {.stride = {2, 2, 2}, .padding = {{1, 1}, {1, 1}, {1, 1}}});
