@@ -257,6 +257,19 @@ class Planner {
     return true;
   }
 
+  // `actions` in order, all or none: where one is refused, the kernel stays as it was before the first.
+  bool apply_all(const std::vector<Opt>& actions) {
+    UOpPtr before = cur_;
+    size_t applied = opts_.size();
+    for (const Opt& o : actions)
+      if (!apply(o)) {
+        cur_ = before;
+        opts_.resize(applied);
+        return false;
+      }
+    return true;
+  }
+
   struct VectorAxis {
     Loop loop;
     int lanes;
@@ -383,10 +396,8 @@ class Planner {
     for (const Loop& k : loops)
       if (k.reduce)
         reduction = k.size >= kLeastWideTileReduction / reduction ? kLeastWideTileReduction : reduction * k.size;
-    bool any_slides = false;
     int sliding = 0;  // the output loops that slide: an image's rows and columns, a video's frames too
-    for (const Loop& r : loops)
-      if (!r.reduce && r.axis != v.axis && slides(r, hot, loops)) any_slides = true, ++sliding;
+    for (const Loop& r : loops) sliding += !r.reduce && r.axis != v.axis && slides(r, hot, loops);
     // A symbolic loop (the boxes a detector kept) takes rows too, padded at each run to a multiple
     // of them, but only where no loop of known size can (a matmul's rows): its run may be far
     // below its bound (one image of a batch of up to 16 computed 8 as rows: ResNet-18's direct
@@ -408,7 +419,7 @@ class Planner {
         // x 2 vectors win over 8 images x 2: ResNet-18 at batch 8, whose images' 3x3 windows of 256
         // and 512 channels, 74 and 147 KB for 8, ran at 200-290 GFLOP/s as rows and ~380 with
         // pixels as rows; 8 windows of 128 channels, 37 KB, run faster as rows).
-        int64_t own_window = any_slides && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
+        int64_t own_window = sliding > 0 && !slides(r, hot, loops) ? window_bytes(all, r, loops, t_.l1_bytes) : 0;
         int64_t stored_by_two = 0, by_two = 0;  // the two-vector tile's positions (padded) and accumulators
         for (int64_t vectors : {int64_t{2}, int64_t{1}, int64_t{4}}) {
           if ((vectors == 2 && !can_double) || (vectors == 4 && fourfold.empty())) continue;
@@ -684,21 +695,17 @@ class Planner {
     double grown = static_cast<double>(up(best->m.size, kTensorCoreM)) * static_cast<double>(up(best->n.size, kTensorCoreN)) *
                    static_cast<double>(up(best->k.size, kTensorCoreK)) / (static_cast<double>(best->m.size) * static_cast<double>(best->n.size) * static_cast<double>(best->k.size));
     if (grown > 2) return false;
-    UOpPtr before = cur_;
-    size_t applied = opts_.size();
-    bool ok = true;
+    std::vector<Opt> actions;
     for (auto [l, tile] : {std::pair{best->m, kTensorCoreM}, {best->n, kTensorCoreN}, {best->k, kTensorCoreK}})
-      if (l.size % tile) ok = ok && apply({OptOp::PADTO, l.axis, tile});
-    if (ok && apply({OptOp::TC, best->k.axis, 0})) {
-      // A warp takes 2 x 2 tiles where the tiles pair up: each A fragment then feeds two
-      // multiply-adds and each B fragment two (16 accumulators a lane).
-      for (const Loop& l : {best->n, best->m})
-        if (std::optional<Loop> tiles = find_loop(cur_, l.axis); tiles && tiles->size % 2 == 0) apply({OptOp::UPCAST, l.axis, 2});
-      return true;
-    }
-    cur_ = before;  // as it was: planned without tensor cores
-    opts_.resize(applied);
-    return false;
+      if (l.size % tile) actions.push_back({OptOp::PADTO, l.axis, tile});
+    actions.push_back({OptOp::TC, best->k.axis, 0});
+    if (!apply_all(actions)) return false;  // planned without tensor cores
+    // A warp takes 2 x 2 tiles where the tiles pair up: each A fragment then feeds two
+    // multiply-adds and each B fragment two (16 accumulators a lane).
+    for (const Loop& l : {best->n, best->m})
+      if (std::optional<Loop> tiles = find_loop(cur_, l.axis); tiles && tiles->size % 2 == 0)
+        apply({OptOp::UPCAST, l.axis, 2});
+    return true;
   }
 
   // On a CPU, a kernel without a reduction that reads at least what it stores, and whose largest
@@ -842,17 +849,12 @@ class Planner {
     for (int64_t g = 2; g <= per; ++g)
       if (per % g == 0 && g * block * 2 <= t_.l2_bytes) group = g;
     if (group < 2) return false;
-    UOpPtr before = cur_;
-    size_t applied = opts_.size();
     int64_t blocks = next_axis(cur_);  // the loop over a thread's blocks TILE makes
-    bool ok = apply({OptOp::TILE, axis, per}) && apply({OptOp::THREAD, axis, n});
+    std::vector<Opt> actions{{OptOp::TILE, axis, per}, {OptOp::THREAD, axis, n}};
     // Groups of them: the loop over the groups takes the rows' place, the rows that of the groups
     // (a SWAP of their ranges), the blocks of a group innermost.
-    if (ok && group < per) ok = apply({OptOp::TILE, blocks, group}) && apply({OptOp::SWAP, rows.axis, blocks});
-    if (ok) return true;
-    cur_ = before;  // as it was: the caller threads the loop whole
-    opts_.resize(applied);
-    return false;
+    if (group < per) actions.insert(actions.end(), {{OptOp::TILE, blocks, group}, {OptOp::SWAP, rows.axis, blocks}});
+    return apply_all(actions);  // refused: the caller threads the loop whole
   }
 
   UOpPtr cur_;
