@@ -102,6 +102,18 @@ def model_input_names(case):
     return names
 
 
+def lathe_feeds(case):
+    """`lathe bench`'s --input options for the same inputs ONNX Runtime gets: the case folder's
+    first data set, by position."""
+    data = os.path.join(case, "test_data_set_0")
+    return [f"--input={n}={os.path.join(data, f'input_{i}.pb')}" for i, n in enumerate(model_input_names(case))]
+
+
+def preloaded(lib):
+    """The environment that adds `lib` (None: nothing) to this process's LD_PRELOAD."""
+    return {"LD_PRELOAD": " ".join(p for p in (lib, os.environ.get("LD_PRELOAD")) if p)} if lib else {}
+
+
 def peak_rss_mb(stderr):
     """Peak resident memory from /usr/bin/time -v's report (kB), in MB."""
     for line in stderr.splitlines():
@@ -143,8 +155,7 @@ def main():
         scratch = tempfile.TemporaryDirectory(prefix="lathe-bench-")  # lives as long as main()
         hold_to_avx2()
         preload = avx2_preload(scratch.name)
-        if preload:
-            held_ort = {"LD_PRELOAD": " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)}
+        held_ort = preloaded(preload)
     threads = [int(t) for t in a.threads.split(",")]
     # The machine's limit, measured in this run: FMA peak per thread count (bench/compare.py's).
     peaks = {t: fma_peak(a.anchors, t) for t in threads}
@@ -211,11 +222,7 @@ def main():
     over_budget = []  # models whose first prepare took longer than --prepare-budget
     for case in cases(a.dirs):
         name = os.path.basename(case)
-        # The same inputs ONNX Runtime gets (the folder's first data set), by position.
-        names = model_input_names(case)
-        data = os.path.join(case, "test_data_set_0")
-        feeds = [f"--input={n}={os.path.join(data, f'input_{i}.pb')}" for i, n in enumerate(names)
-                 if os.path.exists(os.path.join(data, f"input_{i}.pb"))]
+        feeds = lathe_feeds(case)
         model = os.path.join(case, "model.onnx")
         for t in threads:
             with tempfile.TemporaryDirectory(prefix="lathe-cache-") as tmp:

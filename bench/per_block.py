@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from compare import HELD, hold_to_avx2  # noqa: E402
-from onnx_models import avx2_preload, clean_env, model_input_names  # noqa: E402
+from onnx_models import avx2_preload, clean_env, lathe_feeds, preloaded  # noqa: E402
 
 
 def block(name, depth):
@@ -38,11 +39,6 @@ def block(name, depth):
         return "(other)"
     parts = name.split("/")[1:]
     return "/" + "/".join(parts[:depth]) if len(parts) > depth else "/" + parts[0]
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2]
 
 
 def ort_blocks(case, a, env, scratch):
@@ -56,15 +52,13 @@ def ort_blocks(case, a, env, scratch):
             per_node[e["name"][: -len("_kernel_time")]].append(e["dur"])
     out = collections.Counter()
     for node, durs in per_node.items():
-        out[block(re.sub(r"_token_\d+$", "", node), a.depth)] += median(durs)
+        out[block(re.sub(r"_token_\d+$", "", node), a.depth)] += statistics.median(durs)
     return out
 
 
 def lathe_blocks(case, a, env):
-    data = os.path.join(case, "test_data_set_0")
-    feeds = [f"--input={n}={os.path.join(data, f'input_{i}.pb')}" for i, n in enumerate(model_input_names(case))]
     res = subprocess.run([a.lathe, "bench", os.path.join(case, "model.onnx"), "--threads", str(a.threads), "--iters", str(a.runs),
-                          "--profile"] + feeds, check=True, capture_output=True, text=True, env=env)
+                          "--profile"] + lathe_feeds(case), check=True, capture_output=True, text=True, env=env)
     out = collections.Counter()
     for line in res.stdout.splitlines():
         # "  KERNEL  US  SHARE  GFLOP/s  GB/s  ACTIONS  /first/node (Op), ...": the kernel's first node
@@ -85,17 +79,15 @@ def main():
     ap.add_argument("--avx2", action="store_true", help="hold lathe and ONNX Runtime to AVX2 (bench/onnx_models.py's --avx2)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="lathe-per-block-") as scratch:
-        ort_env = dict(os.environ)
+        held_ort = {}
         if a.avx2:
             hold_to_avx2()
-            preload = avx2_preload(scratch)
-            if preload:
-                ort_env["LD_PRELOAD"] = " ".join(p for p in (preload, os.environ.get("LD_PRELOAD")) if p)
-        ort = ort_blocks(a.case, a, ort_env, scratch)
+            held_ort = preloaded(avx2_preload(scratch))
+        ort = ort_blocks(a.case, a, dict(os.environ, **held_ort), scratch)
         lathe = lathe_blocks(a.case, a, dict(clean_env(), **HELD["lathe"]))
     print(f"# {os.path.basename(a.case)}, {a.threads} threads, medians of {a.runs} runs per node or kernel, in us" +
           ("; both held to AVX2" if a.avx2 else ""))
-    print(f"| block | ONNX Runtime | lathe | lathe - ORT | lathe / ORT |\n|---|---|---|---|---|")
+    print("| block | ONNX Runtime | lathe | lathe - ORT | lathe / ORT |\n|---|---|---|---|---|")
     for k in sorted(set(ort) | set(lathe), key=lambda k: lathe[k] - ort[k], reverse=True):
         ratio = f"{lathe[k] / ort[k]:.2f}" if ort[k] else "-"
         print(f"| {k} | {ort[k]:.0f} | {lathe[k]:.0f} | {lathe[k] - ort[k]:+.0f} | {ratio} |")
