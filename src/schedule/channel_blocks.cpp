@@ -168,12 +168,16 @@ class Rule {
   }
 
   // `steps` (an operand's views) and the node under them, continued through a copy a front end
-  // asked for (a plain CONTIGUOUS) to the views of what it copies.
-  static std::pair<std::vector<UOpPtr>, UOpPtr> views_through_copy(std::vector<UOpPtr> steps, const UOpPtr& operand) {
+  // asked for (a plain CONTIGUOUS) to the views of what it copies. A copy of fewer elements than
+  // the value under its views (every other pixel, for a 1x1 filter's stride) is continued to its
+  // own source only: that view is what is stored, not the whole value read through it.
+  std::pair<std::vector<UOpPtr>, UOpPtr> views_through_copy(std::vector<UOpPtr> steps, const UOpPtr& operand) const {
     UOpPtr base = base_of(steps, operand);
     if (!plain_copy(*base)) return {std::move(steps), base};
     std::vector<UOpPtr> more = view_steps(base->src(0));
     steps.push_back(base);
+    if (shape_numel(shapes_.at(base.get())) < shape_numel(shapes_.at(base_of(more, base->src(0)).get())))
+      return {std::move(steps), base->src(0)};
     steps.insert(steps.end(), more.begin(), more.end());
     return {std::move(steps), base_of(more, base->src(0))};
   }

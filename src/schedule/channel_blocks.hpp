@@ -37,6 +37,8 @@
 // The value stored in blocks is the lowest node under the reader's views whose channels those
 // views keep whole in blocks: the computed value itself (read through a copy the front end asked
 // for), or a view of it where the views mix its blocks (a channel shuffle), as a copy of that view.
+// A copy the front end asked for of fewer elements than the value under it (conv2d's copy of a
+// strided 1x1's pixels) is not read through: the view it copies is stored in blocks.
 #pragma once
 
 #include <vector>

@@ -213,6 +213,15 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
     if (rb == ra && cb == ca) return x.conv2d(w, bias, stride, {rb, cb}, dilation, groups);
     return x.pad({{0, 0}, {0, 0}, {rb, ra}, {cb, ca}}).conv2d(w, bias, stride, {0, 0}, dilation, groups);
   }
+  // A 1x1 filter with a stride reads every stride-th pixel: the same convolution at stride 1 over
+  // a copy of those pixels, which the schedule stores (in channel blocks where it pays). The
+  // pixels then run as one loop, tiled as a matrix product's rows (a 7x7 output is 49 rows, not
+  // 7 runs of 7 a stride apart).
+  if (kh == 1 && kw == 1 && (stride.first > 1 || stride.second > 1)) {
+    Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
+    x = x.slice(2, 0, std::nullopt, stride.first).slice(3, 0, std::nullopt, stride.second).contiguous();
+    return x.conv2d(weight, bias, {1, 1}, {0, 0}, dilation, groups);
+  }
   // Plain math. That a large convolution reads a stored input (so no fused work is repeated in
   // its innermost loop), how it is stored (padded, in channel blocks, or as it is with its padding
   // read through) and its weight (in blocks of output channels) the schedule decides for the

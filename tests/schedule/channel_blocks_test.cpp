@@ -305,6 +305,68 @@ TEST(ChannelBlocks, AChannelShuffleIsStoredInBlocksAfterTheShuffle) {
   EXPECT_ALLCLOSE(run(y, 8), want, 1e-4, 1e-4);
 }
 
+// A 1x1 filter with a stride reads a copy of only the pixels it reads, stored in blocks, (N, C/B,
+// OH, OW, B): the kernel that computes the input computes just those pixels, and the convolution's
+// pixels run as one loop. Where the input is read whole too (a residual block's 3x3 beside its
+// strided shortcut), both are stored. Odd images (13 x 9, 7 x 4), strides of 2 and (2, 3), padding,
+// groups and a batch compute the plain loops' values at every width.
+TEST(ChannelBlocks, AStridedOneByOneReadsACopyOfThePixelsItReads) {
+  for (ConvArgs a :
+       {ConvArgs{.n = 1, .c = 64, .h = 13, .w = 9, .o = 64, .kh = 1, .kw = 1, .stride = {2, 2}, .computed = true},
+        ConvArgs{.n = 2,
+        .c = 32,
+        .h = 7,
+        .w = 4,
+        .o = 48,
+        .kh = 1,
+        .kw = 1,
+        .stride = {2, 3},
+        .padding = {1, 0},
+        .computed = true},
+        ConvArgs{.n = 1,
+        .c = 64,
+        .h = 9,
+        .w = 9,
+        .o = 64,
+        .kh = 1,
+        .kw = 1,
+        .stride = {2, 2},
+        .groups = 2,
+        .computed = true}}) {
+    Conv c(a, 50);
+    int64_t oh = (a.h + 2 * a.padding.first - 1) / a.stride.first + 1,
+            ow = (a.w + 2 * a.padding.second - 1) / a.stride.second + 1;
+    for (int lanes : {4, 8, 16}) {
+      SCOPED_TRACE(std::to_string(a.c) + " channels " + std::to_string(a.h) + "x" + std::to_string(a.w) + ", " +
+                   std::to_string(lanes) + " lanes");
+      int64_t b = block_for(lanes, a.c / a.groups);
+      EXPECT_EQ(input_copies(c.y, lanes, oh, ow), (std::vector<Shape>{{a.n, a.c / b, oh, ow, b}}));
+      EXPECT_TRUE(input_copies(c.y, lanes, a.h, a.w).empty());
+      EXPECT_ALLCLOSE(run(c.y, lanes), c.want, 1e-4, 1e-4);
+    }
+  }
+  // The input read whole by a 3x3 convolution as well: stored once whole, once strided.
+  std::vector<float> x = test::data(64 * 11 * 11, 51), w1 = test::data(64 * 64, 52), w3 = test::data(64 * 64 * 9, 53);
+  Tensor in = test::f32(x, {1, 64, 11, 11}) * 2.0f;
+  Tensor y = in.conv2d(test::f32(w1, {64, 64, 1, 1}), std::nullopt, {2, 2}) +
+             in.conv2d(test::f32(w3, {64, 64, 3, 3}), std::nullopt, {2, 2}, {1, 1});
+  for (float& v : x) v *= 2.0f;
+  int64_t oh = 0, ow = 0;
+  std::vector<double> want = test::conv_ref(
+      x, w1, {}, ConvArgs{.n = 1, .c = 64, .h = 11, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {2, 2}}, oh, ow);
+  std::vector<double> three = test::conv_ref(
+      x, w3, {},
+      ConvArgs{.n = 1, .c = 64, .h = 11, .w = 11, .o = 64, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}}, oh,
+      ow);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += three[i];
+  for (int lanes : {4, 8, 16}) {
+    int64_t b = block_for(lanes, 64);
+    EXPECT_EQ(input_copies(y, lanes, 6, 6), (std::vector<Shape>{{1, 64 / b, 6, 6, b}})) << lanes << " lanes";
+    EXPECT_EQ(input_copies(y, lanes, 11, 11), (std::vector<Shape>{{1, 64 / b, 11, 11, b}})) << lanes << " lanes";
+    EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4) << lanes << " lanes";
+  }
+}
+
 // A strided transposed convolution is one convolution per output phase over the same computed
 // input (prepare's transposed-convolution rule, applied here for one core as prepare applies it),
 // each through the flipped filter's taps: the input is stored in blocks once for all of them (a

@@ -439,6 +439,27 @@ TEST(NnConv2d, Dilation) { check_conv({.n = 1, .c = 2, .h = 7, .w = 7, .o = 2, .
 TEST(NnConv2d, Groups) { check_conv({.n = 2, .c = 4, .h = 5, .w = 5, .o = 6, .kh = 3, .kw = 3, .groups = 2, .bias = true}, 45); }
 TEST(NnConv2d, Depthwise) { check_conv({.n = 1, .c = 3, .h = 5, .w = 4, .o = 3, .kh = 2, .kw = 2, .groups = 3}, 46); }
 TEST(NnConv2d, OneByOne) { check_conv({.n = 2, .c = 3, .h = 3, .w = 3, .o = 5, .kh = 1, .kw = 1}, 47); }
+// A 1x1 filter with a stride computes at stride 1 over a copy of the pixels it reads: a stored or
+// a computed input, padded, with a bias, groups, a batch, strides the image does not divide, and
+// a stride past a one-pixel image.
+TEST(NnConv2d, OneByOneWithAStride) {
+  check_conv({.n = 2, .c = 3, .h = 7, .w = 5, .o = 5, .kh = 1, .kw = 1, .stride = {2, 2}, .bias = true}, 49);
+  check_conv({.n = 1, .c = 32, .h = 13, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {3, 2}, .computed = true}, 50);
+  check_conv({.n = 2,
+              .c = 16,
+              .h = 6,
+              .w = 9,
+              .o = 32,
+              .kh = 1,
+              .kw = 1,
+              .stride = {1, 4},
+              .padding = {1, 2},
+              .groups = 2,
+              .bias = true},
+             51);
+  check_conv({.n = 1, .c = 8, .h = 1, .w = 1, .o = 4, .kh = 1, .kw = 1, .stride = {2, 2}, .computed = true}, 52);
+}
+
 TEST(NnConv2d, Everything) {
   check_conv({.n = 2, .c = 4, .h = 9, .w = 8, .o = 4, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {2, 1}, .dilation = {2, 1}, .groups = 2, .bias = true}, 48);
 }
