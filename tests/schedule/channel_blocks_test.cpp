@@ -45,6 +45,7 @@ struct Conv {
   std::vector<float> x, w;
   Tensor input, y;
   std::vector<double> want;
+  int64_t oh = 0, ow = 0;  // the output's size
   explicit Conv(ConvArgs args, uint64_t seed) : a(args) {
     x = test::data(static_cast<size_t>(a.n * a.c * a.h * a.w), seed);
     w = test::data(static_cast<size_t>(a.o * (a.c / a.groups) * a.kh * a.kw), seed + 1);
@@ -54,7 +55,6 @@ struct Conv {
     std::vector<float> xs = x;
     if (a.computed)
       for (float& v : xs) v *= 2.0f;
-    int64_t oh = 0, ow = 0;
     want = test::conv_ref(xs, w, {}, a, oh, ow);
   }
 };
@@ -311,31 +311,16 @@ TEST(ChannelBlocks, AChannelShuffleIsStoredInBlocksAfterTheShuffle) {
 // strided shortcut), both are stored. Odd images (13 x 9, 7 x 4), strides of 2 and (2, 3), padding,
 // groups and a batch compute the plain loops' values at every width.
 TEST(ChannelBlocks, AStridedOneByOneReadsACopyOfThePixelsItReads) {
-  for (ConvArgs a :
-       {ConvArgs{.n = 1, .c = 64, .h = 13, .w = 9, .o = 64, .kh = 1, .kw = 1, .stride = {2, 2}, .computed = true},
-        ConvArgs{.n = 2,
-        .c = 32,
-        .h = 7,
-        .w = 4,
-        .o = 48,
-        .kh = 1,
-        .kw = 1,
-        .stride = {2, 3},
-        .padding = {1, 0},
-        .computed = true},
-        ConvArgs{.n = 1,
-        .c = 64,
-        .h = 9,
-        .w = 9,
-        .o = 64,
-        .kh = 1,
-        .kw = 1,
-        .stride = {2, 2},
-        .groups = 2,
-        .computed = true}}) {
+  auto one_by_one = [](int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, std::pair<int64_t, int64_t> stride,
+                       std::pair<int64_t, int64_t> padding, int64_t groups) {
+    ConvArgs a{.n = n, .c = c, .h = h, .w = w, .o = o, .kh = 1, .kw = 1, .groups = groups, .computed = true};
+    a.stride = stride, a.padding = padding;
+    return a;
+  };
+  for (ConvArgs a : {one_by_one(1, 64, 13, 9, 64, {2, 2}, {0, 0}, 1), one_by_one(2, 32, 7, 4, 48, {2, 3}, {1, 0}, 1),
+                     one_by_one(1, 64, 9, 9, 64, {2, 2}, {0, 0}, 2)}) {
     Conv c(a, 50);
-    int64_t oh = (a.h + 2 * a.padding.first - 1) / a.stride.first + 1,
-            ow = (a.w + 2 * a.padding.second - 1) / a.stride.second + 1;
+    int64_t oh = c.oh, ow = c.ow;
     for (int lanes : {4, 8, 16}) {
       SCOPED_TRACE(std::to_string(a.c) + " channels " + std::to_string(a.h) + "x" + std::to_string(a.w) + ", " +
                    std::to_string(lanes) + " lanes");
@@ -346,19 +331,18 @@ TEST(ChannelBlocks, AStridedOneByOneReadsACopyOfThePixelsItReads) {
     }
   }
   // The input read whole by a 3x3 convolution as well: stored once whole, once strided.
+  ConvArgs one{.n = 1, .c = 64, .h = 11, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {2, 2}};
+  ConvArgs three = one;
+  three.kh = three.kw = 3, three.padding = {1, 1};
   std::vector<float> x = test::data(64 * 11 * 11, 51), w1 = test::data(64 * 64, 52), w3 = test::data(64 * 64 * 9, 53);
   Tensor in = test::f32(x, {1, 64, 11, 11}) * 2.0f;
-  Tensor y = in.conv2d(test::f32(w1, {64, 64, 1, 1}), std::nullopt, {2, 2}) +
-             in.conv2d(test::f32(w3, {64, 64, 3, 3}), std::nullopt, {2, 2}, {1, 1});
+  Tensor y = in.conv2d(test::f32(w1, {64, 64, 1, 1}), std::nullopt, one.stride) +
+             in.conv2d(test::f32(w3, {64, 64, 3, 3}), std::nullopt, three.stride, three.padding);
   for (float& v : x) v *= 2.0f;
   int64_t oh = 0, ow = 0;
-  std::vector<double> want = test::conv_ref(
-      x, w1, {}, ConvArgs{.n = 1, .c = 64, .h = 11, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {2, 2}}, oh, ow);
-  std::vector<double> three = test::conv_ref(
-      x, w3, {},
-      ConvArgs{.n = 1, .c = 64, .h = 11, .w = 11, .o = 64, .kh = 3, .kw = 3, .stride = {2, 2}, .padding = {1, 1}}, oh,
-      ow);
-  for (size_t i = 0; i < want.size(); ++i) want[i] += three[i];
+  std::vector<double> want = test::conv_ref(x, w1, {}, one, oh, ow),
+                      by_three = test::conv_ref(x, w3, {}, three, oh, ow);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += by_three[i];
   for (int lanes : {4, 8, 16}) {
     int64_t b = block_for(lanes, 64);
     EXPECT_EQ(input_copies(y, lanes, 6, 6), (std::vector<Shape>{{1, 64 / b, 6, 6, b}})) << lanes << " lanes";
