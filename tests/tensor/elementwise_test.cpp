@@ -497,6 +497,39 @@ TEST(ElementwiseUnary, TranscendentalEdgeValues) {
   EXPECT_TRUE(std::isnan(sn[0]) && std::isnan(sn[1]) && std::isnan(sn[2]));
 }
 
+// Where 1 is added to exp2 (a sigmoid's, tanh's, softplus's 1 + e^x), the kernel skips exp2's
+// subnormal steps (codegen/transcendental.cpp): the sum is still the float 1 + exp2(x) is, exp2
+// computed in a kernel of its own, bit for bit, from the infinities and NaN through the subnormal
+// range (1 + 2^x is 1 below -24), the rounding turns and the top of float32's range; and the
+// functions built on it stay within float32's rounding of the true values.
+TEST(ElementwiseUnary, OnePlusExp2IsTheSumOfItsOwnExp2) {
+  float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{-inf,    inf,         nan,    -200.0f, -151.5f, -150.0f, -149.0f, -130.0f, -126.5f,
+                       -126.0f, -125.7f,     -30.0f, -24.5f,  -24.0f,  -23.5f,  -1.5f,   -0.5f,   0.0f,
+                       1e-40f,  0.49999997f, 3.3f,   126.6f,  127.25f, 127.5f,  127.9f,  128.0f,  200.0f};
+  Tensor t = f32(x, {static_cast<int64_t>(x.size())});
+  Tensor alone = t.exp2();
+  alone.realize();
+  std::vector<float> want = (alone + 1.0f).to_vector<float>(), got = (t.exp2() + 1.0f).to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(got[i]));
+      continue;
+    }
+    EXPECT_EQ(got[i], want[i]) << x[i];
+  }
+  std::vector<double> sig, th, sp;
+  for (float v : x) {
+    double d = v;
+    sig.push_back(1.0 / (1.0 + std::exp(-d)));
+    th.push_back(std::tanh(d));
+    sp.push_back(d > 30 ? d : std::log1p(std::exp(d)));
+  }
+  EXPECT_ALLCLOSE(t.sigmoid().to_vector<float>(), sig, 1e-6, 1e-7);
+  EXPECT_ALLCLOSE(t.tanh().to_vector<float>(), th, 1e-6, 1e-7);
+  EXPECT_ALLCLOSE(t.softplus().to_vector<float>(), sp, 1e-6, 1e-7);
+}
+
 // erf is +-1 from +-3.925 on (float32's erf rounds there), at the infinities too; NaN stays NaN;
 // odd, exact at 0, and within 4e-7 of the true value everywhere in float32: the fit's 1.7e-8 and
 // a few roundings of about 6e-8 (float32's step below 1). Run on every x86 target: without FMA
