@@ -63,7 +63,7 @@ UOpPtr exp2(const UOpPtr& x) {
 // exp2(x) where 1 is added to it (a sigmoid's, tanh's, softplus's 1 + e^x): 1 + 2^x rounds to 1
 // for every x below -24, so below -126 the sum may take 2^-126 instead, and the lanes skip
 // exp2's underflow and subnormal steps. The sum is the same float as 1 + exp2(x) (+-inf and NaN
-// too); EfficientNet-B0's SiLU kernels ran 16-20% faster so at 8 lanes.
+// too); EfficientNet-B0's SiLU kernels ran 15-20% faster so at 8 lanes.
 UOpPtr exp2_beside_one(const UOpPtr& x) {
   UOpPtr xc = where(lt(x, f(-126)), f(-126), where(lt(f(128), x), f(128), x));
   auto [ni, p] = exp2_parts(xc);
