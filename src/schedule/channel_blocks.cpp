@@ -134,7 +134,8 @@ class Rule {
   // `block_of` its size) the views above it keep whole in blocks: the node the operand reads (a
   // computed value; a view of it, as a channel shuffle, where the views mix its blocks), and the
   // views above it, into `p`. A copy a front end asked for (a plain CONTIGUOUS) is read through:
-  // the value under it is stored in blocks instead.
+  // the value under it is stored in blocks instead, unless the copy holds fewer elements than that
+  // value (views_through_copy): then the view it copies is stored.
   bool lowest_split(Plan& p, const std::vector<UOpPtr>& all, const UOpPtr& base, const std::function<bool(size_t)>& accept,
                     const std::function<int64_t(int64_t)>& block_of) const {
     for (size_t j = all.size(); j >= 1; --j) {

@@ -220,7 +220,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, s
   if (kh == 1 && kw == 1 && (stride.first > 1 || stride.second > 1)) {
     Tensor x = pad({{0, 0}, {0, 0}, {padding.first, padding.first}, {padding.second, padding.second}});
     x = x.slice(2, 0, std::nullopt, stride.first).slice(3, 0, std::nullopt, stride.second).contiguous();
-    return x.conv2d(weight, bias, {1, 1}, {0, 0}, dilation, groups);
+    return x.conv2d(weight, bias, {1, 1}, {0, 0}, {1, 1}, groups);
   }
   // Plain math. That a large convolution reads a stored input (so no fused work is repeated in
   // its innermost loop), how it is stored (padded, in channel blocks, or as it is with its padding

@@ -308,17 +308,19 @@ TEST(ChannelBlocks, AChannelShuffleIsStoredInBlocksAfterTheShuffle) {
 // A 1x1 filter with a stride reads a copy of only the pixels it reads, stored in blocks, (N, C/B,
 // OH, OW, B): the kernel that computes the input computes just those pixels, and the convolution's
 // pixels run as one loop. Where the input is read whole too (a residual block's 3x3 beside its
-// strided shortcut), both are stored. Odd images (13 x 9, 7 x 4), strides of 2 and (2, 3), padding,
-// groups and a batch compute the plain loops' values at every width.
+// strided shortcut), both are stored. A graph's input is copied so too. Odd images (13 x 9, 7 x 4),
+// strides of 2 and (2, 3), padding, groups and a batch compute the plain loops' values at every
+// width.
 TEST(ChannelBlocks, AStridedOneByOneReadsACopyOfThePixelsItReads) {
   auto one_by_one = [](int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, std::pair<int64_t, int64_t> stride,
-                       std::pair<int64_t, int64_t> padding, int64_t groups) {
-    ConvArgs a{.n = n, .c = c, .h = h, .w = w, .o = o, .kh = 1, .kw = 1, .groups = groups, .computed = true};
+                       std::pair<int64_t, int64_t> padding, int64_t groups, bool computed = true) {
+    ConvArgs a{.n = n, .c = c, .h = h, .w = w, .o = o, .kh = 1, .kw = 1, .groups = groups, .computed = computed};
     a.stride = stride, a.padding = padding;
     return a;
   };
-  for (ConvArgs a : {one_by_one(1, 64, 13, 9, 64, {2, 2}, {0, 0}, 1), one_by_one(2, 32, 7, 4, 48, {2, 3}, {1, 0}, 1),
-                     one_by_one(1, 64, 9, 9, 64, {2, 2}, {0, 0}, 2)}) {
+  for (ConvArgs a :
+       {one_by_one(1, 64, 13, 9, 64, {2, 2}, {0, 0}, 1), one_by_one(2, 32, 7, 4, 48, {2, 3}, {1, 0}, 1),
+        one_by_one(1, 64, 9, 9, 64, {2, 2}, {0, 0}, 2), one_by_one(1, 32, 10, 10, 64, {2, 2}, {0, 0}, 1, false)}) {
     Conv c(a, 50);
     int64_t oh = c.oh, ow = c.ow;
     for (int lanes : {4, 8, 16}) {
