@@ -133,7 +133,7 @@ UOpPtr decompose_transcendentals(const UOpPtr& ast) {
       {UPat(Ops::LOG2).dtypes({dtypes::float32}).named("x"), [](const Match& m) { return log2(m["x"]->src(0)); }},
       {UPat(Ops::SIN).dtypes({dtypes::float32}).named("x"), [](const Match& m) { return sin(m["x"]->src(0)); }},
   });
-  return graph_rewrite(graph_rewrite(ast, beside_one, &readers), pm);
+  return graph_rewrite(readers.empty() ? ast : graph_rewrite(ast, beside_one, &readers), pm);
 }
 
 }  // namespace lathe

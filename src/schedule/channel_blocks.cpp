@@ -176,11 +176,12 @@ class Rule {
     UOpPtr base = base_of(steps, operand);
     if (!plain_copy(*base)) return {std::move(steps), base};
     std::vector<UOpPtr> more = view_steps(base->src(0));
+    UOpPtr below = base_of(more, base->src(0));
     steps.push_back(base);
-    if (shape_numel(shapes_.at(base.get())) < shape_numel(shapes_.at(base_of(more, base->src(0)).get())))
+    if (shape_numel(shapes_.at(base.get())) < shape_numel(shapes_.at(below.get())))
       return {std::move(steps), base->src(0)};
     steps.insert(steps.end(), more.begin(), more.end());
-    return {std::move(steps), base_of(more, base->src(0))};
+    return {std::move(steps), below};
   }
 
   std::optional<Plan> plan(const UOp& sum) {

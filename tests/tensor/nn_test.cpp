@@ -439,25 +439,41 @@ TEST(NnConv2d, Dilation) { check_conv({.n = 1, .c = 2, .h = 7, .w = 7, .o = 2, .
 TEST(NnConv2d, Groups) { check_conv({.n = 2, .c = 4, .h = 5, .w = 5, .o = 6, .kh = 3, .kw = 3, .groups = 2, .bias = true}, 45); }
 TEST(NnConv2d, Depthwise) { check_conv({.n = 1, .c = 3, .h = 5, .w = 4, .o = 3, .kh = 2, .kw = 2, .groups = 3}, 46); }
 TEST(NnConv2d, OneByOne) { check_conv({.n = 2, .c = 3, .h = 3, .w = 3, .o = 5, .kh = 1, .kw = 1}, 47); }
-// A 1x1 filter with a stride computes at stride 1 over a copy of the pixels it reads: a stored or
-// a computed input, padded, with a bias, groups, a batch, strides the image does not divide, and
-// a stride past a one-pixel image.
+// Whether a kernel of `t`'s schedule stores an (n, c, h, w) image, in channel blocks or not.
+bool stores_image(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
+  Schedule sched = create_schedule({t.uop()}, default_schedule_context());
+  for (const ScheduleItem& item : sched.items) {
+    const Shape& s = sched.shapes.at(item.bufs[0].get());
+    if (!item.is_view() &&
+        (s == Shape{n, c, h, w} || (s.size() == 5 && s[0] == n && s[1] * s[4] == c && s[2] == h && s[3] == w)))
+      return true;
+  }
+  return false;
+}
+
+// A 1x1 filter with a stride computes at stride 1 over a stored copy of the pixels it reads (the
+// output's size, its input's channels), with the plain loops' values: a stored or a computed
+// input, padded, with a bias, groups, a batch, strides the image does not divide, and a stride past
+// a one-pixel image.
 TEST(NnConv2d, OneByOneWithAStride) {
-  check_conv({.n = 2, .c = 3, .h = 7, .w = 5, .o = 5, .kh = 1, .kw = 1, .stride = {2, 2}, .bias = true}, 49);
-  check_conv({.n = 1, .c = 32, .h = 13, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {3, 2}, .computed = true}, 50);
-  check_conv({.n = 2,
-              .c = 16,
-              .h = 6,
-              .w = 9,
-              .o = 32,
-              .kh = 1,
-              .kw = 1,
-              .stride = {1, 4},
-              .padding = {1, 2},
-              .groups = 2,
-              .bias = true},
-             51);
-  check_conv({.n = 1, .c = 8, .h = 1, .w = 1, .o = 4, .kh = 1, .kw = 1, .stride = {2, 2}, .computed = true}, 52);
+  for (ConvArgs a :
+       {ConvArgs{.n = 2, .c = 3, .h = 7, .w = 5, .o = 5, .kh = 1, .kw = 1, .stride = {2, 2}, .bias = true},
+        ConvArgs{.n = 1, .c = 32, .h = 13, .w = 11, .o = 64, .kh = 1, .kw = 1, .stride = {3, 2}, .computed = true},
+        ConvArgs{.n = 2,
+        .c = 16,
+        .h = 6,
+        .w = 9,
+        .o = 32,
+        .kh = 1,
+        .kw = 1,
+        .stride = {1, 4},
+        .padding = {1, 2},
+        .groups = 2,
+        .bias = true},
+        ConvArgs{.n = 1, .c = 8, .h = 1, .w = 1, .o = 4, .kh = 1, .kw = 1, .stride = {2, 2}, .computed = true}}) {
+    Tensor y = check_conv(a, static_cast<uint64_t>(49 + a.c));
+    EXPECT_TRUE(stores_image(y, a.n, a.c, y.shape()[2], y.shape()[3])) << a.c << " channels, " << a.h << "x" << a.w;
+  }
 }
 
 TEST(NnConv2d, Everything) {
