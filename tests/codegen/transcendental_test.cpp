@@ -30,6 +30,23 @@ size_t exp2_polynomials(const Tensor& t) {
   return n;
 }
 
+// How many selects the decomposed kernel of `t` makes.
+size_t selects(const Tensor& t) {
+  size_t n = 0;
+  for (const UOpPtr& u : toposort(decompose_transcendentals(kernel_ast(t)))) n += u->op() == Ops::WHERE;
+  return n;
+}
+
+// An exp2 that 1 is added to selects three times: its two clamps (each compares the value it
+// selects, one min or max instruction) and NaN. It tests neither where the rounding lands at the
+// top of the range (n = 128, scaled as 2p * 2^(n - 1)) nor below it. The whole exp2 selects
+// the underflow twice, its clamp at 128, NaN, and the two-step scale below n = -125 three times.
+TEST(Transcendental, AnExp2ThatOneIsAddedToSelectsOnlyItsClampsAndNaN) {
+  Tensor x = Tensor::from_vector(std::vector<float>{-200.0f, 0.0f, 200.0f});
+  EXPECT_EQ(selects(x.exp2() + 1.0f), 3u);
+  EXPECT_EQ(selects(x.exp2()), 7u);
+}
+
 // An exp2 that 1 is added to, and that nothing else reads, skips the underflow and subnormal
 // steps (1 + 2^x is 1 below -24); an exp2 read alone, or by the sum and another reader, keeps them
 // (computed once, for both).

@@ -556,9 +556,11 @@ TEST(ElementwiseUnary, ErfEdgeValues) {
 
 // exp2 rounds x to the nearest integer n and evaluates 2^(x - n) by a polynomial: at the points
 // where that rounding turns (halves, the floats next to them) and at the ends of float32's range
-// (a subnormal result, one just below overflow), within a few ulp of the true value.
+// (a subnormal result, one just below overflow; n = -125 and -126, where the scale 2^n turns
+// from one multiply to two), within a few ulp of the true value.
 TEST(ElementwiseUnary, Exp2WhereItsRoundingTurns) {
-  std::vector<float> x{0.5f, -0.5f, 1.5f, -1.5f, 0.49999997f, -0.50000006f, 2.5f, -2.5f, 127.5f, -126.5f, -149.5f};
+  std::vector<float> x{0.5f,   -0.5f,   1.5f,    -1.5f,   0.49999997f, -0.50000006f, 2.5f,    -2.5f,
+                       127.5f, -126.5f, -149.5f, -125.0f, -125.5f,     -125.50002f,  -126.0f, -126.49998f};
   std::vector<float> got = f32(x, {static_cast<int64_t>(x.size())}).exp2().to_vector<float>();
   for (size_t i = 0; i < x.size(); ++i) {
     double want = std::exp2(double(x[i]));
