@@ -51,15 +51,16 @@ std::pair<UOpPtr, UOpPtr> exp2_parts(const UOpPtr& xc) {
 
 // exp2(x) = 2^n * p(x - n) with n = round(x). The scale is built from exponent bits, and exactly
 // one multiply rounds: for n in [-125, 128], 2p * 2^(n - 1) (doubling p is exact, and 2^128 has
-// no exponent bits); for n in [-150, -126], where the result is subnormal, p * 2^(n + 126)
-// (exact, normal) times 2^-126.
+// no exponent bits); for n in [-150, -126], where the result may be subnormal, p * 2^(n + 126)
+// (exact, normal) times 2^-126. The clamp at 128 takes 128 for NaN too (one min instruction), so
+// no NaN reaches the conversion to an integer (LLVM's poison); NaN is selected back at the end.
 UOpPtr exp2(const UOpPtr& x) {
   // Below -150, 2^x rounds to 0: those lanes compute 2^0 and take 0 at the end, so they do not
   // go through subnormal numbers, which take a slow path in x86 cores (a softmax row whose masked
   // or distant scores land here ran 3x slower). Results in (-150, -126) are subnormal and still
   // computed as such.
   UOpPtr underflows = lt(x, f(-150));
-  UOpPtr xc = where(underflows, f(0), where(lt(f(128), x), f(128), x));
+  UOpPtr xc = where(underflows, f(0), where(lt(x, f(128)), x, f(128)));
   auto [ni, p] = exp2_parts(xc);
   UOpPtr low = lt(ni, i(-125));
   UOpPtr stepped = where(low, p * pow2(where(low, ni + i(126), i(0))), twice(p));
@@ -69,14 +70,15 @@ UOpPtr exp2(const UOpPtr& x) {
 
 // exp2(x) where 1 is added to it (a sigmoid's, tanh's, softplus's 1 + e^x): 1 + 2^x rounds to 1
 // for every x below -24, so the lanes skip exp2's underflow and subnormal steps: x is clamped to
-// [-126, 128], and at n = -126 the scale 2^(n - 1) is 0 where exp2 would give 2^-126 or less. The
-// sum is the same float as 1 + exp2(x) (+-inf and NaN too). Each clamp compares the value it
-// selects, so that it is one min or max instruction, and nothing tests for the rounding's top
+// [-126, 128], and at n = -126 the scale 2^(n - 1) is 0 where exp2 would give less than 2^-125.5.
+// The sum is the same float as 1 + exp2(x) (+-inf and NaN too). Each clamp compares the value it
+// selects and takes its bound for NaN, so that it is one min or max instruction and no NaN reaches
+// the conversion to an integer, and nothing tests for the rounding's top
 // (n = 128). EfficientNet-B0's SiLU kernels ran 15-17% faster without the subnormal steps at 8
 // lanes, and a SiLU alone 13-16% faster again with the clamps and the scale so.
 UOpPtr exp2_beside_one(const UOpPtr& x) {
-  UOpPtr c = where(lt(f(128), x), f(128), x);
-  UOpPtr xc = where(lt(c, f(-126)), f(-126), c);
+  UOpPtr c = where(lt(x, f(128)), x, f(128));
+  UOpPtr xc = where(lt(f(-126), c), c, f(-126));
   auto [ni, p] = exp2_parts(xc);
   return where(is_nan(x), x, twice(p) * pow2(ni - i(1)));
 }

@@ -35,8 +35,8 @@ void E_32768_4_ddc2bd(void** bufs, const long long* vals) {
     vf32x4 alu25 = (val24 * vec1);
     vi32x4 alu26 = (alu25 < vec2);
     vi32x4 alu27 = (alu25 != alu25);
-    vi32x4 alu28 = (vec4 < alu25);
-    vf32x4 alu29 = ((vf32x4)((alu28 & (vi32x4)(vec4)) | (~alu28 & (vi32x4)(alu25))));
+    vi32x4 alu28 = (alu25 < vec4);
+    vf32x4 alu29 = ((vf32x4)((alu28 & (vi32x4)(alu25)) | (~alu28 & (vi32x4)(vec4))));
     vf32x4 alu30 = ((vf32x4)((alu26 & (vi32x4)(vec3)) | (~alu26 & (vi32x4)(alu29))));
     vf32x4 alu31 = (alu30 + vec5);
     vi32x4 cast32 = __builtin_convertvector(alu31, vi32x4);
