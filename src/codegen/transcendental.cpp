@@ -68,7 +68,7 @@ UOpPtr exp2(const UOpPtr& x) {
   return where(underflows, f(0), where(is_nan(x), x, stepped * pow2(e)));
 }
 
-// exp2(x) where 1 is added to it (a sigmoid's, tanh's, softplus's 1 + e^x): 1 + 2^x rounds to 1
+// exp2(x) where 1 is added to it (a sigmoid's, SiLU's, softplus's 1 + e^x): 1 + 2^x rounds to 1
 // for every x below -24, so the lanes skip exp2's underflow and subnormal steps: x is clamped to
 // [-126, 128], and at n = -126 the scale 2^(n - 1) is 0 where exp2 would give less than 2^-125.5.
 // The sum is the same float as 1 + exp2(x) (+-inf and NaN too). Each clamp compares the value it

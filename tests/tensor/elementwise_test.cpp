@@ -497,7 +497,7 @@ TEST(ElementwiseUnary, TranscendentalEdgeValues) {
   EXPECT_TRUE(std::isnan(sn[0]) && std::isnan(sn[1]) && std::isnan(sn[2]));
 }
 
-// Where 1 is added to exp2 (a sigmoid's, tanh's, softplus's 1 + e^x), the kernel skips exp2's
+// Where 1 is added to exp2 (a sigmoid's, SiLU's, softplus's 1 + e^x), the kernel skips exp2's
 // subnormal steps (codegen/transcendental.cpp): the sum is still the float 1 + exp2(x) is, exp2
 // computed in a kernel of its own, bit for bit, from the infinities and NaN through the subnormal
 // range (1 + 2^x is 1 below -24), the rounding turns and the top of float32's range; and the
@@ -570,22 +570,27 @@ TEST(ElementwiseUnary, Exp2WhereItsRoundingTurns) {
 
 // tanh in float32 within a few ulp of the true value everywhere, near 0 too, where it is x (a
 // formula through the sigmoid, 2 sigmoid(2x) - 1, gave 1.19e-7 for 1e-7): every 1/4096 over
-// [-10, 10], small and subnormal arguments, the float where tanh turns to +-1, the infinities
-// and NaN. Half precision computes it in float32 and rounds once.
+// [-10, 10], small and subnormal arguments, arguments beside where float32's tanh turns to +-1
+// (9.011), the infinities and NaN; +-1 exactly well past the turn. Half precision computes it in
+// float32 and rounds once.
 TEST(ElementwiseUnary, TanhWithinAFewUlpNearZeroToo) {
   std::vector<float> x;
   for (int i = -40960; i <= 40960; ++i) x.push_back(static_cast<float>(i) / 4096.0f);
-  for (float v : {1e-7f, -3e-5f, 1e-3f, -0.01f, 1e-20f, 1e-40f, 9.0f, 9.02f, -9.1f, 30.0f, -1e30f}) x.push_back(v);
+  for (float v :
+       {1e-7f, -3e-5f, 1e-3f, -0.01f, 1e-20f, 1e-40f, 9.0f, 9.0109f, 9.0111f, -9.0109f, 9.02f, -9.1f, 30.0f, -1e30f})
+    x.push_back(v);
   std::vector<float> got = f32(x, {static_cast<int64_t>(x.size())}).tanh().to_vector<float>();
   for (size_t i = 0; i < x.size(); ++i) {
     double want = std::tanh(double(x[i]));
-    ASSERT_NEAR(got[i], want, 2.5e-7 * std::abs(want) + 1.5e-45) << x[i];  // 4 ulp; one subnormal step
+    ASSERT_NEAR(got[i], want, 2.5e-7 * std::abs(want) + 1.5e-45) << x[i];  // 2-4 ulp; one subnormal step
   }
   float inf = std::numeric_limits<float>::infinity();
   std::vector<float> edges = f32({inf, -inf, std::numeric_limits<float>::quiet_NaN()}, {3}).tanh().to_vector<float>();
   EXPECT_EQ(edges[0], 1.0f);
   EXPECT_EQ(edges[1], -1.0f);
   EXPECT_TRUE(std::isnan(edges[2]));
+  EXPECT_EQ(f32({30.0f, -9.1f, 1e30f, -1e30f}, {4}).tanh().to_vector<float>(),
+            (std::vector<float>{1.0f, -1.0f, 1.0f, -1.0f}));
   Tensor h = f32({1e-3f, -0.5f, 3.0f}, {3}).cast(dtypes::float16).tanh();
   EXPECT_EQ(h.dtype(), dtypes::float16);
   EXPECT_ALLCLOSE(h.cast(dtypes::float32).to_vector<float>(), (std::vector<float>{1e-3f, -0.46211716f, 0.99505475f}),
