@@ -73,9 +73,7 @@ UOpPtr exp2(const UOpPtr& x) {
 // [-126, 128], and at n = -126 the scale 2^(n - 1) is 0 where exp2 would give less than 2^-125.5.
 // The sum is the same float as 1 + exp2(x) (+-inf and NaN too). Each clamp compares the value it
 // selects and takes its bound for NaN, so that it is one min or max instruction and no NaN reaches
-// the conversion to an integer, and nothing tests for the rounding's top
-// (n = 128). EfficientNet-B0's SiLU kernels ran 15-17% faster without the subnormal steps at 8
-// lanes, and a SiLU alone 13-16% faster again with the clamps and the scale so.
+// the conversion to an integer, and nothing tests for the rounding's top (n = 128).
 UOpPtr exp2_beside_one(const UOpPtr& x) {
   UOpPtr c = where(lt(x, f(128)), x, f(128));
   UOpPtr xc = where(lt(f(-126), c), c, f(-126));

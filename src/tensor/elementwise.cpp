@@ -79,8 +79,10 @@ Tensor Tensor::sigmoid() const { return 1.0 / (1.0 + (-as_float(*this)).exp()); 
 // 1.1e-8 relative (scripts/fit-expm1.py); m = 2^n (2^f - 1) + (2^n - 1), 2^n from exponent bits.
 // Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1 or 2^30-odd, and the
 // quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and so does the result,
-// where float32's tanh is up to 1.4 ulp above it: not exactly odd there, within the bound. As many operations as the
-// formula through the sigmoid. float64 keeps that formula (its exp is libm's).
+// where float32's tanh is up to 1.4 ulp above it: not exactly odd there, within the bound. The
+// rounding of n and the scale from exponent bits are exp2's (codegen/transcendental.cpp), written
+// here over tensors because the part that matters, 2^f - 1 without its 1, is not an exp2. As many
+// operations as the formula through the sigmoid. float64 keeps that formula (its exp is libm's).
 Tensor Tensor::tanh() const {
   Tensor x = as_float(*this);
   if (x.dtype() == dtypes::float64) return 2.0 * (x * 2.0).sigmoid() - 1.0;
