@@ -7,6 +7,7 @@
 #include "ir/alu.hpp"
 #include "ir/bounds.hpp"
 #include "ir/rewrite.hpp"
+#include "ir/toposort.hpp"
 
 namespace lathe {
 
@@ -324,6 +325,18 @@ UOpPtr int_only(const UOpPtr& like, UOpPtr result) { return intlike(like) ? std:
 
 UOpPtr x_of(const Match& m) { return m["x"]; }
 
+// x * (1 / y) as x / y where y is computed from x with no reduction between (a SiLU's
+// x * sigmoid(x)), so y varies along every loop x does: one division rounds once and the multiply
+// goes. Where y comes from a reduction of x (a softmax's 1 / sum) or not from x (a gate per
+// channel), 1 / y may be computed once for many x, and the multiply stays.
+UOpPtr divide_by_reciprocals_denominator(const Match& m) {
+  const UOpPtr& x = m["x"];
+  if (!x->dtype().is_float()) return nullptr;
+  for (const UOpPtr& n : toposort(m["y"], [](const UOp& u) { return u.op() != Ops::REDUCE; }))
+    if (n == x) return UOp::alu(Ops::FDIV, {x, m["y"]});
+  return nullptr;
+}
+
 }  // namespace
 
 const PatternMatcher& symbolic_simple() {
@@ -377,6 +390,8 @@ const PatternMatcher& symbolic() {
            [](const Match& m) { return intlike(m["x"]) ? m["x"] * cst(m["x"], -1) : nullptr; }},
           {UPat(Ops::ADD), canonical_sum},
           {UPat(Ops::MUL), canonical_product},
+          {UPat::binary(Ops::MUL, UPat::var("x"), UPat::binary(Ops::FDIV, UPat::cnst(1), UPat::var("y"))),
+           divide_by_reciprocals_denominator},
           // division, modulo and comparisons against constants
           {idiv(UPat::var("x"), UPat::cvar("c")), fold_div},
           {UPat::var("x") % UPat::cvar("c"), fold_mod},

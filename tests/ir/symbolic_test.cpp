@@ -45,6 +45,29 @@ TEST(Symbolic, Identities) {
   EXPECT_SIMPLIFIES(f + UOp::const_(dtypes::float32, 0.0), f);
 }
 
+// x * (1 / y) divides where y is computed from x (a SiLU), and keeps its multiply where 1 / y may be
+// computed once for many x: from a reduction of x (a softmax's sum) or from something else.
+TEST(Symbolic, AMultiplyByTheReciprocalOfAnExpressionOfItsOperandDivides) {
+  auto global = [](int64_t slot) { return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(), {}, slot); };
+  UOpPtr r = UOp::range(c(7), 0);
+  UOpPtr x = UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, dtypes::float32.ptr(), {global(0), r})});
+  UOpPtr one = UOp::const_(dtypes::float32, 1.0);
+  auto sigmoid_denominator = [&](const UOpPtr& v) { return one + UOp::alu(Ops::EXP2, {UOp::alu(Ops::NEG, {v})}); };
+  UOpPtr y = sigmoid_denominator(x);
+  UOpPtr silu = simplify(x * UOp::alu(Ops::FDIV, {one, y}));
+  EXPECT_EQ(silu->op(), Ops::FDIV);
+  EXPECT_EQ(silu, simplify(UOp::alu(Ops::FDIV, {x, y})));
+
+  UOpPtr sum = UOp::make(Ops::REDUCE, dtypes::float32, {x, r}, Ops::ADD);
+  UOpPtr normalized = simplify(x * UOp::alu(Ops::FDIV, {one, sum}));
+  EXPECT_EQ(normalized->op(), Ops::MUL);
+
+  UOpPtr gate =
+      UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, dtypes::float32.ptr(), {global(1), c(0)})});
+  UOpPtr gated = simplify(x * UOp::alu(Ops::FDIV, {one, sigmoid_denominator(gate)}));
+  EXPECT_EQ(gated->op(), Ops::MUL);
+}
+
 TEST(Symbolic, TermCollection) {
   UOpPtr x = var("x", 0, 9);
   UOpPtr y = var("y", 0, 9);
