@@ -36,16 +36,18 @@ UOpPtr pow2(const UOpPtr& e) { return float_of_bits(UOp::make(Ops::BITCAST, dtyp
 // reassociated by the C backend (-fassociative-math) into p times 2^127 + 2^127, which is inf.
 UOpPtr twice(const UOpPtr& p) { return float_of_bits(bits_of(p) + u(1 << 23)); }
 
-// 2^xc's parts for xc in [-150, 128]: n = round(xc) as an int32 and p(xc - n), a polynomial on
-// [-0.5, 0.5], so that 2^xc = p * 2^n.
-std::pair<UOpPtr, UOpPtr> exp2_parts(const UOpPtr& xc) {
+// 2^xc's parts for xc in [-150, 128]: n = round(xc) as an int32 and `times` p(xc - n), p a
+// polynomial on [-0.5, 0.5], so that 2^xc = p * 2^n. times is 1 or 2: the polynomial of doubled
+// coefficients is exactly twice p at every step (a doubling never rounds), with no operation to
+// double it.
+std::pair<UOpPtr, UOpPtr> exp2_parts(const UOpPtr& xc, double times) {
   // n = round(xc), halves up: xc + 150.5 is positive (xc >= -150), so converting it to an integer
   // truncates it down, to floor(xc + 0.5) + 150. (Not x + 1.5 * 2^23 - 1.5 * 2^23: the C
   // backend's -fassociative-math cancels the two.)
   UOpPtr ni = cast(xc + f(150.5), dtypes::int32) - i(150);
-  UOpPtr p =
-      horner(xc - cast(ni, dtypes::float32), {1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3,
-                                              5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1, 1.0});
+  UOpPtr p = horner(xc - cast(ni, dtypes::float32),
+                    {times * 1.535336188319500e-4, times * 1.339887440266574e-3, times * 9.618437357674640e-3,
+                     times * 5.550332471162809e-2, times * 2.402264791363012e-1, times * 6.931472028550421e-1, times});
   return {ni, p};
 }
 
@@ -54,6 +56,8 @@ std::pair<UOpPtr, UOpPtr> exp2_parts(const UOpPtr& xc) {
 // no exponent bits); for n in [-150, -126], where the result may be subnormal, p * 2^(n + 126)
 // (exact, normal) times 2^-126. The clamp at 128 takes 128 for NaN too (one min instruction), so
 // no NaN reaches the conversion to an integer (LLVM's poison); NaN is selected back at the end.
+// (Not the doubled polynomial: with p2 on both sides of the select, the C backend's fast math
+// factors it out and multiplies the two scales first, 2^(n - 1), which is 0 at n = -149.)
 UOpPtr exp2(const UOpPtr& x) {
   // Below -150, 2^x rounds to 0: those lanes compute 2^0 and take 0 at the end, so they do not
   // go through subnormal numbers, which take a slow path in x86 cores (a softmax row whose masked
@@ -61,7 +65,7 @@ UOpPtr exp2(const UOpPtr& x) {
   // computed as such.
   UOpPtr underflows = lt(x, f(-150));
   UOpPtr xc = where(underflows, f(0), where(lt(x, f(128)), x, f(128)));
-  auto [ni, p] = exp2_parts(xc);
+  auto [ni, p] = exp2_parts(xc, 1);
   UOpPtr low = lt(ni, i(-125));
   UOpPtr stepped = where(low, p * pow2(where(low, ni + i(126), i(0))), twice(p));
   UOpPtr e = where(low, i(-126), ni - i(1));
@@ -73,12 +77,13 @@ UOpPtr exp2(const UOpPtr& x) {
 // [-126, 128], and at n = -126 the scale 2^(n - 1) is 0 where exp2 would give less than 2^-125.5.
 // The sum is the same float as 1 + exp2(x) (+-inf and NaN too). Each clamp compares the value it
 // selects and takes its bound for NaN, so that it is one min or max instruction and no NaN reaches
-// the conversion to an integer, and nothing tests for the rounding's top (n = 128).
+// the conversion to an integer, and nothing tests for the rounding's top (n = 128). 2p comes from
+// the doubled polynomial, one integer addition fewer than doubling p.
 UOpPtr exp2_beside_one(const UOpPtr& x) {
   UOpPtr c = where(lt(x, f(128)), x, f(128));
   UOpPtr xc = where(lt(f(-126), c), c, f(-126));
-  auto [ni, p] = exp2_parts(xc);
-  return where(is_nan(x), x, twice(p) * pow2(ni - i(1)));
+  auto [ni, p2] = exp2_parts(xc, 2);
+  return where(is_nan(x), x, p2 * pow2(ni - i(1)));
 }
 
 // log2(x) = e + log2(m) for x = m * 2^e with m in [sqrt(1/2), sqrt(2)), the latter from the series
