@@ -174,7 +174,9 @@ class Tensor {
   Tensor abs() const;
   Tensor exp() const;
   Tensor exp2() const;
+  Tensor expm1() const;  // e^x - 1, without cancellation near 0
   Tensor log() const;
+  Tensor log1p() const;  // log(1 + x), without cancellation near 0
   Tensor log2() const;
   Tensor sqrt() const;
   Tensor rsqrt() const;

@@ -1,6 +1,8 @@
 // Elementwise ops, built from the ALU ops the backends implement (EXP2, LOG2, SIN, SQRT, ...).
 #include <cmath>
 #include <numbers>
+#include <utility>
+#include <vector>
 
 #include "tensor/tensor_util.hpp"
 
@@ -11,12 +13,41 @@ namespace {
 Tensor as_float(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::default_float); }
 
 // c[0] t^n + c[1] t^(n-1) + ... + c[n], by Horner's rule: n multiply-adds.
-Tensor horner(const Tensor& t, std::initializer_list<double> c) {
-  const double* k = c.begin();
+Tensor horner(const Tensor& t, const std::vector<double>& c) {
+  auto k = c.begin();
   Tensor acc = *k++ * t;
   for (; k + 1 != c.end(); ++k) acc = (acc + *k) * t;
   return acc + *k;
 }
+
+// 2^n as a float32 for an int32 n in [-126, 127]: n + 127 in the exponent's bits.
+Tensor pow2_bits(const Tensor& n) { return ((n + 127) * 8388608).bitcast(dtypes::float32); }
+
+// round(z) for float32 z in [-150, 128] as an int32, halves up: z + 150.5 > 0, so the conversion's
+// truncation rounds it.
+Tensor round_half_up(const Tensor& z) { return (z + 150.5).cast(dtypes::int32) - 150; }
+
+// 2^f - 1 = f Q(f) for f in [-0.5, 0.5], Q of degree 5 fitted to it within 1.1e-8 relative
+// (scripts/fit-expm1.py). With n = round(z) and f = z - n, 2^z - 1 is 2^n (2^f - 1) + (2^n - 1),
+// with no 1 to cancel near 0. The rounding of n and the scale from exponent bits are exp2's
+// (codegen/transcendental.cpp), written again over tensors because 2^f - 1 is not an exp2.
+Tensor exp2m1_reduced(const Tensor& f) {
+  return f * horner(f, {0.0001540349706560569, 0.0013390730916507019, 0.009618237521848528, 0.05550357443273169,
+                        0.2402264979495999, 0.6931471879243397});
+}
+
+// log(1 + t) = 2 atanh(s) with s = t / (2 + t), which cancels nothing (2 + t only rounds), as the
+// series 2 s (1 + s^2/3 + s^4/5 + ...) for t in [-0.5, 1], where |s| <= 1/3: 8 terms leave 1.4e-9
+// relative for float32, 18 leave 2e-18 for float64.
+Tensor log1p_series(const Tensor& t) {
+  Tensor s = t / (t + 2.0);
+  std::vector<double> c;
+  for (int k = t.dtype() == dtypes::float64 ? 17 : 7; k >= 0; --k) c.push_back(1.0 / (2 * k + 1));
+  return (s * 2.0) * horner(s * s, c);
+}
+
+// x computed in float32 (float64 kept): 16-bit floats would round the series' coefficients.
+Tensor in_float32(const Tensor& x) { return x.dtype() == dtypes::float64 ? x : x.cast(dtypes::float32); }
 
 void require_int_or_bool(const Tensor& t, const char* op) {
   if (!t.dtype().is_int() && !t.dtype().is_bool())
@@ -74,28 +105,56 @@ Tensor Tensor::relu() const { return maximum(scalar_like(*this, 0, false)); }
 Tensor Tensor::sigmoid() const { return 1.0 / (1.0 + (-as_float(*this)).exp()); }
 
 // tanh(x) = m / (m + 2) with m = e^(2x) - 1, which has no cancellation near 0 (2 sigmoid(2x) - 1
-// is 1 - 1 there: tanh(1e-7) came out 1.19e-7, tanh(1e-3) 7e-5 off). 2x log2(e) = n + f with
-// n = round(2x log2(e)), f in [-0.5, 0.5]; 2^f - 1 = f Q(f), Q of degree 5 fitted to it within
-// 1.1e-8 relative (scripts/fit-expm1.py); m = 2^n (2^f - 1) + (2^n - 1), 2^n from exponent bits.
-// Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1 or 2^30-odd, and the
-// quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and so does the result,
-// where float32's tanh is up to 1.4 ulp above it: not exactly odd there, within the bound. The
-// rounding of n and the scale from exponent bits are exp2's (codegen/transcendental.cpp), written
-// here over tensors because the part that matters, 2^f - 1 without its 1, is not an exp2. As many
-// operations as the formula through the sigmoid. float64 keeps that formula (its exp is libm's).
+// is 1 - 1 there: tanh(1e-7) came out 1.19e-7, tanh(1e-3) 7e-5 off); m from exp2m1_parts, as
+// 2^n (2^f - 1) + (2^n - 1). Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1
+// or 2^30-odd, and the quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and
+// so does the result, where float32's tanh is up to 1.4 ulp above it: not exactly odd there,
+// within the bound. As many operations as the formula through the sigmoid. float64 keeps that
+// formula (its exp is libm's).
 Tensor Tensor::tanh() const {
   Tensor x = as_float(*this);
   if (x.dtype() == dtypes::float64) return 2.0 * (x * 2.0).sigmoid() - 1.0;
   Tensor x32 = x.cast(dtypes::float32), z = x32 * (2.0 / std::numbers::ln2);
   z = (z < 30.0).where(z, scalar_like(z, 30.0, true));  // NaN takes 30 here, and is selected back below
   z = (z > -30.0).where(z, scalar_like(z, -30.0, true));
-  Tensor n = (z + 150.5).cast(dtypes::int32) - 150;  // z + 150.5 > 0: truncation rounds z halves up
-  Tensor f = z - n.cast(dtypes::float32);
-  Tensor fq = f * horner(f, {0.0001540349706560569, 0.0013390730916507019, 0.009618237521848528, 0.05550357443273169,
-                             0.2402264979495999, 0.6931471879243397});
-  Tensor scale = ((n + 127) * 8388608).bitcast(dtypes::float32);  // 2^n: n + 127 in the exponent's bits
-  Tensor m = scale * fq + (scale - 1.0);
+  Tensor n = round_half_up(z);
+  Tensor scale = pow2_bits(n);
+  Tensor m = scale * exp2m1_reduced(z - n.cast(dtypes::float32)) + (scale - 1.0);
   return (x32 != x32).where(x32, m / (m + 2.0)).cast(x.dtype());
+}
+
+// e^x - 1 in float32 as 2 (2^(n-1) (2^f - 1) + (2^(n-1) - 1/2)), n = round(x log2(e)): the halved
+// scale has exponent bits up to n = 128, and the doubling is exact (or overflows, as e^x does from
+// 88.73). f = (x - n ln 2) log2(e), with n ln 2 in two parts (Cody and Waite: n times the first is
+// exact), so that x log2(e)'s rounding, up to |x| 6e-8 relative, does not reach the result. x
+// is clamped to [-21, 88.8] (NaN takes 88.8 and is selected back): below -17.4 the result rounds
+// to -1, above 88.73 it is inf. float64: the Taylor series x (1 + x/2 + x^2/6 + ...) to x^17 for |x| < 1/2,
+// e^x - 1 beyond (which then cancels less than a bit).
+Tensor Tensor::expm1() const {
+  Tensor x = as_float(*this);
+  if (x.dtype() == dtypes::float64) {
+    std::vector<double> c;
+    double factorial = 1;
+    for (int k = 2; k <= 17; ++k) factorial *= k;
+    for (int k = 17; k >= 1; --k) c.push_back(1.0 / factorial), factorial /= k;
+    return (x.abs() < 0.5).where(x * horner(x, c), x.exp() - 1.0);
+  }
+  Tensor x32 = x.cast(dtypes::float32);
+  Tensor xc = (x32 < 88.8).where(x32, scalar_like(x32, 88.8, true));
+  xc = (xc > -21.0).where(xc, scalar_like(xc, -21.0, true));
+  Tensor n = round_half_up(xc * (1.0 / std::numbers::ln2)), nf = n.cast(dtypes::float32);
+  Tensor f = ((xc - nf * 0.693359375) - nf * -2.12194440e-4) * (1.0 / std::numbers::ln2);
+  Tensor half_scale = pow2_bits(n - 1);
+  Tensor m = (half_scale * exp2m1_reduced(f) + (half_scale - 0.5)) * 2.0;
+  return (x32 != x32).where(x32, m).cast(x.dtype());
+}
+
+// log(1 + x): the series for x in [-0.5, 1] (log1p_series), log(1 + x) elsewhere: below -1/2, 1 + x
+// is exact; above 1, the log is above ln 2, and 1 + x's rounding costs it less than an ulp.
+Tensor Tensor::log1p() const {
+  Tensor x = as_float(*this), t = in_float32(x);
+  Tensor near = (t >= -0.5).logical_and(t <= 1.0);
+  return near.where(log1p_series(t), (t + 1.0).log()).cast(x.dtype());
 }
 
 Tensor Tensor::gelu() const {
@@ -105,10 +164,11 @@ Tensor Tensor::gelu() const {
 
 Tensor Tensor::silu() const { return as_float(*this) * sigmoid(); }
 
-// max(x, 0) + log(1 + e^-|x|): e^x itself overflows float32 from 89 on.
+// max(x, 0) + log1p(e^-|x|): e^x itself overflows float32 from 89 on, and log(1 + e^x) of a very
+// negative x would be log(1) = 0, not e^x. e^-|x| is in (0, 1], where log1p is its series alone.
 Tensor Tensor::softplus() const {
-  Tensor x = as_float(*this);
-  return x.relu() + ((-x.abs()).exp() + 1.0).log();
+  Tensor x = as_float(*this), t = in_float32(x);
+  return (t.relu() + log1p_series((-t.abs()).exp())).cast(x.dtype());
 }
 
 Tensor Tensor::softsign() const {
@@ -120,18 +180,18 @@ Tensor Tensor::mish() const { return as_float(*this) * softplus().tanh(); }
 
 Tensor Tensor::elu(double alpha) const {
   Tensor x = as_float(*this);
-  return (x < 0).where((x.exp() - 1.0) * alpha, x);
+  return (x < 0).where(x.expm1() * alpha, x);
 }
 
 Tensor Tensor::celu(double alpha) const {
   if (alpha == 0) throw Error("celu: alpha must not be 0 (it divides x)");
   Tensor x = as_float(*this);
-  return x.relu() + ((x / alpha).exp() - 1.0).minimum(scalar_like(x, 0, false)) * alpha;
+  return x.relu() + (x / alpha).expm1().minimum(scalar_like(x, 0, false)) * alpha;
 }
 
 Tensor Tensor::selu(double alpha, double gamma) const {
   Tensor x = as_float(*this);
-  return (x <= 0).where((x.exp() - 1.0) * alpha, x) * gamma;
+  return (x <= 0).where(x.expm1() * alpha, x) * gamma;
 }
 
 Tensor Tensor::leaky_relu(double slope) const {
@@ -182,24 +242,48 @@ Tensor Tensor::asin() const {
 }
 
 Tensor Tensor::acos() const { return std::numbers::pi / 2 - asin(); }
-Tensor Tensor::sinh() const { return (exp() - (-as_float(*this)).exp()) * 0.5; }
-Tensor Tensor::cosh() const { return (exp() + (-as_float(*this)).exp()) * 0.5; }
+namespace {
+// e^|x| / 2 for |x| >= 88 as e^(|x| - 88) (e^88 / 2): finite up to 89.4, where e^|x| overflows
+// from 88.73. |x| - 88 is exact, and its e^ goes through expm1, whose argument reduction keeps
+// the rounding of |x| log2(e) out. (Not (h / 2) h for h = e^(|x| / 2): fast math reorders it to
+// h h / 2, which overflows.)
+Tensor half_exp_of_large(const Tensor& ax) { return ((ax - 88.0).expm1() + 1.0) * (std::exp(88.0) / 2); }
+}  // namespace
 
-// Odd, from |x|: log(x + sqrt(x^2 + 1)) of a negative x would subtract nearly equal numbers.
-Tensor Tensor::asinh() const {
-  Tensor x = as_float(*this), ax = x.abs();
-  Tensor y = (ax + (ax * ax + 1.0).sqrt()).log();
+// (e^x - e^-x) / 2 = (E + E / (E + 1)) / 2 for E = e^|x| - 1, odd: no cancellation near 0. From
+// |x| = 88 on (before E overflows), e^|x| / 2.
+Tensor Tensor::sinh() const {
+  Tensor x = as_float(*this), ax = x.abs(), e = ax.expm1();
+  Tensor y = (ax > 88.0).where(half_exp_of_large(ax), (e + e / (e + 1.0)) * 0.5);
   return (x < 0).where(-y, y);
 }
 
-Tensor Tensor::acosh() const {
-  Tensor x = as_float(*this);
-  return (x + (x * x - 1.0).sqrt()).log();
+Tensor Tensor::cosh() const {
+  Tensor x = as_float(*this), ax = x.abs(), e = ax.expm1() + 1.0;
+  return (ax > 88.0).where(half_exp_of_large(ax), (e + 1.0 / e) * 0.5);
 }
 
+// Odd, from |x|: log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), which is log(|x| + sqrt(x^2 + 1)) without
+// its 1 near 0; log(2 |x|) from 4096 on (within 1.5e-8 there; x^2 would overflow from 1.8e19).
+Tensor Tensor::asinh() const {
+  Tensor x = as_float(*this), ax = x.abs(), x2 = ax * ax;
+  Tensor y = (ax > 4096.0).where(ax.log() + std::numbers::ln2, (ax + x2 / ((x2 + 1.0).sqrt() + 1.0)).log1p());
+  return (x < 0).where(-y, y);
+}
+
+// log1p(d + sqrt(d (x + 1))) with d = x - 1, exact: log(x + sqrt(x^2 - 1)) without x^2 - 1's
+// cancellation near 1; log(2x) from 4096 on. NaN below 1 (the root's).
+Tensor Tensor::acosh() const {
+  Tensor x = as_float(*this), d = x - 1.0;
+  return (x > 4096.0).where(x.log() + std::numbers::ln2, (d + (d * (x + 1.0)).sqrt()).log1p());
+}
+
+// log((1 + x) / (1 - x)) / 2 as log1p(2|x| / (1 - |x|)) / 2, odd: no cancellation near 0, and
+// 1 - |x| is exact near 1.
 Tensor Tensor::atanh() const {
-  Tensor x = as_float(*this);
-  return ((1.0 + x) / (1.0 - x)).log() * 0.5;
+  Tensor x = as_float(*this), ax = x.abs();
+  Tensor y = (ax * 2.0 / (1.0 - ax)).log1p() * 0.5;
+  return (x < 0).where(-y, y);
 }
 
 Tensor Tensor::trunc() const {

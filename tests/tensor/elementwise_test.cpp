@@ -290,41 +290,60 @@ const UnaryCase kUnaryCases[] = {
     {"log", [](const Tensor& t) { return t.log(); }, [](double x) { return std::log(x); }, 0.01, 100, 1e-4, 1e-5},
     {"log2", [](const Tensor& t) { return t.log2(); }, [](double x) { return std::log2(x); }, 0.01, 100, 1e-4, 1e-5},
     {"sqrt", [](const Tensor& t) { return t.sqrt(); }, [](double x) { return std::sqrt(x); }, 0, 100, kRtol, kAtol},
-    {"rsqrt", [](const Tensor& t) { return t.rsqrt(); }, [](double x) { return 1 / std::sqrt(x); }, 0.01, 100, 1e-5, 1e-6},
-    {"reciprocal", [](const Tensor& t) { return t.reciprocal(); }, [](double x) { return 1 / x; }, 0.1, 10, kRtol, kAtol},
+    {"rsqrt", [](const Tensor& t) { return t.rsqrt(); }, [](double x) { return 1 / std::sqrt(x); }, 0.01, 100, 1e-5,
+     1e-6},
+    {"reciprocal", [](const Tensor& t) { return t.reciprocal(); }, [](double x) { return 1 / x; }, 0.1, 10, kRtol,
+     kAtol},
     {"sin", [](const Tensor& t) { return t.sin(); }, [](double x) { return std::sin(x); }, -10, 10, 1e-4, 1e-5},
     {"cos", [](const Tensor& t) { return t.cos(); }, [](double x) { return std::cos(x); }, -10, 10, 1e-4, 1e-5},
     {"tan", [](const Tensor& t) { return t.tan(); }, [](double x) { return std::tan(x); }, -1.3, 1.3, 1e-4, 1e-5},
-    {"asin", [](const Tensor& t) { return t.asin(); }, [](double x) { return std::asin(x); }, -0.999, 0.999, 1e-5, 2e-6},
-    {"acos", [](const Tensor& t) { return t.acos(); }, [](double x) { return std::acos(x); }, -0.999, 0.999, 1e-5, 2e-6},
+    {"asin", [](const Tensor& t) { return t.asin(); }, [](double x) { return std::asin(x); }, -0.999, 0.999, 1e-5,
+     2e-6},
+    {"acos", [](const Tensor& t) { return t.acos(); }, [](double x) { return std::acos(x); }, -0.999, 0.999, 1e-5,
+     2e-6},
     {"atan", [](const Tensor& t) { return t.atan(); }, [](double x) { return std::atan(x); }, -30, 30, 1e-5, 1e-6},
+    {"expm1", [](const Tensor& t) { return t.expm1(); }, [](double x) { return std::expm1(x); }, -20, 10, 1e-5, 1e-6},
+    {"log1p", [](const Tensor& t) { return t.log1p(); }, [](double x) { return std::log1p(x); }, -0.99, 50, 1e-5, 1e-6},
     {"sinh", [](const Tensor& t) { return t.sinh(); }, [](double x) { return std::sinh(x); }, -8, 8, 1e-4, 1e-6},
     {"cosh", [](const Tensor& t) { return t.cosh(); }, [](double x) { return std::cosh(x); }, -8, 8, 1e-4, 1e-6},
     {"asinh", [](const Tensor& t) { return t.asinh(); }, [](double x) { return std::asinh(x); }, -50, 50, 1e-5, 1e-6},
     {"acosh", [](const Tensor& t) { return t.acosh(); }, [](double x) { return std::acosh(x); }, 1.5, 50, 1e-5, 1e-6},
-    {"atanh", [](const Tensor& t) { return t.atanh(); }, [](double x) { return std::atanh(x); }, -0.99, 0.99, 1e-4, 1e-6},
+    {"atanh", [](const Tensor& t) { return t.atanh(); }, [](double x) { return std::atanh(x); }, -0.99, 0.99, 1e-4,
+     1e-6},
     {"relu", [](const Tensor& t) { return t.relu(); }, [](double x) { return x > 0 ? x : 0; }, -5, 5, kRtol, kAtol},
-    {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -20, 20, 1e-4, 1e-6},
+    {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -20, 20,
+     1e-4, 1e-6},
     {"tanh", [](const Tensor& t) { return t.tanh(); }, [](double x) { return std::tanh(x); }, -10, 10, 1e-4, 1e-6},
     {"gelu", [](const Tensor& t) { return t.gelu(); }, gelu_ref, -6, 6, 1e-4, 1e-6},
-    {"silu", [](const Tensor& t) { return t.silu(); }, [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, 1e-4, 1e-6},
-    {"softplus", [](const Tensor& t) { return t.softplus(); }, [](double x) { return std::log1p(std::exp(x)); }, -20, 120, 1e-5, 1e-6},
-    {"softsign", [](const Tensor& t) { return t.softsign(); }, [](double x) { return x / (1 + std::fabs(x)); }, -10, 10, 1e-5, 1e-6},
-    {"mish", [](const Tensor& t) { return t.mish(); }, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -10, 10, 1e-4, 1e-5},
-    {"elu", [](const Tensor& t) { return t.elu(); }, [](double x) { return x < 0 ? std::expm1(x) : x; }, -5, 5, 1e-4, 1e-6},
-    {"celu", [](const Tensor& t) { return t.celu(0.7); }, [](double x) { return x < 0 ? 0.7 * std::expm1(x / 0.7) : x; }, -5, 5, 1e-4, 1e-6},
+    {"silu", [](const Tensor& t) { return t.silu(); }, [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, 1e-4,
+     1e-6},
+    {"softplus", [](const Tensor& t) { return t.softplus(); }, [](double x) { return std::log1p(std::exp(x)); }, -20,
+     120, 1e-5, 1e-6},
+    {"softsign", [](const Tensor& t) { return t.softsign(); }, [](double x) { return x / (1 + std::fabs(x)); }, -10, 10,
+     1e-5, 1e-6},
+    {"mish", [](const Tensor& t) { return t.mish(); }, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); },
+     -10, 10, 1e-4, 1e-5},
+    {"elu", [](const Tensor& t) { return t.elu(); }, [](double x) { return x < 0 ? std::expm1(x) : x; }, -5, 5, 1e-4,
+     1e-6},
+    {"celu", [](const Tensor& t) { return t.celu(0.7); },
+     [](double x) { return x < 0 ? 0.7 * std::expm1(x / 0.7) : x; }, -5, 5, 1e-4, 1e-6},
     {"selu", [](const Tensor& t) { return t.selu(); },
-     [](double x) { return 1.0507009873554805 * (x <= 0 ? 1.6732632423543772 * std::expm1(x) : x); }, -5, 5, 1e-4, 1e-6},
-    {"leaky_relu", [](const Tensor& t) { return t.leaky_relu(0.1); }, [](double x) { return x < 0 ? 0.1 * x : x; }, -5, 5, kRtol, kAtol},
-    {"hardsigmoid", [](const Tensor& t) { return t.hardsigmoid(); }, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
-    {"hardswish", [](const Tensor& t) { return t.hardswish(); }, [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
+     [](double x) { return 1.0507009873554805 * (x <= 0 ? 1.6732632423543772 * std::expm1(x) : x); }, -5, 5, 1e-4,
+     1e-6},
+    {"leaky_relu", [](const Tensor& t) { return t.leaky_relu(0.1); }, [](double x) { return x < 0 ? 0.1 * x : x; }, -5,
+     5, kRtol, kAtol},
+    {"hardsigmoid", [](const Tensor& t) { return t.hardsigmoid(); },
+     [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
+    {"hardswish", [](const Tensor& t) { return t.hardswish(); },
+     [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }, -5, 5, kRtol, kAtol},
     {"erf", [](const Tensor& t) { return t.erf(); }, [](double x) { return std::erf(x); }, -4, 4, 1e-5, 1e-6},
     {"floor", [](const Tensor& t) { return t.floor(); }, [](double x) { return std::floor(x); }, -10, 10, 0, 0},
     {"ceil", [](const Tensor& t) { return t.ceil(); }, [](double x) { return std::ceil(x); }, -10, 10, 0, 0},
     {"trunc", [](const Tensor& t) { return t.trunc(); }, [](double x) { return std::trunc(x); }, -10, 10, 0, 0},
     {"round", [](const Tensor& t) { return t.round(); }, [](double x) { return std::nearbyint(x); }, -10, 10, 0, 0},
     {"sign", [](const Tensor& t) { return t.sign(); }, [](double x) { return double((x > 0) - (x < 0)); }, -5, 5, 0, 0},
-    {"clip", [](const Tensor& t) { return t.clip(-1.5, 0.75); }, [](double x) { return std::clamp(x, -1.5, 0.75); }, -5, 5, 0, 0},
+    {"clip", [](const Tensor& t) { return t.clip(-1.5, 0.75); }, [](double x) { return std::clamp(x, -1.5, 0.75); }, -5,
+     5, 0, 0},
     {"pow_half", [](const Tensor& t) { return t.pow(0.5); }, [](double x) { return std::sqrt(x); }, 0, 50, 1e-5, 1e-6},
     {"pow_square", [](const Tensor& t) { return t.pow(2.0); }, [](double x) { return x * x; }, -5, 5, kRtol, kAtol},
     {"pow_cube", [](const Tensor& t) { return t.pow(3.0); }, [](double x) { return x * x * x; }, -5, 5, 1e-5, 1e-5},
@@ -595,6 +614,99 @@ TEST(ElementwiseUnary, TanhWithinAFewUlpNearZeroToo) {
   EXPECT_EQ(h.dtype(), dtypes::float16);
   EXPECT_ALLCLOSE(h.cast(dtypes::float32).to_vector<float>(), (std::vector<float>{1e-3f, -0.46211716f, 0.99505475f}),
                   1e-3, 0);
+}
+
+// Each op's float32 result against float64 <cmath> within `ulps` of the float32 answer's spacing
+// (one subnormal step below the normal range), plus `per_x` ulps per unit of |x|, over a sweep.
+void expect_within_ulps(const char* name, const std::function<Tensor(const Tensor&)>& op, double (*ref)(double),
+                        const std::vector<float>& x, double ulps, double per_x = 0) {
+  std::vector<float> got = op(f32(x, {static_cast<int64_t>(x.size())})).to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = ref(double(x[i]));
+    if (!std::isfinite(want) || std::abs(want) > 3.4e38) continue;
+    float w = static_cast<float>(std::abs(want));
+    double spacing = std::max(double(std::nextafter(w, INFINITY) - w), 1.4e-45);
+    ASSERT_NEAR(got[i], want, (ulps + per_x * std::abs(x[i])) * spacing) << name << "(" << x[i] << ")";
+  }
+}
+
+std::vector<float> magnitudes(double lo_exponent, double hi_exponent, bool negated_too) {
+  std::vector<float> x;
+  for (int i = 0; i <= 20000; ++i) {
+    float m = static_cast<float>(std::pow(10.0, lo_exponent + (hi_exponent - lo_exponent) * i / 20000));
+    x.push_back(m);
+    if (negated_too) x.push_back(-m);
+  }
+  return x;
+}
+
+// e^x - 1 and log(1 + x) keep every digit of a result near 0, where e^x and 1 + x would round it
+// away (expm1(1e-7) came out 1.19e-7 as e^x - 1), and so do the ops built on them: ELU, SELU,
+// CELU, softplus and mish of very negative x (softplus(-30) was log(1) = 0), sinh, asinh, atanh
+// near 0, acosh near 1. Also the ends: expm1 is -1 below -17.4 and inf above 88.73; sinh and cosh
+// are finite to 89.4; asinh and acosh of 1e20 are log(2e20). Away from 0, expm1's and sinh's
+// error may grow by an ulp per unit of |x|: the C backend's fast math can fold the two-part
+// n ln 2 into one constant, and x log2(e)'s rounding then reaches the result.
+TEST(ElementwiseUnary, NoCancellationNearZeroForExpm1Log1pAndTheOpsOnThem) {
+  std::vector<float> both = magnitudes(-40, 1.9, true);
+  expect_within_ulps(
+      "expm1", [](const Tensor& t) { return t.expm1(); }, [](double v) { return std::expm1(v); }, both, 3, 1);
+  expect_within_ulps(
+      "log1p", [](const Tensor& t) { return t.log1p(); }, [](double v) { return std::log1p(v); },
+      magnitudes(-40, 30, false), 3);
+  std::vector<float> above_minus_one = magnitudes(-40, -1e-7, true);
+  expect_within_ulps(
+      "log1p", [](const Tensor& t) { return t.log1p(); }, [](double v) { return std::log1p(v); }, above_minus_one, 3);
+  expect_within_ulps(
+      "elu", [](const Tensor& t) { return t.elu(); }, [](double v) { return v < 0 ? std::expm1(v) : v; }, both, 3);
+  expect_within_ulps(
+      "sinh", [](const Tensor& t) { return t.sinh(); }, [](double v) { return std::sinh(v); }, both, 4, 1);
+  expect_within_ulps(
+      "asinh", [](const Tensor& t) { return t.asinh(); }, [](double v) { return std::asinh(v); },
+      magnitudes(-40, 38, true), 4);
+  expect_within_ulps(
+      "atanh", [](const Tensor& t) { return t.atanh(); }, [](double v) { return std::atanh(v); },
+      magnitudes(-40, -1e-7, true), 4);
+  std::vector<float> near_one;
+  for (float m : magnitudes(-7, 0, false)) near_one.push_back(1.0f + m);
+  expect_within_ulps(
+      "acosh", [](const Tensor& t) { return t.acosh(); }, [](double v) { return std::acosh(v); }, near_one, 4);
+  expect_within_ulps(
+      "acosh", [](const Tensor& t) { return t.acosh(); }, [](double v) { return std::acosh(v); },
+      magnitudes(0, 38, false), 4);
+  // softplus and mish of very negative x are e^x-sized: within exp's error, which grows with |x|
+  // (x log2(e)'s rounding), about |x| / 1.4 ulp.
+  std::vector<float> x;
+  for (int i = 0; i <= 8000; ++i) x.push_back(-0.01f * static_cast<float>(i));
+  std::vector<float> sp = f32(x, {8001}).softplus().to_vector<float>();
+  std::vector<float> mish = f32(x, {8001}).mish().to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    double v = x[i], want = std::log1p(std::exp(v)), tol = (3 + std::abs(v)) * 1.2e-7;
+    ASSERT_NEAR(sp[i], want, tol * want) << "softplus(" << v << ")";
+    ASSERT_NEAR(mish[i], v * std::tanh(want), 2 * tol * std::abs(v * std::tanh(want))) << "mish(" << v << ")";
+  }
+  float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> e = f32({-100.0f, 88.8f, inf, -inf, 0.0f}, {5}).expm1().to_vector<float>();
+  EXPECT_EQ(e, (std::vector<float>{-1.0f, inf, inf, -1.0f, 0.0f}));
+  EXPECT_TRUE(std::isnan(f32({nan}, {1}).expm1().item<float>()));
+  std::vector<float> l = f32({-1.0f, -2.0f, inf, nan}, {4}).log1p().to_vector<float>();
+  EXPECT_EQ(l[0], -inf);
+  EXPECT_TRUE(std::isnan(l[1]));
+  EXPECT_EQ(l[2], inf);
+  EXPECT_TRUE(std::isnan(l[3]));
+  EXPECT_EQ(f32({-inf, inf}, {2}).softplus().to_vector<float>(), (std::vector<float>{0.0f, inf}));
+  EXPECT_ALLCLOSE(f32({89.0f, -89.0f}, {2}).sinh().to_vector<float>(),
+                  (std::vector<double>{std::sinh(89.0), -std::sinh(89.0)}), 1e-6, 0);
+  EXPECT_ALLCLOSE(f32({89.0f}, {1}).cosh().to_vector<float>(), (std::vector<double>{std::cosh(89.0)}), 1e-6, 0);
+  EXPECT_EQ(f32({1.0f, -1.0f}, {2}).atanh().to_vector<float>(), (std::vector<float>{inf, -inf}));
+  // float64 by its own series: within a few float64 ulps near 0.
+  std::vector<double> d{1e-300, -3e-17, 1e-9, -0.3, 0.49, 0.7, 5.0};
+  Tensor t = Tensor::from_vector(d, {7});
+  std::vector<double> em1 = t.expm1().to_vector<double>(), lp1 = t.log1p().to_vector<double>();
+  for (size_t i = 0; i < d.size(); ++i) {
+    EXPECT_NEAR(em1[i], std::expm1(d[i]), 1e-15 * std::abs(std::expm1(d[i]))) << d[i];
+    EXPECT_NEAR(lp1[i], std::log1p(d[i]), 1e-15 * std::abs(std::log1p(d[i]))) << d[i];
+  }
 }
 
 TEST(ElementwiseUnary, Exp2JustBelowFloat32Overflow) {
