@@ -105,8 +105,8 @@ Tensor Tensor::relu() const { return maximum(scalar_like(*this, 0, false)); }
 Tensor Tensor::sigmoid() const { return 1.0 / (1.0 + (-as_float(*this)).exp()); }
 
 // tanh(x) = m / (m + 2) with m = e^(2x) - 1, which has no cancellation near 0 (2 sigmoid(2x) - 1
-// is 1 - 1 there: tanh(1e-7) came out 1.19e-7, tanh(1e-3) 7e-5 off); m from exp2m1_parts, as
-// 2^n (2^f - 1) + (2^n - 1). Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1
+// is 1 - 1 there: tanh(1e-7) came out 1.19e-7, tanh(1e-3) 7e-5 off); m = 2^n (2^f - 1) + (2^n - 1)
+// for 2x log2(e) = n + f (exp2m1_reduced). Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1
 // or 2^30-odd, and the quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and
 // so does the result, where float32's tanh is up to 1.4 ulp above it: not exactly odd there,
 // within the bound. As many operations as the formula through the sigmoid. float64 keeps that
@@ -126,10 +126,10 @@ Tensor Tensor::tanh() const {
 // e^x - 1 in float32 as 2 (2^(n-1) (2^f - 1) + (2^(n-1) - 1/2)), n = round(x log2(e)): the halved
 // scale has exponent bits up to n = 128, and the doubling is exact (or overflows, as e^x does from
 // 88.73). f = (x - n ln 2) log2(e), with n ln 2 in two parts (Cody and Waite: n times the first is
-// exact), so that x log2(e)'s rounding, up to |x| 6e-8 relative, does not reach the result. x
-// is clamped to [-21, 88.8] (NaN takes 88.8 and is selected back): below -17.4 the result rounds
-// to -1, above 88.73 it is inf. float64: the Taylor series x (1 + x/2 + x^2/6 + ...) to x^17 for |x| < 1/2,
-// e^x - 1 beyond (which then cancels less than a bit).
+// exact), so that x log2(e)'s rounding, up to |x| 6e-8 relative, does not reach the result. x is
+// clamped to [-21, 88.8] (NaN takes 88.8 and is selected back): below -17.4 the result rounds to
+// -1, above 88.73 it is inf. float64: the Taylor series x (1 + x/2 + x^2/6 + ...) to x^17 for
+// |x| < 1/2, e^x - 1 beyond (which then cancels less than a bit).
 Tensor Tensor::expm1() const {
   Tensor x = as_float(*this);
   if (x.dtype() == dtypes::float64) {
