@@ -38,7 +38,7 @@ Tensor exp2m1_reduced(const Tensor& f) {
 
 // log(1 + t) = 2 atanh(s) with s = t / (2 + t), which cancels nothing (2 + t only rounds), as the
 // series 2 s (1 + s^2/3 + s^4/5 + ...) for t in [-0.5, 1], where |s| <= 1/3: 8 terms leave 1.4e-9
-// relative for float32, 18 leave 2e-18 for float64.
+// relative for float32, 18 leave 2e-19 for float64.
 Tensor log1p_series(const Tensor& t) {
   Tensor s = t / (t + 2.0);
   std::vector<double> c;
@@ -126,7 +126,8 @@ Tensor Tensor::tanh() const {
 // e^x - 1 in float32 as 2 (2^(n-1) (2^f - 1) + (2^(n-1) - 1/2)), n = round(x log2(e)): the halved
 // scale has exponent bits up to n = 128, and the doubling is exact (or overflows, as e^x does from
 // 88.73). f = (x - n ln 2) log2(e), with n ln 2 in two parts (Cody and Waite: n times the first is
-// exact), so that x log2(e)'s rounding, up to |x| 6e-8 relative, does not reach the result. x is
+// exact), so that x log2(e)'s rounding, up to |x| 6e-8 relative, does not reach the result (the C
+// backend's fast math may fold the two parts into one, and then it does: about |x| ulp). x is
 // clamped to [-21, 88.8] (NaN takes 88.8 and is selected back): below -17.4 the result rounds to
 // -1, above 88.73 it is inf. float64: the Taylor series x (1 + x/2 + x^2/6 + ...) to x^17 for
 // |x| < 1/2, e^x - 1 beyond (which then cancels less than a bit).
@@ -242,48 +243,58 @@ Tensor Tensor::asin() const {
 }
 
 Tensor Tensor::acos() const { return std::numbers::pi / 2 - asin(); }
+
+// The hyperbolic functions and their inverses compute 16-bit floats in float32 (in_float32), where
+// their intermediate values (e^x - 1, x^2) do not overflow before the result does.
 namespace {
 // e^|x| / 2 for |x| >= 88 as e^(|x| - 88) (e^88 / 2): finite up to 89.4, where e^|x| overflows
 // from 88.73. |x| - 88 is exact, and its e^ goes through expm1, whose argument reduction keeps
 // the rounding of |x| log2(e) out. (Not (h / 2) h for h = e^(|x| / 2): fast math reorders it to
 // h h / 2, which overflows.)
 Tensor half_exp_of_large(const Tensor& ax) { return ((ax - 88.0).expm1() + 1.0) * (std::exp(88.0) / 2); }
+
+// Where asinh(x) and acosh(x) are log(2x) within float32's (float64's) precision: the next term is
+// 1 / (4 x^2), 1.5e-8 at 4096 (2.5e-17 at 1e8) against a log above 9 (19).
+double log_of_twice_from(const Tensor& t) { return t.dtype() == dtypes::float64 ? 1e8 : 4096; }
 }  // namespace
 
 // (e^x - e^-x) / 2 = (E + E / (E + 1)) / 2 for E = e^|x| - 1, odd: no cancellation near 0. From
 // |x| = 88 on (before E overflows), e^|x| / 2.
 Tensor Tensor::sinh() const {
-  Tensor x = as_float(*this), ax = x.abs(), e = ax.expm1();
+  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), e = ax.expm1();
   Tensor y = (ax > 88.0).where(half_exp_of_large(ax), (e + e / (e + 1.0)) * 0.5);
-  return (x < 0).where(-y, y);
+  return (t < 0).where(-y, y).cast(x.dtype());
 }
 
 Tensor Tensor::cosh() const {
-  Tensor x = as_float(*this), ax = x.abs(), e = ax.expm1() + 1.0;
-  return (ax > 88.0).where(half_exp_of_large(ax), (e + 1.0 / e) * 0.5);
+  Tensor x = as_float(*this), ax = in_float32(x).abs(), e = ax.expm1() + 1.0;
+  return (ax > 88.0).where(half_exp_of_large(ax), (e + 1.0 / e) * 0.5).cast(x.dtype());
 }
 
 // Odd, from |x|: log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), which is log(|x| + sqrt(x^2 + 1)) without
-// its 1 near 0; log(2 |x|) from 4096 on (within 1.5e-8 there; x^2 would overflow from 1.8e19).
+// its 1 near 0; log(2 |x|) for large |x| (x^2 would overflow float32 from 1.8e19).
 Tensor Tensor::asinh() const {
-  Tensor x = as_float(*this), ax = x.abs(), x2 = ax * ax;
-  Tensor y = (ax > 4096.0).where(ax.log() + std::numbers::ln2, (ax + x2 / ((x2 + 1.0).sqrt() + 1.0)).log1p());
-  return (x < 0).where(-y, y);
+  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), x2 = ax * ax;
+  Tensor y =
+      (ax > log_of_twice_from(t)).where(ax.log() + std::numbers::ln2, (ax + x2 / ((x2 + 1.0).sqrt() + 1.0)).log1p());
+  return (t < 0).where(-y, y).cast(x.dtype());
 }
 
-// log1p(d + sqrt(d (x + 1))) with d = x - 1, exact: log(x + sqrt(x^2 - 1)) without x^2 - 1's
-// cancellation near 1; log(2x) from 4096 on. NaN below 1 (the root's).
+// log1p(d + sqrt(d) sqrt(x + 1)) with d = x - 1, exact: log(x + sqrt(x^2 - 1)) without x^2 - 1's
+// cancellation near 1; log(2x) for large x. NaN below 1: sqrt(d)'s (one root of the product
+// would take x < -1 to a number).
 Tensor Tensor::acosh() const {
-  Tensor x = as_float(*this), d = x - 1.0;
-  return (x > 4096.0).where(x.log() + std::numbers::ln2, (d + (d * (x + 1.0)).sqrt()).log1p());
+  Tensor x = as_float(*this), t = in_float32(x), d = t - 1.0;
+  Tensor y = (t > log_of_twice_from(t)).where(t.log() + std::numbers::ln2, (d + d.sqrt() * (t + 1.0).sqrt()).log1p());
+  return y.cast(x.dtype());
 }
 
 // log((1 + x) / (1 - x)) / 2 as log1p(2|x| / (1 - |x|)) / 2, odd: no cancellation near 0, and
 // 1 - |x| is exact near 1.
 Tensor Tensor::atanh() const {
-  Tensor x = as_float(*this), ax = x.abs();
+  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs();
   Tensor y = (ax * 2.0 / (1.0 - ax)).log1p() * 0.5;
-  return (x < 0).where(-y, y);
+  return (t < 0).where(-y, y).cast(x.dtype());
 }
 
 Tensor Tensor::trunc() const {
