@@ -106,8 +106,8 @@ Tensor Tensor::sigmoid() const { return 1.0 / (1.0 + (-as_float(*this)).exp()); 
 
 // tanh(x) = m / (m + 2) with m = e^(2x) - 1, which has no cancellation near 0 (2 sigmoid(2x) - 1
 // is 1 - 1 there: tanh(1e-7) came out 1.19e-7, tanh(1e-3) 7e-5 off); m = 2^n (2^f - 1) + (2^n - 1)
-// for 2x log2(e) = n + f (exp2m1_reduced). Clamped to +-30 (tanh is +-1 in float32 from 9.011 on): m is then -1
-// or 2^30-odd, and the quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and
+// for 2x log2(e) = n + f (exp2m1_reduced). Clamped to +-30 (tanh is +-1 in float32 from 9.011 on):
+// m is then -1 or 2^30-odd, and the quotient rounds to -1 or 1. Below -8.49 already, 2^n - 1 rounds to -1 and
 // so does the result, where float32's tanh is up to 1.4 ulp above it: not exactly odd there,
 // within the bound. As many operations as the formula through the sigmoid. float64 keeps that
 // formula (its exp is libm's).
@@ -247,45 +247,48 @@ Tensor Tensor::acos() const { return std::numbers::pi / 2 - asin(); }
 // The hyperbolic functions and their inverses compute 16-bit floats in float32 (in_float32), where
 // their intermediate values (e^x - 1, x^2) do not overflow before the result does.
 namespace {
-// e^|x| / 2 for |x| >= 88 as e^(|x| - 88) (e^88 / 2): finite up to 89.4, where e^|x| overflows
-// from 88.73. |x| - 88 is exact, and its e^ goes through expm1, whose argument reduction keeps
-// the rounding of |x| log2(e) out. (Not (h / 2) h for h = e^(|x| / 2): fast math reorders it to
-// h h / 2, which overflows.)
-Tensor half_exp_of_large(const Tensor& ax) { return ((ax - 88.0).expm1() + 1.0) * (std::exp(88.0) / 2); }
+// From |x| = 88 on, sinh and cosh are e^|x| / 2, taken as e^(|x| - 88) (e^88 / 2): finite up to
+// 89.4, where e^|x| overflows from 88.73 (|x| - 88 is exact). One expm1 serves both sides of their
+// select: of |x| below 88, of |x| - 88 from there. (Not (h / 2) h for h = e^(|x| / 2): fast math
+// reorders it to h h / 2, which overflows.)
+constexpr double kLarge = 88;
+Tensor expm1_of_reduced(const Tensor& ax, const Tensor& large) { return large.where(ax - kLarge, ax).expm1(); }
+Tensor half_exp_from_reduced(const Tensor& e) { return (e + 1.0) * (std::exp(kLarge) / 2); }
 
 // Where asinh(x) and acosh(x) are log(2x) within float32's (float64's) precision: the next term is
 // 1 / (4 x^2), 1.5e-8 at 4096 (2.5e-17 at 1e8) against a log above 9 (19).
 double log_of_twice_from(const Tensor& t) { return t.dtype() == dtypes::float64 ? 1e8 : 4096; }
 }  // namespace
 
-// (e^x - e^-x) / 2 = (E + E / (E + 1)) / 2 for E = e^|x| - 1, odd: no cancellation near 0. From
-// |x| = 88 on (before E overflows), e^|x| / 2.
+// (e^x - e^-x) / 2 = (E + E / (E + 1)) / 2 for E = e^|x| - 1, odd: no cancellation near 0.
 Tensor Tensor::sinh() const {
-  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), e = ax.expm1();
-  Tensor y = (ax > 88.0).where(half_exp_of_large(ax), (e + e / (e + 1.0)) * 0.5);
+  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), large = ax > kLarge, e = expm1_of_reduced(ax, large);
+  Tensor y = large.where(half_exp_from_reduced(e), (e + e / (e + 1.0)) * 0.5);
   return (t < 0).where(-y, y).cast(x.dtype());
 }
 
 Tensor Tensor::cosh() const {
-  Tensor x = as_float(*this), ax = in_float32(x).abs(), e = ax.expm1() + 1.0;
-  return (ax > 88.0).where(half_exp_of_large(ax), (e + 1.0 / e) * 0.5).cast(x.dtype());
+  Tensor x = as_float(*this), ax = in_float32(x).abs(), large = ax > kLarge, e = expm1_of_reduced(ax, large);
+  return large.where(half_exp_from_reduced(e), ((e + 1.0) + 1.0 / (e + 1.0)) * 0.5).cast(x.dtype());
 }
 
 // Odd, from |x|: log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), which is log(|x| + sqrt(x^2 + 1)) without
-// its 1 near 0; log(2 |x|) for large |x| (x^2 would overflow float32 from 1.8e19).
+// its 1 near 0; for large |x|, log(2 |x|) as log1p(|x| - 1) + ln 2 (x^2 would overflow float32 from
+// 1.8e19, 2 |x| from 1.7e38), so that one log1p serves both.
 Tensor Tensor::asinh() const {
-  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), x2 = ax * ax;
-  Tensor y =
-      (ax > log_of_twice_from(t)).where(ax.log() + std::numbers::ln2, (ax + x2 / ((x2 + 1.0).sqrt() + 1.0)).log1p());
+  Tensor x = as_float(*this), t = in_float32(x), ax = t.abs(), x2 = ax * ax, large = ax > log_of_twice_from(t);
+  Tensor y = large.where(ax - 1.0, ax + x2 / ((x2 + 1.0).sqrt() + 1.0)).log1p() +
+             large.where(scalar_like(t, std::numbers::ln2, true), scalar_like(t, 0, true));
   return (t < 0).where(-y, y).cast(x.dtype());
 }
 
 // log1p(d + sqrt(d) sqrt(x + 1)) with d = x - 1, exact: log(x + sqrt(x^2 - 1)) without x^2 - 1's
-// cancellation near 1; log(2x) for large x. NaN below 1: sqrt(d)'s (one root of the product
-// would take x < -1 to a number).
+// cancellation near 1; for large x, log(2x) as log1p(d) + ln 2. NaN below 1: sqrt(d)'s (one root
+// of the product would take x < -1 to a number).
 Tensor Tensor::acosh() const {
-  Tensor x = as_float(*this), t = in_float32(x), d = t - 1.0;
-  Tensor y = (t > log_of_twice_from(t)).where(t.log() + std::numbers::ln2, (d + d.sqrt() * (t + 1.0).sqrt()).log1p());
+  Tensor x = as_float(*this), t = in_float32(x), d = t - 1.0, large = t > log_of_twice_from(t);
+  Tensor y = large.where(d, d + d.sqrt() * (t + 1.0).sqrt()).log1p() +
+             large.where(scalar_like(t, std::numbers::ln2, true), scalar_like(t, 0, true));
   return y.cast(x.dtype());
 }
 
