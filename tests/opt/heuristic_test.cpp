@@ -332,10 +332,11 @@ TEST(Heuristic, AnImagesPixelsThatSlideByTwoTapsTakeTheWiderTile) {
 // channels (64 KB) overflow L1, and its 14x14 input (784 KB) half of L2, on an AVX2 CPU's caches
 // (32 KB, 512 KB): each of 2 threads walks its 8 blocks in groups of 4 (256 KB, half of L2) inside
 // the rows of 6 pixels (TILE of the threads' loop, TILE of a thread's blocks, SWAP of the groups
-// with the rows). Kept in order: a 7x7 input (196 KB, which stays in L2), 256 input channels (16 KB
-// blocks, which stay in L1), 2048 (48 KB rows), 512 on 28x28 (32 KB blocks), an L2 of 128 KB (a
-// group of one). Values, grouped, against the
-// unoptimized kernel, and on every target.
+// with the rows). 512 on 28x28: its 32 KB blocks fill L1 and a row's 12 KB does not fit beside
+// them, so a thread's 8 blocks go inside the rows as one group (no TILE or SWAP of groups). Kept in
+// order: a 7x7 input (196 KB, which stays in L2), 256 input channels on 14x14 (200 KB, the same)
+// and on 28x28 (16 KB blocks, which stay in L1 beside a row's 6 KB), 2048 (48 KB rows), an L2 of
+// 128 KB (a group of one). Values, grouped, against the unoptimized kernel, and on every target.
 TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   test::ScopedTargetShape shape("8");  // the graph's weights in blocks of 16 channels, as an AVX2 plan stores them
   Target avx2 = kAvx2;
@@ -367,8 +368,22 @@ TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   EXPECT_EQ(tiles(opts_for(one_by_one(256, 14), avx2)), 0) << to_string(opts_for(one_by_one(256, 14), avx2));
   // 2048 input channels: a row of 6 pixels reads 48 KB, more than L1 keeps beside the blocks
   EXPECT_EQ(tiles(opts_for(one_by_one(2048, 14), avx2)), 0) << to_string(opts_for(one_by_one(2048, 14), avx2));
-  // 512 input channels on 28x28: 32 KB blocks stay in L1, though the 1.6 MB input overflows L2
-  EXPECT_EQ(tiles(opts_for(one_by_one(512, 28), avx2)), 0) << to_string(opts_for(one_by_one(512, 28), avx2));
+  // 256 input channels on 28x28: 16 KB blocks stay in L1 beside a row's 6 KB, though the 800 KB
+  // input overflows half of L2
+  EXPECT_EQ(tiles(opts_for(one_by_one(256, 28), avx2)), 0) << to_string(opts_for(one_by_one(256, 28), avx2));
+  // 512 on 28x28: a 32 KB block and a row's 12 KB overflow L1: a thread's 8 blocks (256 KB) are
+  // one group, their loop (the TILE's inner one) nested inside the rows as it comes: no SWAP
+  Tensor wide = one_by_one(512, 28);
+  std::vector<Opt> one_group = opts_for(wide, avx2);
+  int64_t wide_blocks = loop_sized(wide, 16);
+  EXPECT_TRUE(has(one_group, {OptOp::TILE, wide_blocks, 8})) << to_string(one_group);
+  EXPECT_TRUE(has(one_group, {OptOp::THREAD, wide_blocks, 2})) << to_string(one_group);
+  EXPECT_EQ(tiles(one_group), 1) << to_string(one_group);
+  EXPECT_TRUE(std::none_of(one_group.begin(), one_group.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }))
+      << to_string(one_group);
+  ExecutionPlan wide_plan = test::one_kernel_plan(wide);
+  EXPECT_TRUE(close(test::run_with(wide_plan, hand_coded_opts(optimizer_input(test::last_kernel(wide_plan).ast), avx2)),
+                    test::reference(wide_plan), 1e-5));
   Target small_l2 = avx2;
   small_l2.l2_bytes = int64_t{128} << 10;
   EXPECT_EQ(tiles(opts_for(y, small_l2)), 0) << to_string(opts_for(y, small_l2));
