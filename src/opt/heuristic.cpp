@@ -810,14 +810,15 @@ class Planner {
   // blocks of an operand that the rows of tiles inside it do not read (B's column blocks, a 1x1
   // convolution's weights for a block of output channels over all input channels), and each
   // block is read again for each row, the rows' operand again for each block. Where a block
-  // cannot stay in L1 beside a row's part of the other operand (the two together overflow it) and
-  // the rows' operand overflows half of L2 (so each block's pass reads it from beyond L2), each
-  // thread takes its blocks in groups that fit half of L2 and walks each group inside the rows: a
-  // row's part of the other operand, where it fits kRowShareOfL1 of L1, stays there while the
-  // group's blocks stream past it from L2, and the rows' operand is read once a group. At 8
-  // lanes ResNet-50's 1024 -> 256 1x1s on 14x14 ran 14-16% faster so, matmul 1024 3-8%; on a
-  // Zen 3's 32 KB L1, where a 32 KB block and a row's 12 KB part do not fit together, 512 -> 1024
-  // on 14x14 19% and matmul 512 12% (512 -> 256 on 28x28 the same either way); a 7x7
+  // fills L1 or more (so it cannot stay there beside the row's part it meets) and the rows'
+  // operand overflows half of L2 (so each block's pass reads it from beyond L2), each thread
+  // takes its blocks in groups that fit half of L2 and walks each group inside the rows: a row's
+  // part of the other operand, where it fits kRowShareOfL1 of L1, stays there while the group's
+  // blocks stream past it from L2, and the rows' operand is read once a group. At 8 lanes
+  // ResNet-50's 1024 -> 256 1x1s on 14x14 ran 14-16% faster so, matmul 1024 3-8%; on a Zen 3
+  // (32 KB L1), a 512-deep reduction's 32 KB blocks: 1x1s on 28x28 13-18%, on 14x14 5-8%, matmul
+  // 512 6-12%. Blocks of 24 KB beside a row's 9 KB (384-deep) stay in order: grouped, a 1x1 ran
+  // 8% faster and a matmul 4% slower (docs/decisions/zen-3-one-by-one-and-three-by-three-tries.md). A 7x7
   // map's 49 rows over 768-1024 channels, whose 150-200 KB stay in L2, ran 0-6% slower
   // (docs/decisions/one-by-one-weight-blocks-inside-rows.md). Sizes are the operands' spans over
   // the loops' steps, which are what they occupy in the caches where a row's part is whole lines
@@ -847,8 +848,7 @@ class Planner {
     }
     if (!blocked || !row || slides(rows, hot, loops)) return false;
     int64_t block = span(*blocked) / l->size, share = span(*row) / rows.size;
-    if (block + share <= t_.l1_bytes || share > t_.l1_bytes * kRowShareOfL1 / 4 || span(*row) * 2 <= t_.l2_bytes)
-      return false;
+    if (block < t_.l1_bytes || share > t_.l1_bytes * kRowShareOfL1 / 4 || span(*row) * 2 <= t_.l2_bytes) return false;
     int64_t group = 1;  // the most blocks that divide a thread's and fit half of L2
     for (int64_t g = 2; g <= per; ++g)
       if (per % g == 0 && g * block * 2 <= t_.l2_bytes) group = g;
