@@ -4,12 +4,14 @@
 // lists, so a shared machine's swings fall on all of them.
 //
 //   lathe_kernel_actions matmul M K N [--rounds R] [ACTIONS...]
-//   lathe_kernel_actions conv C H W K KSIZE [--rounds R] [ACTIONS...]   (batch 1, stride 1, same padding;
-//     the weight is not a constant here, so a 3x3 is always direct: Winograd transforms constants only)
+//   lathe_kernel_actions conv C H W K KSIZE [--rounds R] [ACTIONS...]   (batch 1, stride 1, an odd
+//     KSIZE padded to the input's size; the weight is not a constant here, so a 3x3 is always
+//     direct: Winograd transforms constants only)
 //
 // ACTIONS is a list as DEBUG=2 prints it ("UPCAST(1, 8) UPCAST(1, 2) THREAD(0, 2)"); "heuristic"
 // (the default when none is given) is the optimizer's own. Each round takes 7 samples of at least
-// 20 ms per list; a list's figure is the median over the rounds of each round's median.
+// 20 ms of the device's time per list (`BoundLaunch::timed`, as BEAM reads it); a list's figure
+// is the median over the rounds of each round's median.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,8 +49,11 @@ int run(int argc, char** argv) {
   int sizes = conv ? 5 : 3;
   if (argc < 2 + sizes) throw lathe::Error(usage);
   std::vector<int64_t> s;
-  const char* names[] = {"the first size", "the second size", "the third size", "the fourth size", "the kernel size"};
-  for (int i = 0; i < sizes; ++i) s.push_back(positive(argv[2 + i], names[i]));
+  const char* const matmul_names[] = {"M", "K", "N"};
+  const char* const conv_names[] = {"C", "H", "W", "K", "KSIZE"};
+  for (int i = 0; i < sizes; ++i) s.push_back(positive(argv[2 + i], conv ? conv_names[i] : matmul_names[i]));
+  if (conv && s[4] % 2 == 0)
+    throw lathe::Error("KSIZE must be odd (padded to the input's size), not " + std::to_string(s[4]));
   int rounds = 3;
   std::vector<std::string> lists;
   for (int i = 2 + sizes; i < argc; ++i) {
@@ -67,10 +72,11 @@ int run(int argc, char** argv) {
   if (conv) {
     int64_t c = s[0], h = s[1], w = s[2], k = s[3], ks = s[4];
     out = Tensor::rand({1, c, h, w}, 1).conv2d(Tensor::rand({k, c, ks, ks}, 2), std::nullopt, {1, 1}, {ks / 2, ks / 2});
-    flop = 2.0 * static_cast<double>(c * k * ks * ks * out.shape()[2] * out.shape()[3]);
+    flop = 2.0 * static_cast<double>(c) * static_cast<double>(k) * static_cast<double>(ks * ks) *
+           static_cast<double>(out.shape()[2]) * static_cast<double>(out.shape()[3]);
   } else {
     out = Tensor::rand({s[0], s[1]}, 1).matmul(Tensor::rand({s[1], s[2]}, 2));
-    flop = 2.0 * static_cast<double>(s[0] * s[1] * s[2]);
+    flop = 2.0 * static_cast<double>(s[0]) * static_cast<double>(s[1]) * static_cast<double>(s[2]);
   }
   lathe::ExecutionPlan plan = out.prepare();
   plan.execute();
@@ -93,13 +99,11 @@ int run(int argc, char** argv) {
       launches[i]();
       std::vector<double> samples;
       for (int q = 0; q < 7; ++q) {
-        auto start = std::chrono::steady_clock::now();
         int n = 0;
         double elapsed = 0;
         do {
-          launches[i]();
+          elapsed += std::chrono::duration<double>(launches[i].timed()).count();
           ++n;
-          elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         } while (elapsed < 0.02);
         samples.push_back(elapsed / n);
       }
