@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/substitute.hpp"
+#include "lathe/error.hpp"
 #include "schedule/blocks.hpp"
 #include "schedule/reader_layout.hpp"
 #include "schedule/shape.hpp"
@@ -147,6 +149,13 @@ class Rule {
 
 }  // namespace
 
+int64_t winograd_setting() {
+  std::string v = settings::text("LATHE_WINOGRAD").value_or("1");
+  if (v == "0" || v == "1" || v == "2" || v == "4") return std::stoll(v);
+  throw Error("LATHE_WINOGRAD '" + v +
+              "' is not 0 (the direct method), 1 (by cost, the default), 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))");
+}
+
 double direct_tile_share(int64_t width, int64_t budget) {
   if (width >= budget || width <= 0) return 1;
   int64_t two_vectors = 1;  // rows of a two-vector tile: the widest divisor of the width in half the budget
@@ -181,7 +190,7 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
 int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                       std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target) {
   int64_t lanes = blocks_for(target).lanes;
-  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return 0;
+  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || winograd_setting() == 0) return 0;
   int64_t c = x.shape()[1], k = weight.shape()[0];
   if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
       dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
@@ -192,6 +201,7 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
   WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
                      target.l2_bytes * std::max(target.threads, 1), target.accumulators()};
   if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
+  if (int64_t forced = winograd_setting(); forced > 1) return forced;
   int64_t best = 0;
   double least = direct_cycles(facts);
   for (int64_t tile : {int64_t{4}, int64_t{2}})
@@ -205,7 +215,7 @@ bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int
 }
 
 std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, const Target& target, Rebuilt* rebuilt) {
-  if (outputs.empty() || blocks_for(target).lanes == 0 || !settings::flag("LATHE_WINOGRAD", true)) return outputs;
+  if (outputs.empty() || blocks_for(target).lanes == 0 || winograd_setting() == 0) return outputs;
   UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   std::vector<UOpPtr> sums = direct_sums(sink);
   if (sums.empty()) return outputs;

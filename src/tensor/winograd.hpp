@@ -53,7 +53,12 @@ struct WinogradPrices {
   // 0.59).
   double direct_efficiency_wide = 0.7;
   double product_efficiency = 0.55;  // the share the points' products reach (short sums over the channels)
-  double weight_value = 1;           // per float of weight read (from memory: a large layer's is not in cache)
+  // Per float of weight read (from memory: a large layer's is not in cache). At 1, F(2x2) was
+  // kept at 8 lanes for 256 to 1024 channels at 7x7, where F(4x4) ran 1.2-1.6x faster (512: 0.58
+  // against 0.88 ms on a Zen 5 held to 8 lanes, 0.76 against 0.93 on an Intel Xeon), and the
+  // direct method at 16 lanes for 512 at 4x4 (0.25 against F(2x2)'s 0.16 ms): two cores stream a
+  // float of F(4x4)'s 38 MB in about half a cycle each (bench/winograd_prices.py).
+  double weight_value = 0.6;
   double transform_value = 2;        // per transformed value (a point per tile and channel, in and out): memory-bound passes
   // Where the transformed input outgrows the cores' caches, each transformed value costs this
   // share more per doubling beyond them (measured at 8 lanes: 2.2 cycles a value at 1.8x the
@@ -67,6 +72,11 @@ struct WinogradPrices {
   double kernel = 20000;             // the transforms' and the product's kernels beside the direct one's
 };
 
+/// LATHE_WINOGRAD: 0 (every 3x3 by the direct method), 1 (by estimated cost, the default, also
+/// when unset), 2 or 4 (F(2x2, 3x3) or F(4x4, 3x3) for every convolution Winograd's method can
+/// compute, whatever it costs: how its prices are measured, bench/winograd_prices.py). Throws
+/// Error naming the value for anything else.
+int64_t winograd_setting();
 /// The share of the multiply-add peak the direct method's register tile keeps busy on an output
 /// `width` pixels wide, with `budget` accumulators (Target::accumulators, as opt/heuristic plans
 /// its tiles): all where the width is at least the budget (a row tile divides it or pads it); on a

@@ -188,10 +188,13 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     EXPECT_EQ(tile(1, 128, 28, lanes), 4);
     EXPECT_EQ(tile(1, 256, 14, lanes), 4);
     // 512 channels at 7x7: F(4x4) reads 36 points of weight for 4 tiles; F(2x2) 16 for 16. At 8
-    // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators, and F(2x2) pays (ResNet-18's
-    // three such layers: 2.3 -> 1.5 ms each on AVX2); at 16, 7 rows of 2 vectors fill 14 of 16,
-    // and F(2x2) pays too (0.77 -> 0.59 ms).
-    EXPECT_EQ(tile(1, 512, 7, lanes), 2);
+    // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators, and F(4x4)'s product
+    // pays for its weight (ResNet-18's three such layers on a Zen 5 held to 8 lanes: 1.56 ms
+    // direct, 0.88 by F(2x2), 0.58 by F(4x4)); at 16, 7 rows of 2 vectors fill 14 of 16, and F(2x2)
+    // pays, F(4x4) does not (0.62, 0.48, 0.52 ms). At 4x4, F(2x2) at 16 lanes (0.25 -> 0.16 ms).
+    EXPECT_EQ(tile(1, 512, 7, lanes), lanes == 8 ? 4 : 2);
+    EXPECT_EQ(tile(1, 256, 7, lanes), lanes == 8 ? 4 : 2);
+    EXPECT_EQ(tile(1, 512, 4, lanes), lanes == 8 ? 0 : 2);
     // Larger images: F(4x4) at 112x112 and at a batch of 8 on 56x56 (3.4 -> 2.5 and 6.0 -> 4.9 ms
     // at 16 lanes), the direct method at 224x224 with 64 channels at 16 lanes (13.5 against 17.5 ms;
     // at 8, F(4x4) 18.5 against 22.6).
@@ -223,16 +226,16 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
   for (int64_t lanes : {8, 16}) EXPECT_TRUE(pays(8, 64, 56, lanes)) << lanes;
 }
 
-// ResNet's last stage (512 channels at 7x7) prepared for 8 lanes through Tensor::conv2d: F(2x2)
+// ResNet's last stage (512 channels at 7x7) prepared for 16 lanes through Tensor::conv2d: F(2x2)
 // is chosen, and the plan computes the plain loops' values (weights scaled as a trained
 // network's).
 TEST(Winograd, ASmallImageTakesTheTwoByTwoMethodAtPrepare) {
-  test::ScopedTargetShape shape("8");
+  test::ScopedTargetShape shape("16");
   ConvArgs a{.n = 1, .c = 512, .h = 7, .w = 7, .o = 512, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
   Data d = data_for(a, 80);
   for (float& v : d.w) v *= static_cast<float>(std::sqrt(3.0 / (512.0 * 9)));
   Tensor w = constant(d.w, {512, 512, 3, 3});
-  ASSERT_EQ(detail::winograd_tile(f32(d.x, {1, 512, 7, 7}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(8)), 2);
+  ASSERT_EQ(detail::winograd_tile(f32(d.x, {1, 512, 7, 7}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(16)), 2);
   Tensor y = f32(d.x, {1, 512, 7, 7}).conv2d(w, f32(d.b, {512}), {1, 1}, {1, 1}).relu();
   size_t direct = 0;
   {
@@ -245,6 +248,59 @@ TEST(Winograd, ASmallImageTakesTheTwoByTwoMethodAtPrepare) {
   double scale = 0;
   for (double& v : want) v = std::max(0.0, v), scale = std::max(scale, v);
   EXPECT_ALLCLOSE(y.to_vector<float>(), want, 0, 1e-5 * std::max(scale, 1.0));
+}
+
+// LATHE_WINOGRAD=4 or 2 forces that method on every convolution it can compute, whatever the
+// prices say (how bench/winograd_prices.py times each method), and never on one it cannot (a
+// stride, a weight that is not constant); the plan still computes the plain loops' values. Any
+// other value is an error naming it.
+TEST(Winograd, ForcedBySetting) {
+  auto tile = [](int64_t c, int64_t hw, bool constant_weight = true, std::pair<int64_t, int64_t> stride = {1, 1}) {
+    Tensor w = Tensor::zeros({c, c, 3, 3}).contiguous().realize();
+    if (constant_weight) w.buffer().set_constant();
+    return detail::winograd_tile(Tensor::zeros({1, c, hw, hw}), w, stride, {1, 1}, {1, 1}, 1, target_of(16));
+  };
+  ASSERT_EQ(tile(512, 7), 2) << "by cost";
+  ASSERT_EQ(tile(64, 56), 4) << "by cost";
+  {
+    test::ScopedEnv four("LATHE_WINOGRAD", "4");
+    EXPECT_EQ(tile(512, 7), 4);
+    EXPECT_EQ(tile(64, 56, false), 0) << "a weight that is not constant";
+    EXPECT_EQ(tile(64, 56, true, {2, 2}), 0) << "a stride of 2";
+  }
+  {
+    test::ScopedEnv two("LATHE_WINOGRAD", "2");
+    EXPECT_EQ(tile(64, 56), 2);
+  }
+  {
+    test::ScopedEnv one("LATHE_WINOGRAD", "1");
+    EXPECT_EQ(tile(64, 56), 4);
+  }
+  {
+    test::ScopedEnv bad("LATHE_WINOGRAD", "3");
+    try {
+      tile(64, 56);
+      ADD_FAILURE() << "LATHE_WINOGRAD=3 accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("LATHE_WINOGRAD '3'"), std::string::npos) << e.what();
+    }
+  }
+  // Forced F(2x2) where the prices take F(4x4), through prepare: the values of plain loops.
+  test::ScopedTargetShape shape("16");
+  test::ScopedEnv two("LATHE_WINOGRAD", "2");
+  ConvArgs a{.n = 1, .c = 32, .h = 13, .w = 11, .o = 16, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 90);
+  for (float& v : d.w) v *= 0.1f;
+  Tensor w = constant(d.w, {16, 32, 3, 3});
+  Tensor y = f32(d.x, {1, 32, 13, 11}).conv2d(w, f32(d.b, {16}), {1, 1}, {1, 1});
+  size_t direct = 0;
+  {
+    test::ScopedEnv off("LATHE_WINOGRAD", "0");
+    direct = test::kernel_count(f32(d.x, {1, 32, 13, 11}).conv2d(w, f32(d.b, {16}), {1, 1}, {1, 1}));
+  }
+  EXPECT_GE(test::kernel_count(y), direct + 3) << "the transforms and the product";
+  int64_t oh = 0, ow = 0;
+  EXPECT_ALLCLOSE(y.to_vector<float>(), conv_ref(d.x, d.w, d.b, a, oh, ow), 1e-5, 1e-4);
 }
 
 // Through Tensor::conv2d and prepare, with a constant weight, a bias and a ReLU after it and a
