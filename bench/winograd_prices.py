@@ -31,7 +31,11 @@ METHODS = {"direct": "0", "F(2x2)": "2", "F(4x4)": "4"}
 
 
 def write_model(folder, batch, cin, cout, size):
-    import torch
+    try:
+        import torch
+    except ImportError:
+        sys.exit("this script writes its models with Debian's torch: run it with /usr/bin/python3 "
+                 "(bash scripts/install-model-deps.sh installs python3-torch)")
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(cin, cout, 3, padding=1)
     model = torch.nn.Sequential(conv, torch.nn.ReLU()).eval()
