@@ -189,8 +189,8 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
 
 int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                       std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target) {
-  int64_t lanes = blocks_for(target).lanes;
-  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || winograd_setting() == 0) return 0;
+  int64_t lanes = blocks_for(target).lanes, setting = winograd_setting();
+  if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || setting == 0) return 0;
   int64_t c = x.shape()[1], k = weight.shape()[0];
   if (weight.shape()[2] != 3 || weight.shape()[3] != 3 || stride != std::pair<int64_t, int64_t>{1, 1} ||
       dilation != std::pair<int64_t, int64_t>{1, 1} || groups != 1)
@@ -201,7 +201,7 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
   WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
                      target.l2_bytes * std::max(target.threads, 1), target.accumulators()};
   if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
-  if (int64_t forced = winograd_setting(); forced > 1) return forced;
+  if (setting > 1) return setting;  // forced: F(2x2) or F(4x4) whatever it costs
   int64_t best = 0;
   double least = direct_cycles(facts);
   for (int64_t tile : {int64_t{4}, int64_t{2}})
