@@ -23,6 +23,13 @@ enum class AxisKind : int64_t {
 /// The lanes of a GPU warp: a Warp loop's size, and the threads that share a tensor core's tile.
 inline constexpr int64_t kWarpLanes = 32;
 
+/// The most positions of an output loop that a kernel without a reduction upcasts whole where
+/// some of its work does not depend on the loop, so its copies share that work (opt/heuristic's
+/// shared_work_loop); the scheduler prices fusion by the same rule (schedule/realize.cpp): a
+/// Winograd transform's first pass, read six times by its second, is computed in its kernel once
+/// per six outputs.
+inline constexpr int64_t kSharedWorkLoop = 8;
+
 inline int64_t axis_of(const UOp& range) { return range.arg_as<std::vector<int64_t>>().at(0); }
 
 inline AxisKind axis_kind(const UOp& range) {

@@ -339,7 +339,10 @@ class Planner {
       }
     std::optional<Loop> left = find_loop(cur_, v.axis);  // what is left of the vector axis (none: 1)
     int64_t outer_size = left ? left->size : 1;
-    if (hot.empty()) return transpose_tile(v.axis, lane, lanes);
+    if (hot.empty()) {
+      shared_work_loop(v.axis);
+      return transpose_tile(v.axis, lane, lanes);
+    }
     if (v.reduce) {
       reduce_tile(hot, v.axis, outer_size);
       return elementwise_lanes(lanes);
@@ -539,6 +542,29 @@ class Planner {
       if (int64_t n = divisor_up_to(r.size, room); n > best) best = n, pick = r;
     }
     if (pick) apply({OptOp::UPCAST, pick->axis, best});
+  }
+
+  // A kernel with no reduction whose floating-point work partly does not depend on an output
+  // loop of at most kSharedWorkLoop positions: the loop with the most such operations (the
+  // innermost of equals) is upcast whole, and its copies compute that work once (the expander
+  // builds one node for each expression they share). The vector axis's outer loop is left alone.
+  void shared_work_loop(int64_t vector_axis) {
+    std::vector<UOpPtr> order = toposort(cur_);
+    std::optional<Loop> pick;
+    int64_t most = 0;
+    for (const Loop& r : kernel_loops(cur_)) {
+      if (!ordinary(r) || r.reduce || r.size < 2 || r.size > kSharedWorkLoop || r.axis == vector_axis) continue;
+      std::unordered_map<const UOp*, bool> reads;  // whether a node depends on r
+      int64_t shared = 0;
+      for (const UOpPtr& u : order) {
+        bool d = u.get() == r.range.get();
+        for (const UOpPtr& s : u->src()) d = d || reads[s.get()];
+        reads[u.get()] = d;
+        shared += !d && is_alu(u->op()) && u->dtype().is_float();
+      }
+      if (shared > 0 && shared >= most) most = shared, pick = r;
+    }
+    if (pick) apply({OptOp::UPCAST, pick->axis, pick->size});
   }
 
   // A kernel with no reduction that reads some input across its lanes (a transposing copy: a

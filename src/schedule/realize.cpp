@@ -4,6 +4,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include "ir/axis.hpp"
+
 namespace lathe {
 namespace {
 
@@ -13,6 +15,8 @@ struct Loop {
   int depth;
   double trips;
   bool in_reduce;  // a reduction's loop, or inside one
+  int parent;      // the loop around it (-1: none)
+  int64_t size;
 };
 
 // How a kernel reads a node: `sig` names the path of movement ops and reductions from the
@@ -23,6 +27,9 @@ struct View {
   int kernel;  // the stored node whose kernel reads it
   std::vector<int> axis_loop;
   bool tiled = false;  // read as an attention kernel's scores, which that kernel tiles as a contraction
+  // Loops the index depends on besides axis_loop's: a reshape that merges axes keeps only the
+  // innermost of their loops in axis_loop.
+  std::vector<int> merged = {};
 };
 
 struct NodeViews {
@@ -125,7 +132,7 @@ class Decider {
 
   int new_loop(int parent, int64_t size, bool reduce) {
     const Loop* p = parent < 0 ? nullptr : &loops_[static_cast<size_t>(parent)];
-    loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0), reduce || (p && p->in_reduce)});
+    loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0), reduce || (p && p->in_reduce), parent, size});
     return static_cast<int>(loops_.size() - 1);
   }
 
@@ -136,14 +143,29 @@ class Decider {
     return best;
   }
 
+  // How many times a kernel evaluates a node it reads through v: once per trip of the innermost
+  // loop its index depends on, except in a kernel without a reduction, where the innermost output
+  // loop of at most kSharedWorkLoop positions that the index does not depend on counts once: the
+  // optimizer upcasts such a loop whole where work does not depend on it (opt/heuristic.cpp), and
+  // its copies share that work (the second pass of a Winograd transform and the first, which it
+  // reads six times). One loop only, as the optimizer upcasts one.
   double evals(const View& v) const {
     int l = deepest(v.axis_loop);
-    return l < 0 ? 1.0 : loops_[static_cast<size_t>(l)].trips;
+    if (l < 0) return 1.0;
+    const Loop& at = loops_[static_cast<size_t>(l)];
+    if (at.in_reduce || reducing_.count(v.kernel)) return at.trips;
+    for (int a = l; a >= 0; a = loops_[static_cast<size_t>(a)].parent) {
+      const Loop& o = loops_[static_cast<size_t>(a)];
+      bool read = std::find(v.axis_loop.begin(), v.axis_loop.end(), a) != v.axis_loop.end() ||
+                  std::find(v.merged.begin(), v.merged.end(), a) != v.merged.end();
+      if (!read && o.size <= kSharedWorkLoop) return at.trips / static_cast<double>(o.size);
+    }
+    return at.trips;
   }
 
   // A kernel storing u: one loop per axis of size > 1, outermost first.
   View root_view(const UOp& u) {
-    View v{mix(0x5EED, u.id()), static_cast<int>(u.id()), {}};
+    View v{mix(0x5EED, u.id()), static_cast<int>(u.id()), {}, false, {}};
     int parent = -1;
     for (int64_t d : shape(u)) {
       if (d > 1) parent = new_loop(parent, d, false);
@@ -156,8 +178,8 @@ class Decider {
   View source_view(const UOp& u, const View& v, size_t i) {
     const UOp& s = *u.src(i);
     const Shape& ss = shape(s);
-    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop, v.tiled};
-    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1), op_has(u.op(), kMovement) && v.tiled};
+    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop, v.tiled, v.merged};
+    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1), op_has(u.op(), kMovement) && v.tiled, v.merged};
     // A movement op's other sources are its symbolic sizes and a pad's value: scalars.
     if (i > 0 && u.op() != Ops::GATHER && u.op() != Ops::ATTENTION) return out;
     const Shape& us = shape(u);
@@ -176,6 +198,8 @@ class Decider {
           for (size_t a : go) in_group.push_back(v.axis_loop[a]);
           int l = deepest(in_group);
           for (size_t b : gs) out.axis_loop[b] = ss[b] > 1 ? l : -1;
+          for (int m : in_group)
+            if (m >= 0 && m != l) out.merged.push_back(m);
         }
         break;
       case Ops::PAD:
@@ -184,6 +208,7 @@ class Decider {
       case Ops::REDUCE_AXIS: {
         out.axis_loop = v.axis_loop;
         int parent = deepest(v.axis_loop);
+        reducing_.insert(v.kernel);
         for (int64_t a : u.arg_as<ReduceArg>().axes) {
           auto ax = static_cast<size_t>(a);
           out.axis_loop[ax] = -1;
@@ -199,6 +224,7 @@ class Decider {
         // The scores once per (..., query, key), the key loop inside the query's (the kernel keeps
         // every value position of a query in registers); the values once per query too.
         size_t last = ss.size() - 1, keys = i == 0 ? last : last - 1;
+        reducing_.insert(v.kernel);
         out.axis_loop = v.axis_loop;
         std::vector<int> around = v.axis_loop;
         if (i == 0) around[last] = -1;  // the scores do not depend on the value position
@@ -339,6 +365,7 @@ class Decider {
   FusionPrices p_;
   std::vector<Loop> loops_;
   std::unordered_map<const UOp*, NodeViews> views_;
+  std::unordered_set<int> reducing_;  // kernels (by stored node) seen to hold a reduction
   std::unordered_set<int> contractions_;  // kernels (by stored node) that have fused a contraction
 };
 

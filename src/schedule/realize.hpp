@@ -10,10 +10,12 @@
 //
 // n is u's element count; E how many times the kernels reading u would evaluate it (from the loop
 // nests they would have: a node runs once per trip of every loop down to the innermost one its
-// index depends on, as the linearizer places it); c the cost of one evaluation of u's fused
-// subgraph (ALU ops, transcendentals, loads, padding gates, reshape divisions); S the cost of
-// storing an element, L of loading one, K of a kernel of its own (which excuses recomputation only
-// up to half of u's own work, so no node's work is ever more than 1.5x over). A contraction (matmul,
+// index depends on, as the linearizer places it, and once for all positions of a short output
+// loop it does not depend on, which the optimizer upcasts so its copies share it: ir/axis.hpp);
+// c the cost of one evaluation of u's fused subgraph (ALU ops, transcendentals, loads, padding
+// gates, reshape divisions); S the cost of storing an element, L of loading one, K of a kernel of
+// its own (which excuses recomputation only up to half of u's own work, so no node's work is ever
+// more than 1.5x over). A contraction (matmul,
 // convolution) costs less per op in a kernel the optimizer can tile: one that holds it alone and
 // not inside another reduction's loop; fused elsewhere it costs full price, so a convolution is
 // not buried in a global pool or beside a second convolution unless it is small. Nodes are

@@ -2,6 +2,8 @@
 // for every target width, gives the unoptimized kernel's results on odd sizes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
 #include "device/cuda/gpu_target.hpp"
@@ -150,6 +152,33 @@ TEST(Heuristic, ATransposingCopyReadsWholeLinesOfEachRow) {
   ASSERT_FALSE(prime_opts.empty());
   EXPECT_EQ(prime_opts[0], (Opt{OptOp::UPCAST, loop_sized(prime, 64), 16})) << to_string(prime_opts);
   for (const Opt& o : prime_opts) EXPECT_FALSE(o.op == OptOp::UPCAST && o.axis == loop_sized(prime, 37)) << to_string(prime_opts);
+}
+
+// Work that does not depend on an output loop of at most kSharedWorkLoop positions (a value
+// broadcast along it, fused by the scheduler on that account) is shared: the loop is upcast whole
+// and its copies compute the value once. A longer loop is not: there the value is stored.
+TEST(Heuristic, WorkBroadcastAlongAShortLoopIsSharedByItsCopies) {
+  auto broadcast = [](int64_t along) {
+    Tensor t = ((test::grid_tensor({5, 64}, 10) * 1.5f + 0.25f).exp() + 1.0f).reshape({5, 1, 64}).expand({5, along, 64});
+    Tensor c = test::grid_tensor({along}, 11).reshape({1, along, 1});
+    return t * c + t;
+  };
+  Tensor y = broadcast(6);
+  std::vector<Opt> opts = opts_for(y, kAvx512);
+  EXPECT_TRUE(has(opts, Opt{OptOp::UPCAST, loop_sized(y, 6), 6})) << to_string(opts);
+  EXPECT_TRUE(has(opts_for(y, kAvx2), Opt{OptOp::UPCAST, loop_sized(y, 6), 6})) << to_string(opts_for(y, kAvx2));
+  std::vector<float> x = test::grid_data(5 * 64, 10), c = test::grid_data(6, 11);
+  std::vector<double> want;
+  for (size_t n = 0; n < 5; ++n)
+    for (size_t b = 0; b < 6; ++b)
+      for (size_t k = 0; k < 64; ++k) {
+        double t = std::exp(static_cast<double>(x[n * 64 + k]) * 1.5 + 0.25) + 1;
+        want.push_back(t * c[b] + t);
+      }
+  EXPECT_ALLCLOSE(y.to_vector<float>(), want, 1e-5, 1e-5);
+  Tensor wide = broadcast(kSharedWorkLoop + 4);
+  for (const Opt& o : opts_for(wide, kAvx512))
+    EXPECT_FALSE(o.op == OptOp::UPCAST && o.axis == loop_sized(wide, kSharedWorkLoop + 4)) << to_string(opts_for(wide, kAvx512));
 }
 
 TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {
