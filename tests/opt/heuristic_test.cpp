@@ -11,6 +11,7 @@
 #include "ir/toposort.hpp"
 #include "opt/opt_testing.hpp"
 #include "tensor/reference.hpp"
+#include "tensor/winograd.hpp"
 
 namespace lathe {
 namespace {
@@ -166,7 +167,8 @@ TEST(Heuristic, WorkBroadcastAlongAShortLoopIsSharedByItsCopies) {
   Tensor y = broadcast(6);
   std::vector<Opt> opts = opts_for(y, kAvx512);
   EXPECT_TRUE(has(opts, Opt{OptOp::UPCAST, loop_sized(y, 6), 6})) << to_string(opts);
-  EXPECT_TRUE(has(opts_for(y, kAvx2), Opt{OptOp::UPCAST, loop_sized(y, 6), 6})) << to_string(opts_for(y, kAvx2));
+  for (const Target& narrow : {kAvx2, kSse})
+    EXPECT_TRUE(has(opts_for(y, narrow), Opt{OptOp::UPCAST, loop_sized(y, 6), 6})) << to_string(opts_for(y, narrow));
   std::vector<float> x = test::grid_data(5 * 64, 10), c = test::grid_data(6, 11);
   std::vector<double> want;
   for (size_t n = 0; n < 5; ++n)
@@ -179,6 +181,37 @@ TEST(Heuristic, WorkBroadcastAlongAShortLoopIsSharedByItsCopies) {
   Tensor wide = broadcast(kSharedWorkLoop + 4);
   for (const Opt& o : opts_for(wide, kAvx512))
     EXPECT_FALSE(o.op == OptOp::UPCAST && o.axis == loop_sized(wide, kSharedWorkLoop + 4)) << to_string(opts_for(wide, kAvx512));
+}
+
+// Winograd's input transform (F(4x4): 6x6 windows, F(2x2): 4x4) is one kernel, its first pass
+// fused into its second, which reads it along the second pass's window-long loop: that loop is
+// upcast whole at every target shape, so the first pass runs once per window's worth of outputs.
+// Stored apart, each pass would be a kernel with two window-long loops and nothing to share.
+TEST(Heuristic, AWinogradInputTransformComputesItsFirstPassOncePerRow) {
+  Tensor x = test::grid_tensor({1, 16, 13, 11}, 12), w = test::grid_tensor({16, 16, 3, 3}, 13);
+  for (int64_t tile : {4, 2}) {
+    int64_t window = tile + 2;
+    SCOPED_TRACE("F(" + std::to_string(tile) + "x" + std::to_string(tile) + ")");
+    Tensor y = detail::winograd_conv2d(x, w, std::nullopt, {1, 1}, 16, tile);
+    std::vector<UOpPtr> transforms;  // kernels without a reduction with two window-long loops
+    for (const ScheduleItem& item : create_schedule({y.uop()}, default_schedule_context()).items) {
+      if (item.is_view()) continue;
+      UOpPtr ast = optimizer_input(simplify(item.ast));
+      std::vector<Loop> loops = kernel_loops(ast);
+      bool reduces = std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.reduce; });
+      if (!reduces && std::count_if(loops.begin(), loops.end(), [&](const Loop& l) { return l.size == window; }) == 2)
+        transforms.push_back(ast);
+    }
+    ASSERT_EQ(transforms.size(), 1u) << "the input transform's two passes, one kernel";
+    for (const Target& target : {kAvx512, kAvx2, kSse}) {
+      std::vector<Opt> opts = hand_coded_opts(transforms[0], target);
+      bool shared = std::any_of(opts.begin(), opts.end(), [&](const Opt& o) {
+        std::optional<Loop> l = find_loop(transforms[0], o.axis);
+        return o.op == OptOp::UPCAST && o.amount == window && l && l->size == window;
+      });
+      EXPECT_TRUE(shared) << target.vector_bytes << "-byte vectors: " << to_string(opts);
+    }
+  }
 }
 
 TEST(Heuristic, OnlyKernelsWorthItAreThreaded) {

@@ -3,10 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <string>
 
 #include "schedule/work_budget.hpp"
-#include "tensor/winograd.hpp"
 
 namespace lathe {
 namespace {
@@ -95,17 +93,6 @@ TEST(FusionBudget, SharedReductions) {
   Tensor m = x.sum({1}, true);
   Tensor y = (x - m).matmul(Tensor::rand({48, 40}, 8));
   EXPECT_WITHIN_WORK_BUDGET(std::vector<Tensor>({y, (x * m).sum({0})}));
-}
-
-// Winograd's F(4x4, 3x3) and F(2x2, 3x3) with few channels, where the transforms are most of the
-// work: each transform's first pass is fused into its second, which reads it six (four) times
-// along a short loop, and is computed once per six (four) outputs there.
-TEST(FusionBudget, WinogradTransforms) {
-  Tensor x = Tensor::rand({1, 16, 13, 11}, 9);
-  for (int64_t tile : {4, 2}) {
-    SCOPED_TRACE("F(" + std::to_string(tile) + "x" + std::to_string(tile) + ")");
-    EXPECT_WITHIN_WORK_BUDGET({detail::winograd_conv2d(x, weight(16, 16, 3, 110), bias(16, 111), {1, 1}, 16, tile).relu()});
-  }
 }
 
 }  // namespace
