@@ -132,7 +132,8 @@ class Decider {
 
   int new_loop(int parent, int64_t size, bool reduce) {
     const Loop* p = parent < 0 ? nullptr : &loops_[static_cast<size_t>(parent)];
-    loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0), reduce || (p && p->in_reduce), parent, size});
+    loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0),
+                      reduce || (p && p->in_reduce), parent, size});
     return static_cast<int>(loops_.size() - 1);
   }
 
@@ -178,8 +179,10 @@ class Decider {
   View source_view(const UOp& u, const View& v, size_t i) {
     const UOp& s = *u.src(i);
     const Shape& ss = shape(s);
-    if (is_elementwise(u.op())) return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop, v.tiled, v.merged};
-    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1), op_has(u.op(), kMovement) && v.tiled, v.merged};
+    if (is_elementwise(u.op()))
+      return {v.sig, v.kernel, ss.empty() ? std::vector<int>{} : v.axis_loop, v.tiled, v.merged};
+    View out{mix(v.sig, u.id() * 8 + i), v.kernel, std::vector<int>(ss.size(), -1),
+             op_has(u.op(), kMovement) && v.tiled, v.merged};
     // A movement op's other sources are its symbolic sizes and a pad's value: scalars.
     if (i > 0 && u.op() != Ops::GATHER && u.op() != Ops::ATTENTION) return out;
     const Shape& us = shape(u);
@@ -365,7 +368,7 @@ class Decider {
   FusionPrices p_;
   std::vector<Loop> loops_;
   std::unordered_map<const UOp*, NodeViews> views_;
-  std::unordered_set<int> reducing_;  // kernels (by stored node) seen to hold a reduction
+  std::unordered_set<int> reducing_;      // kernels (by stored node) seen to hold a reduction
   std::unordered_set<int> contractions_;  // kernels (by stored node) that have fused a contraction
 };
 

@@ -160,7 +160,8 @@ TEST(Heuristic, ATransposingCopyReadsWholeLinesOfEachRow) {
 // and its copies compute the value once. A longer loop is not: there the value is stored.
 TEST(Heuristic, WorkBroadcastAlongAShortLoopIsSharedByItsCopies) {
   auto broadcast = [](int64_t along) {
-    Tensor t = ((test::grid_tensor({5, 64}, 10) * 1.5f + 0.25f).exp() + 1.0f).reshape({5, 1, 64}).expand({5, along, 64});
+    Tensor t =
+        ((test::grid_tensor({5, 64}, 10) * 1.5f + 0.25f).exp() + 1.0f).reshape({5, 1, 64}).expand({5, along, 64});
     Tensor c = test::grid_tensor({along}, 11).reshape({1, along, 1});
     return t * c + t;
   };
@@ -180,7 +181,8 @@ TEST(Heuristic, WorkBroadcastAlongAShortLoopIsSharedByItsCopies) {
   EXPECT_ALLCLOSE(y.to_vector<float>(), want, 1e-5, 1e-5);
   Tensor wide = broadcast(kSharedWorkLoop + 4);
   for (const Opt& o : opts_for(wide, kAvx512))
-    EXPECT_FALSE(o.op == OptOp::UPCAST && o.axis == loop_sized(wide, kSharedWorkLoop + 4)) << to_string(opts_for(wide, kAvx512));
+    EXPECT_FALSE(o.op == OptOp::UPCAST && o.axis == loop_sized(wide, kSharedWorkLoop + 4))
+        << to_string(opts_for(wide, kAvx512));
 }
 
 // Winograd's input transform (F(4x4): 6x6 windows, F(2x2): 4x4) is one kernel, its first pass

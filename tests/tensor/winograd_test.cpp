@@ -321,7 +321,8 @@ TEST(Winograd, ChosenAtPrepareForAConstantWeight) {
     ::unsetenv("LATHE_WINOGRAD");
     // The input transform's two passes are one kernel: its first pass, read six times by the
     // second, is computed once per six outputs (the six upcast together, ir/axis.hpp's kSharedWorkLoop).
-    EXPECT_EQ(test::kernel_count(y), direct + 3) << "the input transform, the product, the output transform's first pass";
+    EXPECT_EQ(test::kernel_count(y), direct + 3)
+        << "the input transform, the product, the output transform's first pass";
     TwoLayers want = two_layers_ref(a, d);
     EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(want.relu.begin(), want.relu.end()), 1e-5, 1e-4);
     EXPECT_ALLCLOSE(z.to_vector<float>(), want.second, 1e-5, 2e-4);
