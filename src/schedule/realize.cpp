@@ -17,6 +17,8 @@ struct Loop {
   bool in_reduce;  // a reduction's loop, or inside one
   int parent;      // the loop around it (-1: none)
   int64_t size;
+  int split_from = -1;   // the loop a reshape split this one out of (-1: none)
+  int split_inner = -1;  // of such a part, the innermost part of that split
 };
 
 // How a kernel reads a node: `sig` names the path of movement ops and reductions from the
@@ -82,7 +84,11 @@ std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> reshape_groups(
     auto& [go, gs] = groups.back();
     int64_t po = 1, ps = 1;
     do {
-      if (po <= ps && i < out.size()) po *= out[i], go.push_back(i++);
+      // Axes of size 1 join the group they follow, before a larger axis opens the next one: a
+      // (4, 4) read as (1, 4, 1, 4) is two groups.
+      if (po == ps && j < src.size() && src[j] == 1) gs.push_back(j++);
+      else if (po == ps && i < out.size() && out[i] == 1) go.push_back(i++);
+      else if (po <= ps && i < out.size()) po *= out[i], go.push_back(i++);
       else if (j < src.size()) ps *= src[j], gs.push_back(j++);
       else po *= out[i], go.push_back(i++);
     } while (po != ps || (i < out.size() && out[i] == 1) || (j < src.size() && src[j] == 1));
@@ -130,18 +136,38 @@ class Decider {
     return n;
   }
 
-  int new_loop(int parent, int64_t size, bool reduce) {
+  int new_loop(int parent, int64_t size, bool reduce, int split_from = -1) {
     const Loop* p = parent < 0 ? nullptr : &loops_[static_cast<size_t>(parent)];
     loops_.push_back({p ? p->depth + 1 : 0, static_cast<double>(size) * (p ? p->trips : 1.0),
-                      reduce || (p && p->in_reduce), parent, size});
+                      reduce || (p && p->in_reduce), parent, size, split_from});
     return static_cast<int>(loops_.size() - 1);
   }
 
+  // The innermost of the loops: the one with the most trips, and of those the deepest (a loop
+  // split by a reshape hangs its parts where the whole was, so a part may be deeper in the tree
+  // than a loop inside the whole, but never runs more often).
   int deepest(const std::vector<int>& axis_loop) const {
     int best = -1;
-    for (int l : axis_loop)
-      if (l >= 0 && (best < 0 || loops_[static_cast<size_t>(l)].depth > loops_[static_cast<size_t>(best)].depth)) best = l;
+    for (int l : axis_loop) {
+      if (l < 0) continue;
+      const Loop &a = loops_[static_cast<size_t>(l)], *b = best < 0 ? nullptr : &loops_[static_cast<size_t>(best)];
+      if (!b || a.trips > b->trips || (a.trips == b->trips && a.depth > b->depth)) best = l;
+    }
     return best;
+  }
+
+  // Whether v's index depends on loop a: a loop it reads, one it reads merged into another axis,
+  // or one a reshape split into loops it reads.
+  bool reads(const View& v, int a) const { return split_part(v, a, true) >= 0; }
+
+  // The first loop v reads (or merged) that is a part a reshape split from a, or (with `itself`)
+  // is a: -1 where none is.
+  int split_part(const View& v, int a, bool itself) const {
+    for (const std::vector<int>* ls : {&v.axis_loop, &v.merged})
+      for (int l : *ls)
+        for (; l >= 0; l = loops_[static_cast<size_t>(l)].split_from)
+          if ((itself && l == a) || loops_[static_cast<size_t>(l)].split_from == a) return l;
+    return -1;
   }
 
   // How many times a kernel evaluates a node it reads through v: once per trip of the innermost
@@ -149,17 +175,20 @@ class Decider {
   // loop of at most kSharedWorkLoop positions that the index does not depend on counts once: the
   // optimizer upcasts such a loop whole where work does not depend on it (opt/heuristic.cpp), and
   // its copies share that work (the second pass of a Winograd transform and the first, which it
-  // reads six times). One loop only, as the optimizer upcasts one.
+  // reads six times). One loop only, as the optimizer upcasts one. A loop a reshape split for v
+  // counts as its parts, innermost first (a Winograd output transform's first pass does not
+  // depend on the column within a tile, which the kernel storing channel blocks loops over
+  // outside the channels it reads).
   double evals(const View& v) const {
     int l = deepest(v.axis_loop);
     if (l < 0) return 1.0;
     const Loop& at = loops_[static_cast<size_t>(l)];
     if (at.in_reduce || reducing_.count(v.kernel)) return at.trips;
+    auto shared = [&](int a) { return !reads(v, a) && loops_[static_cast<size_t>(a)].size <= kSharedWorkLoop; };
     for (int a = l; a >= 0; a = loops_[static_cast<size_t>(a)].parent) {
-      const Loop& o = loops_[static_cast<size_t>(a)];
-      bool read = std::find(v.axis_loop.begin(), v.axis_loop.end(), a) != v.axis_loop.end() ||
-                  std::find(v.merged.begin(), v.merged.end(), a) != v.merged.end();
-      if (!read && o.size <= kSharedWorkLoop) return at.trips / static_cast<double>(o.size);
+      int part = split_part(v, a, false), p = part >= 0 ? loops_[static_cast<size_t>(part)].split_inner : a;
+      for (; p >= 0 && (p == a || loops_[static_cast<size_t>(p)].split_from == a); p = loops_[static_cast<size_t>(p)].parent)
+        if (shared(p)) return at.trips / static_cast<double>(loops_[static_cast<size_t>(p)].size);
     }
     return at.trips;
   }
@@ -200,6 +229,24 @@ class Decider {
           std::vector<int> in_group;
           for (size_t a : go) in_group.push_back(v.axis_loop[a]);
           int l = deepest(in_group);
+          // One loop, read by this axis alone, split into several axes whose sizes multiply to the
+          // loop's: as the lowering splits it (ir/split_loops), a loop per axis, each inside the
+          // one before, where the whole hung (the loops inside the whole stay inside it: evals
+          // reads the whole as read where a part is).
+          int64_t whole = 1;
+          size_t parts = 0;
+          for (size_t b : gs) whole *= ss[b], parts += ss[b] > 1;
+          bool own = std::count(v.axis_loop.begin(), v.axis_loop.end(), l) == 1 &&
+                     std::find(v.merged.begin(), v.merged.end(), l) == v.merged.end();  // no other axis reads it
+          if (l >= 0 && own && parts > 1 && whole == loops_[static_cast<size_t>(l)].size &&
+              std::count_if(go.begin(), go.end(), [&](size_t a) { return us[a] > 1; }) == 1) {
+            int parent = loops_[static_cast<size_t>(l)].parent;
+            bool reduce = loops_[static_cast<size_t>(l)].in_reduce;
+            for (size_t b : gs) out.axis_loop[b] = ss[b] > 1 ? parent = new_loop(parent, ss[b], reduce, l) : -1;
+            for (size_t b : gs)
+              if (ss[b] > 1) loops_[static_cast<size_t>(out.axis_loop[b])].split_inner = parent;
+            continue;
+          }
           for (size_t b : gs) out.axis_loop[b] = ss[b] > 1 ? l : -1;
           for (int m : in_group)
             if (m >= 0 && m != l) out.merged.push_back(m);

@@ -269,10 +269,13 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
   Tensor g = weight.permute({2, 3, 1, 0}).reshape({9, 1, c, k});
   Tensor u = transformed(g, 0, 1, constant_matrix(both, pts)).reshape({pts, c, k});
   u = Tensor(stored_in_blocks(u.uop(), u.shape(), 2, {0, 2, 1}, block), u.shape());
-  // M (points, N, tiles, K): one product per point over the input channels, output channels innermost.
-  Tensor m = (v.permute({2, 0, 1, 3}).unsqueeze(-1) * u.reshape({pts, 1, 1, c, k})).sum({3});
+  // M (N, tiles, points, K): one product per point over the input channels, output channels innermost,
+  // stored in the order the output transform reads it: a tile's points together, so the kernel that
+  // applies both passes of Aᵀ reads each tile's window as one run (stored (points, N, tiles, K), its
+  // 36 points were planes a tile apart, which 8-lane kernels read 4K-aliased at half the speed).
+  Tensor m = (v.unsqueeze(-1) * u.reshape({1, 1, pts, c, k})).sum({3});
   // Y: Aᵀ along the points' rows, then columns: (N, TH, TW, t, t, K), to (N, K, t TH, t TW), cut to the output.
-  Tensor points = m.permute({1, 2, 0, 3}).reshape({n, th, tw, win, 1, win, 1, k});
+  Tensor points = m.reshape({n, th, tw, win, 1, win, 1, k});
   Tensor y = transformed(transformed(points, 3, 4, at), 5, 6, at)
                  .reshape({n, th, tw, t, t, k})
                  .permute({0, 5, 1, 3, 2, 4})
