@@ -798,8 +798,33 @@ class Planner {
     std::optional<Access> big;
     for (const Access& a : accesses(cur_))
       if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
-    if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize))
-      std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return stride(big->offset, l) != 0; });
+    // Of the loops it steps along, those the other hot loads step along too come first: a split
+    // there divides those operands between the threads as well, rather than each thread reading
+    // them whole. Without such an operand, where the outermost loop leaves more than L1 holds to
+    // be read whole by each thread, a loop every hot load steps along comes first (the batch of a
+    // batched product: a Winograd product's points, each thread half the transformed input and
+    // half the transformed weights, where the points' output channels left each thread all of the
+    // input; a depthwise convolution's few weights stay whole).
+    std::vector<Access> hot_loads;
+    for (const Access& a : accesses(cur_))
+      if (a.hot && !a.store) hot_loads.push_back(a);
+    auto divided = [&](const Loop& l) {  // the bytes of hot loads a split of l divides
+      int64_t bytes = 0;
+      for (const Access& a : hot_loads) bytes += stride(a.offset, l) != 0 ? span(a) : 0;
+      return bytes;
+    };
+    if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize)) {
+      auto along_big = [&](const Loop& l) { return stride(big->offset, l) != 0 ? divided(l) : -1; };
+      std::stable_sort(outs.begin(), outs.end(), [&](const Loop& a, const Loop& b) { return along_big(a) > along_big(b); });
+    } else if (hot_loads.size() > 1) {
+      auto whole = [&](const Loop& l) {  // the bytes of hot loads both threads would read whole
+        int64_t bytes = 0;
+        for (const Access& a : hot_loads) bytes += stride(a.offset, l) != 0 ? 0 : span(a);
+        return bytes;
+      };
+      if (whole(outs.front()) > t_.l1_bytes)
+        std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return whole(l) == 0; });
+    }
     // A kernel without a reduction whose largest input is at least as large as what it stores,
     // and is split by the outermost output loop too, splits along the loop that input steps
     // farthest along instead (the outermost of the input's layout, which the kernel that stored
