@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "codegen/render_c.hpp"
 #include "codegen/test_kernels.hpp"
@@ -210,6 +211,44 @@ TEST(Heuristic, AWinogradInputTransformComputesItsFirstPassOncePerRow) {
       bool shared = std::any_of(opts.begin(), opts.end(), [&](const Opt& o) {
         std::optional<Loop> l = find_loop(transforms[0], o.axis);
         return o.op == OptOp::UPCAST && o.amount == window && l && l->size == window;
+      });
+      EXPECT_TRUE(shared) << target.vector_bytes << "-byte vectors: " << to_string(opts);
+    }
+  }
+}
+
+// Winograd's output transform is one kernel too: the kernel storing the output reads the product
+// (a reduction's buffer) and applies both passes of A^T, the first pass not stored. It loops over a
+// tile's columns outside the block of output channels it stores, and the first pass does not
+// depend on the column: that tile-long loop is upcast whole at every target shape, so the first
+// pass runs once per tile row. (Stored apart, the first pass was a kernel of its own writing
+// window x tile planes of the product's size, at 8 lanes more time than the second pass.) An
+// output of whole tiles, 16 x 12: where the tiles overhang the output (13 x 11), its loops are
+// not the tiles' and the first pass is still stored (docs/architecture/tensor.md).
+TEST(Heuristic, AWinogradOutputTransformIsOneKernelReadingTheProduct) {
+  Tensor x = test::grid_tensor({2, 16, 16, 12}, 14), w = test::grid_tensor({32, 16, 3, 3}, 15);
+  for (int64_t tile : {4, 2}) {
+    SCOPED_TRACE("F(" + std::to_string(tile) + "x" + std::to_string(tile) + ")");
+    Tensor y = detail::winograd_conv2d(x, w, std::nullopt, {1, 1}, 16, tile);
+    Schedule s = create_schedule({y.uop()}, default_schedule_context());
+    std::set<const UOp*> products;  // buffers reduction kernels store
+    const ScheduleItem* last = nullptr;
+    for (const ScheduleItem& item : s.items) {
+      if (item.is_view()) continue;
+      std::vector<Loop> loops = kernel_loops(optimizer_input(simplify(item.ast)));
+      if (std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.reduce; })) products.insert(item.bufs[0].get());
+      last = &item;
+    }
+    ASSERT_NE(last, nullptr);
+    EXPECT_FALSE(products.count(last->bufs[0].get())) << "the output is stored by the transform, not the product";
+    EXPECT_TRUE(std::any_of(last->bufs.begin() + 1, last->bufs.end(), [&](const UOpPtr& b) { return products.count(b.get()) > 0; }))
+        << "the output transform reads the product itself, not a stored first pass";
+    UOpPtr ast = optimizer_input(simplify(last->ast));
+    for (const Target& target : {kAvx512, kAvx2, kSse}) {
+      std::vector<Opt> opts = hand_coded_opts(ast, target);
+      bool shared = std::any_of(opts.begin(), opts.end(), [&](const Opt& o) {
+        std::optional<Loop> l = find_loop(ast, o.axis);
+        return o.op == OptOp::UPCAST && o.amount == tile && l && l->size == tile && !l->reduce;
       });
       EXPECT_TRUE(shared) << target.vector_bytes << "-byte vectors: " << to_string(opts);
     }
@@ -574,6 +613,44 @@ TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
   std::vector<Opt> batch = opts_for(small, kAvx512);
   EXPECT_FALSE(std::any_of(batch.begin(), batch.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(batch);
   EXPECT_TRUE(has(batch, {OptOp::THREAD, loop_sized(small, 2), 2})) << to_string(batch);
+}
+
+// Winograd's product, a batched one (per point: the tiles x input channels by input channels x
+// output channels), splits its threads along the points, which both operands step along, so each
+// thread reads half of each. Split along the tiles or the output channels' blocks (the outermost
+// loops otherwise), each thread reads all the points' weights or all the transformed input, many
+// times a core's L1: at ResNet-18's 256 channels and a batch of 8, the tiles were split and the
+// product ran 1.5-1.8x slower. At 64 channels the rule for an operand larger than L2 split the
+// points already.
+TEST(Heuristic, ThreadsSplitWinogradsProductAlongItsPoints) {
+  for (auto [channels, size] : {std::pair<int64_t, int64_t>{64, 56}, {256, 14}})
+  for (int64_t lanes : {16, 8}) {
+    Tensor x = test::grid_tensor({8, channels, size, size}, 8), w = test::grid_tensor({channels, channels, 3, 3}, 9);
+    test::ScopedTargetShape shape(std::to_string(lanes));
+    Tensor y = detail::winograd_conv2d(x, w, std::nullopt, {1, 1}, lanes, 4);
+    UOpPtr product;
+    for (const ScheduleItem& item : create_schedule({y.uop()}, default_schedule_context()).items) {
+      if (item.is_view()) continue;
+      UOpPtr ast = optimizer_input(simplify(item.ast));
+      std::vector<Loop> loops = kernel_loops(ast);
+      if (std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.reduce; })) product = ast;
+    }
+    ASSERT_NE(product, nullptr);
+    Target target = lanes == 16 ? kAvx512 : kAvx2;
+    target.threads = 2;
+    std::vector<Opt> opts = hand_coded_opts(product, target);
+    auto thread = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+    ASSERT_NE(thread, opts.end()) << to_string(opts);
+    std::optional<Loop> split = find_loop(apply_opts(product, std::vector<Opt>(opts.begin(), thread)), thread->axis);
+    ASSERT_TRUE(split.has_value());
+    EXPECT_EQ(split->size, 36) << lanes << " lanes: " << to_string(opts);
+  }
+  // A depthwise convolution, whose few weights each thread reads whole at no cost, keeps its
+  // outermost loop the threads'.
+  Tensor dw_x = test::grid_tensor({1, 64, 56, 56}, 10);
+  Tensor depthwise = dw_x.conv2d(test::grid_tensor({64, 1, 3, 3}, 11), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 64);
+  std::vector<Opt> dw = opts_for(depthwise, kAvx512);
+  EXPECT_FALSE(std::any_of(dw.begin(), dw.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(dw);
 }
 
 // A kernel without a reduction that stores its input in another order splits its threads along
