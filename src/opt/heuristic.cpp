@@ -815,7 +815,8 @@ class Planner {
     };
     if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize)) {
       auto along_big = [&](const Loop& l) { return stride(big->offset, l) != 0 ? divided(l) : -1; };
-      std::stable_sort(outs.begin(), outs.end(), [&](const Loop& a, const Loop& b) { return along_big(a) > along_big(b); });
+      std::stable_sort(outs.begin(), outs.end(),
+                       [&](const Loop& a, const Loop& b) { return along_big(a) > along_big(b); });
     } else if (hot_loads.size() > 1) {
       auto whole = [&](const Loop& l) {  // the bytes of hot loads both threads would read whole
         int64_t bytes = 0;

@@ -86,9 +86,12 @@ std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> reshape_groups(
     do {
       // Axes of size 1 join the group they follow, before a larger axis opens the next one: a
       // (4, 4) read as (1, 4, 1, 4) is two groups.
-      if (po == ps && j < src.size() && src[j] == 1) gs.push_back(j++);
-      else if (po == ps && i < out.size() && out[i] == 1) go.push_back(i++);
-      else if (po <= ps && i < out.size()) po *= out[i], go.push_back(i++);
+      if (po == ps && j < src.size() && src[j] == 1)
+        gs.push_back(j++);
+      else if (po == ps && i < out.size() && out[i] == 1)
+        go.push_back(i++);
+      else if (po <= ps && i < out.size())
+        po *= out[i], go.push_back(i++);
       else if (j < src.size()) ps *= src[j], gs.push_back(j++);
       else po *= out[i], go.push_back(i++);
     } while (po != ps || (i < out.size() && out[i] == 1) || (j < src.size() && src[j] == 1));
@@ -187,7 +190,8 @@ class Decider {
     auto shared = [&](int a) { return !reads(v, a) && loops_[static_cast<size_t>(a)].size <= kSharedWorkLoop; };
     for (int a = l; a >= 0; a = loops_[static_cast<size_t>(a)].parent) {
       int part = split_part(v, a, false), p = part >= 0 ? loops_[static_cast<size_t>(part)].split_inner : a;
-      for (; p >= 0 && (p == a || loops_[static_cast<size_t>(p)].split_from == a); p = loops_[static_cast<size_t>(p)].parent)
+      for (; p >= 0 && (p == a || loops_[static_cast<size_t>(p)].split_from == a);
+           p = loops_[static_cast<size_t>(p)].parent)
         if (shared(p)) return at.trips / static_cast<double>(loops_[static_cast<size_t>(p)].size);
     }
     return at.trips;

@@ -19,7 +19,9 @@ Tensor stored(const Tensor& t) { return test::f32(t.to_vector<float>(), t.shape(
 // A part a kernel of its own stores (a reduction's result): a 1x1 convolution over 16 channels, too
 // much work to repeat over the joined buffer's other channels (its padding), as the join would.
 Tensor part(int64_t channels, uint64_t seed, int64_t batch = 1) {
-  return test::random_tensor({batch, 16, 5, 3}, seed).conv2d(test::random_tensor({channels, 16, 1, 1}, seed + 1)).relu();
+  return test::random_tensor({batch, 16, 5, 3}, seed)
+      .conv2d(test::random_tensor({channels, 16, 1, 1}, seed + 1))
+      .relu();
 }
 
 TEST(ConcatInPlace, JoiningKernelsAlongTheOutermostRunsAreRecognized) {
