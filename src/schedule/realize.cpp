@@ -186,7 +186,18 @@ class Decider {
     int l = deepest(v.axis_loop);
     if (l < 0) return 1.0;
     const Loop& at = loops_[static_cast<size_t>(l)];
-    if (at.in_reduce || reducing_.count(v.kernel)) return at.trips;
+    if (at.in_reduce || reducing_.count(v.kernel)) {
+      // In a kernel with a reduction, a loop a reshape split counts whole: its register tile
+      // takes output loops apart, and no upcast of the innermost part shares work the outer one
+      // reads (a Winograd output transform's first pass beside a 1x1 convolution's reduction
+      // spilled on a GPU).
+      std::vector<int> wholes;
+      for (int a : v.axis_loop) {
+        while (a >= 0 && loops_[static_cast<size_t>(a)].split_from >= 0) a = loops_[static_cast<size_t>(a)].split_from;
+        wholes.push_back(a);
+      }
+      return loops_[static_cast<size_t>(deepest(wholes))].trips;
+    }
     auto shared = [&](int a) { return !reads(v, a) && loops_[static_cast<size_t>(a)].size <= kSharedWorkLoop; };
     for (int a = l; a >= 0; a = loops_[static_cast<size_t>(a)].parent) {
       int part = split_part(v, a, false), p = part >= 0 ? loops_[static_cast<size_t>(part)].split_inner : a;
