@@ -12,8 +12,8 @@
 // nests they would have: a node runs once per trip of every loop down to the innermost one its
 // index depends on, as the linearizer places it; in a kernel without a reduction, once for all
 // positions of the innermost short output loop it does not depend on, which the optimizer
-// upcasts so its copies share it: ir/axis.hpp's kSharedWorkLoop; a loop a reshape splits counts as
-// its parts, as the lowering splits it);
+// upcasts so its copies share it: ir/axis.hpp's kSharedWorkLoop; there a loop a reshape splits
+// counts as its parts, as the lowering splits it);
 // c the cost of one evaluation of u's fused subgraph (ALU ops, transcendentals, loads, padding
 // gates, reshape divisions); S the cost of storing an element, L of loading one, K of a kernel of
 // its own (which excuses recomputation only up to half of u's own work, so no node's work is ever
