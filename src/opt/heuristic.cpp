@@ -794,20 +794,22 @@ class Planner {
     const Loop outermost = outs.front();
     // An operand too large for a core's cache and used by few operations per element is split
     // between the threads, each streaming its own part: threads over the images of a batch would
-    // each read all of a convolution's weight (9 MB for a 3x3 over 512 channels on a 4x4 map).
-    std::optional<Access> big;
-    for (const Access& a : accesses(cur_))
-      if (a.hot && !a.store && (!big || span(a) > span(*big))) big = a;
-    // Of the loops it steps along, those the other hot loads step along too come first: a split
-    // there divides those operands between the threads as well, rather than each thread reading
-    // them whole. Without such an operand, where the outermost loop leaves more than L1 holds to
-    // be read whole by each thread, a loop every hot load steps along comes first (the batch of a
-    // batched product: a Winograd product's points, each thread half the transformed input and
-    // half the transformed weights, where the points' output channels left each thread all of the
-    // input; a depthwise convolution's few weights stay whole).
+    // each read all of a convolution's weight (9 MB for a 3x3 over 512 channels on a 4x4 map). Of
+    // the loops it steps along, the one that divides the most bytes of the other hot loads comes
+    // first, so a split divides them as well. Without such an operand, where the outermost loop
+    // leaves more than L1 of hot loads for each thread to read whole, a loop every hot load steps
+    // along comes first: a batched product's batch (Winograd's points, each thread half the
+    // transformed input and half the transformed weight); a depthwise convolution's few weights
+    // stay whole.
     std::vector<Access> hot_loads;
     for (const Access& a : accesses(cur_))
       if (a.hot && !a.store) hot_loads.push_back(a);
+    std::optional<Access> big;
+    int64_t hot_bytes = 0;
+    for (const Access& a : hot_loads) {
+      hot_bytes += span(a);
+      if (!big || span(a) > span(*big)) big = a;
+    }
     auto divided = [&](const Loop& l) {  // the bytes of hot loads a split of l divides
       int64_t bytes = 0;
       for (const Access& a : hot_loads) bytes += stride(a.offset, l) != 0 ? span(a) : 0;
@@ -817,14 +819,8 @@ class Planner {
       auto along_big = [&](const Loop& l) { return stride(big->offset, l) != 0 ? divided(l) : -1; };
       std::stable_sort(outs.begin(), outs.end(),
                        [&](const Loop& a, const Loop& b) { return along_big(a) > along_big(b); });
-    } else if (hot_loads.size() > 1) {
-      auto whole = [&](const Loop& l) {  // the bytes of hot loads both threads would read whole
-        int64_t bytes = 0;
-        for (const Access& a : hot_loads) bytes += stride(a.offset, l) != 0 ? 0 : span(a);
-        return bytes;
-      };
-      if (whole(outs.front()) > t_.l1_bytes)
-        std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return whole(l) == 0; });
+    } else if (hot_loads.size() > 1 && hot_bytes - divided(outs.front()) > t_.l1_bytes) {
+      std::stable_partition(outs.begin(), outs.end(), [&](const Loop& l) { return divided(l) == hot_bytes; });
     }
     // A kernel without a reduction whose largest input is at least as large as what it stores,
     // and is split by the outermost output loop too, splits along the loop that input steps

@@ -645,12 +645,32 @@ TEST(Heuristic, ThreadsSplitWinogradsProductAlongItsPoints) {
     ASSERT_TRUE(split.has_value());
     EXPECT_EQ(split->size, 36) << lanes << " lanes: " << to_string(opts);
   }
-  // A depthwise convolution, whose few weights each thread reads whole at no cost, keeps its
-  // outermost loop the threads'.
-  Tensor dw_x = test::grid_tensor({1, 64, 56, 56}, 10);
-  Tensor depthwise = dw_x.conv2d(test::grid_tensor({64, 1, 3, 3}, 11), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 64);
-  std::vector<Opt> dw = opts_for(depthwise, kAvx512);
-  EXPECT_FALSE(std::any_of(dw.begin(), dw.end(), [](const Opt& o) { return o.op == OptOp::SWAP; })) << to_string(dw);
+  // Both operands within L2 (451 KB of transformed input), so only the L1 rule decides: a batch
+  // of 36 products of tiles x C by C x C. At 64 channels (49 tiles) the weights each thread
+  // would read whole over a split of the tiles are 590 KB, more than L1: the points are split. At
+  // 8 channels (392 tiles) they are 9 KB, which each thread reads whole at no cost (as a depthwise
+  // convolution's few weights): the tiles stay the threads'.
+  for (int64_t c : {64, 8}) {
+    int64_t tiles = 49 * 64 / c;
+    Tensor v = test::grid_tensor({tiles, 36, c}, 12), u = test::grid_tensor({36, c, c}, 13);
+    Tensor m = (v.unsqueeze(-1) * u.reshape({1, 36, c, c})).sum({2});
+    UOpPtr ast = optimizer_input(test::kernel_ast(m));
+    Target target = kAvx512;
+    target.threads = 2;
+    std::vector<Opt> opts = hand_coded_opts(ast, target);
+    auto thread = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::THREAD; });
+    ASSERT_NE(thread, opts.end()) << c << " channels: " << to_string(opts);
+    std::optional<Loop> split = find_loop(apply_opts(ast, std::vector<Opt>(opts.begin(), thread)), thread->axis);
+    ASSERT_TRUE(split.has_value());
+    if (c == 64) {
+      EXPECT_EQ(split->size, 36) << c << " channels: " << to_string(opts);
+    } else {  // the tiles' loop (what the register tile left of it), never moved
+      EXPECT_NE(split->size, 36) << c << " channels: " << to_string(opts);
+      EXPECT_FALSE(std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }))
+          << to_string(opts);
+    }
+    expect_agrees_on_every_target(m);
+  }
 }
 
 // A kernel without a reduction that stores its input in another order splits its threads along
