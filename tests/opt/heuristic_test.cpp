@@ -619,9 +619,9 @@ TEST(Heuristic, ThreadsSplitAnOperandTooLargeForACoreCache) {
 // output channels), splits its threads along the points, which both operands step along, so each
 // thread reads half of each. Split along the tiles or the output channels' blocks (the outermost
 // loops otherwise), each thread reads all the points' weights or all the transformed input, many
-// times a core's L1: at ResNet-18's 256 channels and a batch of 8, the tiles were split and the
-// product ran 1.5-1.8x slower. At 64 channels the rule for an operand larger than L2 split the
-// points already.
+// times a core's L1. At 256 channels and a batch of 8 (a weight larger than L2) the output
+// channels' blocks were split and the product ran 1.8x slower in one profile; at 64 channels the
+// rule for an operand larger than L2 split the points already. Below L2, the L1 rule decides.
 TEST(Heuristic, ThreadsSplitWinogradsProductAlongItsPoints) {
   for (auto [channels, size] : {std::pair<int64_t, int64_t>{64, 56}, {256, 14}})
   for (int64_t lanes : {16, 8}) {
