@@ -75,16 +75,22 @@ std::vector<UOpPtr> views_down(const UOpPtr& operand) {
   return out;
 }
 
-std::optional<std::array<int64_t, 4>> image_padding(const UOp& pad) {
+std::optional<std::vector<int64_t>> zero_padding(const UOp& pad) {
   if (pad.op() != Ops::PAD || pad.src().size() < 2 || !pad.src(1)->is_const() || const_as_double(pad.src(1)->const_value()) != 0.0)
     return std::nullopt;
   std::vector<int64_t> p = pad.arg_as<std::vector<int64_t>>();
-  if (pad.src().size() == 10) {  // the fill, then (before, after) per axis as sources
+  if (pad.src().size() > 2) {  // the fill, then (before, after) per axis as sources
     p.clear();
-    for (size_t i = 2; i < 10; ++i) p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
+    for (size_t i = 2; i < pad.src().size(); ++i) p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
   }
-  if (p.size() != 8 || p[0] || p[1] || p[2] || p[3] || *std::min_element(p.begin(), p.end()) < 0) return std::nullopt;
-  return std::array<int64_t, 4>{p[4], p[5], p[6], p[7]};
+  if (p.empty() || *std::min_element(p.begin(), p.end()) < 0) return std::nullopt;
+  return p;
+}
+
+std::optional<std::array<int64_t, 4>> image_padding(const UOp& pad) {
+  std::optional<std::vector<int64_t>> p = zero_padding(pad);
+  if (!p || p->size() != 8 || (*p)[0] || (*p)[1] || (*p)[2] || (*p)[3]) return std::nullopt;
+  return std::array<int64_t, 4>{(*p)[4], (*p)[5], (*p)[6], (*p)[7]};
 }
 
 const UOp* direct_product(const UOp& u) {

@@ -43,6 +43,8 @@ std::vector<UOpPtr> replace_sums(const std::vector<UOpPtr>& outputs, const std::
 /// `operand` and the nodes under it through its views (and the casts that widen an integer
 /// convolution's operands), the operand first.
 std::vector<UOpPtr> views_down(const UOpPtr& operand);
+/// A PAD of zeros by static amounts: (before, after) of each axis in turn; none for any other node.
+std::optional<std::vector<int64_t>> zero_padding(const UOp& pad);
 /// A PAD of zeros of only an image's rows and columns (axes 2 and 3 of four) by static amounts:
 /// (rows before, rows after, columns before, columns after); none for any other node.
 std::optional<std::array<int64_t, 4>> image_padding(const UOp& pad);

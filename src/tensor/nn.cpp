@@ -92,14 +92,16 @@ Tensor windows_of(const Tensor& x, std::pair<int64_t, int64_t> kernel, std::pair
                                  {dilation.first, dilation.second}, op);
 }
 
-// One axis as (.., K, O): repeat the axis e times, fold it to rows of n + d, keep the first
-// o*s of each row and every s-th of those: row i, column j holds x[j*s + i*d].
+// One axis as (.., K, O): repeat the axis e times, fold it to rows of n + d (or m n + d, where a
+// stride longer than the kernel's reach needs rows longer than n + d: o*s of them), keep the
+// first o*s of each row and every s-th of those: row i, column j holds x[j*s + i*d].
 Tensor fold_axis(const Tensor& x, int64_t axis, int64_t k, int64_t s, int64_t d, int64_t o) {
   int64_t n = x.shape()[axis];
   Tensor t = x.transpose(axis, -1);
   SymShape all = t.symbolic_shape();  // the other axes may be symbolic (a batch); this one is not
   SymShape lead(all.begin(), all.end() - 1);
-  int64_t e = (k * (n + d) + n - 1) / n;
+  int64_t row = n * std::max<int64_t>(1, (o * s - d + n - 1) / n) + d;
+  int64_t e = (k * row + n - 1) / n;
   auto with = [&](std::initializer_list<int64_t> tail) {
     SymShape sh = lead;
     sh.insert(sh.end(), tail.begin(), tail.end());
@@ -112,7 +114,7 @@ Tensor fold_axis(const Tensor& x, int64_t axis, int64_t k, int64_t s, int64_t d,
     return b;
   };
   t = t.unsqueeze(-2).expand(with({e, n})).reshape(with({e * n}));
-  t = t.shrink(keep(t.symbolic_shape(), k * (n + d))).reshape(with({k, n + d}));
+  t = t.shrink(keep(t.symbolic_shape(), k * row)).reshape(with({k, row}));
   t = t.shrink(keep(t.symbolic_shape(), o * s)).reshape(with({k, o, s}));
   t = t.shrink(keep(t.symbolic_shape(), 1)).reshape(with({k, o}));
   // (.., K, O) with the axis' old place holding O: move O back, K last.

@@ -114,29 +114,22 @@ std::string of(const char* op, const Tensor& x, const Tensor& w) {
 }
 
 // A convolution over k >= 3 spatial axes of an input padded already, (N, C, S1..Sk-2, H, W), as a
-// 2-D one: the windows along S1..Sk-2 become part of the batch (their positions) and of the
-// channels (their taps), so (N * P1..Pk-2, C * K1..Kk-2, H, W) convolved with the weight (O,
-// C/groups * K1..Kk-2, KH, KW) is the result, its batch split back into (N, P1..) and moved behind
-// the output channels. A group's channels stay together (a channel's taps follow it).
+// 2-D one over detail::folded_input, convolved with the weight (O, C/groups * K1..Kk-2, KH, KW):
+// its batch split back into (N, P1..) and moved behind the output channels. A group's channels
+// stay together (a channel's taps follow it).
 Tensor folded_conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, const Window& g, int64_t groups) {
-  int64_t n = x.shape()[0], ch = x.shape()[1], o = w.shape()[0], cg = w.shape()[1];
+  int64_t n = x.shape()[0], o = w.shape()[0], cg = w.shape()[1];
   auto lead = static_cast<size_t>(x.ndim() - 4);  // spatial axes folded away: all but the last two
   auto nd = static_cast<int64_t>(lead);
-  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + nd);
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + nd), sizes(x.shape().begin() + 2, x.shape().begin() + 2 + nd);
   std::vector<int64_t> sk(g.stride.begin(), g.stride.begin() + nd), dk(g.dilation.begin(), g.dilation.begin() + nd);
-  Tensor win = detail::sliding_windows(x, k, sk, dk, "conv");  // (N, C, P1..Pk-2, H, W, K1..Kk-2)
-  std::vector<int64_t> perm{0};                                // (N, P1..Pk-2, C, K1..Kk-2, H, W)
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
-  perm.push_back(1);
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(4 + nd + i);
-  perm.insert(perm.end(), {2 + nd, 3 + nd});
-  int64_t positions = 1, taps = 1;
-  Shape split{n};
-  for (int64_t i = 0; i < nd; ++i) positions *= win.shape()[2 + i], taps *= k[i], split.push_back(win.shape()[2 + i]);
-  int64_t h = x.shape()[2 + nd], wd = x.shape()[3 + nd], kh = w.shape()[2 + nd], kw = w.shape()[3 + nd];
-  Tensor flat = win.permute(perm).reshape({n * positions, ch * taps, h, wd});
+  Tensor flat = detail::folded_input(x, k, sk, dk);
+  int64_t taps = 1, kh = w.shape()[2 + nd], kw = w.shape()[3 + nd];
+  for (int64_t t : k) taps *= t;
   Tensor out = flat.conv2d(w.reshape({o, cg * taps, kh, kw}), bias, {g.stride[lead], g.stride[lead + 1]}, {0, 0},
                            {g.dilation[lead], g.dilation[lead + 1]}, groups);
+  Shape split{n};
+  for (int64_t p : detail::window_counts(sizes, k, sk, dk, "conv", shape_to_string(x.shape()))) split.push_back(p);
   split.insert(split.end(), {o, out.shape()[2], out.shape()[3]});
   std::vector<int64_t> back{0, 1 + nd};  // (N, O, P1..Pk-2, PH, PW)
   for (int64_t i = 0; i < nd; ++i) back.push_back(1 + i);
@@ -145,6 +138,21 @@ Tensor folded_conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>
 }
 
 }  // namespace
+
+Tensor detail::folded_input(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                            const std::vector<int64_t>& dilation) {
+  int64_t n = x.shape()[0], ch = x.shape()[1];
+  auto nd = static_cast<int64_t>(kernel.size());
+  Tensor win = detail::sliding_windows(x, kernel, stride, dilation, "conv");  // (N, C, P1..Pk-2, H, W, K1..Kk-2)
+  std::vector<int64_t> perm{0};                                               // (N, P1..Pk-2, C, K1..Kk-2, H, W)
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
+  perm.push_back(1);
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(4 + nd + i);
+  perm.insert(perm.end(), {2 + nd, 3 + nd});
+  int64_t positions = 1, taps = 1;
+  for (int64_t i = 0; i < nd; ++i) positions *= win.shape()[static_cast<size_t>(2 + i)], taps *= kernel[static_cast<size_t>(i)];
+  return win.permute(perm).reshape({n * positions, ch * taps, x.shape()[static_cast<size_t>(2 + nd)], x.shape()[static_cast<size_t>(3 + nd)]});
+}
 
 Tensor Tensor::windows(const std::vector<int64_t>& kernel, const Window& window, double value) const {
   std::string what = "windows of " + shape_to_string(symbolic_shape());

@@ -18,6 +18,7 @@
 // method's by a few units in the fifth significant digit at 512 channels (tests/tensor/winograd_test).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -34,6 +35,9 @@ struct WinogradCase {
   int64_t lanes;        // the Target's float32 lanes
   int64_t cache_bytes;  // the L2 of the cores a kernel runs on (the Target's per core, times its threads)
   int64_t accumulators = 8;  // the Target's accumulators (Target::accumulators: a register tile's budget)
+  // The input transform's values per input channel and batch entry: 1, or less where a
+  // convolution's taps along depth share each frame's (winograd_conv3d: D' / (KD P)).
+  double input_share = 1;
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
@@ -93,8 +97,9 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
 /// and a weight computed from constants (its transform is then made once, at prepare); 0 (the
 /// direct method) otherwise, and always with LATHE_WINOGRAD=0. A symbolic batch is counted at its
 /// largest. F(2x2) has 16 points to F(4x4)'s 36: less weight to read where the image is small.
+/// `input_share` is WinogradCase's.
 int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
+                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target, double input_share = 1);
 /// Whether winograd_tile chooses a Winograd method.
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
@@ -112,5 +117,20 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
 /// `block` (C a multiple of it). Any sizes: tiles past the output's edge read zeros and are cut off.
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                        std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4);
+
+/// The steps of a convolution's taps along the first of three spatial axes (its depth: a video's
+/// frames).
+struct DepthSteps {
+  int64_t stride = 1, dilation = 1;
+};
+
+/// The convolution of x (N, C, D, H, W) with weight (K, C, KD, 3, 3), `depth`'s stride and dilation
+/// along D and stride 1 over each frame, `padding` zeros (before, after) along D, H and W: each
+/// frame by F(tile x tile, 3x3) as above, the KD taps along D summed in the product with the input
+/// channels. Each input frame is transformed once, where conv2d over Tensor::conv's folded input
+/// transforms it KD times, from a copy KD times the input's size. (N, K, P, OH, OW); C a multiple
+/// of `block`.
+Tensor winograd_conv3d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, DepthSteps depth,
+                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile = 4);
 
 }  // namespace lathe::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,64 @@ inline std::vector<double> conv_ref(const std::vector<float>& x, const std::vect
           out.push_back(acc);
         }
   return out;
+}
+
+// Row-major positions of a box of `dims`, each visited once.
+inline void for_each(const std::vector<int64_t>& dims, const std::function<void(const std::vector<int64_t>&)>& f) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  for (int64_t flat = 0; flat < total; ++flat) {
+    std::vector<int64_t> idx(dims.size());
+    int64_t rest = flat;
+    for (size_t i = dims.size(); i-- > 0;) idx[i] = rest % dims[i], rest /= dims[i];
+    f(idx);
+  }
+}
+
+inline int64_t flat_of(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  int64_t f = 0;
+  for (size_t i = 0; i < dims.size(); ++i) f = f * dims[i] + idx[i];
+  return f;
+}
+
+struct Geometry {
+  std::vector<int64_t> in, kernel, stride, dilation;  // spatial
+  std::vector<std::pair<int64_t, int64_t>> padding;
+  std::vector<int64_t> out() const {
+    std::vector<int64_t> o;
+    for (size_t i = 0; i < in.size(); ++i)
+      o.push_back((in[i] + padding[i].first + padding[i].second - dilation[i] * (kernel[i] - 1) - 1) / stride[i] + 1);
+    return o;
+  }
+  Window window() const { return Window{.stride = stride, .padding = padding, .dilation = dilation}; }
+};
+
+// The convolution's definition: out[n, o, p] = bias[o] + sum over c in o's group and taps k of
+// x[n, c, p * s + k * d - before] w[o, c, k], where that position is inside the input.
+inline std::vector<double> conv_nd_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias, int64_t n, int64_t c,
+                             int64_t o, int64_t groups, const Geometry& g) {
+  std::vector<int64_t> out = g.out();
+  int64_t cg = c / groups, og = o / groups;
+  std::vector<double> r;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for_each(out, [&](const std::vector<int64_t>& p) {
+        double acc = bias ? (*bias)[static_cast<size_t>(oc)] : 0.0;
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for_each(g.kernel, [&](const std::vector<int64_t>& k) {
+            std::vector<int64_t> at(p.size());
+            for (size_t i = 0; i < p.size(); ++i) {
+              at[i] = p[i] * g.stride[i] + k[i] * g.dilation[i] - g.padding[i].first;
+              if (at[i] < 0 || at[i] >= g.in[i]) return;
+            }
+            std::vector<int64_t> xi{b, oc / og * cg + ci}, xd{n, c}, wi{oc, ci}, wd{o, cg};
+            xi.insert(xi.end(), at.begin(), at.end()), xd.insert(xd.end(), g.in.begin(), g.in.end());
+            wi.insert(wi.end(), k.begin(), k.end()), wd.insert(wd.end(), g.kernel.begin(), g.kernel.end());
+            acc += double(x[static_cast<size_t>(flat_of(xi, xd))]) * w[static_cast<size_t>(flat_of(wi, wd))];
+          });
+        r.push_back(acc);
+      });
+  return r;
 }
 
 // A transposed convolution: cout_per_group output channels a group, strides, padding, output

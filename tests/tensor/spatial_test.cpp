@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
 
 namespace lathe {
@@ -14,65 +15,11 @@ namespace {
 
 using test::data;
 using test::f32;
+using test::conv_nd_ref;
+using test::flat_of;
+using test::for_each;
+using test::Geometry;
 using Pads = std::vector<std::pair<int64_t, int64_t>>;
-
-// Row-major positions of a box of `dims`, each visited once.
-void for_each(const std::vector<int64_t>& dims, const std::function<void(const std::vector<int64_t>&)>& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  for (int64_t flat = 0; flat < total; ++flat) {
-    std::vector<int64_t> idx(dims.size());
-    int64_t rest = flat;
-    for (size_t i = dims.size(); i-- > 0;) idx[i] = rest % dims[i], rest /= dims[i];
-    f(idx);
-  }
-}
-
-int64_t flat_of(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
-  int64_t f = 0;
-  for (size_t i = 0; i < dims.size(); ++i) f = f * dims[i] + idx[i];
-  return f;
-}
-
-struct Geometry {
-  std::vector<int64_t> in, kernel, stride, dilation;  // spatial
-  Pads padding;
-  std::vector<int64_t> out() const {
-    std::vector<int64_t> o;
-    for (size_t i = 0; i < in.size(); ++i)
-      o.push_back((in[i] + padding[i].first + padding[i].second - dilation[i] * (kernel[i] - 1) - 1) / stride[i] + 1);
-    return o;
-  }
-  Window window() const { return Window{.stride = stride, .padding = padding, .dilation = dilation}; }
-};
-
-// The convolution's definition: out[n, o, p] = bias[o] + sum over c in o's group and taps k of
-// x[n, c, p * s + k * d - before] w[o, c, k], where that position is inside the input.
-std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias, int64_t n, int64_t c,
-                             int64_t o, int64_t groups, const Geometry& g) {
-  std::vector<int64_t> out = g.out();
-  int64_t cg = c / groups, og = o / groups;
-  std::vector<double> r;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t oc = 0; oc < o; ++oc)
-      for_each(out, [&](const std::vector<int64_t>& p) {
-        double acc = bias ? (*bias)[static_cast<size_t>(oc)] : 0.0;
-        for (int64_t ci = 0; ci < cg; ++ci)
-          for_each(g.kernel, [&](const std::vector<int64_t>& k) {
-            std::vector<int64_t> at(p.size());
-            for (size_t i = 0; i < p.size(); ++i) {
-              at[i] = p[i] * g.stride[i] + k[i] * g.dilation[i] - g.padding[i].first;
-              if (at[i] < 0 || at[i] >= g.in[i]) return;
-            }
-            std::vector<int64_t> xi{b, oc / og * cg + ci}, xd{n, c}, wi{oc, ci}, wd{o, cg};
-            xi.insert(xi.end(), at.begin(), at.end()), xd.insert(xd.end(), g.in.begin(), g.in.end());
-            wi.insert(wi.end(), k.begin(), k.end()), wd.insert(wd.end(), g.kernel.begin(), g.kernel.end());
-            acc += double(x[static_cast<size_t>(flat_of(xi, xd))]) * w[static_cast<size_t>(flat_of(wi, wd))];
-          });
-        r.push_back(acc);
-      });
-  return r;
-}
 
 Shape full(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
   Shape s{n, c};
@@ -89,7 +36,7 @@ void check_conv(int64_t n, int64_t c, int64_t o, int64_t groups, const Geometry&
   if (bias) tb = f32(b, {o});
   Tensor y = f32(x, xs).conv(f32(w, ws), tb, g.window(), groups);
   ASSERT_EQ(y.shape(), full(n, o, g.out()));
-  EXPECT_ALLCLOSE(y.to_vector<float>(), conv_ref(x, w, bias ? &b : nullptr, n, c, o, groups, g), 1e-5, 1e-5);
+  EXPECT_ALLCLOSE(y.to_vector<float>(), conv_nd_ref(x, w, bias ? &b : nullptr, n, c, o, groups, g), 1e-5, 1e-5);
 }
 
 TEST(SpatialConv, OneAxis) {
@@ -107,6 +54,8 @@ TEST(SpatialConv, ThreeAxes) {
   check_conv(1, 2, 3, 1, {{5, 4, 6}, {3, 2, 3}, {1, 1, 1}, {1, 1, 1}, {{0, 0}, {0, 0}, {0, 0}}}, true, 15);
   check_conv(2, 4, 6, 2, {{7, 5, 6}, {3, 3, 2}, {2, 1, 2}, {1, 2, 1}, {{1, 2}, {0, 1}, {1, 1}}}, true, 16);
   check_conv(1, 3, 2, 1, {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {{0, 0}, {0, 0}, {0, 0}}}, false, 17);
+  // A stride longer than the kernel's reach: two frames of four at a stride of 3 with one tap.
+  check_conv(1, 2, 3, 1, {{4, 5, 6}, {1, 3, 3}, {3, 1, 1}, {1, 1, 1}, {{0, 0}, {1, 1}, {0, 0}}}, true, 18);
 }
 
 // The transposed convolution's definition: each input element scatters x * w[c, o, k] to output
