@@ -449,9 +449,11 @@ def long_models():
 def shape_models():
     """Architectures whose operators or shapes the set above lacks, each once a cliff (2026-11-23;
     Inception-v3 2026-11-24)."""
-    def torchvision_video():
-        import torchvision
-        return torchvision.models.video.r3d_18(weights=None)
+    def torchvision_video(name):
+        def build():
+            import torchvision
+            return getattr(torchvision.models.video, name)(weights=None)
+        return build
 
     def deeplab():
         import torchvision
@@ -470,7 +472,11 @@ def shape_models():
     image = lambda seed, shape: [("image", rng(seed).standard_normal(shape).astype(np.float32))]
     common = dict(outputs=["out"], opset=13, training=torch.onnx.TrainingMode.EVAL)
     return {
-        "r3d_18": dict(build=torchvision_video, seed=41, bn_seed=141, inputs=image(51, (1, 3, 8, 112, 112)), **common),
+        "r3d_18": dict(build=torchvision_video("r3d_18"), seed=41, bn_seed=141, inputs=image(51, (1, 3, 8, 112, 112)), **common),
+        # The other two video ResNets: 3x3x3 convolutions in the first stage and 1x3x3 after it
+        # (MC3), a 1x3x3 then a 3x1x1 for each 3x3x3 (R(2+1)D).
+        "mc3_18": dict(build=torchvision_video("mc3_18"), seed=47, bn_seed=147, inputs=image(57, (1, 3, 8, 112, 112)), **common),
+        "r2plus1d_18": dict(build=torchvision_video("r2plus1d_18"), seed=48, bn_seed=148, inputs=image(58, (1, 3, 8, 112, 112)), **common),
         "deeplabv3_mobilenet_v3_large": dict(build=deeplab, seed=42, bn_seed=142, inputs=image(52, (1, 3, 224, 224)), **common),
         "unet": dict(build=UNet, seed=43, inputs=image(53, (1, 3, 128, 128)), **common),
         "dcgan_generator": dict(build=DCGANGenerator, seed=44, bn_seed=144, inputs=image(54, (4, 128, 1, 1)), **common),
