@@ -86,23 +86,34 @@ UOpPtr through_views(UOpPtr node, const Schedule& sched) {
 }  // namespace
 
 std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vector<UOpPtr>& order, const std::vector<UOpPtr>& outputs,
-                                                                const Schedule& sched,
-                                                                const std::unordered_map<const UOp*, bool>& realized) {
+                                                                const Schedule& sched, std::unordered_map<const UOp*, bool>& realized) {
   std::unordered_map<const UOp*, Placement> placed;
-  std::unordered_set<const UOp*> viewed;  // nodes a view reads in their own layout
+  std::unordered_map<const UOp*, std::vector<const UOp*>> viewed;  // nodes a view reads in their own layout: those views
   for (const UOpPtr& u : order) {
     auto r = realized.find(u.get());
     if (u->op() == Ops::BUFFER || u->op() == Ops::CUSTOM || r == realized.end() || !r->second) continue;
     if (auto view = contiguous_view(u, sched.shapes, realized)) {
       placed[u.get()] = {Placement::Kind::view, view->first, view->second, shape_numel(sched.shapes.at(u.get()))};
-      viewed.insert(view->first.get());
+      viewed[view->first.get()].push_back(u.get());
     }
   }
+  // A view that is its base whole (a layout copy of a value stored in the copy's layout) can be
+  // read as its base wherever that is stored; any other view reads the base in its own layout.
+  auto whole = [&](const UOp* v, const UOp* base) {
+    const Placement& p = placed.at(v);
+    return p.offset == 0 && v->op() == Ops::CONTIGUOUS && sched.shapes.at(v) == sched.shapes.at(base);
+  };
   // A padded copy written in place, unless its producer's reduction is split in two kernels or a
-  // view reads the producer in its own layout.
-  for (const auto& [x, pad] : padded_in_place(order, outputs, sched.sym_shapes, realized))
-    if (x->op() != Ops::CUSTOM && !wants_split(pad->src(0), sched.shapes, sched.sym_shapes) && !viewed.count(x))
-      placed[x] = {Placement::Kind::padded_interior, pad, 0, shape_numel(sched.shapes.at(pad.get()))};
+  // view reads the producer in its own layout. Views that are the producer whole are dissolved:
+  // their readers read the producer, in the padded buffer's interior.
+  for (const auto& [x, pad] : padded_in_place(order, outputs, sched.sym_shapes, realized)) {
+    if (x->op() == Ops::CUSTOM || wants_split(pad->src(0), sched.shapes, sched.sym_shapes)) continue;
+    auto v = viewed.find(x);
+    if (v != viewed.end() && !std::all_of(v->second.begin(), v->second.end(), [&](const UOp* u) { return whole(u, x); })) continue;
+    if (v != viewed.end())
+      for (const UOp* u : v->second) placed.erase(u), realized[u] = false;
+    placed[x] = {Placement::Kind::padded_interior, pad, 0, shape_numel(sched.shapes.at(pad.get()))};
+  }
   return placed;
 }
 

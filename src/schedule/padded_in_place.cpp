@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule/reader_layout.hpp"
 #include "schedule/realize.hpp"
 
 namespace lathe {
@@ -22,8 +23,12 @@ std::unordered_map<const UOp*, UOpPtr> padded_in_place(const std::vector<UOpPtr>
     // A PAD with symbolic amounts carries them as sources after the pad value.
     if (pad->op() != Ops::PAD || pad->src().size() != 2 || !is_stored(*pad, nullptr, realized) || pad->src(1)->op() != Ops::CONST)
       continue;
-    const UOpPtr& x = pad->src(0);
-    if (!is_computed(*x) || !is_stored(*x, nullptr, realized) || into.count(x.get())) continue;
+    UOpPtr x = pad->src(0);
+    // A layout copy of a value the schedule stores in that layout (the kernel computing it writes
+    // it so: schedule/reader_layout) is that value's store: that kernel writes the interior.
+    bool relaid = is_layout_copy(*x) && x->src(0)->op() != Ops::BUFFER && is_stored(*x->src(0), nullptr, realized);
+    if (relaid) x = x->src(0);
+    if (!(is_computed(*x) || relaid) || !is_stored(*x, nullptr, realized) || into.count(x.get())) continue;
     if (std::find(outputs.begin(), outputs.end(), pad) != outputs.end() ||
         std::find(outputs.begin(), outputs.end(), x) != outputs.end())
       continue;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/substitute.hpp"
+#include "ir/toposort.hpp"
 #include "lathe/error.hpp"
 #include "schedule/blocks.hpp"
 #include "schedule/reader_layout.hpp"
@@ -122,7 +123,10 @@ struct Choice {
 // by Winograd's method where that pays for the plan's Target.
 class Rule {
  public:
-  Rule(const UOpPtr& sink, const Target& target) : convs_(sink), target_(target) {}
+  Rule(const UOpPtr& sink, const Target& target) : convs_(sink), target_(target) {
+    for (const UOpPtr& u : toposort(sink))
+      for (const UOpPtr& s : u->src()) ++readers_[s.get()];
+  }
 
   // How `u` is computed by Winograd's method, where it is a direct 3x3 convolution of stride 1
   // that pays.
@@ -166,21 +170,48 @@ class Rule {
       Tensor under = f.padded ? convs_.tensor(was->src(0), is->src(0)) : convs_.tensor(was, is);
       int64_t n = under.shape()[0], c = under.shape()[1], k = weight.shape()[0];
       Tensor y = winograd_conv3d(under, weight.reshape({k, c, f.taps, 3, 3}), std::nullopt, f.steps, f.padding,
-                                 blocks_for(target_).convolution_input(c), choice.tile);
+                                 blocks_for(target_).convolution_input(c), choice.tile, !after_reduction(f.padded ? was->src(0) : was));
       Tensor made = y.permute({0, 2, 1, 3, 4}).reshape({n * y.shape()[2], k, y.shape()[3], y.shape()[4]});
       return Replacement{made.uop(), {under.uop().get(), weight.uop().get()}};
     }
     int64_t c = convs_.shape(*read)[1];
     // Its input in the blocks a direct convolution's is stored in (which its producer may share).
-    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), choice.tile).uop();
+    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), choice.tile,
+                                  !after_reduction(input(read, read).uop()))
+                      .uop();
     return Replacement{made, {x.uop().get(), weight.uop().get()}};
   }
+
+  // The direct sum `sum` (a node pays accepted) is rebuilt by Winograd's method: its reduction
+  // is no kernel's (the output transform, elementwise, computes what reads it).
+  void rebuilds(const UOp& sum) { by_winograd_.insert(sum.src(0)->src(0).get()); }
 
  private:
   // The input the transform reads: `read` (as `now`), or what it copies where it is a plain copy
   // (the transform stores its own).
   Tensor input(const UOpPtr& read, const UOpPtr& now) const {
     return plain_copy(*read) ? convs_.tensor(read->src(0), now->src(0)) : convs_.tensor(read, now);
+  }
+
+  // Whether the kernel computing `x` (a convolution's input, in the source graph) is a
+  // reduction's: x follows one through elementwise ops, reshapes and permutes, each read by x's
+  // computation alone (a node other kernels read too, a residual, is stored by its own), and it is
+  // not a convolution this rule rebuilds. That
+  // kernel runs its pixels as one loop where it stores them densely, and as rows of a padded
+  // width where it writes a padded buffer's interior: DenseNet-121's 1x1 convolutions took 7-11%
+  // longer so than the transform's gates cost (docs/decisions/winograd-input-read-from-a-padded-copy.md).
+  bool after_reduction(const UOpPtr& x) const {
+    std::vector<UOpPtr> todo{x};
+    std::unordered_set<const UOp*> seen;
+    while (!todo.empty()) {
+      UOpPtr u = todo.back();
+      todo.pop_back();
+      if (!seen.insert(u.get()).second || (u != x && readers_.at(u.get()) > 1) || by_winograd_.count(u.get())) continue;
+      if (u->op() == Ops::REDUCE_AXIS) return true;
+      if (is_alu(u->op()) || u->op() == Ops::CAST || u->op() == Ops::RESHAPE || u->op() == Ops::PERMUTE)
+        for (const UOpPtr& s : u->src()) todo.push_back(s);
+    }
+    return false;
   }
 
   // The fold of `flat`, a 3x3 convolution's input (N P, C KD, H, W), where it is a 5-D node's
@@ -213,6 +244,8 @@ class Rule {
 
   DirectConvolutions convs_;
   Target target_;
+  std::unordered_map<const UOp*, int64_t> readers_;  // each node's readers in the graph
+  std::unordered_set<const UOp*> by_winograd_;         // the reductions of the sums rebuilt
 };
 
 }  // namespace
@@ -292,13 +325,41 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
   std::unordered_map<const UOp*, Choice> found;
   std::unordered_set<const UOp*> chosen;
   for (const UOpPtr& u : sums)
-    if (auto d = rule.pays(u)) found.emplace(u.get(), *d), chosen.insert(u.get());
+    if (auto d = rule.pays(u)) found.emplace(u.get(), *d), chosen.insert(u.get()), rule.rebuilds(*u);
   return replace_sums(outputs, chosen, [&](const UOpPtr& source, const UOpPtr& now) {
     return rule.by_winograd(source, found.at(source.get()), now);
   }, rebuilt);
 }
 
 namespace {
+
+// x (N, C, S1.., static or with a symbolic batch) in channel blocks of `block`, viewed as (N, C/B,
+// B, S1'..): the layout copy split_in_blocks makes (N, C/B, S1.., B), which the kernel computing x
+// stores directly (schedule/reader_layout), padded along S1.. by `pads` (before, after). Where
+// `stored_padding` and every size is static, that padding is stored in the copy's layout too, a
+// padded copy its producer writes in place (schedule/padded_in_place), so the transform reads it
+// without gates; else it is read through them.
+Tensor padded_blocks(const Tensor& x, int64_t block, const std::vector<std::pair<int64_t, int64_t>>& pads, bool stored_padding) {
+  SymDims dims;
+  for (const SInt& d : x.symbolic_shape()) dims.push_back(d.uop());
+  UOpPtr view = split_in_blocks(x.uop(), x.shape(), dims, 1, block, true);
+  std::vector<std::pair<SInt, SInt>> around{{0, 0}, {0, 0}};
+  for (const auto& [b, a] : pads) around.emplace_back(b, a);
+  Shape split = x.shape();
+  split[1] /= block;
+  if (x.is_symbolic() || !stored_padding) {
+    std::vector<UOpPtr> symbolic = sym_entries(x.symbolic_shape());
+    if (!symbolic.empty()) symbolic.insert(symbolic.begin() + 2, nullptr);
+    split.insert(split.begin() + 2, block);
+    around.insert(around.begin() + 2, {0, 0});
+    return Tensor(view, split, std::move(symbolic)).pad(around);
+  }
+  split.push_back(block);  // the copy's own layout
+  around.emplace_back(0, 0);
+  std::vector<int64_t> back{0, 1, static_cast<int64_t>(split.size()) - 1};  // (N, C/B, B, S1'..)
+  for (int64_t i = 2; i + 1 < static_cast<int64_t>(split.size()); ++i) back.push_back(i);
+  return Tensor(view->src(0), split).pad(around).contiguous().permute(back);
+}
 
 // A window's points: Bᵀ along its rows (axis `rows`, a 1-long axis after it), then along its
 // columns (axis rows + 2, the same), of windows (..., win, 1, win, 1, C).
@@ -342,7 +403,7 @@ Tensor output_of(const Method& f, const Tensor& m, int64_t th, int64_t tw, int64
 }  // namespace
 
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile) {
+                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile, bool stored_padding) {
   const Method& f = method_for(tile);
   int64_t t = f.tile, win = f.window, pts = f.points();
   SInt n = x.symbolic_shape()[0];
@@ -351,14 +412,8 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
   int64_t th = f.tiles_along(oh), tw = f.tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, H, W), padded so the tiles cover the output whole,
   // its windows at a stride of a tile: (N, C/B, B, TH, TW, win, win), to (N, TH, TW, win, 1, win, 1, C).
-  SymDims dims;
-  for (const SInt& d : x.symbolic_shape()) dims.push_back(d.uop());
-  std::vector<UOpPtr> symbolic = sym_entries(x.symbolic_shape());
-  if (!symbolic.empty()) symbolic.insert(symbolic.begin() + 2, nullptr);
-  Shape split{x.shape()[0], c / block, block, h, w};
-  Tensor blocked = Tensor(split_in_blocks(x.uop(), x.shape(), dims, 1, block, true), split, std::move(symbolic))
-                       .pad({{0, 0}, {0, 0}, {0, 0}, {padding.first, t * th + 2 - h - padding.first},
-                             {padding.second, t * tw + 2 - w - padding.second}});
+  Tensor blocked = padded_blocks(x, block, {{padding.first, t * th + 2 - h - padding.first}, {padding.second, t * tw + 2 - w - padding.second}},
+                                 stored_padding);
   Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "conv2d", 3)
                        .permute({0, 3, 4, 5, 6, 1, 2})
                        .reshape({n, th, tw, win, 1, win, 1, c});
@@ -375,7 +430,7 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
 }
 
 Tensor winograd_conv3d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, DepthSteps depth,
-                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile) {
+                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile, bool stored_padding) {
   const Method& f = method_for(tile);
   int64_t t = f.tile, win = f.window, pts = f.points();
   if (x.ndim() != 5 || weight.ndim() != 5 || weight.shape()[1] != x.shape()[1] || weight.shape()[3] != 3 || weight.shape()[4] != 3)
@@ -390,11 +445,8 @@ Tensor winograd_conv3d(const Tensor& x, const Tensor& weight, const std::optiona
   // The input in channel blocks (N, C/B, B, D, H, W), padded along D, and so the tiles cover the
   // output whole; each frame's windows at a stride of a tile, (N, C/B, B, D', TH, TW, win, win), to
   // (N, D', TH, TW, win, 1, win, 1, C).
-  SymDims dims;
-  for (const SInt& s : x.symbolic_shape()) dims.push_back(s.uop());
-  Tensor blocked = Tensor(split_in_blocks(x.uop(), x.shape(), dims, 1, block, true), Shape{n, c / block, block, d, h, w})
-                       .pad({{0, 0}, {0, 0}, {0, 0}, padding[0], {padding[1].first, t * th + 2 - h - padding[1].first},
-                             {padding[2].first, t * tw + 2 - w - padding[2].first}});
+  Tensor blocked = padded_blocks(x, block, {padding[0], {padding[1].first, t * th + 2 - h - padding[1].first},
+                                            {padding[2].first, t * tw + 2 - w - padding[2].first}}, stored_padding);
   Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "winograd_conv3d", 4)
                        .permute({0, 3, 4, 5, 6, 7, 1, 2})
                        .reshape({n, frames, th, tw, win, 1, win, 1, c});

@@ -115,8 +115,11 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
 /// The convolution of x (N, C, H, W) with weight (K, C, 3, 3), stride 1, `padding` zeros on each
 /// side, by F(tile x tile, 3x3) (tile 4 or 2) as above; the input read in channel blocks of
 /// `block` (C a multiple of it). Any sizes: tiles past the output's edge read zeros and are cut off.
+/// Where `stored_padding` and the sizes are static, the input's padding is stored in its blocks
+/// (a copy of them its producer writes in place: schedule/padded_in_place), so the input
+/// transform reads no gates (which doubled its time at 8 lanes); else it is read through them.
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4);
+                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4, bool stored_padding = true);
 
 /// The steps of a convolution's taps along the first of three spatial axes (its depth: a video's
 /// frames).
@@ -129,8 +132,9 @@ struct DepthSteps {
 /// frame by F(tile x tile, 3x3) as above, the KD taps along D summed in the product with the input
 /// channels. Each input frame is transformed once, where conv2d over Tensor::conv's folded input
 /// transforms it KD times, from a copy KD times the input's size. (N, K, P, OH, OW); C a multiple
-/// of `block`.
+/// of `block`. `stored_padding` as winograd_conv2d's.
 Tensor winograd_conv3d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, DepthSteps depth,
-                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile = 4);
+                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile = 4,
+                       bool stored_padding = true);
 
 }  // namespace lathe::detail

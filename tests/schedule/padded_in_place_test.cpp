@@ -9,6 +9,7 @@
 #include "lathe/lathe.hpp"
 #include "runtime/arena_check.hpp"
 #include "runtime/planning_target.hpp"
+#include "schedule/blocks.hpp"
 #include "schedule/create_schedule.hpp"
 #include "tensor/reference.hpp"
 
@@ -152,6 +153,40 @@ TEST(PaddedInPlace, APadValueOnUnevenSidesAndAnotherReader) {
     }
   std::vector<float> doubled = plan.output_buffer_at(1)->to_vector<float>();
   for (size_t i = 0; i < p.size(); ++i) ASSERT_NEAR(doubled[i], 2 * p[i], 2e-3) << i;
+}
+
+// A value copied into channel blocks (a layout copy, which its producer stores directly) and padded
+// in them (a Winograd input transform's input): the producer writes the padded buffer's interior,
+// in blocks; the value's other reader (a residual sum, through the copy's inverse view) reads it
+// there, and no kernel copies it. Values as computed from the value stored first, at 8 and 16
+// lanes (blocks of 8 and 16).
+TEST(PaddedInPlace, AValueInChannelBlocksPaddedInThem) {
+  for (int64_t block : {8, 16}) {
+    SCOPED_TRACE(std::to_string(block) + "-channel blocks");
+    Tensor in = test::random_tensor({2, 32, 7, 5}, 11);
+    Tensor x = (in * 2.0f).relu();
+    SymDims dims;
+    for (const SInt& d : x.symbolic_shape()) dims.push_back(d.uop());
+    UOpPtr view = split_in_blocks(x.uop(), x.shape(), dims, 1, block, true);
+    auto padded_of = [&](const Tensor& copy) {
+      return copy.pad({{0, 0}, {0, 0}, {1, 2}, {2, 1}, {0, 0}}).contiguous() * 3.0f;
+    };
+    Tensor padded = padded_of(Tensor(view->src(0), Shape{2, 32 / block, 7, 5, block}));
+    Tensor residual = x + 1.0f;
+    Schedule s = create_schedule({padded.uop(), residual.uop()}, default_schedule_context());
+    ASSERT_EQ(written_into(s).size(), 1u) << "the value's kernel writes the padded buffer's interior";
+    size_t kernels = 0;
+    for (const ScheduleItem& item : s.items) kernels += item.ast != nullptr;
+    EXPECT_EQ(kernels, 4u) << "the fill, the value in blocks, the padded buffer's reader, the residual sum";
+    ExecutionPlan plan = Tensor::prepare({padded, residual});
+    plan.execute();
+    plan.execute();
+    Tensor plain = stored(x);
+    UOpPtr plain_view = split_in_blocks(plain.uop(), plain.shape(), dims, 1, block, true);
+    EXPECT_ALLCLOSE(plan.output_buffer_at(0)->to_vector<float>(),
+                    padded_of(Tensor(plain_view->src(0), Shape{2, 32 / block, 7, 5, block})).to_vector<float>(), 1e-6, 1e-6);
+    EXPECT_ALLCLOSE(plan.output_buffer_at(1)->to_vector<float>(), (plain + 1.0f).to_vector<float>(), 1e-6, 1e-6);
+  }
 }
 
 // Not taken: a producer that is itself an output, or whose own layout a view of it reads.

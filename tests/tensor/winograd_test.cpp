@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "ir/label_computed.hpp"
+#include "schedule/create_schedule.hpp"
 #include "schedule/layout_copies.hpp"
 #include "tensor/conv_reference.hpp"
 #include "tensor/reference.hpp"
@@ -403,12 +404,43 @@ TEST(Winograd, ChosenAtPrepareForAConstantWeight) {
     ::unsetenv("LATHE_WINOGRAD");
     // The input transform's two passes are one kernel: its first pass, read six times by the
     // second, is computed once per six outputs (the six upcast together, ir/axis.hpp's kSharedWorkLoop).
-    EXPECT_EQ(test::kernel_count(y), direct + 3)
-        << "the input transform, the product, the output transform's first pass";
+    // The input, a buffer, is copied into the interior of its padded channel blocks, whose border
+    // a kernel of its own fills once, at prepare (schedule/padded_in_place).
+    EXPECT_EQ(test::kernel_count(y), direct + 4)
+        << "the input transform, the product, the output transform's first pass, the padded input's border";
     TwoLayers want = two_layers_ref(a, d);
     EXPECT_ALLCLOSE(y.to_vector<float>(), std::vector<double>(want.relu.begin(), want.relu.end()), 1e-5, 1e-4);
     EXPECT_ALLCLOSE(z.to_vector<float>(), want.second, 1e-5, 2e-4);
   }
+}
+
+// The input's padding is stored in its channel blocks, written in place by the kernel computing
+// the input (schedule/padded_in_place), where that kernel is no reduction's: after a Winograd
+// convolution (its output transform is elementwise), not after a 1x1 convolution (whose pixels
+// would run as rows of a padded width). The values are the plain loops' either way.
+TEST(Winograd, ItsInputPaddingIsStoredUnlessAReductionComputesIt) {
+  ConvArgs a{.n = 1, .c = 64, .h = 40, .w = 39, .o = 64, .kh = 3, .kw = 3, .padding = {1, 1}, .bias = true};
+  Data d = data_for(a, 75);
+  for (float& v : d.w) v *= 0.05f;
+  Tensor w = constant(d.w, {64, 64, 3, 3}), b = constant(d.b, {64});
+  Tensor one = constant(std::vector<float>(d.w.begin(), d.w.begin() + 64 * 64), {64, 64, 1, 1});
+  Tensor x = f32(d.x, {1, 64, 40, 39});
+  Tensor after_winograd = x.conv2d(w, b, {1, 1}, {1, 1}).relu().conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  Tensor after_1x1 = x.conv2d(one).relu().conv2d(w, std::nullopt, {1, 1}, {1, 1});
+  auto written_in_place = [](const Tensor& z, int64_t lanes) {
+    Schedule s = create_schedule(detail::winograd_where_it_pays({z.uop()}, target_of(lanes)), test::planned_for(static_cast<int>(lanes)));
+    int64_t n = 0;
+    for (const auto& [node, p] : s.placements) n += p.kind == Placement::Kind::padded_interior;
+    return n;
+  };
+  for (int64_t lanes : {8, 16}) {
+    SCOPED_TRACE(std::to_string(lanes) + " lanes");
+    // The first convolution's input is a buffer, copied into its padded blocks by a kernel of its own.
+    EXPECT_EQ(written_in_place(after_winograd, lanes), 2) << "the first's input's copy, the first's output transform";
+    EXPECT_EQ(written_in_place(after_1x1, lanes), 0) << "the 1x1 convolution's output is read through gates";
+  }
+  TwoLayers want = two_layers_ref(a, d);
+  EXPECT_ALLCLOSE(test::run(after_winograd, 8), want.second, 1e-5, 2e-4);
 }
 
 // A Winograd convolution's output joined with another convolution's along the channels (a
