@@ -85,10 +85,13 @@ UOpPtr through_views(UOpPtr node, const Schedule& sched) {
 
 }  // namespace
 
-std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vector<UOpPtr>& order, const std::vector<UOpPtr>& outputs,
-                                                                const Schedule& sched, std::unordered_map<const UOp*, bool>& realized) {
+std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vector<UOpPtr>& order,
+                                                                const std::vector<UOpPtr>& outputs,
+                                                                const Schedule& sched,
+                                                                std::unordered_map<const UOp*, bool>& realized) {
   std::unordered_map<const UOp*, Placement> placed;
-  std::unordered_map<const UOp*, std::vector<const UOp*>> viewed;  // nodes a view reads in their own layout: those views
+  std::unordered_map<const UOp*, std::vector<const UOp*>>
+      viewed;  // nodes a view reads in their own layout: those views
   for (const UOpPtr& u : order) {
     auto r = realized.find(u.get());
     if (u->op() == Ops::BUFFER || u->op() == Ops::CUSTOM || r == realized.end() || !r->second) continue;
@@ -106,10 +109,12 @@ std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vecto
   // A padded copy written in place, unless its producer's reduction is split in two kernels or a
   // view reads the producer in its own layout. Views that are the producer whole are dissolved:
   // their readers read the producer, in the padded buffer's interior.
-  for (const auto& [x, pad] : padded_in_place(order, outputs, sched.sym_shapes, realized)) {
+  for (const auto& [producer, pad] : padded_in_place(order, outputs, sched.sym_shapes, realized)) {
+    const UOp* x = producer;  // a name the lambda below can capture (clang 14 captures no structured binding)
     if (x->op() == Ops::CUSTOM || wants_split(pad->src(0), sched.shapes, sched.sym_shapes)) continue;
     auto v = viewed.find(x);
-    if (v != viewed.end() && !std::all_of(v->second.begin(), v->second.end(), [&](const UOp* u) { return whole(u, x); })) continue;
+    if (v != viewed.end() && !std::all_of(v->second.begin(), v->second.end(), [&](const UOp* u) { return whole(u, x); }))
+      continue;
     if (v != viewed.end())
       for (const UOp* u : v->second) placed.erase(u), realized[u] = false;
     placed[x] = {Placement::Kind::padded_interior, pad, 0, shape_numel(sched.shapes.at(pad.get()))};

@@ -25,8 +25,10 @@ namespace lathe {
 /// graph, its SINK left out; `realized` marks the stored nodes, `outputs` those the caller reads).
 /// A view that is a padded interior's producer whole (its layout copy) is no longer stored: it is
 /// unmarked in `realized`, and its readers read the producer where it is written.
-std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vector<UOpPtr>& order, const std::vector<UOpPtr>& outputs,
-                                                                const Schedule& sched, std::unordered_map<const UOp*, bool>& realized);
+std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vector<UOpPtr>& order,
+                                                                const std::vector<UOpPtr>& outputs,
+                                                                const Schedule& sched,
+                                                                std::unordered_map<const UOp*, bool>& realized);
 
 /// The concatenations among sched's kernels whose parts can write their runs in place: each part
 /// is placed in the joined buffer, and the joining kernel is removed from sched.items.

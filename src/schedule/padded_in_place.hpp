@@ -10,11 +10,12 @@
 //
 // Taken where the producer is a computed node the schedule stores, neither it nor the PAD is an
 // output, both have static shapes, and the pad value is a constant; a producer padded twice is
-// written into the first PAD. A PAD of a layout copy (a Winograd input in channel blocks, padded in
-// them) takes the node the copy is a view of, which the kernel computing the value stores in the
-// copy's layout (schedule/reader_layout): that kernel writes the padded buffer's interior, and
-// the copy's readers read it there (schedule/buffer_assignment dissolves the copy). These are candidates: schedule/buffer_assignment also leaves out a
-// producer whose reduction is split in two kernels and one that a view reads in its own layout.
+// written into the first PAD. A PAD of a layout copy (a Winograd input in channel blocks, padded
+// in them) takes the node the copy is a view of, which the kernel computing the value stores in
+// the copy's layout (schedule/reader_layout): that kernel writes the padded buffer's interior,
+// and the copy's readers read it there (schedule/buffer_assignment dissolves the copy).
+// These are candidates: schedule/buffer_assignment also leaves out a producer whose reduction is
+// split in two kernels and one that a view reads in its own layout.
 #pragma once
 
 #include <unordered_map>

@@ -81,7 +81,8 @@ std::optional<std::vector<int64_t>> zero_padding(const UOp& pad) {
   std::vector<int64_t> p = pad.arg_as<std::vector<int64_t>>();
   if (pad.src().size() > 2) {  // the fill, then (before, after) per axis as sources
     p.clear();
-    for (size_t i = 2; i < pad.src().size(); ++i) p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
+    for (size_t i = 2; i < pad.src().size(); ++i)
+      p.push_back(pad.src(i)->is_const() ? const_as_int(pad.src(i)->const_value()) : -1);
   }
   if (p.empty() || *std::min_element(p.begin(), p.end()) < 0) return std::nullopt;
   return p;

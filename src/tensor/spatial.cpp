@@ -121,7 +121,8 @@ Tensor folded_conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>
   int64_t n = x.shape()[0], o = w.shape()[0], cg = w.shape()[1];
   auto lead = static_cast<size_t>(x.ndim() - 4);  // spatial axes folded away: all but the last two
   auto nd = static_cast<int64_t>(lead);
-  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + nd), sizes(x.shape().begin() + 2, x.shape().begin() + 2 + nd);
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().begin() + 2 + nd),
+      sizes(x.shape().begin() + 2, x.shape().begin() + 2 + nd);
   std::vector<int64_t> sk(g.stride.begin(), g.stride.begin() + nd), dk(g.dilation.begin(), g.dilation.begin() + nd);
   Tensor flat = detail::folded_input(x, k, sk, dk);
   int64_t taps = 1, kh = w.shape()[2 + nd], kw = w.shape()[3 + nd];
@@ -150,8 +151,10 @@ Tensor detail::folded_input(const Tensor& x, const std::vector<int64_t>& kernel,
   for (int64_t i = 0; i < nd; ++i) perm.push_back(4 + nd + i);
   perm.insert(perm.end(), {2 + nd, 3 + nd});
   int64_t positions = 1, taps = 1;
-  for (int64_t i = 0; i < nd; ++i) positions *= win.shape()[static_cast<size_t>(2 + i)], taps *= kernel[static_cast<size_t>(i)];
-  return win.permute(perm).reshape({n * positions, ch * taps, x.shape()[static_cast<size_t>(2 + nd)], x.shape()[static_cast<size_t>(3 + nd)]});
+  for (int64_t i = 0; i < nd; ++i)
+    positions *= win.shape()[static_cast<size_t>(2 + i)], taps *= kernel[static_cast<size_t>(i)];
+  return win.permute(perm).reshape(
+      {n * positions, ch * taps, x.shape()[static_cast<size_t>(2 + nd)], x.shape()[static_cast<size_t>(3 + nd)]});
 }
 
 Tensor Tensor::windows(const std::vector<int64_t>& kernel, const Window& window, double value) const {

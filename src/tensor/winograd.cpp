@@ -170,14 +170,15 @@ class Rule {
       Tensor under = f.padded ? convs_.tensor(was->src(0), is->src(0)) : convs_.tensor(was, is);
       int64_t n = under.shape()[0], c = under.shape()[1], k = weight.shape()[0];
       Tensor y = winograd_conv3d(under, weight.reshape({k, c, f.taps, 3, 3}), std::nullopt, f.steps, f.padding,
-                                 blocks_for(target_).convolution_input(c), choice.tile, !after_reduction(f.padded ? was->src(0) : was));
+                                 blocks_for(target_).convolution_input(c), choice.tile,
+                                 !after_reduction(f.padded ? was->src(0) : was));
       Tensor made = y.permute({0, 2, 1, 3, 4}).reshape({n * y.shape()[2], k, y.shape()[3], y.shape()[4]});
       return Replacement{made.uop(), {under.uop().get(), weight.uop().get()}};
     }
     int64_t c = convs_.shape(*read)[1];
     // Its input in the blocks a direct convolution's is stored in (which its producer may share).
-    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c), choice.tile,
-                                  !after_reduction(input(read, read).uop()))
+    UOpPtr made = winograd_conv2d(x, weight, std::nullopt, d.padding, blocks_for(target_).convolution_input(c),
+                                  choice.tile, !after_reduction(input(read, read).uop()))
                       .uop();
     return Replacement{made, {x.uop().get(), weight.uop().get()}};
   }
@@ -231,7 +232,9 @@ class Rule {
       for (int64_t stride = 1; stride <= frames; ++stride)
         for (int64_t dilation = 1; dilation <= (kd > 1 ? frames : 1); ++dilation) {
           int64_t span = dilation * (kd - 1) + 1;
-          if (span > frames || (frames - span) / stride + 1 != p || folded_input(x, {kd}, {stride}, {dilation}).uop() != flat) continue;
+          if (span > frames || (frames - span) / stride + 1 != p ||
+              folded_input(x, {kd}, {stride}, {dilation}).uop() != flat)
+            continue;
           Fold f{.depth = i, .taps = kd, .steps = {stride, dilation}};
           std::optional<std::vector<int64_t>> z = zero_padding(*views[i]);
           if (z && z->size() == 10 && (*z)[0] == 0 && (*z)[1] == 0 && (*z)[2] == 0 && (*z)[3] == 0)
@@ -245,7 +248,7 @@ class Rule {
   DirectConvolutions convs_;
   Target target_;
   std::unordered_map<const UOp*, int64_t> readers_;  // each node's readers in the graph
-  std::unordered_set<const UOp*> by_winograd_;         // the reductions of the sums rebuilt
+  std::unordered_set<const UOp*> by_winograd_;       // the reductions of the sums rebuilt
 };
 
 }  // namespace
@@ -289,8 +292,9 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
   return product + transforms + p.kernel;
 }
 
-int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target, double input_share) {
+int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride,
+                      std::pair<int64_t, int64_t> padding, std::pair<int64_t, int64_t> dilation, int64_t groups,
+                      const Target& target, double input_share) {
   int64_t lanes = blocks_for(target).lanes, setting = winograd_setting();
   if (x.ndim() != 4 || weight.ndim() != 4 || lanes == 0 || setting == 0) return 0;
   int64_t c = x.shape()[1], k = weight.shape()[0];
@@ -300,8 +304,15 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
   if (x.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32 || c % lanes != 0 || k % lanes != 0) return 0;
   std::unordered_map<const UOp*, bool> memo;
   if (!made_of_constants(weight.uop(), memo)) return 0;  // else its transform would run every time
-  WinogradCase facts{x.shape()[0], c, k, x.shape()[2] + 2 * padding.first - 2, x.shape()[3] + 2 * padding.second - 2, lanes,
-                     target.l2_bytes * std::max(target.threads, 1), target.accumulators(), input_share};
+  WinogradCase facts{x.shape()[0],
+                     c,
+                     k,
+                     x.shape()[2] + 2 * padding.first - 2,
+                     x.shape()[3] + 2 * padding.second - 2,
+                     lanes,
+                     target.l2_bytes * std::max(target.threads, 1),
+                     target.accumulators(),
+                     input_share};
   if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
   if (setting > 1) return setting;  // forced: F(2x2) or F(4x4) whatever it costs
   int64_t best = 0;
@@ -326,9 +337,10 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
   std::unordered_set<const UOp*> chosen;
   for (const UOpPtr& u : sums)
     if (auto d = rule.pays(u)) found.emplace(u.get(), *d), chosen.insert(u.get()), rule.rebuilds(*u);
-  return replace_sums(outputs, chosen, [&](const UOpPtr& source, const UOpPtr& now) {
-    return rule.by_winograd(source, found.at(source.get()), now);
-  }, rebuilt);
+  return replace_sums(
+      outputs, chosen,
+      [&](const UOpPtr& source, const UOpPtr& now) { return rule.by_winograd(source, found.at(source.get()), now); },
+      rebuilt);
 }
 
 namespace {
@@ -339,7 +351,8 @@ namespace {
 // `stored_padding` and every size is static, that padding is stored in the copy's layout too, a
 // padded copy its producer writes in place (schedule/padded_in_place), so the transform reads it
 // without gates; else it is read through them.
-Tensor padded_blocks(const Tensor& x, int64_t block, const std::vector<std::pair<int64_t, int64_t>>& pads, bool stored_padding) {
+Tensor padded_blocks(const Tensor& x, int64_t block, const std::vector<std::pair<int64_t, int64_t>>& pads,
+                     bool stored_padding) {
   SymDims dims;
   for (const SInt& d : x.symbolic_shape()) dims.push_back(d.uop());
   UOpPtr view = split_in_blocks(x.uop(), x.shape(), dims, 1, block, true);
@@ -381,7 +394,8 @@ Tensor weight_points(const Method& f, const Tensor& g, int64_t block) {
   for (int64_t a = 0; a < win; ++a)
     for (int64_t b = 0; b < win; ++b)
       for (int64_t i = 0; i < 3; ++i)
-        for (int64_t j = 0; j < 3; ++j) both.push_back(f.weight[static_cast<size_t>(a * 3 + i)] * f.weight[static_cast<size_t>(b * 3 + j)]);
+        for (int64_t j = 0; j < 3; ++j)
+          both.push_back(f.weight[static_cast<size_t>(a * 3 + i)] * f.weight[static_cast<size_t>(b * 3 + j)]);
   Tensor u = transformed(g, 0, 1, constant_matrix(both, f.points())).reshape({f.points(), c, k});
   return Tensor(stored_in_blocks(u.uop(), u.shape(), 2, {0, 2, 1}, block), u.shape());
 }
@@ -412,8 +426,9 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
   int64_t th = f.tiles_along(oh), tw = f.tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, H, W), padded so the tiles cover the output whole,
   // its windows at a stride of a tile: (N, C/B, B, TH, TW, win, win), to (N, TH, TW, win, 1, win, 1, C).
-  Tensor blocked = padded_blocks(x, block, {{padding.first, t * th + 2 - h - padding.first}, {padding.second, t * tw + 2 - w - padding.second}},
-                                 stored_padding);
+  Tensor blocked = padded_blocks(
+      x, block, {{padding.first, t * th + 2 - h - padding.first}, {padding.second, t * tw + 2 - w - padding.second}},
+      stored_padding);
   Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "conv2d", 3)
                        .permute({0, 3, 4, 5, 6, 1, 2})
                        .reshape({n, th, tw, win, 1, win, 1, c});
@@ -430,31 +445,39 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optiona
 }
 
 Tensor winograd_conv3d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, DepthSteps depth,
-                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile, bool stored_padding) {
+                       const std::array<std::pair<int64_t, int64_t>, 3>& padding, int64_t block, int64_t tile,
+                       bool stored_padding) {
   const Method& f = method_for(tile);
   int64_t t = f.tile, win = f.window, pts = f.points();
-  if (x.ndim() != 5 || weight.ndim() != 5 || weight.shape()[1] != x.shape()[1] || weight.shape()[3] != 3 || weight.shape()[4] != 3)
-    throw ShapeError("winograd_conv3d of " + shape_to_string(x.shape()) + " with weight " + shape_to_string(weight.shape()) +
+  if (x.ndim() != 5 || weight.ndim() != 5 || weight.shape()[1] != x.shape()[1] || weight.shape()[3] != 3 ||
+      weight.shape()[4] != 3)
+    throw ShapeError("winograd_conv3d of " + shape_to_string(x.shape()) + " with weight " +
+                     shape_to_string(weight.shape()) +
                      ": needs an (N, C, D, H, W) input and a (K, C, KD, 3, 3) weight");
   int64_t n = x.shape()[0], c = x.shape()[1], d = x.shape()[2], h = x.shape()[3], w = x.shape()[4];
   int64_t k = weight.shape()[0], kd = weight.shape()[2];
   int64_t frames = d + padding[0].first + padding[0].second;
-  int64_t p = window_counts({frames}, {kd}, {depth.stride}, {depth.dilation}, "winograd_conv3d", shape_to_string(x.shape()))[0];
+  int64_t p =
+      window_counts({frames}, {kd}, {depth.stride}, {depth.dilation}, "winograd_conv3d", shape_to_string(x.shape()))[0];
   int64_t oh = h + padding[1].first + padding[1].second - 2, ow = w + padding[2].first + padding[2].second - 2;
   int64_t th = f.tiles_along(oh), tw = f.tiles_along(ow), tiles = th * tw;
   // The input in channel blocks (N, C/B, B, D, H, W), padded along D, and so the tiles cover the
   // output whole; each frame's windows at a stride of a tile, (N, C/B, B, D', TH, TW, win, win), to
   // (N, D', TH, TW, win, 1, win, 1, C).
-  Tensor blocked = padded_blocks(x, block, {padding[0], {padding[1].first, t * th + 2 - h - padding[1].first},
-                                            {padding[2].first, t * tw + 2 - w - padding[2].first}}, stored_padding);
+  Tensor blocked = padded_blocks(x, block,
+                                 {padding[0],
+                                  {padding[1].first, t * th + 2 - h - padding[1].first},
+                                  {padding[2].first, t * tw + 2 - w - padding[2].first}},
+                                 stored_padding);
   Tensor windows = sliding_windows(blocked, {win, win}, {t, t}, {1, 1}, "winograd_conv3d", 4)
                        .permute({0, 3, 4, 5, 6, 7, 1, 2})
                        .reshape({n, frames, th, tw, win, 1, win, 1, c});
   // V (N, D', tiles, points, C): each frame transformed once. The product reads its KD frames
   // for each output position as windows along D': (N, P, tiles, points, KD, C).
   Tensor v = input_points(f, windows, 4).reshape({n, frames, tiles, pts, c});
-  Tensor taps = sliding_windows(v.permute({0, 2, 3, 4, 1}), {kd}, {depth.stride}, {depth.dilation}, "winograd_conv3d", 4)
-                    .permute({0, 4, 1, 2, 5, 3});
+  Tensor taps =
+      sliding_windows(v.permute({0, 2, 3, 4, 1}), {kd}, {depth.stride}, {depth.dilation}, "winograd_conv3d", 4)
+          .permute({0, 4, 1, 2, 5, 3});
   // U (points, KD C, K): the taps along D outside the channels, as the windows of V read them.
   Tensor u = weight_points(f, weight.permute({3, 4, 2, 1, 0}).reshape({9, 1, kd * c, k}), block);
   // M (N P, tiles, points, K): a product per point over the taps along D and the channels.

@@ -98,8 +98,9 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
 /// direct method) otherwise, and always with LATHE_WINOGRAD=0. A symbolic batch is counted at its
 /// largest. F(2x2) has 16 points to F(4x4)'s 36: less weight to read where the image is small.
 /// `input_share` is WinogradCase's.
-int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
-                      std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target, double input_share = 1);
+int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride,
+                      std::pair<int64_t, int64_t> padding, std::pair<int64_t, int64_t> dilation, int64_t groups,
+                      const Target& target, double input_share = 1);
 /// Whether winograd_tile chooses a Winograd method.
 bool winograd_pays(const Tensor& x, const Tensor& weight, std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> padding,
                    std::pair<int64_t, int64_t> dilation, int64_t groups, const Target& target);
@@ -119,7 +120,8 @@ std::vector<UOpPtr> winograd_where_it_pays(const std::vector<UOpPtr>& outputs, c
 /// (a copy of them its producer writes in place: schedule/padded_in_place), so the input
 /// transform reads no gates (which doubled its time at 8 lanes); else it is read through them.
 Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4, bool stored_padding = true);
+                       std::pair<int64_t, int64_t> padding, int64_t block, int64_t tile = 4,
+                       bool stored_padding = true);
 
 /// The steps of a convolution's taps along the first of three spatial axes (its depth: a video's
 /// frames).

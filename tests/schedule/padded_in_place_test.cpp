@@ -184,7 +184,8 @@ TEST(PaddedInPlace, AValueInChannelBlocksPaddedInThem) {
     Tensor plain = stored(x);
     UOpPtr plain_view = split_in_blocks(plain.uop(), plain.shape(), dims, 1, block, true);
     EXPECT_ALLCLOSE(plan.output_buffer_at(0)->to_vector<float>(),
-                    padded_of(Tensor(plain_view->src(0), Shape{2, 32 / block, 7, 5, block})).to_vector<float>(), 1e-6, 1e-6);
+                    padded_of(Tensor(plain_view->src(0), Shape{2, 32 / block, 7, 5, block})).to_vector<float>(), 1e-6,
+                    1e-6);
     EXPECT_ALLCLOSE(plan.output_buffer_at(1)->to_vector<float>(), (plain + 1.0f).to_vector<float>(), 1e-6, 1e-6);
   }
 }

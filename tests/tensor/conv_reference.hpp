@@ -81,8 +81,9 @@ struct Geometry {
 
 // The convolution's definition: out[n, o, p] = bias[o] + sum over c in o's group and taps k of
 // x[n, c, p * s + k * d - before] w[o, c, k], where that position is inside the input.
-inline std::vector<double> conv_nd_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias, int64_t n, int64_t c,
-                             int64_t o, int64_t groups, const Geometry& g) {
+inline std::vector<double> conv_nd_ref(const std::vector<float>& x, const std::vector<float>& w,
+                                       const std::vector<float>* bias, int64_t n, int64_t c, int64_t o, int64_t groups,
+                                       const Geometry& g) {
   std::vector<int64_t> out = g.out();
   int64_t cg = c / groups, og = o / groups;
   std::vector<double> r;

@@ -13,9 +13,9 @@
 namespace lathe {
 namespace {
 
+using test::conv_nd_ref;
 using test::data;
 using test::f32;
-using test::conv_nd_ref;
 using test::flat_of;
 using test::for_each;
 using test::Geometry;

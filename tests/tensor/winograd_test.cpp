@@ -128,24 +128,30 @@ TEST(Winograd, ThreeDimensionalMatchesPlainLoops) {
     uint64_t seed = 110;
     for (const Case& k : cases) {
       const test::Geometry& g = k.g;
-      SCOPED_TRACE(std::to_string(lanes) + " lanes, " + std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(g.in[0]) + "x" +
-                   std::to_string(g.in[1]) + "x" + std::to_string(g.in[2]) + " -> " + std::to_string(k.o));
+      SCOPED_TRACE(std::to_string(lanes) + " lanes, " + std::to_string(k.n) + "x" + std::to_string(k.c) + "x" +
+                   std::to_string(g.in[0]) + "x" + std::to_string(g.in[1]) + "x" + std::to_string(g.in[2]) + " -> " +
+                   std::to_string(k.o));
       std::vector<float> x = data(static_cast<size_t>(k.n * k.c * g.in[0] * g.in[1] * g.in[2]), ++seed);
-      std::vector<float> w = data(static_cast<size_t>(k.o * k.c * g.kernel[0] * 9), ++seed), b = data(static_cast<size_t>(k.o), ++seed);
+      std::vector<float> w = data(static_cast<size_t>(k.o * k.c * g.kernel[0] * 9), ++seed),
+                         b = data(static_cast<size_t>(k.o), ++seed);
       std::vector<double> ref = test::conv_nd_ref(x, w, k.bias ? &b : nullptr, k.n, k.c, k.o, 1, g);
       std::vector<int64_t> out = g.out();
       double scale = 0;
       for (double v : ref) scale = std::max(scale, std::abs(v));
       std::optional<Tensor> bias = k.bias ? std::optional<Tensor>(f32(b, {k.o})) : std::nullopt;
       for (int64_t tile : {4, 2}) {
-        Tensor y = detail::winograd_conv3d(f32(x, {k.n, k.c, g.in[0], g.in[1], g.in[2]}), f32(w, {k.o, k.c, g.kernel[0], 3, 3}), bias,
-                                           {g.stride[0], g.dilation[0]}, {g.padding[0], g.padding[1], g.padding[2]}, lanes, tile);
+        Tensor y = detail::winograd_conv3d(f32(x, {k.n, k.c, g.in[0], g.in[1], g.in[2]}),
+                                           f32(w, {k.o, k.c, g.kernel[0], 3, 3}), bias, {g.stride[0], g.dilation[0]},
+                                           {g.padding[0], g.padding[1], g.padding[2]}, lanes, tile);
         ASSERT_EQ(y.shape(), (Shape{k.n, k.o, out[0], out[1], out[2]})) << "F(" << tile << "x" << tile << ")";
-        EXPECT_ALLCLOSE(y.to_vector<float>(), ref, 0, 1e-5 * std::max(scale, 1.0)) << "F(" << tile << "x" << tile << ")";
+        EXPECT_ALLCLOSE(y.to_vector<float>(), ref, 0, 1e-5 * std::max(scale, 1.0))
+            << "F(" << tile << "x" << tile << ")";
       }
     }
   }
-  EXPECT_THROW(detail::winograd_conv3d(Tensor::zeros({1, 8, 4, 6, 6}), Tensor::zeros({8, 8, 3, 5, 5}), std::nullopt, {}, {}, 8), ShapeError);
+  EXPECT_THROW(
+      detail::winograd_conv3d(Tensor::zeros({1, 8, 4, 6, 6}), Tensor::zeros({8, 8, 3, 5, 5}), std::nullopt, {}, {}, 8),
+      ShapeError);
 }
 
 // Tensor::conv over three spatial axes, prepared: the rule finds conv2d over the folded input
@@ -157,8 +163,8 @@ TEST(Winograd, AThreeDimensionalConvolutionTransformsEachFrameOnce) {
   for (int64_t depth_stride : {1, 2}) {
     test::Geometry g{{6, 13, 11}, {3, 3, 3}, {depth_stride, 1, 1}, {1, 1, 1}, {{1, 1}, {1, 1}, {1, 1}}};
     const int64_t c = 32, n = 1;
-    std::vector<float> x = data(static_cast<size_t>(n * c * 6 * 13 * 11), 130), w = data(static_cast<size_t>(c * c * 27), 131),
-                       b = data(static_cast<size_t>(c), 132);
+    std::vector<float> x = data(static_cast<size_t>(n * c * 6 * 13 * 11), 130),
+                       w = data(static_cast<size_t>(c * c * 27), 131), b = data(static_cast<size_t>(c), 132);
     for (float& v : w) v *= 0.05f;
     Tensor in = f32(x, {n, c, 6, 13, 11}), weight = constant(w, {c, c, 3, 3, 3});
     Tensor y = in.conv(weight, constant(b, {c}), g.window()).relu();
@@ -176,7 +182,8 @@ TEST(Winograd, AThreeDimensionalConvolutionTransformsEachFrameOnce) {
       const int64_t block = 16;  // a cache line of float32: Blocks::convolution_input at 8 and 16 lanes
       int64_t first_input = 0, second_input = 0;
       for (const auto& [s, dt] : test::copies(chosen, test::planned_for(lanes))) {
-        EXPECT_NE(s, (Shape{n * out[0], 3 * c / block, 15, 13, block})) << "the folded input (padded), KD times the input";
+        EXPECT_NE(s, (Shape{n * out[0], 3 * c / block, 15, 13, block}))
+            << "the folded input (padded), KD times the input";
         first_input += s == Shape{n, c / block, 6, 13, 11, block};
         second_input += s == Shape{n, c / block, out[0], 13, 11, block};
       }
@@ -428,7 +435,8 @@ TEST(Winograd, ItsInputPaddingIsStoredUnlessAReductionComputesIt) {
   Tensor after_winograd = x.conv2d(w, b, {1, 1}, {1, 1}).relu().conv2d(w, std::nullopt, {1, 1}, {1, 1});
   Tensor after_1x1 = x.conv2d(one).relu().conv2d(w, std::nullopt, {1, 1}, {1, 1});
   auto written_in_place = [](const Tensor& z, int64_t lanes) {
-    Schedule s = create_schedule(detail::winograd_where_it_pays({z.uop()}, target_of(lanes)), test::planned_for(static_cast<int>(lanes)));
+    Schedule s = create_schedule(detail::winograd_where_it_pays({z.uop()}, target_of(lanes)),
+                                 test::planned_for(static_cast<int>(lanes)));
     int64_t n = 0;
     for (const auto& [node, p] : s.placements) n += p.kind == Placement::Kind::padded_interior;
     return n;
