@@ -100,11 +100,12 @@ std::unordered_map<const UOp*, Placement> place_before_lowering(const std::vecto
       viewed[view->first.get()].push_back(u.get());
     }
   }
-  // A view that is its base whole (a layout copy of a value stored in the copy's layout) can be
-  // read as its base wherever that is stored; any other view reads the base in its own layout.
+  // A view that is its base whole (a layout copy of a value stored in the copy's layout) and
+  // that no view reads in turn can be read as its base wherever that is stored; any other view
+  // reads the base in its own layout.
   auto whole = [&](const UOp* v, const UOp* base) {
     const Placement& p = placed.at(v);
-    return p.offset == 0 && v->op() == Ops::CONTIGUOUS && sched.shapes.at(v) == sched.shapes.at(base);
+    return p.offset == 0 && v->op() == Ops::CONTIGUOUS && sched.shapes.at(v) == sched.shapes.at(base) && !viewed.count(v);
   };
   // A padded copy written in place, unless its producer's reduction is split in two kernels or a
   // view reads the producer in its own layout. Views that are the producer whole are dissolved:

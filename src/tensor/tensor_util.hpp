@@ -37,8 +37,8 @@ std::vector<int64_t> window_counts(const std::vector<int64_t>& sizes, const std:
 /// reduction over the window is one loop per axis with no division in its index.
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                        const std::vector<int64_t>& dilation, const char* op, int64_t first = 2);
-/// A convolution's input over k >= 3 spatial axes, padded already, (N, C, S1..Sk-2, H, W), as the
-/// 2-D convolution Tensor::conv computes it by reads it: the windows of `kernel` (at `stride` and
+/// A convolution's input over k >= 3 spatial axes, padded already, (N, C, S1..Sk-2, H, W), as read
+/// by the 2-D convolution Tensor::conv computes it with: the windows of `kernel` (at `stride` and
 /// `dilation`) along S1..Sk-2 folded into the batch (their positions) and the channels (each
 /// channel's taps after it), (N * P1..Pk-2, C * K1..Kk-2, H, W). The Winograd rule builds it again
 /// to recognise such a convolution (tensor/winograd.hpp).

@@ -197,10 +197,10 @@ class Rule {
   // Whether the kernel computing `x` (a convolution's input, in the source graph) is a
   // reduction's: x follows one through elementwise ops, reshapes and permutes, each read by x's
   // computation alone (a node other kernels read too, a residual, is stored by its own), and it is
-  // not a convolution this rule rebuilds. That
-  // kernel runs its pixels as one loop where it stores them densely, and as rows of a padded
-  // width where it writes a padded buffer's interior: DenseNet-121's 1x1 convolutions took 7-11%
-  // longer so than the transform's gates cost (docs/decisions/winograd-input-read-from-a-padded-copy.md).
+  // not a convolution this rule rebuilds. That kernel runs its pixels as one loop where it stores
+  // them densely, and as rows of a padded width where it writes a padded buffer's interior:
+  // DenseNet-121's 1x1 convolutions took 7-11% longer so than the transform's gates cost
+  // (docs/decisions/winograd-input-read-from-a-padded-copy.md).
   bool after_reduction(const UOpPtr& x) const {
     std::vector<UOpPtr> todo{x};
     std::unordered_set<const UOp*> seen;
@@ -230,10 +230,8 @@ class Rule {
       int64_t kd = fs[1] / s[1], p = fs[0] / s[0], frames = s[2];
       Tensor x = convs_.tensor(views[i], views[i]);
       for (int64_t stride = 1; stride <= frames; ++stride)
-        for (int64_t dilation = 1; dilation <= (kd > 1 ? frames : 1); ++dilation) {
-          int64_t span = dilation * (kd - 1) + 1;
-          if (span > frames || (frames - span) / stride + 1 != p ||
-              folded_input(x, {kd}, {stride}, {dilation}).uop() != flat)
+        for (int64_t dilation = 1; dilation * (kd - 1) + 1 <= frames && (dilation == 1 || kd > 1); ++dilation) {
+          if ((frames - dilation * (kd - 1) - 1) / stride + 1 != p || folded_input(x, {kd}, {stride}, {dilation}).uop() != flat)
             continue;
           Fold f{.depth = i, .taps = kd, .steps = {stride, dilation}};
           std::optional<std::vector<int64_t>> z = zero_padding(*views[i]);
