@@ -43,6 +43,19 @@ std::optional<int64_t> step_along(const UOpPtr& x, const UOpPtr& r) {
   return const_as_int(d->const_value());
 }
 
+std::optional<int64_t> step_inside(const UOpPtr& x, const UOpPtr& r, const std::vector<UOpPtr>& ranges) {
+  if (r->src(0)->vmax() < 3) return 0;
+  auto at = [&](int64_t position) {
+    Substitution fixed{{r.get(), UOp::index_const(position)}};
+    for (const UOpPtr& o : ranges)
+      if (o != r) fixed[o.get()] = UOp::index_const(std::min<int64_t>(1, o->src(0)->vmax() - 1));
+    return substitute(x, fixed);
+  };
+  UOpPtr d = simplify(at(2) - at(1));
+  if (!d->is_const()) return std::nullopt;
+  return const_as_int(d->const_value());
+}
+
 namespace {
 void add_index_terms(const UOpPtr& x, std::vector<UOpPtr>& out) {
   if (x->op() == Ops::ADD) {

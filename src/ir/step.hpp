@@ -18,6 +18,12 @@ bool varies_with(const UOpPtr& u, const UOp* r);
 /// runs at most once), nothing when the step is not the same across `r`'s range.
 std::optional<int64_t> step_along(const UOpPtr& x, const UOpPtr& r);
 
+/// How far `x` moves from the second to the third position of the loop `r`, each loop of
+/// `ranges` other than `r` at its second: the step inside the loops, away from the clamps at a
+/// padded loop's edges that leave step_along with no answer. 0 for a loop of fewer than three
+/// positions; nothing where that difference is no constant.
+std::optional<int64_t> step_inside(const UOpPtr& x, const UOpPtr& r, const std::vector<UOpPtr>& ranges);
+
 /// The terms an integer expression (an index, an offset) sums: the operands of its ADDs,
 /// flattened, in order (`a + (b + 3)`: a, b, 3).
 std::vector<UOpPtr> index_terms(const UOpPtr& x);

@@ -781,6 +781,12 @@ class Planner {
     return {in, out};
   }
 
+  // Whether `a` spans the target's L2 or more and a kernel of `ops` operations uses it fewer than
+  // kFewUsesPerElement times per element: its stream from beyond L2 is what the kernel waits on.
+  bool little_used_beyond_l2(const Access& a, int64_t ops) const {
+    return span(a) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(a) / a.itemsize);
+  }
+
   // An operand of L2 or more that the kernel uses few times per element (kFewUsesPerElement) is
   // read whole again for each step of an output loop outside it that it does not step along: a
   // 1x1 or a depth-only convolution's blocks of output channels, nested between a batch's images
@@ -799,35 +805,31 @@ class Planner {
       others += span(a);
       if (!big || span(a) > span(*big)) big = a;
     }
-    if (!big) return;
-    others -= span(*big);
-    if (span(*big) < t_.l2_bytes || estimated_ops(cur_) >= kFewUsesPerElement * (span(*big) / big->itemsize) ||
-        others * 2 > t_.l2_bytes)
-      return;
+    if (!big || !little_used_beyond_l2(*big, estimated_ops(cur_)) || (others - span(*big)) * 2 > t_.l2_bytes) return;
     std::vector<Loop> loops = kernel_loops(cur_), outs, along, sliding, apart;
+    std::vector<UOpPtr> ranges;
+    bool reread = false;  // a loop it does not step along is outside one it does
     for (const Loop& l : loops) {
+      ranges.push_back(l.range);
       if (!ordinary(l) || l.reduce) continue;
       outs.push_back(l);
       if (stride(big->offset, l) == 0)
         apart.push_back(l);
       else
         (slides(l, {big->offset}, loops) ? sliding : along).push_back(l);
+      reread |= !apart.empty() && apart.back().axis != l.axis;
     }
+    if (!reread) return;
     // Only where the loops that do not slide read no window at all (a 1x1's pixels, not a
     // strided 3x3's columns): no step of one is a whole number of a reduction loop's steps, both
     // taken inside the loops (a padded or PADTO'd loop's index is clamped at its edges, where
     // its step changes).
     for (const Loop& l : along)
       for (const Loop& k : loops) {
-        std::optional<int64_t> by = step_inside(big->offset, l, loops),
-                               tap = k.reduce ? step_inside(big->offset, k, loops) : 0;
+        std::optional<int64_t> by = step_inside(big->offset, l.range, ranges),
+                               tap = k.reduce ? step_inside(big->offset, k.range, ranges) : 0;
         if (!by || !tap || (*tap > 0 && *by % *tap == 0)) return;
       }
-    bool reread = false;  // a loop it does not step along is outside one it does
-    for (size_t i = 0; i < outs.size(); ++i)
-      for (size_t j = i + 1; j < outs.size(); ++j)
-        reread |= stride(big->offset, outs[i]) == 0 && stride(big->offset, outs[j]) != 0;
-    if (!reread) return;
     std::vector<Loop> wanted = along;
     wanted.insert(wanted.end(), sliding.begin(), sliding.end());
     wanted.insert(wanted.end(), apart.begin(), apart.end());
@@ -842,22 +844,6 @@ class Planner {
       for (int64_t& a : at)  // the two loops traded places
         a = a == place ? now : a == now ? place : a;
     }
-  }
-
-  // How far `offset` moves from the second to the third position of `l` with every other loop
-  // at its second: the step inside the loops, away from a padding's clamps at their edges
-  // (step_along asks for one step across the whole range). 0 for a loop of fewer than three.
-  static std::optional<int64_t> step_inside(const UOpPtr& offset, const Loop& l, const std::vector<Loop>& loops) {
-    if (l.size < 3) return 0;
-    auto at = [&](int64_t position) {
-      std::unordered_map<const UOp*, UOpPtr> fixed;
-      for (const Loop& o : loops)
-        fixed[o.range.get()] = UOp::index_const(o.axis == l.axis ? position : std::min<int64_t>(1, o.size - 1));
-      return substitute(offset, fixed);
-    };
-    UOpPtr d = simplify(at(2) - at(1));
-    if (!d->is_const()) return std::nullopt;
-    return const_as_int(d->const_value());
   }
 
   // Threads: the outermost output loop that splits into even parts (or many), moved outermost.
@@ -895,7 +881,7 @@ class Planner {
       for (const Access& a : hot_loads) bytes += stride(a.offset, l) != 0 ? span(a) : 0;
       return bytes;
     };
-    if (big && span(*big) >= t_.l2_bytes && ops < kFewUsesPerElement * (span(*big) / big->itemsize)) {
+    if (big && little_used_beyond_l2(*big, ops)) {
       auto along_big = [&](const Loop& l) { return stride(big->offset, l) != 0 ? divided(l) : -1; };
       std::stable_sort(outs.begin(), outs.end(),
                        [&](const Loop& a, const Loop& b) { return along_big(a) > along_big(b); });

@@ -73,5 +73,22 @@ TEST(StepAlong, AReductionOverTheLoopDoesNotVaryWithIt) {
   EXPECT_EQ(step_along(total * 3 + r, r), 1);
 }
 
+// Inside the loops, a clamped index (a padded or PADTO'd loop's edge) steps as its affine part
+// does, where step_along, asked for one step across the whole range, has none.
+TEST(StepInside, StepsAwayFromTheClampsAtTheEdges) {
+  UOpPtr r = UOp::range(UOp::index_const(9), 0);
+  UOpPtr k = UOp::range(UOp::index_const(3), 1);
+  UOpPtr clamped = min(max(r * 6 + k - 1, UOp::index_const(0)), UOp::index_const(50));
+  EXPECT_EQ(step_along(clamped, r), std::nullopt);
+  EXPECT_EQ(step_inside(clamped, r, {r, k}), 6);
+  EXPECT_EQ(step_inside(clamped, k, {r, k}), 1);
+  EXPECT_EQ(step_inside(r * 4 + k * 5, r, {r, k}), 4) << "an affine index: step_along's answer";
+  EXPECT_EQ(step_inside(r * k, r, {r, k}), 1) << "a product: its step with k at its second position";
+  EXPECT_EQ(step_inside(r * 8, UOp::range(UOp::index_const(2), 2), {r}), 0) << "a loop of two positions";
+  EXPECT_EQ(step_inside(r * r, r, {r, k}), 3) << "r's square: its difference from the second position to the third";
+  UOpPtr s = UOp::variable("s", 0, 5);
+  EXPECT_EQ(step_inside(r * s, r, {r, k}), std::nullopt) << "a variable no loop fixes";
+}
+
 }  // namespace
 }  // namespace lathe
