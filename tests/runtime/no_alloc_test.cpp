@@ -9,6 +9,13 @@
 #include "device/thread_pool.hpp"
 #include "lathe/lathe.hpp"
 
+// Each replacement frees with std::free what it allocated with std::malloc or std::aligned_alloc;
+// g++ 12 at -O1 sees only the operators' names once they are inlined, and warns that they do not
+// pair (-Wmismatched-new-delete).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_news{0};
