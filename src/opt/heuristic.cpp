@@ -824,12 +824,19 @@ class Planner {
     // strided 3x3's columns): no step of one is a whole number of a reduction loop's steps, both
     // taken inside the loops (a padded or PADTO'd loop's index is clamped at its edges, where
     // its step changes).
-    for (const Loop& l : along)
-      for (const Loop& k : loops) {
-        std::optional<int64_t> by = step_inside(big->offset, l.range, ranges),
-                               tap = k.reduce ? step_inside(big->offset, k.range, ranges) : 0;
-        if (!by || !tap || (*tap > 0 && *by % *tap == 0)) return;
-      }
+    std::vector<int64_t> taps;  // each reduction loop's step
+    for (const Loop& k : loops) {
+      if (!k.reduce || along.empty()) continue;
+      std::optional<int64_t> tap = step_inside(big->offset, k.range, ranges);
+      if (!tap) return;
+      taps.push_back(*tap);
+    }
+    for (const Loop& l : along) {
+      std::optional<int64_t> by = step_inside(big->offset, l.range, ranges);
+      if (!by) return;
+      for (int64_t tap : taps)
+        if (tap > 0 && *by % tap == 0) return;
+    }
     std::vector<Loop> wanted = along;
     wanted.insert(wanted.end(), sliding.begin(), sliding.end());
     wanted.insert(wanted.end(), apart.begin(), apart.end());
