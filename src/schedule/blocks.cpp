@@ -26,8 +26,12 @@ int64_t Blocks::convolution_input(int64_t n) const { return lanes != 0 && lanes 
 
 int64_t Blocks::stored(int64_t n) const {
   int64_t b = output_channels(n);
-  if (lanes == 0 || b >= lanes || n < lanes) return b;
-  return ((n + lanes - 1) / lanes * lanes - n) * 8 <= n ? lanes : b;
+  // Whether n padded with zeros to a multiple of `block` grows by at most an eighth.
+  auto pads_to = [n](int64_t block) { return n >= block && ((n + block - 1) / block * block - n) * 8 <= n; };
+  if (lanes == 0 || b == 2 * lanes) return b;
+  if (2 * lanes <= kLine && pads_to(2 * lanes)) return 2 * lanes;
+  if (b >= lanes) return b;
+  return pads_to(lanes) ? lanes : b;
 }
 
 Blocks blocks_for(const Target& target) {

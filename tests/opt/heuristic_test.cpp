@@ -828,6 +828,48 @@ TEST(Heuristic, ABlockedConvolutionTakesTwoChannelBlocksPerRow) {
   expect_agrees_on_every_target(stored);
 }
 
+// At 8 lanes (16 registers), 104 output channels are 13 vectors: an odd count, so a row of the
+// register tile would take one vector, each broadcast feeding one multiply-add. The weight is
+// stored in blocks of two registers padded to 112 (Blocks::stored), and the kernel pads its
+// channels to pairs of vectors: the channel loop itself (PADTO 16) where the output is NCHW, the
+// loop over 13 blocks of 8 (PADTO 2) where the output is stored in blocks, as the next
+// convolution reads it. Wider registers keep their tiles; every target computes the same values.
+TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
+  test::ScopedTargetShape shape("8");  // the graph stores for 8 lanes, as expected below, on any CPU
+  Tensor y = test::grid_tensor({1, 48, 5, 7}, 18)
+                 .conv2d(test::grid_tensor({104, 48, 1, 1}, 19), test::grid_tensor({104}, 20))
+                 .relu();
+  {
+    ExecutionPlan plan = test::one_kernel_plan(y);
+    int64_t channels = test::axis_sized(plan, 104);
+    ASSERT_GE(channels, 0);
+    std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx2);
+    EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
+    EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 8})) << to_string(opts);
+    EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 2})) << to_string(opts);
+    expect_agrees_on_every_target(y);
+  }
+  Tensor stored = y.reshape({1, 13, 8, 5, 7}).permute({0, 1, 3, 4, 2}).contiguous();
+  ExecutionPlan plan = test::one_kernel_plan(stored);
+  int64_t blocks = test::axis_sized(plan, 13);
+  ASSERT_GE(blocks, 0);
+  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx2);
+  EXPECT_TRUE(has(opts, {OptOp::PADTO, blocks, 2})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, blocks, 2})) << to_string(opts);
+  expect_agrees_on_every_target(stored);
+  // Five blocks would grow by a fifth: the tile keeps one vector a row.
+  Tensor five = test::grid_tensor({1, 48, 6, 7}, 18)
+                    .conv2d(test::grid_tensor({40, 48, 1, 1}, 19))
+                    .reshape({1, 5, 8, 6, 7})
+                    .permute({0, 1, 3, 4, 2})
+                    .contiguous();
+  ExecutionPlan five_plan = test::one_kernel_plan(five);
+  int64_t five_blocks = test::axis_sized(five_plan, 5);
+  ASSERT_GE(five_blocks, 0);
+  for (const Opt& o : hand_coded_opts(optimizer_input(test::last_kernel(five_plan).ast), kAvx2))
+    EXPECT_FALSE(o.op == OptOp::PADTO && o.axis == five_blocks) << to_string(o);
+}
+
 // A row loop of prime size (109 pixels, as SqueezeNet's first convolution makes) has no divisor
 // for the register tile: it is padded to the budget's multiple and tiled (its loads clamped to the
 // last pixel, its stores gated), and the result is the unoptimized kernel's.

@@ -65,7 +65,8 @@ TEST(Blocks, ActivationsALineOneRegisterOrHalf) {
   EXPECT_EQ(none.activations(64), 0);
 }
 
-// Channels no register divides are padded to whole registers when that adds at most an eighth.
+// Channels no register divides are padded to whole registers when that adds at most an eighth;
+// where two registers make a cache line (8 lanes or fewer), to blocks of two registers first.
 TEST(Blocks, StoredPadsToARegisterByAtMostAnEighth) {
   Blocks wide = blocks_of(64), avx2 = blocks_of(32);
   EXPECT_EQ(wide.stored(1000), 16) << "1000 classes: 1008";
@@ -75,8 +76,15 @@ TEST(Blocks, StoredPadsToARegisterByAtMostAnEighth) {
   EXPECT_EQ(wide.stored(20), 0) << "32 would add 60%, and no half register divides 20";
   EXPECT_EQ(wide.stored(130), 16);
   EXPECT_EQ(wide.stored(7), 0) << "fewer channels than one register";
-  EXPECT_EQ(avx2.stored(1000), 8);
-  EXPECT_EQ(avx2.stored(100), 8) << "104 adds 4%";
+  EXPECT_EQ(avx2.stored(1000), 16) << "1008: 63 blocks of two registers";
+  EXPECT_EQ(avx2.stored(100), 16) << "112 adds 12%";
+  EXPECT_EQ(avx2.stored(104), 16) << "RegNet-Y's 104 channels: 112, 7 blocks of 16 rather than 13 of 8";
+  EXPECT_EQ(avx2.stored(440), 16);
+  EXPECT_EQ(avx2.stored(72), 16) << "80 adds 11%";
+  EXPECT_EQ(avx2.stored(40), 8) << "48 would add a fifth: one register divides 40";
+  EXPECT_EQ(avx2.stored(96), 16);
+  EXPECT_EQ(blocks_of(16).stored(260), 8) << "4 lanes: 264 in blocks of two registers";
+  EXPECT_EQ(blocks_of(16).stored(12), 4) << "16 would add a third";
   EXPECT_EQ(avx2.stored(12), 4) << "16 would add a third: half a register";
   EXPECT_EQ(avx2.stored(65), 8);
   EXPECT_EQ(avx2.stored(9), 0);

@@ -22,17 +22,18 @@ using test::copies;
 using test::planned_for;
 using test::run;
 
-// 260 columns: a block of 4 divides them; 8 and 16 pad them with zeros to 264 and 272. The copy is
+// 260 columns: no block of two registers divides them; at 4 lanes they are padded with zeros to
+// 264 in blocks of 8, at 8 and 16 lanes to 272 in blocks of 16 (Blocks::stored). The copy is
 // (N/B, K, B) for the Target the schedule is planned for, and every width computes the product.
 TEST(ColumnBlocks, ALargeProductsRightOperandIsStoredInBlocksOfTheTargetsLanes) {
   int64_t m = 256, k = 256, n = 260;
   auto a = test::data(static_cast<size_t>(m * k), 1), b = test::data(static_cast<size_t>(k * n), 2);
   Tensor y = test::f32(a, {m, k}).matmul(test::f32(b, {k, n}));
   std::vector<double> want = test::matmul_ref(a, b, 1, false, false, m, k, n);
-  for (int lanes : {4, 8, 16}) {
-    int64_t blocks = (n + lanes - 1) / lanes;
+  for (auto [lanes, blk] : {std::pair{4, 8}, {8, 16}, {16, 16}}) {
+    int64_t blocks = (n + blk - 1) / blk;
     EXPECT_EQ(copies(y, planned_for(lanes)),
-              (std::vector<std::pair<Shape, DType>>{{{blocks, k, lanes}, dtypes::float32}}))
+              (std::vector<std::pair<Shape, DType>>{{{blocks, k, blk}, dtypes::float32}}))
         << lanes << " lanes";
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
   }
@@ -46,9 +47,9 @@ TEST(ColumnBlocks, ALargeProductsRightOperandIsStoredInBlocksOfTheTargetsLanes) 
 TEST(ColumnBlocks, EachPlanStoresTheBlocksOfItsOwnTarget) {
   int64_t m = 256, k = 256, n = 260;
   Tensor y = Tensor::rand({m, k}, 3).realize().matmul(Tensor::rand({k, n}, 4).realize());
-  for (int lanes : {8, 16}) {
+  for (auto [lanes, columns] : {std::pair{4, 264}, {16, 272}}) {
     ExecutionPlan plan = Tensor::prepare({y}, {.threads = 1, .shape = TargetShape::parse(std::to_string(lanes))});
-    size_t padded = static_cast<size_t>(k * ((n + lanes - 1) / lanes * lanes));
+    size_t padded = static_cast<size_t>(k * columns);
     bool holds = false;
     for (const Buffer& buf : plan.buffers()) holds |= buf.size() == padded;
     EXPECT_TRUE(holds) << lanes << " lanes: a copy of " << padded << " elements";
@@ -82,9 +83,9 @@ TEST(ColumnBlocks, ATransposedOperandIsCopiedIntoBlocksAlongItsRows) {
         kt[static_cast<size_t>((h * d + j) * keys + i)] = kv[static_cast<size_t>((h * keys + i) * d + j)];
   std::vector<double> want = test::matmul_ref(q, kt, heads, true, true, m, d, keys);
   for (int lanes : {4, 8, 16}) {
-    int64_t blocks = (keys + lanes - 1) / lanes;
+    int64_t blk = blocks_for(planned_for(lanes).target).stored(keys), blocks = (keys + blk - 1) / blk;
     EXPECT_EQ(copies(y, planned_for(lanes)),
-              (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, lanes}, dtypes::float32}}))
+              (std::vector<std::pair<Shape, DType>>{{{heads, blocks, d, blk}, dtypes::float32}}))
         << lanes;
     EXPECT_ALLCLOSE(run(y, lanes), want, 1e-4, 1e-4);
   }
