@@ -402,8 +402,10 @@ class Planner {
     bool broadcasts =
         lane && std::any_of(hot.begin(), hot.end(), [&](const UOpPtr& o) { return stride(o, *lane) == 0; });
     // Else an odd count of blocks (104 channels in 13 of 8) is padded to an even one where that
-    // adds at most an eighth and the tile broadcasts, as paired() pads a vector axis.
-    if (second < 0 && !left && broadcasts)
+    // adds at most an eighth and the tile broadcasts, as paired() pads a vector axis, on registers
+    // two of which make at most a cache line, as Blocks::stored pads weights for (wider ones take
+    // twice the rows of one vector; their tiles are kept, unmeasured).
+    if (second < 0 && !left && broadcasts && 2 * t_.vector_bytes <= kCacheLineBytes)
       if (std::optional<int64_t> odd = block_axis(v.axis, vector_operands, hot, -1, true))
         if (find_loop(cur_, *odd)->size >= 8 && apply({OptOp::PADTO, *odd, 2})) second = *odd, blocks = odd;
     bool can_double = second >= 0;

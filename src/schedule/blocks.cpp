@@ -14,7 +14,7 @@ int64_t Blocks::output_channels(int64_t n) const {
 }
 
 namespace {
-constexpr int64_t kLine = 64 / 4;  // float32s in a cache line
+constexpr int64_t kLine = kCacheLineBytes / 4;  // float32s in a cache line
 }  // namespace
 
 int64_t Blocks::activations(int64_t n) const {
