@@ -29,7 +29,8 @@ int64_t Blocks::stored(int64_t n) const {
   // Whether n padded with zeros to a multiple of `block` grows by at most an eighth.
   auto pads_to = [n](int64_t block) { return n >= block && ((n + block - 1) / block * block - n) * 8 <= n; };
   if (lanes == 0 || b == 2 * lanes) return b;
-  if (2 * lanes <= kLine && pads_to(2 * lanes)) return 2 * lanes;
+  bool odd_vectors = (n + lanes - 1) / lanes % 2 != 0;
+  if (2 * lanes <= kLine && odd_vectors && pads_to(2 * lanes)) return 2 * lanes;
   if (b >= lanes) return b;
   return pads_to(lanes) ? lanes : b;
 }

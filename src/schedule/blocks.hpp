@@ -38,10 +38,12 @@ struct Blocks {
   /// The block `n` output channels are stored in: output_channels(n), or one register with the
   /// channels padded by zeros to a multiple of it where none divides n and the padding adds at
   /// most an eighth (1000 classes at 16 lanes: 1008). Where two registers make at most a cache
-  /// line (8 lanes or fewer), two registers first, padded as far (104 channels at 8 lanes: 112 in
-  /// 7 blocks of 16, not 13 of 8), so that a register tile takes two vectors a row, each
-  /// broadcast feeding two multiply-adds (opt/heuristic's Planner::paired). A kernel padding its
-  /// channel loop to the block (opt/action's PADTO) then reads its padded lanes inside the buffer.
+  /// line (8 lanes or fewer) and n fills an odd count of registers, two registers first, padded
+  /// as far (104 channels at 8 lanes: 112 in 7 blocks of 16, not 13 of 8), so that a register
+  /// tile takes two vectors a row, each broadcast feeding two multiply-adds (opt/heuristic's
+  /// Planner::paired); an even count keeps its block (460 at 8 lanes: 464 in blocks of 8, which a
+  /// tile of one vector reads in whole lines). A kernel padding its channel loop to the block
+  /// (opt/action's PADTO) then reads its padded lanes inside the buffer.
   int64_t stored(int64_t n) const;
 };
 Blocks blocks_for(const Target& target);

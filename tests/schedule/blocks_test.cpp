@@ -83,6 +83,8 @@ TEST(Blocks, StoredPadsToARegisterByAtMostAnEighth) {
   EXPECT_EQ(avx2.stored(72), 16) << "80 adds 11%";
   EXPECT_EQ(avx2.stored(40), 8) << "48 would add a fifth: one register divides 40";
   EXPECT_EQ(avx2.stored(96), 16);
+  EXPECT_EQ(avx2.stored(460), 8) << "58 registers, an even count: 464 in blocks of one";
+  EXPECT_EQ(avx2.stored(230), 16) << "29 registers: 240 in blocks of two";
   EXPECT_EQ(blocks_of(16).stored(260), 8) << "4 lanes: 264 in blocks of two registers";
   EXPECT_EQ(blocks_of(16).stored(12), 4) << "16 would add a third";
   EXPECT_EQ(avx2.stored(12), 4) << "16 would add a third: half a register";
