@@ -25,6 +25,11 @@ std::vector<Opt> opts_for(const Tensor& t, const Target& target) {
   return hand_coded_opts(optimizer_input(test::kernel_ast(t)), target);
 }
 
+// The heuristic's actions for the kernel that computes `plan`'s output.
+std::vector<Opt> opts_for(const ExecutionPlan& plan, const Target& target) {
+  return hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+}
+
 int64_t loop_sized(const Tensor& t, int64_t size, bool reduce = false) {
   for (const Loop& l : kernel_loops(optimizer_input(test::kernel_ast(t))))
     if (l.size == size && l.reduce == reduce) return l.axis;
@@ -290,7 +295,7 @@ void expect_agrees_on_every_target(const Tensor& t) {
   ExecutionPlan plan = test::one_kernel_plan(t);
   std::vector<float> want = test::reference(plan);
   for (const Target& target : {kAvx512, kAvx2, kSse}) {
-    std::vector<Opt> chosen = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), target);
+    std::vector<Opt> chosen = opts_for(plan, target);
     SCOPED_TRACE(to_string(chosen));
     EXPECT_TRUE(close(test::run_with(plan, chosen), want, 1e-5));
   }
@@ -465,8 +470,7 @@ TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   EXPECT_TRUE(has(grouped, {OptOp::SWAP, pixels, groups->axis})) << to_string(grouped);
   ExecutionPlan plan = test::one_kernel_plan(y);
   std::vector<float> want = test::reference(plan);
-  EXPECT_TRUE(
-      close(test::run_with(plan, hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), avx2)), want, 1e-5));
+  EXPECT_TRUE(close(test::run_with(plan, opts_for(plan, avx2)), want, 1e-5));
   expect_agrees_on_every_target(y);
   EXPECT_EQ(tiles(opts_for(one_by_one(1024, 7), avx2)), 0) << to_string(opts_for(one_by_one(1024, 7), avx2));
   EXPECT_EQ(tiles(opts_for(one_by_one(256, 14), avx2)), 0) << to_string(opts_for(one_by_one(256, 14), avx2));
@@ -488,8 +492,7 @@ TEST(Heuristic, WeightBlocksWalkedInGroupsThatFitHalfOfL2) {
   EXPECT_TRUE(std::none_of(one_group.begin(), one_group.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }))
       << to_string(one_group);
   ExecutionPlan wide_plan = test::one_kernel_plan(wide);
-  EXPECT_TRUE(close(test::run_with(wide_plan, hand_coded_opts(optimizer_input(test::last_kernel(wide_plan).ast), avx2)),
-                    test::reference(wide_plan), 1e-5));
+  EXPECT_TRUE(close(test::run_with(wide_plan, opts_for(wide_plan, avx2)), test::reference(wide_plan), 1e-5));
   expect_agrees_on_every_target(wide);
   Target small_l2 = avx2;
   small_l2.l2_bytes = int64_t{128} << 10;
@@ -772,7 +775,7 @@ TEST(Heuristic, AChannelLoopNoVectorDividesIsPaddedToWholeVectors) {
   Tensor y = test::grid_tensor({1, 32, 3, 5}, 12).conv2d(test::grid_tensor({1000, 32, 1, 1}, 13));
   ExecutionPlan plan = test::one_kernel_plan(y);
   int64_t channels = test::axis_sized(plan, 1000);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
+  std::vector<Opt> opts = opts_for(plan, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 16})) << to_string(opts);
   ProgramSpec p = build_program(test::last_kernel(plan).ast, CRenderer(), {.verify = true, .opts = opts});
@@ -798,7 +801,7 @@ TEST(Heuristic, APaddedChannelLoopIsTakenForItsWeightBesideAnNchwOutput) {
   ExecutionPlan plan = test::one_kernel_plan(y);
   int64_t channels = test::axis_sized(plan, 72);
   ASSERT_GE(channels, 0);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
+  std::vector<Opt> opts = opts_for(plan, kAvx512);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 16})) << to_string(opts);
   expect_agrees_on_every_target(y);
@@ -812,7 +815,7 @@ TEST(Heuristic, ABlockedConvolutionTakesTwoChannelBlocksPerRow) {
   Tensor h = test::grid_tensor({1, 16, 8, 8}, 15).conv2d(test::grid_tensor({64, 16, 3, 3}, 16), std::nullopt, {1, 1}, {1, 1}).relu();
   Tensor stored = h.reshape({1, 4, 16, 8, 8}).permute({0, 1, 3, 4, 2}).contiguous();
   ExecutionPlan plan = test::one_kernel_plan(stored);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx512);
+  std::vector<Opt> opts = opts_for(plan, kAvx512);
   // The 4 blocks of 16 are (2, 2) loops: the weight's blocks of 32 and the half of one each
   // block of 16 is (ir/split_loops). The second vector is the next block of 16.
   int64_t lanes = test::axis_sized(plan, 16);
@@ -843,7 +846,7 @@ TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
     ExecutionPlan plan = test::one_kernel_plan(y);
     int64_t channels = test::axis_sized(plan, 104);
     ASSERT_GE(channels, 0);
-    std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx2);
+    std::vector<Opt> opts = opts_for(plan, kAvx2);
     EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
     EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 8})) << to_string(opts);
     EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 2})) << to_string(opts);
@@ -853,7 +856,7 @@ TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
   ExecutionPlan plan = test::one_kernel_plan(stored);
   int64_t blocks = test::axis_sized(plan, 13);
   ASSERT_GE(blocks, 0);
-  std::vector<Opt> opts = hand_coded_opts(optimizer_input(test::last_kernel(plan).ast), kAvx2);
+  std::vector<Opt> opts = opts_for(plan, kAvx2);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, blocks, 2})) << to_string(opts);
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, blocks, 2})) << to_string(opts);
   expect_agrees_on_every_target(stored);
@@ -866,7 +869,7 @@ TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
   ExecutionPlan five_plan = test::one_kernel_plan(five);
   int64_t five_blocks = test::axis_sized(five_plan, 5);
   ASSERT_GE(five_blocks, 0);
-  for (const Opt& o : hand_coded_opts(optimizer_input(test::last_kernel(five_plan).ast), kAvx2))
+  for (const Opt& o : opts_for(five_plan, kAvx2))
     EXPECT_FALSE(o.op == OptOp::PADTO && o.axis == five_blocks) << to_string(o);
 }
 
