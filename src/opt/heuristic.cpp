@@ -300,10 +300,12 @@ class Planner {
         if (!lanes) continue;
         std::optional<Lanes> split = lanes_of(l, padded ? lanes : 0, lanes);
         if (!split) continue;
-        // A padded loop is taken for its hot vector load alone: what counts against it is read or
-        // stored once per output (the stores and a residual of an NCHW output, a bias clamped in
-        // its padded lanes), beside a reduction's worth of vector loads.
-        if (padded ? !split->hot_vectors() : split->score <= 0) continue;
+        // A loop whose hot loads are vectors (none read lane by lane) is taken for them alone, padded
+        // or not: what counts against it is read or stored once per output (the stores and the
+        // residuals of an NCHW output, a bias clamped in its padded lanes), beside a reduction's
+        // worth of vector loads (a 1x1 convolution's NCHW output plus three others ran scalar, 30x
+        // slower). A padded loop is taken for nothing else.
+        if (!split->hot_vectors() && (padded || split->score <= 0)) continue;
         int score = split->score;
         std::tuple<int, int, bool, int64_t> key{lanes, score, !l.reduce, l.axis};
         if (!best || key > best_key) best = VectorAxis{l, lanes, padded}, best_key = key;

@@ -807,6 +807,23 @@ TEST(Heuristic, APaddedChannelLoopIsTakenForItsWeightBesideAnNchwOutput) {
   expect_agrees_on_every_target(y);
 }
 
+// A 1x1 convolution whose NCHW output adds three stored values: each output's store and three
+// loads step across the channel lanes, once per output, beside the weight's vector load a
+// reduction's length of times. The channels still become the lanes (they ran scalar, 30x slower,
+// when the strided accesses outweighed the weight's in vector_axis's count).
+TEST(Heuristic, AConvolutionsLanesOutweighWhatItsNchwOutputReadsOncePerOutput) {
+  test::ScopedTargetShape shape("8");  // the graph stores for 8 lanes, as expected below, on any CPU
+  Tensor x = test::grid_tensor({1, 64, 7, 7}, 21);
+  Tensor y = x.conv2d(test::grid_tensor({64, 64, 1, 1}, 22)) + test::grid_tensor({1, 64, 7, 7}, 23) +
+             test::grid_tensor({1, 64, 7, 7}, 24) + test::grid_tensor({1, 64, 7, 7}, 25);
+  ExecutionPlan plan = test::one_kernel_plan(y);
+  std::vector<Opt> opts = opts_for(plan, kAvx2);
+  bool lanes = false;
+  for (const Opt& o : opts) lanes |= o.op == OptOp::UPCAST && o.amount == 8;
+  EXPECT_TRUE(lanes) << to_string(opts);
+  expect_agrees_on_every_target(y);
+}
+
 // A convolution storing its output in channel blocks, (N, C/16, H, W, 16) as the next
 // convolution reads it: a block of 16 channels fills the lanes (its stores are whole vectors), and
 // the second vector of each row is the next block (the block loop upcast by 2).
