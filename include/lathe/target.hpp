@@ -100,4 +100,10 @@ struct Target {
   friend bool operator==(const Target&, const Target&) = default;
 };
 
+/// Whether two of `t`'s vector registers make at most a cache line (32-byte vectors or narrower):
+/// there a block of channels one register wide is too narrow for a register tile's rows, and
+/// weights are stored in blocks of two registers (schedule/blocks' Blocks::stored), which the
+/// optimizer's tiles pad their channels to (opt/heuristic).
+inline bool registers_pair_in_a_line(const Target& t) { return 2 * int64_t{t.vector_bytes} <= kCacheLineBytes; }
+
 }  // namespace lathe

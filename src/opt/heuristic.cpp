@@ -153,6 +153,10 @@ constexpr int64_t kRowShareOfL1 = 3;
 
 bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
+// Whether `size` padded to a multiple of `multiple` grows by at most an eighth: the padding a loop
+// takes for whole vectors, pairs of them or a register tile's rows.
+bool pads_by_an_eighth(int64_t size, int64_t multiple) { return ((size + multiple - 1) / multiple * multiple - size) * 8 <= size; }
+
 // A GPU runs one thread per output. A kernel with at most kGroupedOutputs outputs whose
 // reduction is at least kGroupedReduction long (a sum to one value, a norm's statistics, a
 // pooled head) would leave the GPU nearly idle, each thread reducing a whole row: its threads share
@@ -292,8 +296,7 @@ class Planner {
     std::tuple<int, int, bool, int64_t> best_key{};
     for (const Loop& l : kernel_loops(cur_)) {
       if (!ordinary(l)) continue;
-      int64_t padded_size = (l.size + max_lanes - 1) / max_lanes * max_lanes;
-      bool can_pad = !l.reduce && max_lanes >= 4 && l.size % max_lanes != 0 && (padded_size - l.size) * 8 <= l.size;
+      bool can_pad = !l.reduce && max_lanes >= 4 && l.size % max_lanes != 0 && pads_by_an_eighth(l.size, max_lanes);
       for (bool padded : {false, true}) {
         if (padded && !can_pad) continue;
         int lanes = padded ? max_lanes : lanes_for(l.size, max_lanes);
@@ -357,8 +360,7 @@ class Planner {
   bool paired(const VectorAxis& v) const {
     const Loop& l = v.loop;
     int64_t pair = 2 * v.lanes, vectors = (l.size + v.lanes - 1) / v.lanes;
-    if (l.reduce || vectors < 3 || vectors % 2 == 0 || ((l.size + pair - 1) / pair * pair - l.size) * 8 > l.size)
-      return false;
+    if (l.reduce || vectors < 3 || vectors % 2 == 0 || !pads_by_an_eighth(l.size, pair)) return false;
     std::optional<Lanes> split = lanes_of(l, pair, v.lanes);
     return split && split->hot_vectors() && split->hot_broadcast;
   }
@@ -407,9 +409,9 @@ class Planner {
     // adds at most an eighth and the tile broadcasts, as paired() pads a vector axis, on registers
     // two of which make at most a cache line, as Blocks::stored pads weights for (wider ones take
     // twice the rows of one vector; their tiles are kept, unmeasured).
-    if (second < 0 && !left && broadcasts && 2 * t_.vector_bytes <= kCacheLineBytes)
+    if (second < 0 && !left && broadcasts && registers_pair_in_a_line(t_))
       if (std::optional<int64_t> odd = block_axis(v.axis, vector_operands, hot, -1, true))
-        if (find_loop(cur_, *odd)->size >= 8 && apply({OptOp::PADTO, *odd, 2})) second = *odd, blocks = odd;
+        if (pads_by_an_eighth(find_loop(cur_, *odd)->size, 2) && apply({OptOp::PADTO, *odd, 2})) second = *odd, blocks = odd;
     bool can_double = second >= 0;
     // Four vectors where the loops over a blocked layout's blocks give two more: the loop the
     // second vector comes from, where it is a loop over blocks that splits in four (not the rest
@@ -499,7 +501,7 @@ class Planner {
               !r.symbolic && (divisor * 2 <= most || (wider && divisor < most)) && r.size >= most)
             for (int64_t n = most; n > (wider ? divisor : divisor * 2) || (vectors == 4 && n == most); --n) {
               if (pad && n * vectors <= kLatencyAccumulators) break;  // fewer would wait on latency
-              if (((r.size + n - 1) / n * n - r.size) * 8 > r.size) continue;
+              if (!pads_by_an_eighth(r.size, n)) continue;
               if (!pad || padded_rows_price(r.size, n) < padded_rows_price(r.size, rows)) rows = n, pad = true;
               if (!wider) break;
             }
@@ -869,7 +871,7 @@ class Planner {
     // strided 3x3's columns): no step of one is a whole number of a reduction loop's steps, both
     // taken inside the loops (a padded or PADTO'd loop's index is clamped at its edges, where
     // its step changes).
-    std::vector<int64_t> taps;  // each reduction loop's step
+    std::vector<int64_t> taps;  // each reduction loop's step, where some loop is along
     for (const Loop& k : loops) {
       if (!k.reduce || along.empty()) continue;
       std::optional<int64_t> tap = step_inside(big->offset, k.range, ranges);

@@ -30,14 +30,14 @@ int64_t Blocks::stored(int64_t n) const {
   auto pads_to = [n](int64_t block) { return n >= block && ((n + block - 1) / block * block - n) * 8 <= n; };
   if (lanes == 0 || b == 2 * lanes) return b;
   bool odd_vectors = (n + lanes - 1) / lanes % 2 != 0;
-  if (2 * lanes <= kLine && odd_vectors && pads_to(2 * lanes)) return 2 * lanes;
+  if (pairs && odd_vectors && pads_to(2 * lanes)) return 2 * lanes;
   if (b >= lanes) return b;
   return pads_to(lanes) ? lanes : b;
 }
 
 Blocks blocks_for(const Target& target) {
   int64_t lanes = target.lanes(dtypes::float32);
-  return Blocks{lanes >= 4 ? lanes : 0};
+  return Blocks{lanes >= 4 ? lanes : 0, registers_pair_in_a_line(target)};
 }
 
 UOpPtr stored_in_blocks(const UOpPtr& x, const Shape& s, size_t n, const std::vector<size_t>& order, int64_t block,

@@ -21,6 +21,9 @@ struct Blocks {
   /// 0 where the lanes are fewer than 4 (a block that narrow saves nothing a copy costs): then no
   /// value is stored in blocks.
   int64_t lanes = 0;
+  /// Whether two registers make at most a cache line (registers_pair_in_a_line): weights are then
+  /// stored in blocks of two registers where their channels fill an odd count of registers.
+  bool pairs = false;
 
   /// A weight's output-channel block for `n` channels: two registers, one or half of one (32, 16
   /// or 8 at 16 lanes), the widest that divides n; 0 when none does.

@@ -817,10 +817,11 @@ TEST(Heuristic, AConvolutionsLanesOutweighWhatItsNchwOutputReadsOncePerOutput) {
   Tensor y = x.conv2d(test::grid_tensor({64, 64, 1, 1}, 22)) + test::grid_tensor({1, 64, 7, 7}, 23) +
              test::grid_tensor({1, 64, 7, 7}, 24) + test::grid_tensor({1, 64, 7, 7}, 25);
   ExecutionPlan plan = test::one_kernel_plan(y);
+  int64_t channels = test::axis_sized(plan, 16);  // 64 channels as the weight's 4 blocks of 16
+  ASSERT_GE(channels, 0);
   std::vector<Opt> opts = opts_for(plan, kAvx2);
-  bool lanes = false;
-  for (const Opt& o : opts) lanes |= o.op == OptOp::UPCAST && o.amount == 8;
-  EXPECT_TRUE(lanes) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 8})) << to_string(opts);
+  EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 2})) << to_string(opts);
   expect_agrees_on_every_target(y);
 }
 
@@ -867,6 +868,7 @@ TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
     EXPECT_TRUE(has(opts, {OptOp::PADTO, channels, 16})) << to_string(opts);
     EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 8})) << to_string(opts);
     EXPECT_TRUE(has(opts, {OptOp::UPCAST, channels, 2})) << to_string(opts);
+    for (const Opt& o : opts_for(plan, kAvx512)) EXPECT_NE(o, (Opt{OptOp::PADTO, channels, 32})) << to_string(o);
     expect_agrees_on_every_target(y);
   }
   Tensor stored = y.reshape({1, 13, 8, 5, 7}).permute({0, 1, 3, 4, 2}).contiguous();
@@ -876,6 +878,7 @@ TEST(Heuristic, AnOddCountOfChannelVectorsIsPaddedToPairs) {
   std::vector<Opt> opts = opts_for(plan, kAvx2);
   EXPECT_TRUE(has(opts, {OptOp::PADTO, blocks, 2})) << to_string(opts);
   EXPECT_TRUE(has(opts, {OptOp::UPCAST, blocks, 2})) << to_string(opts);
+  for (const Opt& o : opts_for(plan, kAvx512)) EXPECT_NE(o, (Opt{OptOp::PADTO, blocks, 2})) << to_string(o);
   expect_agrees_on_every_target(stored);
   // Five blocks would grow by a fifth: the tile keeps one vector a row.
   Tensor five = test::grid_tensor({1, 48, 6, 7}, 18)
