@@ -155,7 +155,9 @@ bool ordinary(const Loop& l) { return l.kind == AxisKind::Loop && !l.symbolic; }
 
 // Whether `size` padded to a multiple of `multiple` grows by at most an eighth: the padding a loop
 // takes for whole vectors, pairs of them or a register tile's rows.
-bool pads_by_an_eighth(int64_t size, int64_t multiple) { return ((size + multiple - 1) / multiple * multiple - size) * 8 <= size; }
+bool pads_by_an_eighth(int64_t size, int64_t multiple) {
+  return ((size + multiple - 1) / multiple * multiple - size) * 8 <= size;
+}
 
 // A GPU runs one thread per output. A kernel with at most kGroupedOutputs outputs whose
 // reduction is at least kGroupedReduction long (a sum to one value, a norm's statistics, a
@@ -411,7 +413,8 @@ class Planner {
     // twice the rows of one vector; their tiles are kept, unmeasured).
     if (second < 0 && !left && broadcasts && registers_pair_in_a_line(t_))
       if (std::optional<int64_t> odd = block_axis(v.axis, vector_operands, hot, -1, true))
-        if (pads_by_an_eighth(find_loop(cur_, *odd)->size, 2) && apply({OptOp::PADTO, *odd, 2})) second = *odd, blocks = odd;
+        if (pads_by_an_eighth(find_loop(cur_, *odd)->size, 2) && apply({OptOp::PADTO, *odd, 2}))
+          second = *odd, blocks = odd;
     bool can_double = second >= 0;
     // Four vectors where the loops over a blocked layout's blocks give two more: the loop the
     // second vector comes from, where it is a loop over blocks that splits in four (not the rest
