@@ -23,14 +23,16 @@ struct TargetShape {
   int64_t l1_bytes = 0;      // a core's L1 data cache
   int64_t l2_bytes = 0;      // a core's L2 cache
   int64_t l3_bytes = 0;      // the cache every core shares
+  int memory_bytes_per_cycle = 0;  // Target::memory_bytes_per_cycle
 
   /// Parses LATHE_TARGET_SHAPE's syntax: a float32 lane count alone ("4", "8", "16": the shape of
-  /// a typical CPU of that width: 16 registers, 32 KB L1 and 512 KB L2 for 4 and 8 lanes; 32
-  /// registers, 48 KB and 1 MB for 16; a 32 MB L3 for all), or comma-separated fields
-  /// "lanes=8,registers=16,l1=32K,l2=512K,l3=32M" (sizes in bytes, or with a K or M suffix; a field
-  /// not given stays 0). Throws Error naming the text for anything else.
+  /// a typical CPU of that width: 16 registers, 32 KB L1, 512 KB L2 and memory at 4 bytes a cycle
+  /// for 4 and 8 lanes; 32 registers, 48 KB, 1 MB and 7 bytes for 16; a 32 MB L3 for all), or
+  /// comma-separated fields "lanes=8,registers=16,l1=32K,l2=512K,l3=32M,memory=4" (sizes in bytes,
+  /// or with a K or M suffix; memory in bytes a cycle; a field not given stays 0). Throws Error
+  /// naming the text for anything else.
   static TargetShape parse(const std::string& text);
-  /// "lanes=8,registers=16,l1=32K,l2=512K,l3=32M" (the fields that are set).
+  /// "lanes=8,registers=16,l1=32K,l2=512K,l3=32M,memory=4" (the fields that are set).
   std::string to_string() const;
   friend bool operator==(const TargetShape&, const TargetShape&) = default;
 };
@@ -57,6 +59,10 @@ struct Target {
   int64_t l1_bytes = int64_t{48} << 10;
   int64_t l2_bytes = int64_t{1} << 20;
   int64_t l3_bytes = int64_t{32} << 20;  // the cache every core shares (a GPU: its L2)
+  // Main memory: the bytes it delivers each thread per cycle while all of them read at once (two
+  // cores of an AVX2 EPYC stream about 20 GB/s at about 3 GHz: 3 to 4; of a Zen 5, 65 GB/s: 7
+  // to 8). What a weight larger than the caches costs to read (tensor/winograd's choice of method).
+  int memory_bytes_per_cycle = 4;
   // What the code generator leaves to the hardware and the language it renders.
   bool native_transcendentals = false;  // float32 exp2/log2/sin are fast vector instructions (else polynomials)
   int widest_vector = 64;               // the most lanes one vector value of the rendered code may have
@@ -81,12 +87,15 @@ struct Target {
     if (shape.l1_bytes) t.l1_bytes = shape.l1_bytes;
     if (shape.l2_bytes) t.l2_bytes = shape.l2_bytes;
     if (shape.l3_bytes) t.l3_bytes = shape.l3_bytes;
+    if (shape.memory_bytes_per_cycle) t.memory_bytes_per_cycle = shape.memory_bytes_per_cycle;
     return t;
   }
   /// What distinguishes kernels planned for it, for cache keys.
   std::string key() const {
-    std::string k = "vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) + " threads=" + std::to_string(threads) +
-                    " caches=" + std::to_string(l1_bytes) + "/" + std::to_string(l2_bytes) + "/" + std::to_string(l3_bytes) + " widest=" + std::to_string(widest_vector) +
+    std::string k = "vector=" + std::to_string(vector_bytes) + "x" + std::to_string(vector_registers) +
+                    " threads=" + std::to_string(threads) + " caches=" + std::to_string(l1_bytes) + "/" +
+                    std::to_string(l2_bytes) + "/" + std::to_string(l3_bytes) +
+                    " memory=" + std::to_string(memory_bytes_per_cycle) + " widest=" + std::to_string(widest_vector) +
                     (native_transcendentals ? " native-transcendentals" : "");
     if (has_local) {
       k += " local=" + std::to_string(shared_bytes) + "/" + std::to_string(local_total_max);

@@ -45,9 +45,11 @@ std::string planned_target() {
            " KB of shared memory a block, " + std::to_string(t.vector_bytes) + "-byte loads a thread, L2 " + std::to_string(t.l3_bytes >> 20) + " MB" +
            (t.tensor_cores[0].m ? ", tensor cores" : "");
   std::string shape = settings::text("LATHE_TARGET_SHAPE").value_or("");
-  return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) + "-byte vectors) x " +
-         std::to_string(t.vector_registers) + " registers, L1 " + std::to_string(t.l1_bytes >> 10) + " KB, L2 " +
-         std::to_string(t.l2_bytes >> 10) + " KB, L3 " + std::to_string(t.l3_bytes >> 20) + " MB, " + std::to_string(t.threads) + " threads" +
+  return std::to_string(t.lanes(dtypes::float32)) + " float32 lanes (" + std::to_string(t.vector_bytes) +
+         "-byte vectors) x " + std::to_string(t.vector_registers) + " registers, L1 " +
+         std::to_string(t.l1_bytes >> 10) + " KB, L2 " + std::to_string(t.l2_bytes >> 10) + " KB, L3 " +
+         std::to_string(t.l3_bytes >> 20) + " MB, memory " + std::to_string(t.memory_bytes_per_cycle) +
+         " bytes a cycle a thread, " + std::to_string(t.threads) + " threads" +
          (shape.empty() ? "" : " (LATHE_TARGET_SHAPE=" + shape + ")");
 }
 

@@ -9,8 +9,9 @@ namespace lathe {
 namespace {
 
 const char* const kSyntax =
-    "expected a float32 lane count (1, 2, 4, 8 or 16) or comma-separated fields lanes=N,registers=N,l1=SIZE,l2=SIZE,l3=SIZE "
-    "(SIZE in bytes, or with a K or M suffix)";
+    "expected a float32 lane count (1, 2, 4, 8 or 16) or comma-separated fields "
+    "lanes=N,registers=N,l1=SIZE,l2=SIZE,l3=SIZE,memory=N "
+    "(SIZE in bytes, or with a K or M suffix; memory: bytes a cycle a thread)";
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) {
   throw Error("target shape '" + text + "': " + why + "; " + kSyntax);
@@ -45,8 +46,12 @@ TargetShape TargetShape::parse(const std::string& text) {
   if (int64_t lanes = number(text, false); lanes >= 0) {
     if (!valid_lanes(lanes)) bad(text, "no CPU has " + text + " float32 lanes");
     bool wide = lanes >= 16;
-    return TargetShape{static_cast<int>(lanes * 4), wide ? 32 : 16, wide ? int64_t{48} << 10 : int64_t{32} << 10,
-                       wide ? int64_t{1} << 20 : int64_t{512} << 10, int64_t{32} << 20};
+    return TargetShape{static_cast<int>(lanes * 4),
+                       wide ? 32 : 16,
+                       wide ? int64_t{48} << 10 : int64_t{32} << 10,
+                       wide ? int64_t{1} << 20 : int64_t{512} << 10,
+                       int64_t{32} << 20,
+                       wide ? 7 : 4};
   }
   TargetShape shape;
   size_t start = 0;
@@ -72,6 +77,9 @@ TargetShape TargetShape::parse(const std::string& text) {
       shape.l2_bytes = n;
     } else if (key == "l3") {
       shape.l3_bytes = n;
+    } else if (key == "memory") {
+      if (n > 1024) bad(text, value + " bytes a cycle is more than any memory delivers");
+      shape.memory_bytes_per_cycle = static_cast<int>(n);
     } else {
       bad(text, "unknown field '" + key + "'");
     }
@@ -87,6 +95,7 @@ std::string TargetShape::to_string() const {
   if (l1_bytes) add("l1=" + size_text(l1_bytes));
   if (l2_bytes) add("l2=" + size_text(l2_bytes));
   if (l3_bytes) add("l3=" + size_text(l3_bytes));
+  if (memory_bytes_per_cycle) add("memory=" + std::to_string(memory_bytes_per_cycle));
   return s;
 }
 

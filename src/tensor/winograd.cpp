@@ -269,11 +269,22 @@ double direct_tile_share(int64_t width, int64_t budget) {
   return static_cast<double>(std::max(width, 2 * two_vectors)) / static_cast<double>(budget);
 }
 
+namespace {
+
+// Cycles to read `floats` of weight: from the caches at WinogradPrices::weight_value a float,
+// from memory where they outgrow the shared cache and memory is slower.
+double weight_cycles(double floats, const WinogradCase& c, const WinogradPrices& p) {
+  bool from_memory = floats * 4 > static_cast<double>(c.shared_cache_bytes);
+  return floats * (from_memory ? std::max(p.weight_value, c.memory_value) : p.weight_value);
+}
+
+}  // namespace
+
 double direct_cycles(const WinogradCase& c, const WinogradPrices& p) {
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double macs = 9.0 * static_cast<double>(c.batch * c.out_h * c.out_w) * ck;
   double share = (c.lanes >= 16 ? p.direct_efficiency_wide : p.direct_efficiency) * direct_tile_share(c.out_w, c.accumulators);
-  return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), p.weight_value * 9.0 * ck);
+  return std::max(macs / (p.fma_units * static_cast<double>(c.lanes) * share), weight_cycles(9.0 * ck, c, p));
 }
 
 double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices& p) {
@@ -282,7 +293,7 @@ double winograd_cycles(const WinogradCase& c, int64_t tile, const WinogradPrices
   double tiles = static_cast<double>(c.batch * f.tiles_along(c.out_h) * f.tiles_along(c.out_w));
   double ck = static_cast<double>(c.in_channels * c.out_channels);
   double product = std::max(points * tiles * ck / (p.fma_units * static_cast<double>(c.lanes) * p.product_efficiency),
-                            p.weight_value * points * ck);
+                            weight_cycles(points * ck, c, p));
   double in = static_cast<double>(c.in_channels) * c.input_share;
   double streamed = points * tiles * in * 4 / static_cast<double>(std::max<int64_t>(c.cache_bytes, 1));
   double value = p.transform_value * (1 + p.streamed_growth * std::log2(std::max(1.0, streamed)));
@@ -310,7 +321,9 @@ int64_t winograd_tile(const Tensor& x, const Tensor& weight, std::pair<int64_t, 
                      lanes,
                      target.l2_bytes * std::max(target.threads, 1),
                      target.accumulators(),
-                     input_share};
+                     input_share,
+                     target.l3_bytes,
+                     4.0 / std::max(target.memory_bytes_per_cycle, 1)};
   if (facts.out_h <= 0 || facts.out_w <= 0) return 0;
   if (setting > 1) return setting;  // forced: F(2x2) or F(4x4) whatever it costs
   int64_t best = 0;

@@ -38,6 +38,11 @@ struct WinogradCase {
   // The input transform's values per input channel and batch entry: 1, or less where a
   // convolution's taps along depth share each frame's (winograd_conv3d: D' / (KD P)).
   double input_share = 1;
+  // Where a weight outgrows the cache every core shares (the Target's L3), it is read from memory
+  // at every run, at this many cycles a float (4 / Target::memory_bytes_per_cycle) where that is
+  // more than WinogradPrices::weight_value.
+  int64_t shared_cache_bytes = int64_t{32} << 20;
+  double memory_value = 0;
 };
 
 /// The prices of the choice, in cycles of one core (calibrated on ResNet-18's layers and a batch
@@ -57,11 +62,14 @@ struct WinogradPrices {
   // 0.59).
   double direct_efficiency_wide = 0.7;
   double product_efficiency = 0.55;  // the share the points' products reach (short sums over the channels)
-  // Per float of weight read (from memory: a large layer's is not in cache). At 1, F(2x2) was
-  // kept at 8 lanes for 256 to 1024 channels at 7x7, where F(4x4) ran 1.2-1.6x faster (512: 0.58
-  // against 0.88 ms on a Zen 5 held to 8 lanes, 0.76 against 0.93 on an Intel Xeon), and the
-  // direct method at 16 lanes for 512 at 4x4 (0.25 against F(2x2)'s 0.16 ms): two cores stream a
-  // float of F(4x4)'s 38 MB in about half a cycle each (bench/winograd_prices.py).
+  // Per float of weight read, at the least. At 1, F(2x2) was kept at 8 lanes for 256 to 1024
+  // channels at 7x7, where F(4x4) ran 1.2-1.6x faster (512: 0.58 against 0.88 ms on a Zen 5 held
+  // to 8 lanes, 0.76 against 0.93 on an Intel Xeon), and the direct method at 16 lanes for 512 at
+  // 4x4 (0.25 against F(2x2)'s 0.16 ms): two cores of the Zen 5 stream a float of F(4x4)'s 38 MB
+  // in about half a cycle each (bench/winograd_prices.py). Where memory is slower than that
+  // (WinogradCase::memory_value: two cores of an AVX2 EPYC take about 1.2 cycles a float), a
+  // weight larger than the L3 costs its memory's price: there F(2x2) for 512 and 1024 channels
+  // at 7x7 ran 1.26x faster than F(4x4), whose 9 MB weight at 256 channels (in L3) still won.
   double weight_value = 0.6;
   double transform_value = 2;        // per transformed value (a point per tile and channel, in and out): memory-bound passes
   // Where the transformed input outgrows the cores' caches, each transformed value costs this

@@ -38,7 +38,10 @@ TEST(CpuTarget, TheRefusalNamesTheTargetAndEveryMissingFeature) {
 // LATHE_TARGET_SHAPE's lane counts name what the optimizer plans for on each class of CPU, so the
 // suite's runs at 4, 8 and 16 lanes check what an SSE, an AVX2 and an AVX-512 machine get.
 TEST(CpuTarget, LaneCountShapesAreTheShapesOfEachClassOfCpu) {
-  auto shape_of = [](const Target& t) { return TargetShape{t.vector_bytes, t.vector_registers, t.l1_bytes, t.l2_bytes, t.l3_bytes}; };
+  auto shape_of = [](const Target& t) {
+    return TargetShape{t.vector_bytes, t.vector_registers, t.l1_bytes,
+                       t.l2_bytes,     t.l3_bytes,         t.memory_bytes_per_cycle};
+  };
   EXPECT_EQ(TargetShape::parse("16"), shape_of(cpu_target_of(true, true, false)));
   EXPECT_EQ(TargetShape::parse("8"), shape_of(cpu_target_of(false, true, false)));
   EXPECT_EQ(TargetShape::parse("4"), shape_of(cpu_target_of(false, false, false)));

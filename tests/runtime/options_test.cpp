@@ -98,20 +98,23 @@ TEST(PrepareOptions, TargetShapeFromTheEnvironment) {
 }
 
 TEST(TargetShape, ParsesLaneCountsAndFields) {
-  EXPECT_EQ(TargetShape::parse("8"), (TargetShape{32, 16, 32 << 10, 512 << 10, 32 << 20}));
-  EXPECT_EQ(TargetShape::parse("16"), (TargetShape{64, 32, 48 << 10, 1 << 20, 32 << 20}));
-  EXPECT_EQ(TargetShape::parse("4"), (TargetShape{16, 16, 32 << 10, 512 << 10, 32 << 20}));
+  EXPECT_EQ(TargetShape::parse("8"), (TargetShape{32, 16, 32 << 10, 512 << 10, 32 << 20, 4}));
+  EXPECT_EQ(TargetShape::parse("16"), (TargetShape{64, 32, 48 << 10, 1 << 20, 32 << 20, 7}));
+  EXPECT_EQ(TargetShape::parse("4"), (TargetShape{16, 16, 32 << 10, 512 << 10, 32 << 20, 4}));
   EXPECT_EQ(TargetShape::parse("lanes=8,registers=32,l1=48K,l2=2M"), (TargetShape{32, 32, 48 << 10, 2 << 20, 0}));
   EXPECT_EQ(TargetShape::parse("l3=8M,lanes=16"), (TargetShape{64, 0, 0, 0, 8 << 20}));
   EXPECT_EQ(TargetShape::parse("registers=8"), (TargetShape{0, 8, 0, 0}));
   EXPECT_EQ(TargetShape::parse("l1=40000"), (TargetShape{0, 0, 40000, 0}));
-  EXPECT_EQ(TargetShape::parse("lanes=8,registers=32,l1=48K,l2=2M,l3=16M").to_string(), "lanes=8,registers=32,l1=48K,l2=2M,l3=16M");
+  EXPECT_EQ(TargetShape::parse("memory=12,lanes=8"), (TargetShape{32, 0, 0, 0, 0, 12}));
+  EXPECT_EQ(TargetShape::parse("lanes=8,registers=32,l1=48K,l2=2M,l3=16M,memory=3").to_string(),
+            "lanes=8,registers=32,l1=48K,l2=2M,l3=16M,memory=3");
   EXPECT_EQ(TargetShape::parse(TargetShape::parse("16").to_string()), TargetShape::parse("16"));
 }
 
 TEST(TargetShape, TextThatIsNotAShapeIsAnErrorNamingIt) {
-  for (const char* bad : {"", "3", "32", "eight", "lanes=", "lanes=8,", "lanes=8;registers=16", "registers=0", "registers=-4",
-                          "l1=12Q", "width=8", "lanes=8,l2=99999999999999", "l3=0", "l3=1G"}) {
+  for (const char* bad : {"", "3", "32", "eight", "lanes=", "lanes=8,", "lanes=8;registers=16", "registers=0",
+                          "registers=-4", "l1=12Q", "width=8", "lanes=8,l2=99999999999999", "l3=0", "l3=1G", "memory=0",
+                          "memory=4K", "memory=2.5", "memory=5000"}) {
     try {
       TargetShape::parse(bad);
       ADD_FAILURE() << "'" << bad << "' was accepted";

@@ -267,10 +267,12 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     if (constant_weight) w.buffer().set_constant();
     return detail::winograd_pays(x, w.cast(dt), stride, {1, 1}, dilation, groups, target_of(lanes));
   };
-  auto tile = [](int64_t n, int64_t c, int64_t hw, int64_t lanes) {
+  auto tile = [](int64_t n, int64_t c, int64_t hw, int64_t lanes, int memory = 0) {
     Tensor w = Tensor::zeros({c, c, 3, 3}).contiguous().realize();
     w.buffer().set_constant();
-    return detail::winograd_tile(Tensor::zeros({n, c, hw, hw}), w, {1, 1}, {1, 1}, {1, 1}, 1, target_of(lanes));
+    Target t = target_of(lanes);
+    if (memory) t.memory_bytes_per_cycle = memory;
+    return detail::winograd_tile(Tensor::zeros({n, c, hw, hw}), w, {1, 1}, {1, 1}, {1, 1}, 1, t);
   };
   for (int64_t lanes : {8, 16}) {
     SCOPED_TRACE(std::to_string(lanes) + " lanes");
@@ -278,12 +280,18 @@ TEST(Winograd, ChosenByCostAtEveryTargetShape) {
     EXPECT_EQ(tile(1, 128, 28, lanes), 4);
     EXPECT_EQ(tile(1, 256, 14, lanes), 4);
     // 512 channels at 7x7: F(4x4) reads 36 points of weight for 4 tiles; F(2x2) 16 for 16. At 8
-    // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators, and F(4x4)'s product
-    // pays for its weight (ResNet-18's three such layers on a Zen 5 held to 8 lanes: 1.56 ms
-    // direct, 0.88 by F(2x2), 0.58 by F(4x4)); at 16, 7 rows of 2 vectors fill 14 of 16, and F(2x2)
-    // pays, F(4x4) does not (0.62, 0.48, 0.52 ms). At 4x4, F(2x2) at 16 lanes (0.25 -> 0.16 ms).
-    EXPECT_EQ(tile(1, 512, 7, lanes), lanes == 8 ? 4 : 2);
+    // lanes a 7-pixel row fills 7 of the direct method's 8 accumulators. Where memory streams 7
+    // bytes a cycle a thread, F(4x4)'s product pays for its weight (ResNet-18's three such layers
+    // on a Zen 5 held to 8 lanes: 1.56 ms direct, 0.88 by F(2x2), 0.58 by F(4x4)); at 4, a typical
+    // AVX2 CPU's, its 38 MB outgrow the L3 and F(2x2) is faster (an AVX2 EPYC: 1.84, 1.12, 1.41 ms;
+    // 1024 channels 7.57, 4.51, 5.73), while 256 channels' 9 MB stay in the L3 and F(4x4) wins
+    // there (0.44, 0.30, 0.23). At 16 lanes, 7 rows of 2 vectors fill 14 of 16, and F(2x2) pays,
+    // F(4x4) does not (0.62, 0.48, 0.52 ms). At 4x4, F(2x2) at 16 lanes (0.25 -> 0.16 ms).
+    EXPECT_EQ(tile(1, 512, 7, lanes), 2);
+    EXPECT_EQ(tile(1, 1024, 7, lanes), 2);
+    EXPECT_EQ(tile(1, 512, 7, lanes, 7), lanes == 8 ? 4 : 2);
     EXPECT_EQ(tile(1, 256, 7, lanes), lanes == 8 ? 4 : 2);
+    EXPECT_EQ(tile(2, 512, 7, lanes), 4) << "a batch of 2 (8 tiles): 2.04 ms by F(4x4), 2.29 by F(2x2) at 8 lanes";
     EXPECT_EQ(tile(1, 512, 4, lanes), lanes == 8 ? 0 : 2);
     // Larger images: F(4x4) at 112x112 and at a batch of 8 on 56x56 (3.4 -> 2.5 and 6.0 -> 4.9 ms
     // at 16 lanes), the direct method at 224x224 with 64 channels at 16 lanes (13.5 against 17.5 ms;
